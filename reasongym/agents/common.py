@@ -1,0 +1,179 @@
+"""Tensor primitives shared by the trainers. No algorithm logic lives here.
+
+Shape legend, used in a comment on every tensor line of the agents:
+
+- ``B``: sequences in a batch (``num_prompts * G`` in group layout: a prompt's ``G`` samples are adjacent)
+- ``G``: group size, the samples drawn per prompt
+- ``T``: completion tokens (right-padded)
+- ``P``: prompt tokens (left-padded)
+- ``V``: vocabulary size
+
+Masks are 1 on real tokens and 0 on padding; they may be int, bool or float tensors.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+from transformers import PreTrainedModel
+
+from reasongym.errors import ConfigError
+
+
+def token_logprobs(
+    model: PreTrainedModel,
+    input_ids: Tensor,
+    attention_mask: Tensor,
+    completion_start: int | Sequence[int] | Tensor,
+    *,
+    micro_batch_size: int | None = None,
+    with_entropy: bool = False,
+    temperature: float = 1.0,
+) -> tuple[Tensor, Tensor | None]:
+    """Log-probabilities of the completion tokens under ``model``, from one forward pass per micro-batch.
+
+    Logits are shifted by one (position ``i`` predicts token ``i + 1``), only the completion positions
+    go through the LM head, and each log-prob is ``logit[token] - logsumexp(logits)``, so the full
+    ``log_softmax`` over the vocabulary is never materialised. Position ids come from the attention
+    mask, so left-padded rows score exactly as they would alone. Gradients flow when the caller has
+    them enabled; the model's train/eval mode is left as it is. Micro-batches bound the memory of the
+    forward passes; under autograd every micro-batch's graph is kept until ``backward``, so a trainer
+    that must bound training memory calls this once per micro-batch and backpropagates each.
+
+    Args:
+        model: A causal LM that accepts ``position_ids`` and ``logits_to_keep``.
+        input_ids: [B, L] prompt and completion tokens.
+        attention_mask: [B, L] 1 on real tokens.
+        completion_start: Index of each row's first completion token: one int for all rows (e.g.
+            ``GenerationBatch.completion_start``) or B ints. Must be at least 1.
+        micro_batch_size: Rows per forward pass; ``None`` runs all B rows at once.
+        with_entropy: Also return the entropy of the model's next-token distribution at each position.
+        temperature: Divide the logits by this first (match the sampling temperature if the loss
+            should see the sampling distribution); 1 gives the raw model distribution.
+
+    Returns:
+        ``(logp, entropy)``: [B, T] each, with ``T = L - min(completion_start)`` and column ``j`` of
+        row ``b`` describing token ``completion_start[b] + j``; 0 where that token is padding or past
+        the end. ``entropy`` is ``None`` unless ``with_entropy``.
+
+    Raises:
+        ConfigError: ``completion_start`` out of range, a bad ``micro_batch_size`` or ``temperature``.
+    """
+    rows, length = input_ids.shape
+    starts = torch.as_tensor(completion_start, dtype=torch.long, device=input_ids.device)
+    if starts.ndim == 0:
+        starts = starts.expand(rows)  # [B]
+    first, last = (int(starts.min()), int(starts.max())) if starts.numel() else (0, 0)
+    if starts.shape != (rows,) or first < 1 or last > length:
+        raise ConfigError(
+            f"completion_start={completion_start!r} is not allowed; expected one int or {rows} ints, each "
+            f"in [1, {length}] (a completion needs at least one token before it to be predicted from)"
+        )
+    if micro_batch_size is not None and micro_batch_size < 1:
+        raise ConfigError(
+            f"micro_batch_size={micro_batch_size!r} is not allowed; expected an integer >= 1 or None"
+        )
+    if temperature <= 0:
+        raise ConfigError(f"temperature={temperature!r} is not allowed; expected a float > 0")
+    step = micro_batch_size or rows
+    pieces = [
+        _completion_logprobs(
+            model, input_ids[i : i + step], attention_mask[i : i + step], first, with_entropy, temperature
+        )
+        for i in range(0, rows, step)
+    ]
+    logp = torch.cat([piece[0] for piece in pieces])  # [B, T]
+    entropy = torch.cat([piece[1] for piece in pieces]) if with_entropy else None  # [B, T]
+    target_mask = attention_mask[:, first:] != 0  # [B, T]
+    if last != first:  # ragged starts: shift each row left so column 0 is its first completion token
+        logp, entropy, target_mask = (
+            _shift_left(x, starts - first) if x is not None else None for x in (logp, entropy, target_mask)
+        )
+    logp = logp.masked_fill(~target_mask, 0.0)
+    entropy = entropy.masked_fill(~target_mask, 0.0) if entropy is not None else None
+    return logp, entropy
+
+
+def _completion_logprobs(
+    model: PreTrainedModel,
+    input_ids: Tensor,
+    attention_mask: Tensor,
+    first: int,
+    with_entropy: bool,
+    temperature: float,
+) -> tuple[Tensor, Tensor | None]:
+    """Log-probs (and entropies) of tokens ``first..L-1`` for one micro-batch: [b, T] each."""
+    position_ids = (attention_mask.long().cumsum(dim=1) - 1).clamp(min=0)  # [b, L]
+    num_targets = input_ids.shape[1] - first
+    out = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids,
+        logits_to_keep=num_targets + 1,  # positions first-1 .. L-1; the last predicts past the end
+        use_cache=False,
+    )
+    logits = out.logits[:, :-1, :].float()  # [b, T, V]
+    if temperature != 1.0:
+        logits = logits / temperature
+    targets = input_ids[:, first:]  # [b, T]
+    log_normalizer = logits.logsumexp(dim=-1)  # [b, T]
+    logp = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - log_normalizer  # [b, T]
+    if not with_entropy:
+        return logp, None
+    expected_logit = (logits.softmax(dim=-1) * logits).sum(dim=-1)  # [b, T]
+    return logp, log_normalizer - expected_logit
+
+
+def _shift_left(x: Tensor, offsets: Tensor) -> Tensor:
+    """Row ``b`` of [B, T] ``x`` moved left by ``offsets[b]``; vacated columns hold zeros (False)."""
+    columns = torch.arange(x.shape[1], device=x.device)[None, :] + offsets[:, None]  # [B, T]
+    inside = columns < x.shape[1]  # [B, T]
+    shifted = x.gather(1, columns.clamp(max=x.shape[1] - 1))  # [B, T]
+    return shifted.masked_fill(~inside, 0)
+
+
+def masked_sum(x: Tensor, mask: Tensor, dim: int | None = None) -> Tensor:
+    """Sum of ``x * mask``; positions where ``mask`` is 0 count as 0 even if ``x`` is inf or nan there.
+
+    Args:
+        x: Values, e.g. [B, T].
+        mask: Same shape as ``x``; 0/1 or float weights.
+        dim: Dimension to reduce; ``None`` reduces everything.
+
+    Returns:
+        The masked sum, reduced over ``dim``.
+    """
+    weighted = x.masked_fill(mask == 0, 0) * mask
+    return weighted.sum() if dim is None else weighted.sum(dim=dim)
+
+
+def masked_mean(x: Tensor, mask: Tensor, dim: int | None = None) -> Tensor:
+    """Mean of ``x`` over the positions where ``mask`` is nonzero (weighted by ``mask``).
+
+    Args:
+        x: Values, e.g. [B, T].
+        mask: Same shape as ``x``; 0/1 or float weights.
+        dim: Dimension to reduce; ``None`` reduces everything.
+
+    Returns:
+        The masked mean, reduced over ``dim``; 0 where the mask is empty (rather than nan).
+    """
+    total = masked_sum(x, mask, dim)
+    count = mask.sum() if dim is None else mask.sum(dim=dim)
+    count = count.to(total.dtype)
+    return torch.where(count > 0, total / count.clamp(min=torch.finfo(total.dtype).tiny), 0.0)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's and torch's global RNGs (CPU and every GPU). For trainers, once, at start.
+
+    Args:
+        seed: The seed.
+    """
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device

@@ -1,0 +1,171 @@
+"""Data-parallel training with plain ``torch.distributed``, and a no-op when run as one process.
+
+Launch with ``torchrun --nproc_per_node=N script.py`` or ``accelerate launch script.py``: both set
+``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK`` and ``MASTER_ADDR``/``MASTER_PORT``, which is all
+``init_distributed`` reads. Every rank holds the whole model, takes a different shard of the data, and
+DDP averages the gradients, so all ranks keep identical weights. Only rank 0 (``DistInfo.is_main``)
+writes metrics and checkpoints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import torch
+import torch.distributed as dist
+
+from reasongym.errors import ConfigError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class DistInfo:
+    """Where this process sits in the job."""
+
+    rank: int
+    """Global index of this process, 0 .. world_size - 1."""
+    world_size: int
+    """Number of processes in the job (1 when not distributed)."""
+    local_rank: int
+    """Index of this process on its machine; picks its GPU."""
+
+    @property
+    def is_main(self) -> bool:
+        """True on rank 0, the one process that writes metrics, samples and checkpoints."""
+        return self.rank == 0
+
+    @property
+    def device(self) -> torch.device:
+        """This process's GPU when CUDA is available, else the CPU."""
+        if torch.cuda.is_available():
+            return torch.device("cuda", self.local_rank)
+        return torch.device("cpu")
+
+
+SINGLE_PROCESS = DistInfo(rank=0, world_size=1, local_rank=0)
+"""The ``DistInfo`` of a plain, single-process run."""
+
+
+def init_distributed(backend: str | None = None) -> DistInfo:
+    """Join the process group described by the launcher's environment, or do nothing when alone.
+
+    Args:
+        backend: ``"nccl"`` or ``"gloo"``; ``None`` picks nccl when CUDA is available, else gloo.
+
+    Returns:
+        This process's ``DistInfo`` (``SINGLE_PROCESS`` when ``WORLD_SIZE`` is unset or 1).
+
+    Raises:
+        ConfigError: ``WORLD_SIZE`` > 1 but ``RANK`` or ``MASTER_ADDR`` is missing, or an unknown backend.
+    """
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    if world_size <= 1:
+        return SINGLE_PROCESS
+    missing = [name for name in ("RANK", "MASTER_ADDR", "MASTER_PORT") if name not in os.environ]
+    if missing:
+        raise ConfigError(
+            f"WORLD_SIZE={world_size} but {missing} are not set; launch with `torchrun --nproc_per_node=N` "
+            "or `accelerate launch`, which set them"
+        )
+    chosen = backend or ("nccl" if torch.cuda.is_available() else "gloo")
+    if chosen not in ("nccl", "gloo"):
+        raise ConfigError(f"backend={backend!r} is not supported; allowed: 'nccl', 'gloo', or None (auto)")
+    info = DistInfo(
+        rank=int(os.environ["RANK"]),
+        world_size=world_size,
+        local_rank=int(os.environ.get("LOCAL_RANK", "0")),
+    )
+    if chosen == "nccl":
+        torch.cuda.set_device(info.local_rank)
+    if not dist.is_initialized():
+        dist.init_process_group(backend=chosen, rank=info.rank, world_size=world_size)
+    return info
+
+
+def current() -> DistInfo:
+    """The ``DistInfo`` of an already initialised process group, or ``SINGLE_PROCESS``."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return SINGLE_PROCESS
+    return DistInfo(
+        rank=dist.get_rank(),
+        world_size=dist.get_world_size(),
+        local_rank=int(os.environ.get("LOCAL_RANK", "0")),
+    )
+
+
+def wrap_model(model: torch.nn.Module, info: DistInfo | None = None) -> torch.nn.Module:
+    """Wrap ``model`` in ``DistributedDataParallel`` when there is more than one process.
+
+    The model must already sit on ``info.device``. The unwrapped model stays reachable as ``.module``.
+
+    Args:
+        model: The model to train.
+        info: The process's place; defaults to ``current()``.
+
+    Returns:
+        The DDP wrapper, or ``model`` itself in a single process (or when it is already wrapped).
+    """
+    info = info or current()
+    if info.world_size == 1 or isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        return model
+    device_ids = [info.local_rank] if next(model.parameters()).is_cuda else None
+    return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+
+
+def unwrap_model(model: torch.nn.Module) -> torch.nn.Module:
+    """The model inside a DDP wrapper, or ``model`` itself."""
+    return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
+
+
+def shard(items: Sequence[T], info: DistInfo | None = None) -> list[T]:
+    """This rank's share of ``items``: every ``world_size``-th item starting at ``rank``.
+
+    Shares differ in size by at most one; their union is ``items``.
+    """
+    info = info or current()
+    return list(items[info.rank :: info.world_size])
+
+
+def all_reduce_mean(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
+    """Average each value over all ranks (every rank must pass the same keys in the same order)."""
+    info = info or current()
+    if info.world_size == 1:
+        return {key: float(value) for key, value in values.items()}
+    summed = all_reduce_sum(values, info)
+    return {key: value / info.world_size for key, value in summed.items()}
+
+
+def all_reduce_sum(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
+    """Sum each value over all ranks (every rank must pass the same keys in the same order)."""
+    info = info or current()
+    if info.world_size == 1:
+        return {key: float(value) for key, value in values.items()}
+    tensor = torch.tensor([float(v) for v in values.values()], dtype=torch.float64, device=info.device)
+    dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+    return dict(zip(values, tensor.tolist(), strict=True))
+
+
+def all_reduce_max(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
+    """Maximum of each value over all ranks; used so that every rank takes the same skip decision."""
+    info = info or current()
+    if info.world_size == 1:
+        return {key: float(value) for key, value in values.items()}
+    tensor = torch.tensor([float(v) for v in values.values()], dtype=torch.float64, device=info.device)
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+    return dict(zip(values, tensor.tolist(), strict=True))
+
+
+def barrier() -> None:
+    """Wait for every rank; a no-op in a single process."""
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+
+
+def cleanup() -> None:
+    """Leave the process group; a no-op in a single process."""
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()

@@ -1,0 +1,326 @@
+"""Finding, reading and converting benchmark data: the machinery every benchmark loader shares.
+
+Each split of a benchmark is looked for lazily, on first use, along three routes in this order:
+
+1. ``data_dir`` given to the source function: a folder holding ``<split>.jsonl`` (or ``.json``,
+   ``.csv``, ``.parquet``), one file (it serves the default split), or a mapping split -> file. Data given
+   this way must exist: a typo never silently falls through to other data. Splits it does not cover
+   (all but the default split, for a single file) go on to the next routes.
+2. The environment variable ``REASONGYM_DATA_DIR``: a data root in the layout of the project's shared
+   data folder (``<root>/gsm8k/test.jsonl``, ...).
+3. ``datasets.load_dataset(hub_id, config, split=...)`` from the Hugging Face hub (or its local cache).
+   A machine without network access should set ``HF_HUB_OFFLINE=1``: without it ``datasets`` retries for
+   about 20 seconds before giving up. With it the hub route only reads the local ``datasets`` cache, or is
+   skipped when ``datasets`` was imported before the variable was set.
+
+When every route fails, :class:`~reasongym.errors.DatasetNotFoundError` says what was tried and how to
+provide the data.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from reasongym.envs.problem import Problem
+from reasongym.envs.sources import DatasetSource
+from reasongym.errors import ConfigError, DatasetNotFoundError
+
+DATA_DIR_ENV = "REASONGYM_DATA_DIR"
+FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+_OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+_TRUE_VALUES = {"1", "ON", "YES", "TRUE"}
+
+Row = dict[str, Any]
+Converter = Callable[[list[Row], str], list[Problem]]
+DataDir = str | os.PathLike | Mapping[str, "str | os.PathLike"] | None
+
+
+@dataclass(frozen=True)
+class HubPart:
+    """One ``datasets.load_dataset`` call; a split may concatenate several (MATH's subject configs)."""
+
+    repo: str
+    """Hub dataset id, e.g. ``"openai/gsm8k"``."""
+    config: str | None
+    """Config (subset) name, or None for the default one."""
+    split: str
+    """The hub's split name, which may differ from ours (``"validation"`` vs ``"dev"``)."""
+
+
+@dataclass(frozen=True)
+class SplitRoute:
+    """Where one split of a benchmark can be found."""
+
+    shared_file: str
+    """Path of the split's file relative to ``REASONGYM_DATA_DIR``, e.g. ``"gsm8k/test.jsonl"``."""
+    hub_parts: tuple[HubPart, ...] = ()
+    """Hub loads concatenated in order to form the split; empty when no hub copy is known."""
+    file_stems: tuple[str, ...] = ()
+    """Extra file names (without suffix) tried in a ``data_dir`` folder besides the split's own name."""
+
+
+class BenchmarkSource(DatasetSource):
+    """A :class:`DatasetSource` that also accepts alias split names (``"dev"`` for ``"validation"``)."""
+
+    def __init__(self, *args: Any, split_aliases: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.split_aliases = dict(split_aliases or {})
+
+    def _resolve_split(self, split: str) -> str:
+        return self.split_aliases.get(split, split)
+
+    def rows(self, split: str) -> Sequence[Problem]:
+        return super().rows(self._resolve_split(split))
+
+    def size(self, split: str, difficulty: int | None = None) -> int:
+        return super().size(self._resolve_split(split), difficulty)
+
+    def problem(self, split: str, index: int, difficulty: int | None = None) -> Problem:
+        return super().problem(self._resolve_split(split), index, difficulty)
+
+
+def canonical_number(value: Any) -> str:
+    """A numeric answer as the verifiers expect it: ``27.0`` -> ``"27"``, ``"025"`` -> ``"25"``,
+    ``"1,080"`` -> ``"1080"``, ``"0.50"`` -> ``"0.5"``. Text that is not a plain number is returned stripped.
+    """
+    text = str(value).strip()
+    try:
+        number = Decimal(text.replace(",", "") if re.fullmatch(r"-?\d{1,3}(,\d{3})+(\.\d+)?", text) else text)
+    except InvalidOperation:
+        return text
+    if not number.is_finite():
+        return text
+    if number == number.to_integral_value():
+        return str(int(number))
+    return format(number.normalize(), "f")
+
+
+def read_rows(path: Path) -> list[Row]:
+    """Rows of a local ``.jsonl`` / ``.json`` / ``.csv`` / ``.parquet`` file as dicts.
+
+    A ``.json`` file may hold a list of rows, an object with one list of rows (``{"data": [...]}``), or
+    JSON lines (what ``datasets.Dataset.to_json`` writes).
+
+    Raises:
+        ConfigError: A line of a JSON lines file is not valid JSON.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        with path.open(newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+    if suffix == ".parquet":
+        import pyarrow.parquet
+
+        return pyarrow.parquet.read_table(path).to_pylist()
+    text = path.read_text(encoding="utf-8")
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None  # JSON lines under a .json name
+        if isinstance(data, list):
+            return data
+        if isinstance(data, dict):
+            tables = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
+            return tables[0] if len(tables) == 1 else [data]  # else: a one-line JSON lines file
+    return _json_lines(path, text)
+
+
+def _json_lines(path: Path, text: str) -> list[Row]:
+    rows = []
+    # split on "\n" only: str.splitlines would also split at U+2028 inside strings (GSM8K has some).
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise ConfigError(f"{path}: line {number} is not valid JSON ({error.msg})") from error
+    return rows
+
+
+def _candidate_files(data_dir: DataDir, split: str, route: SplitRoute, default_split: str) -> list[Path]:
+    """The files an explicit ``data_dir`` offers for ``split``; empty when it does not cover the split."""
+    if data_dir is None:
+        return []
+    if isinstance(data_dir, Mapping):
+        return [Path(data_dir[split])] if split in data_dir else []
+    path = Path(data_dir)
+    if path.is_file() or (not path.exists() and path.suffix.lower() in FILE_SUFFIXES):
+        return [path] if split == default_split else []
+    stems = (split, *route.file_stems)
+    return [path / f"{stem}{suffix}" for stem in stems for suffix in FILE_SUFFIXES]
+
+
+def hub_offline() -> bool:
+    """True when ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` asks for no network access."""
+    return any(os.environ.get(name, "").upper() in _TRUE_VALUES for name in _OFFLINE_ENVS)
+
+
+def _load_from_hub(parts: Sequence[HubPart]) -> list[Row]:
+    import datasets
+
+    rows: list[Row] = []
+    for part in parts:
+        rows.extend(datasets.load_dataset(part.repo, part.config, split=part.split).to_list())
+    return rows
+
+
+def _hub_call(part: HubPart) -> str:
+    config = f", {part.config!r}" if part.config else ""
+    return f"datasets.load_dataset({part.repo!r}{config}, split={part.split!r})"
+
+
+def _try_hub(parts: Sequence[HubPart], tried: list[str]) -> list[Row] | None:
+    if not parts:
+        tried.append("hub: no hub copy configured (hub_id=None)")
+        return None
+    calls = " + ".join(_hub_call(part) for part in parts)
+    if hub_offline():
+        import datasets
+
+        # datasets reads HF_HUB_OFFLINE once, at import; if it missed it, a call would retry for ~20 s.
+        if not datasets.config.HF_HUB_OFFLINE:
+            tried.append(f"hub: {calls} skipped (HF_HUB_OFFLINE set after datasets was imported)")
+            return None
+    try:
+        return _load_from_hub(parts)
+    except (OSError, ValueError, ImportError) as error:  # ConnectionError, FileNotFoundError, bad split
+        message = str(error).splitlines()[0][:200] if str(error) else ""
+        tried.append(f"hub: {calls} failed: {type(error).__name__}: {message}")
+        return None
+
+
+def find_rows(
+    name: str, split: str, route: SplitRoute, data_dir: DataDir, default_split: str
+) -> tuple[list[Row], str]:
+    """The raw rows of ``split`` and where they came from, trying the routes in order.
+
+    Raises:
+        DatasetNotFoundError: No route had the split; the message lists every attempt.
+    """
+    tried: list[str] = []
+    explicit = _candidate_files(data_dir, split, route, default_split)
+    for path in explicit:
+        if path.is_file():
+            return read_rows(path), str(path)
+    if explicit:
+        shown = explicit if len(explicit) <= 2 else [*explicit[:2], "..."]
+        tried.append(f"data_dir: none of {', '.join(map(str, shown))} exists")
+        raise _not_found(name, split, route, tried)
+    tried.append("data_dir: not given" if data_dir is None else f"data_dir: {data_dir} has no file for it")
+    root = os.environ.get(DATA_DIR_ENV)
+    if root:
+        shared = Path(root) / route.shared_file
+        if shared.is_file():
+            return read_rows(shared), str(shared)
+        tried.append(f"{DATA_DIR_ENV}: {shared} does not exist")
+    else:
+        tried.append(f"{DATA_DIR_ENV}: not set")
+    rows = _try_hub(route.hub_parts, tried)
+    if rows is None:
+        raise _not_found(name, split, route, tried)
+    return rows, " + ".join(_hub_call(part) for part in route.hub_parts)
+
+
+def _not_found(name: str, split: str, route: SplitRoute, tried: list[str]) -> DatasetNotFoundError:
+    attempts = "".join(f"\n  - {line}" for line in tried)
+    return DatasetNotFoundError(
+        f"{name}: split {split!r} was not found. Tried:{attempts}\n"
+        f"Provide it in one of these ways: set {DATA_DIR_ENV} to a data root holding {route.shared_file}; "
+        f"pass data_dir=<folder with {split}.jsonl, or a file> to the source function; or "
+        f'make(env_id, source_kwargs={{"data_dir": ...}}).'
+    )
+
+
+def benchmark_source(
+    name: str,
+    answer_type: str,
+    routes: Mapping[str, SplitRoute],
+    convert: Converter,
+    data_dir: DataDir,
+    default_split: str,
+    split_aliases: Mapping[str, str] | None = None,
+) -> BenchmarkSource:
+    """A lazily loaded source: each split is found, read and converted on first use only."""
+    aliases = dict(split_aliases or {})
+    if isinstance(data_dir, Mapping):
+        data_dir = {aliases.get(split, split): path for split, path in data_dir.items()}
+        unknown = sorted(set(data_dir) - set(routes))
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], [*routes, *aliases], n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ConfigError(
+                f"{name}: data_dir names unknown split(s) {unknown}; splits are {list(routes)}{hint}"
+            )
+
+    def loader(split: str) -> Callable[[], list[Problem]]:
+        def load() -> list[Problem]:
+            rows, origin = find_rows(name, split, routes[split], data_dir, default_split)
+            try:
+                return convert(rows, split)
+            except (AttributeError, KeyError, TypeError, ValueError) as error:
+                if isinstance(error, ConfigError):
+                    raise
+                raise ConfigError(f"{name}: cannot read split {split!r} from {origin}: {error!r}") from error
+
+        return load
+
+    return BenchmarkSource(
+        name,
+        answer_type,
+        {split: loader(split) for split in routes},
+        default_split=default_split,
+        split_aliases=split_aliases,
+    )
+
+
+def hub_parts(repo: str | None, config: str | None, *splits: str) -> tuple[HubPart, ...]:
+    """Hub parts for one repo (none when ``repo`` is None, which switches the hub route off)."""
+    return () if repo is None else tuple(HubPart(repo, config, split) for split in splits)
+
+
+def first_present(row: Row, *keys: str) -> Any:
+    """The value of the first key of ``keys`` that ``row`` has with a value other than None/""."""
+    for key in keys:
+        value = row.get(key)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def clean_text(text: str) -> str:
+    """Outer whitespace removed and Windows line ends (kept inside quoted CSV fields) made ``"\\n"``."""
+    return text.replace("\r\n", "\n").strip()
+
+
+def row_id(row: Row, prefix: str, split: str, index: int, *keys: str) -> str:
+    """The row's own id (first of ``keys`` present), else ``"<prefix>-<split>-<index>"``."""
+    found = first_present(row, *keys)
+    return str(found) if found is not None else f"{prefix}-{split}-{index}"
+
+
+def check_columns(name: str, rows: list[Row], layouts: Mapping[str, Sequence[str]]) -> str:
+    """The name of the first layout whose required columns the rows have.
+
+    Raises:
+        ConfigError: No layout matches; the message lists the columns found and the layouts accepted.
+    """
+    if not rows:
+        raise ConfigError(f"{name}: the data has no rows")
+    columns = set(rows[0])
+    for layout, required in layouts.items():
+        if columns.issuperset(required):
+            return layout
+    accepted = "; ".join(f"{layout}: {', '.join(required)}" for layout, required in layouts.items())
+    raise ConfigError(
+        f"{name}: rows have columns {sorted(columns)}, which match no known layout ({accepted})"
+    )

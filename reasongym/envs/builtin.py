@@ -1,0 +1,22 @@
+"""The one table of built-in environments: benchmark rows, then procedural rows.
+
+Both packages hold only plain :class:`~reasongym.envs.catalog.CatalogEntry` tuples, so importing this
+module reads no data and imports no heavy library; each source is resolved when its id is made.
+"""
+
+from __future__ import annotations
+
+from reasongym.envs.benchmarks import BENCHMARK_ENVS
+from reasongym.envs.catalog import CatalogEntry
+from reasongym.envs.procedural import PROCEDURAL_ENVS
+from reasongym.envs.registration import list_envs, register_entry
+
+BUILTIN: tuple[CatalogEntry, ...] = (*BENCHMARK_ENVS, *PROCEDURAL_ENVS)
+
+
+def register_builtins() -> None:
+    """Register every built-in id; ids already registered with the same row are left as they are."""
+    current = {entry.id: entry for entry in list_envs()}
+    for entry in BUILTIN:
+        if current.get(entry.id) != entry:
+            register_entry(entry, override=True)

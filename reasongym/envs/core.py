@@ -1,0 +1,464 @@
+r"""The single-turn reasoning environment every built-in and user-registered task runs in.
+
+One episode is one problem: :meth:`ReasoningEnv.reset` shows the prompt, :meth:`ReasoningEnv.step` takes
+the model's whole completion, grades it with :func:`reasongym.verifiers.verify` and ends the episode.
+Problem choice is a pure function of the reset seed (through ``self.np_random``), so the same seed shows
+the same problem in any process.
+
+Example:
+    >>> import reasongym
+    >>> env = reasongym.make("reasongym/Arithmetic-v0")  # doctest: +SKIP
+    >>> prompt, info = env.reset(seed=0)  # doctest: +SKIP
+    >>> _, reward, terminated, _, info = env.step(r"The final answer is \boxed{85}.")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib
+import math
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from reasongym.envs.problem import Problem
+from reasongym.envs.sources import ProblemSource
+from reasongym.errors import ConfigError
+from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify
+
+# What the model is told to do, per answer type; the checker writes gold answers in the same shape.
+INSTRUCTIONS: dict[str, str] = {
+    "math": "Reason step by step, and put your final answer within \\boxed{}.",
+    "integer": "Reason step by step, and put your final answer, an integer, within \\boxed{}.",
+    "choice": 'Reason step by step, then end with "The answer is (X)", where X is the letter of the correct option.',
+    "exact": "Reason step by step, and put your final answer within \\boxed{}.",
+    "yesno": 'Reason step by step, then end with "The answer is yes" or "The answer is no".',
+    "countdown": (
+        "Reason step by step, then write one expression that uses the given numbers and equals the "
+        "target within \\boxed{}, e.g. \\boxed{(3 + 5) * 2}."
+    ),
+}
+# A final answer written exactly as INSTRUCTIONS asks; ``{answer}`` is the gold text.
+ANSWER_FORMATS: dict[str, str] = {
+    "math": "The final answer is \\boxed{{{answer}}}.",
+    "integer": "The final answer is \\boxed{{{answer}}}.",
+    "choice": "The answer is ({answer}).",
+    "exact": "The final answer is \\boxed{{{answer}}}.",
+    "yesno": "The answer is {answer}.",
+    "countdown": "The final answer is \\boxed{{{answer}}}.",
+}
+DEFAULT_TEMPLATE = "{question}{choices}\n\n{instruction}"
+_TEMPLATE_FIELDS = frozenset({"question", "choices", "instruction"})
+RESET_OPTIONS = ("index", "split", "difficulty", "hint", "include_answer")
+# The space's sample() draws from these (printable ASCII): contains() itself accepts any Unicode text.
+_SAMPLE_CHARSET = string.ascii_letters + string.digits + string.punctuation + " "
+
+
+class TextSpace(spaces.Text):
+    """A Gymnasium ``Text`` space holding any Unicode string up to ``max_length`` characters.
+
+    Gymnasium's default charset has no spaces or punctuation (it rejects ``"7 × 6"``), and a full-Unicode
+    charset costs seconds and hundreds of MB per space; so membership checks only the type and the length,
+    and :meth:`sample` draws short strings from printable ASCII.
+
+    Args:
+        max_length: The longest string the space holds.
+        min_length: The shortest string the space holds.
+        sample_max_length: The longest string :meth:`sample` draws (random completions need not be huge).
+        seed: Seed of the space's own sampling rng.
+    """
+
+    def __init__(
+        self,
+        max_length: int = 100_000,
+        *,
+        min_length: int = 0,
+        sample_max_length: int = 256,
+        seed: int | None = None,
+    ) -> None:
+        """Build the space; see the class docstring for the arguments."""
+        super().__init__(max_length, min_length=min_length, charset=_SAMPLE_CHARSET, seed=seed)
+        self.sample_max_length = max(min_length, min(int(sample_max_length), self.max_length))
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        """A random printable-ASCII string, by default no longer than ``sample_max_length``."""
+        if mask is None and probability is None:
+            length = int(self.np_random.integers(self.min_length, self.sample_max_length + 1))
+            return "".join(self.np_random.choice(self.character_list, size=length))
+        return super().sample(mask=mask, probability=probability)
+
+    def contains(self, x: Any) -> bool:
+        """Whether ``x`` is a string whose length lies within the bounds (any characters)."""
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        """``TextSpace(min_length, max_length)``."""
+        return f"TextSpace({self.min_length}, {self.max_length})"
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when the length bounds are equal (the sampling charset is not part of the space)."""
+        return (
+            isinstance(other, TextSpace)
+            and self.min_length == other.min_length
+            and self.max_length == other.max_length
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable rng inside, like every Gymnasium space
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        """Not flattenable: characters outside the sampling charset have no index."""
+        return False
+
+
+@dataclass(frozen=True)
+class ReasoningEnvConfig:
+    """How a :class:`ReasoningEnv` shows problems and rewards completions."""
+
+    split: str | None = None
+    """Split that reset uses unless ``options["split"]`` says otherwise; None means the source's default."""
+    difficulty: int | None = None
+    """Difficulty that reset uses unless ``options["difficulty"]`` says otherwise; None means any/default."""
+    prompt_template: str | None = None
+    """Template with the fields ``{question}``, ``{choices}``, ``{instruction}``; None means the default."""
+    instruction: str | None = None
+    """Answer-format instruction shown to the model; None means the one for the problem's answer type."""
+    system_prompt: str | None = None
+    """Optional system message placed first in ``info["messages"]``."""
+    correct_reward: float = 1.0
+    """Reward for a correct final answer (a wrong one earns 0.0)."""
+    format_reward: float = 0.0
+    """Extra reward whenever a final answer could be extracted, right or wrong; 0.0 disables it."""
+    length_budget: int | None = None
+    """Completion length in characters beyond which ``length_penalty`` applies; None disables shaping."""
+    length_penalty: float = 0.0
+    """Largest amount subtracted for a completion longer than ``length_budget`` (non-negative)."""
+    length_buffer: int = 0
+    """Characters over the budget across which the penalty grows linearly to ``length_penalty``; 0 = a step."""
+    last_number_fallback: bool = True
+    """Whether the math verifier may take the last number when no marked final answer is found."""
+    verify_timeout: float = 1.0
+    """Seconds one symbolic comparison may take before the verdict is ``timeout`` (graded wrong)."""
+
+    def __post_init__(self) -> None:
+        """Validate every field; raise ConfigError naming the field, the value and what is allowed."""
+        for name in ("correct_reward", "format_reward", "length_penalty", "verify_timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ConfigError(f"ReasoningEnvConfig.{name} must be a finite number, got {value!r}")
+        if self.length_penalty < 0:
+            raise ConfigError(f"ReasoningEnvConfig.length_penalty must be >= 0, got {self.length_penalty!r}")
+        if self.verify_timeout <= 0:
+            raise ConfigError(
+                f"ReasoningEnvConfig.verify_timeout must be > 0 seconds, got {self.verify_timeout!r}"
+            )
+        for name in ("length_budget", "length_buffer"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ConfigError(f"ReasoningEnvConfig.{name} must be a non-negative int, got {value!r}")
+        if self.difficulty is not None and (
+            isinstance(self.difficulty, bool) or not isinstance(self.difficulty, int)
+        ):
+            raise ConfigError(
+                f"ReasoningEnvConfig.difficulty must be an int or None, got {self.difficulty!r}"
+            )
+        if self.prompt_template is not None:
+            _check_template(self.prompt_template)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> ReasoningEnvConfig:
+        """Build a config from keyword options, naming the nearest field for an unknown key."""
+        known = [f.name for f in fields(cls)]
+        for key in options:
+            if key not in known:
+                raise ConfigError(
+                    f"unknown ReasoningEnv option {key!r}{_did_you_mean(key, known)}; allowed: {known}"
+                )
+        return cls(**options)
+
+
+def _did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(word, candidates, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_template(template: str) -> None:
+    try:
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise ConfigError(f"ReasoningEnvConfig.prompt_template is not a valid format string: {exc}") from exc
+    unknown = names - _TEMPLATE_FIELDS
+    if unknown or "question" not in names:
+        raise ConfigError(
+            f"ReasoningEnvConfig.prompt_template must contain {{question}} and may use only "
+            f"{sorted(_TEMPLATE_FIELDS)}; it uses {sorted(names)}"
+        )
+
+
+def resolve_source(
+    source: ProblemSource | str | Callable[..., ProblemSource], **kwargs: Any
+) -> ProblemSource:
+    """Turn a source reference into a :class:`ProblemSource`.
+
+    Args:
+        source: A ProblemSource, a ``"module:function"`` string naming a function that returns one, or
+            such a function itself.
+        **kwargs: Keyword arguments for the function (not allowed with a ready ProblemSource).
+
+    Returns:
+        The problem source.
+
+    Raises:
+        ConfigError: The reference is malformed, cannot be imported, or does not give a ProblemSource.
+    """
+    if isinstance(source, str):
+        module_name, sep, attr = source.partition(":")
+        if not sep or not module_name or not attr:
+            raise ConfigError(f"source must look like 'package.module:function', got {source!r}")
+        try:
+            source = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"source {source!r} could not be imported: {exc}") from exc
+    if isinstance(source, ProblemSource):
+        if kwargs:
+            raise ConfigError(f"source_kwargs {sorted(kwargs)} given, but the source is already built")
+        return source
+    if not callable(source):
+        raise ConfigError(f"source must be a ProblemSource, a callable or 'module:function', got {source!r}")
+    built = source(**kwargs)
+    if not isinstance(built, ProblemSource):
+        raise ConfigError(f"source function {source!r} returned {type(built).__name__}, not a ProblemSource")
+    return built
+
+
+def format_final_answer(answer_type: str, answer: str) -> str:
+    r"""``answer`` written as the default instruction for ``answer_type`` asks (e.g. ``\boxed{42}``)."""
+    return ANSWER_FORMATS.get(answer_type, ANSWER_FORMATS["math"]).format(answer=answer)
+
+
+def gold_answer_text(problem: Problem) -> str:
+    """The text a correct completion puts in its final answer.
+
+    For most types that is ``problem.answer``; a Countdown gold encodes the puzzle, so the reference
+    expression comes from ``metadata["reference"]`` (or ``"expression"``), else the solution's last box.
+    """
+    if problem.answer_type != "countdown":
+        return problem.answer
+    for key in ("reference", "expression"):
+        expression = problem.metadata.get(key)
+        if isinstance(expression, str) and expression:
+            return expression
+    boxed = extract_boxed(problem.solution) if problem.solution else None
+    return boxed if boxed else problem.answer
+
+
+class ReasoningEnv(gymnasium.Env[str, str]):
+    r"""A single-turn text environment: the observation is a prompt, the action is the whole completion.
+
+    Args:
+        source: Where problems come from: a ProblemSource, a ``"module:function"`` string or a callable
+            returning one (called with ``source_kwargs``).
+        source_kwargs: Keyword arguments for the source function.
+        config: A ready :class:`ReasoningEnvConfig`; ``options`` override its fields.
+        render_mode: None or ``"ansi"`` (``render`` returns the prompt and the last grade as text).
+        **options: Fields of :class:`ReasoningEnvConfig` (``split``, ``format_reward``, ...).
+
+    Raises:
+        ConfigError: An option is unknown or invalid, or the source cannot be built.
+
+    Example:
+        >>> from reasongym.envs.problem import Problem
+        >>> from reasongym.envs.sources import DatasetSource
+        >>> rows = [Problem("What is 6 times 7?", "42", id="p0")]
+        >>> env = ReasoningEnv(DatasetSource.from_problems("demo", "math", {"test": rows}))
+        >>> prompt, info = env.reset(seed=0)
+        >>> env.step(r"6 * 7 = 42, so the final answer is \boxed{42}.")[1]
+        1.0
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        source: ProblemSource | str | Callable[..., ProblemSource],
+        source_kwargs: Mapping[str, Any] | None = None,
+        *,
+        config: ReasoningEnvConfig | None = None,
+        render_mode: str | None = None,
+        **options: Any,
+    ) -> None:
+        """Build the environment; see the class docstring for the arguments."""
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(f"render_mode {render_mode!r} is not supported; allowed: None, 'ansi'")
+        base = config if config is not None else ReasoningEnvConfig()
+        merged = {f.name: getattr(base, f.name) for f in fields(ReasoningEnvConfig)}
+        merged.update(options)
+        self.config = ReasoningEnvConfig.from_options(merged)
+        self.source = resolve_source(source, **dict(source_kwargs or {}))
+        known_splits = (*self.source.splits(), *getattr(self.source, "split_aliases", ()))
+        if self.config.split is not None and self.config.split not in known_splits:
+            raise ConfigError(
+                f"split {self.config.split!r} is not a split of {self.source.name!r}; "
+                f"splits: {list(self.source.splits())}{_did_you_mean(self.config.split, self.source.splits())}"
+            )
+        self.render_mode = render_mode
+        self.observation_space = TextSpace(1_000_000)
+        self.action_space = TextSpace(100_000)
+        self._problem: Problem | None = None
+        self._prompt = ""
+        self._last_info: dict[str, Any] | None = None
+        self._episode_open = False
+
+    @property
+    def problem(self) -> Problem:
+        """The problem of the current episode.
+
+        Raises:
+            gymnasium.error.ResetNeeded: No episode has started yet.
+        """
+        if self._problem is None:
+            raise gymnasium.error.ResetNeeded("no problem yet: call env.reset() first")
+        return self._problem
+
+    def problem_at(self, index: int, split: str | None = None, difficulty: int | None = None) -> Problem:
+        """Problem ``index`` of ``split`` (default: the configured split) at ``difficulty``."""
+        split = split or self.config.split or self.source.default_split
+        level = self.config.difficulty if difficulty is None else difficulty
+        return self.source.problem(split, index, level)
+
+    def prompt(self, problem: Problem, *, hint: bool = False) -> str:
+        """The user-facing prompt for ``problem``; with ``hint`` the gold answer is shown (STaR rationalization)."""
+        choices = "".join(f"\n({label}) {text}" for label, text in problem.choices)
+        instruction = self.config.instruction or INSTRUCTIONS.get(problem.answer_type, INSTRUCTIONS["math"])
+        text = (self.config.prompt_template or DEFAULT_TEMPLATE).format(
+            question=problem.question,
+            choices=f"\n\nOptions:{choices}" if choices else "",
+            instruction=instruction,
+        )
+        if hint:
+            text += (
+                f"\n\nHint: the correct final answer is {gold_answer_text(problem)}. "
+                "Explain step by step how to reach it, and end in the format asked for above."
+            )
+        return text
+
+    def messages(self, problem: Problem, *, hint: bool = False) -> list[dict[str, str]]:
+        """The prompt as chat messages: an optional system message, then the user message."""
+        chat = [{"role": "system", "content": self.config.system_prompt}] if self.config.system_prompt else []
+        return [*chat, {"role": "user", "content": self.prompt(problem, hint=hint)}]
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode on one problem.
+
+        Args:
+            seed: Seeds ``self.np_random``, which picks the problem index unless ``options["index"]`` does.
+            options: ``index``, ``split``, ``difficulty``, ``hint`` (show the gold answer in the prompt),
+                ``include_answer`` (put the gold answer in ``info["answer"]``).
+
+        Returns:
+            The prompt and an info dict (problem_id, index, split, difficulty, answer_type, metadata, hinted,
+            messages, and answer when asked for).
+
+        Raises:
+            ConfigError: An option key is unknown or a value is invalid for the source.
+        """
+        super().reset(seed=seed)
+        options = dict(options or {})
+        for key in options:
+            if key not in RESET_OPTIONS:
+                raise ConfigError(
+                    f"unknown reset option {key!r}{_did_you_mean(key, RESET_OPTIONS)}; allowed: {list(RESET_OPTIONS)}"
+                )
+        split = options.get("split") or self.config.split or self.source.default_split
+        difficulty = options.get("difficulty", self.config.difficulty)
+        index = options.get("index")
+        if index is None:
+            size = self.source.size(split, difficulty)
+            # An infinite (procedural) stream is indexed by any non-negative int; 2**31 keeps ids short.
+            index = int(self.np_random.integers(0, size if size is not None else 2**31))
+        elif isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
+            raise ConfigError(f"reset option 'index' must be a non-negative int, got {index!r}")
+        problem = self.source.problem(split, int(index), difficulty)
+        hinted = bool(options.get("hint", False))
+        self._problem, self._episode_open, self._last_info = problem, True, None
+        self._prompt = self.prompt(problem, hint=hinted)
+        info: dict[str, Any] = {
+            "problem_id": problem.id,
+            "index": int(index),
+            "split": split,
+            "difficulty": problem.difficulty,
+            "answer_type": problem.answer_type,
+            "metadata": copy.deepcopy(problem.metadata),
+            "hinted": hinted,
+            "messages": self.messages(problem, hint=hinted),
+        }
+        if options.get("include_answer", False):
+            info["answer"] = problem.answer
+        return self._prompt, info
+
+    def score(self, problem: Problem, completion: str) -> Verdict:
+        """Grade ``completion`` against ``problem``'s gold answer with the configured verifier options."""
+        return verify(
+            completion,
+            problem.answer,
+            problem.answer_type,
+            choices=problem.choices or None,
+            last_number_fallback=self.config.last_number_fallback,
+            timeout=self.config.verify_timeout,
+        )
+
+    def compute_reward(self, verdict: Verdict, completion: str) -> float:
+        """The reward for a graded completion: correctness, plus the optional format and length terms."""
+        cfg = self.config
+        reward = cfg.correct_reward if verdict.correct else 0.0
+        if cfg.format_reward and verdict.outcome in (Outcome.CORRECT, Outcome.WRONG):
+            reward += cfg.format_reward
+        if cfg.length_budget is not None and cfg.length_penalty and len(completion) > cfg.length_budget:
+            over = len(completion) - cfg.length_budget
+            reward -= cfg.length_penalty * (min(1.0, over / cfg.length_buffer) if cfg.length_buffer else 1.0)
+        return float(reward)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Grade the completion ``action`` and end the episode.
+
+        Any string is a valid action: one without a readable final answer is simply wrong.
+
+        Returns:
+            ``("", reward, True, False, info)`` with info keys problem_id, outcome, extracted, correct, reason.
+
+        Raises:
+            TypeError: ``action`` is not a string.
+            gymnasium.error.ResetNeeded: No episode is open (call ``reset`` first).
+        """
+        if not isinstance(action, str):
+            raise TypeError(f"action must be a str (the model's completion), got {type(action).__name__}")
+        if not self._episode_open or self._problem is None:
+            raise gymnasium.error.ResetNeeded(
+                "the episode is over or has not started: call env.reset() first"
+            )
+        verdict = self.score(self._problem, action)
+        self._episode_open = False
+        info = {
+            "problem_id": self._problem.id,
+            "outcome": verdict.outcome.value,
+            "extracted": verdict.extracted,
+            "correct": verdict.correct,
+            "reason": verdict.reason,
+        }
+        self._last_info = dict(info)
+        return "", self.compute_reward(verdict, action), True, False, info
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``, the current prompt and the last grade as text; else None."""
+        if self.render_mode != "ansi":
+            return None
+        graded = f"\n[graded: {self._last_info['outcome']}]" if self._last_info else ""
+        return self._prompt + graded

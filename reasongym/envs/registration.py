@@ -1,0 +1,481 @@
+"""The environment registry: ids, Gymnasium registration, ``make``, and user registration.
+
+Every id is registered twice, on purpose: with Gymnasium (so ``gymnasium.make`` and its wrappers work)
+and in a metadata table here (description, answer type, size for ``reasongym list``). User data and
+generator functions are kept in a table of source factories keyed by id, so Gymnasium's spec only ever
+holds plain strings and small dicts (``gymnasium.make`` deep-copies its kwargs on every call).
+
+Register your own data in a few lines:
+
+    >>> import reasongym
+    >>> rows = [{"question": "What is 2 + 2?", "answer": "4"}, {"question": "What is 3 * 3?", "answer": "9"}]
+    >>> reasongym.register_dataset("me/Tiny-v0", rows, override=True)
+    >>> env = reasongym.make("me/Tiny-v0")
+    >>> prompt, info = env.reset(seed=0, options={"index": 0})
+    >>> prompt.splitlines()[0]
+    'What is 2 + 2?'
+
+or a generator:
+
+    >>> def add(rng, difficulty):
+    ...     a, b = (int(x) for x in rng.integers(1, 10 ** difficulty, size=2))
+    ...     return {"question": f"What is {a} + {b}?", "answer": str(a + b)}
+    >>> reasongym.register_generator("me/Add-v0", add, answer_type="integer", override=True)
+    >>> env = reasongym.make("me/Add-v0")
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import gymnasium
+
+from reasongym.envs.catalog import CatalogEntry
+from reasongym.envs.problem import ANSWER_TYPES, Problem
+from reasongym.envs.sources import DatasetSource, GeneratorSource, ProblemSource
+from reasongym.errors import ConfigError, UnknownEnvNameError, UnknownEnvVersionError
+
+ID_PATTERN = re.compile(r"^(?P<namespace>[A-Za-z][\w.]*)/(?P<name>[A-Za-z0-9][\w.-]*?)-v(?P<version>\d+)$")
+DEFAULT_ENTRY_POINT = "reasongym.envs.core:ReasoningEnv"
+# Gymnasium spec kwargs for user-registered sources point here; the factory table below does the rest.
+_USER_SOURCE = "reasongym.envs.registration:user_source"
+
+_ENTRIES: dict[str, CatalogEntry] = {}
+_USER_SOURCES: dict[str, Callable[..., ProblemSource]] = {}
+
+
+def parse_id(env_id: str) -> tuple[str, str, int]:
+    """Split ``"namespace/Name-vN"`` into its parts.
+
+    Raises:
+        ConfigError: The id does not follow the grammar.
+    """
+    match = ID_PATTERN.match(env_id) if isinstance(env_id, str) else None
+    if match is None:
+        raise ConfigError(
+            f"malformed environment id {env_id!r}: ids look like 'namespace/Name-vN', e.g. 'reasongym/GSM8K-v0' "
+            "(letters, digits, '_', '.', '-'; N is the version number)"
+        )
+    return match["namespace"], match["name"], int(match["version"])
+
+
+def register(
+    id: str,
+    source: str | ProblemSource | Callable[..., ProblemSource],
+    *,
+    description: str,
+    answer_type: str,
+    size: str = "procedural",
+    source_kwargs: Mapping[str, Any] | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    entry_point: str = DEFAULT_ENTRY_POINT,
+    override: bool = False,
+) -> None:
+    """Register an environment id with Gymnasium and in reasongym's table.
+
+    Args:
+        id: ``"namespace/Name-vN"``.
+        source: ``"module:function"`` returning a ProblemSource (resolved only when the env is made), a
+            ProblemSource, or a function returning one.
+        description: One line for ``list_envs``.
+        answer_type: The verifier kind of the problems, one of ``ANSWER_TYPES``.
+        size: ``"procedural"`` or split sizes in words.
+        source_kwargs: Keyword arguments for the source function.
+        env_kwargs: Keyword arguments for the environment (``ReasoningEnvConfig`` fields).
+        entry_point: The environment class, ``"module:Class"``.
+        override: Replace an id that is already registered.
+
+    Raises:
+        ConfigError: Malformed id, unknown answer type, or the id exists and ``override`` is False.
+
+    Example:
+        >>> register("me/Arith-v0", "reasongym.envs.procedural.arithmetic:source",
+        ...          description="two-number sums", answer_type="math", override=True)
+    """
+    parse_id(id)
+    if answer_type not in ANSWER_TYPES:
+        raise ConfigError(
+            f"answer_type {answer_type!r} is not one of {list(ANSWER_TYPES)}{_suggest(answer_type, ANSWER_TYPES)}"
+        )
+    if not override and (id in _ENTRIES or id in gymnasium.registry):
+        raise ConfigError(f"environment id {id!r} is already registered; pass override=True to replace it")
+    if not isinstance(source, str):
+        built = source
+        _USER_SOURCES[id] = (
+            source if callable(source) and not isinstance(source, ProblemSource) else lambda: built
+        )
+        source, source_kwargs = _USER_SOURCE, {"env_id": id, **dict(source_kwargs or {})}
+    else:
+        _USER_SOURCES.pop(id, None)
+    entry = CatalogEntry(
+        id=id,
+        source=source,
+        description=description,
+        answer_type=answer_type,
+        size=size,
+        source_kwargs=dict(source_kwargs or {}),
+        env_kwargs=dict(env_kwargs or {}),
+        entry_point=entry_point,
+    )
+    register_entry(entry, override=True)
+
+
+def register_entry(entry: CatalogEntry, *, override: bool = False) -> None:
+    """Register one :class:`CatalogEntry` (a row of the built-in table) with Gymnasium and here."""
+    parse_id(entry.id)
+    if not override and entry.id in _ENTRIES:
+        raise ConfigError(
+            f"environment id {entry.id!r} is already registered; pass override=True to replace it"
+        )
+    # Deleting first keeps Gymnasium from logging an "Overriding environment" warning on purpose-made overrides.
+    gymnasium.registry.pop(entry.id, None)
+    gymnasium.register(
+        id=entry.id,
+        entry_point=entry.entry_point,
+        kwargs={"source": entry.source, "source_kwargs": dict(entry.source_kwargs), **entry.env_kwargs},
+    )
+    _ENTRIES[entry.id] = entry
+
+
+def user_source(env_id: str, **kwargs: Any) -> ProblemSource:
+    """The ProblemSource of a user-registered id (what Gymnasium's spec for that id points at)."""
+    if env_id not in _USER_SOURCES:
+        raise UnknownEnvNameError(
+            f"no user-registered source for {env_id!r}; register it again in this process"
+        )
+    return _USER_SOURCES[env_id](**kwargs)
+
+
+def _suggest(word: str, candidates: Any) -> str:
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _nearest_id(env_id: str) -> str | None:
+    """The registered id nearest to ``env_id``, ignoring case and, when absent, the namespace."""
+    keys: dict[str, str] = {}
+    for known in _ENTRIES:
+        keys.setdefault(known.lower(), known)
+        keys.setdefault(known.partition("/")[2].lower(), known)
+    close = difflib.get_close_matches(env_id.lower(), list(keys), n=1, cutoff=0.6)
+    return keys[close[0]] if close else None
+
+
+def _resolve_id(env_id: str) -> str:
+    """The registered id that ``env_id`` names, or an error that says what to use instead."""
+    if not isinstance(env_id, str):
+        raise UnknownEnvNameError(f"environment id must be a str, got {type(env_id).__name__}")
+    if env_id in _ENTRIES:
+        return env_id
+    stems: dict[str, list[int]] = {}
+    for known in _ENTRIES:
+        stem, _, version = known.rpartition("-v")
+        stems.setdefault(stem, []).append(int(version))
+    stem, _, version = env_id.rpartition("-v")
+    if stem in stems and version.isdigit():
+        listed = ", ".join(f"{stem}-v{v}" for v in sorted(stems[stem]))
+        raise UnknownEnvVersionError(
+            f"environment {stem!r} has no version v{version}; registered versions: {listed}"
+        )
+    if env_id in stems:  # an id without its version means the latest version
+        return f"{env_id}-v{max(stems[env_id])}"
+    nearest = _nearest_id(env_id)
+    hint = f"; did you mean {nearest!r}?" if nearest else ""
+    raise UnknownEnvNameError(
+        f"no environment named {env_id!r}{hint} (reasongym.list_envs() lists the registered ids)"
+    )
+
+
+def make(id: str, **kwargs: Any) -> gymnasium.Env:
+    """Make a registered environment through ``gymnasium.make`` (so its wrappers apply).
+
+    Args:
+        id: A registered id, e.g. ``"reasongym/GSM8K-v0"``; without ``-vN`` the latest version.
+        **kwargs: Environment options (``ReasoningEnvConfig`` fields, ``render_mode``), Gymnasium's
+            ``make`` options, and ``source_kwargs``, which are merged into the registered ones.
+
+    Returns:
+        The wrapped environment; ``env.unwrapped`` is the :class:`~reasongym.envs.core.ReasoningEnv`.
+
+    Raises:
+        UnknownEnvNameError: No such id (the message suggests the nearest one).
+        UnknownEnvVersionError: The name exists in other versions (the message lists them).
+
+    Example:
+        >>> env = make("reasongym/GSM8K-v0", split="test")  # doctest: +SKIP
+    """
+    env_id = _resolve_id(id)
+    if "source_kwargs" in kwargs:
+        kwargs["source_kwargs"] = {**_ENTRIES[env_id].source_kwargs, **dict(kwargs["source_kwargs"] or {})}
+    return gymnasium.make(env_id, **kwargs)
+
+
+def spec(id: str) -> CatalogEntry:
+    """The registered row of ``id`` (description, answer type, size, source, kwargs).
+
+    Raises:
+        UnknownEnvNameError: No such id.
+        UnknownEnvVersionError: The name exists in other versions.
+    """
+    return _ENTRIES[_resolve_id(id)]
+
+
+def list_envs() -> list[CatalogEntry]:
+    """Every registered environment, sorted by id."""
+    return [_ENTRIES[key] for key in sorted(_ENTRIES)]
+
+
+def register_generator(
+    id: str,
+    generate: Callable[..., Any],
+    *,
+    answer_type: str,
+    difficulties: tuple[int, ...] = (1, 2, 3, 4, 5),
+    description: str = "",
+    override: bool = False,
+) -> None:
+    """Register a procedural environment from a function ``(rng, difficulty) -> Problem | dict``.
+
+    A dict needs ``question`` and ``answer`` and may hold any other :class:`Problem` field. The function
+    must draw randomness only from ``rng`` (a ``numpy.random.Generator``). ``make(id,
+    source_kwargs={"seed": 3})`` picks another problem universe.
+
+    Example:
+        >>> def add(rng, difficulty):
+        ...     a, b = (int(x) for x in rng.integers(1, 10 ** difficulty, size=2))
+        ...     return {"question": f"What is {a} + {b}?", "answer": str(a + b)}
+        >>> register_generator("me/Add-v0", add, answer_type="integer", override=True)
+    """
+    name = parse_id(id)[1]
+    to_problem = _problem_maker(answer_type)
+
+    def generator_source(seed: int = 0) -> GeneratorSource:
+        return GeneratorSource(
+            name, lambda rng, level: to_problem(generate(rng, level)), answer_type, difficulties, seed=seed
+        )
+
+    register(
+        id,
+        generator_source,
+        description=description or f"user generator {name}",
+        answer_type=answer_type,
+        override=override,
+    )
+
+
+def register_dataset(
+    id: str,
+    data: Any,
+    *,
+    question: str = "question",
+    answer: str = "answer",
+    answer_type: str = "math",
+    choices: str | None = None,
+    solution: str | None = None,
+    difficulty: str | None = None,
+    id_column: str | None = None,
+    split: str = "test",
+    prompt_template: str | None = None,
+    description: str = "",
+    override: bool = False,
+) -> None:
+    """Register an environment over your own rows.
+
+    Args:
+        id: ``"namespace/Name-vN"``.
+        data: A ``datasets.Dataset`` or ``DatasetDict``, a list of dicts, a path to a JSONL / JSON / CSV /
+            Parquet file, or a mapping split name -> any of these.
+        question: Column holding the question text.
+        answer: Column holding the gold answer.
+        answer_type: The verifier kind, one of ``ANSWER_TYPES``.
+        choices: Column holding the options (list of texts, ``(label, text)`` pairs, a label->text dict or
+            ``{"label": [...], "text": [...]}``), for multiple choice.
+        solution: Column holding a reference solution.
+        difficulty: Column holding an integer difficulty.
+        id_column: Column holding a row id; otherwise ``"<Name>-<split>-<row>"``.
+        split: The split name of ``data`` when it is a single table.
+        prompt_template: A ``ReasoningEnvConfig.prompt_template`` for this environment.
+        description: One line for ``list_envs``.
+        override: Replace an id that is already registered.
+
+    Raises:
+        ConfigError: Malformed id, unknown answer type, a named column is missing (the message lists
+            the columns present), or a path does not exist.
+
+    Example:
+        >>> rows = [{"q": "Is 7 prime?", "a": "yes"}]
+        >>> register_dataset("me/Primes-v0", rows, question="q", answer="a", answer_type="yesno", override=True)
+    """
+    name = parse_id(id)[1]
+    columns = _Columns(question, answer, choices, solution, difficulty, id_column)
+    tables = _split_tables(data, split)
+    loaders = {
+        name_: _table_loader(name, name_, table, answer_type, columns) for name_, table in tables.items()
+    }
+    source = DatasetSource(name, answer_type, loaders)
+    sizes = ", ".join(f"{s} {_table_size(t)}" for s, t in tables.items())
+    register(
+        id,
+        source,
+        description=description or f"user dataset {name}",
+        answer_type=answer_type,
+        size=sizes,
+        env_kwargs={"prompt_template": prompt_template} if prompt_template else None,
+        override=override,
+    )
+
+
+# --- user data: rows in any of the accepted shapes -> Problem --------------------------------------
+
+_DATA_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+_PROBLEM_FIELDS = tuple(f.name for f in fields(Problem))
+
+
+class _Columns(NamedTuple):
+    question: str
+    answer: str
+    choices: str | None
+    solution: str | None
+    difficulty: str | None
+    id: str | None
+
+
+def _answer_text(value: Any, answer_type: str) -> str:
+    """A gold value as the verifier's string: booleans as yes/no, integral floats without ``.0``."""
+    if isinstance(value, bool):
+        return ("yes" if value else "no") if answer_type == "yesno" else str(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def _choice_pairs(value: Any) -> tuple[tuple[str, str], ...]:
+    """Options in any accepted shape as ``(label, text)`` pairs (labels A, B, ... for a bare list)."""
+    if value is None:
+        return ()
+    if isinstance(value, Mapping):
+        if set(value) == {"label", "text"}:
+            return tuple((str(lab), str(txt)) for lab, txt in zip(value["label"], value["text"], strict=True))
+        return tuple((str(lab), str(txt)) for lab, txt in value.items())
+    pairs = []
+    for position, item in enumerate(value):
+        if isinstance(item, str):
+            pairs.append((chr(ord("A") + position), item))
+        else:
+            label, text = item
+            pairs.append((str(label), str(text)))
+    return tuple(pairs)
+
+
+def _problem_maker(answer_type: str) -> Callable[[Any], Problem]:
+    """A function turning what a user generator returns (Problem or dict) into a Problem."""
+
+    def to_problem(made: Any) -> Problem:
+        if isinstance(made, Problem):
+            return made
+        if not isinstance(made, Mapping) or "question" not in made or "answer" not in made:
+            raise ConfigError(
+                f"a generator must return a Problem or a dict with 'question' and 'answer', got {made!r:.200}"
+            )
+        unknown = sorted(set(made) - set(_PROBLEM_FIELDS))
+        if unknown:
+            raise ConfigError(f"generator dict keys {unknown} are not Problem fields {list(_PROBLEM_FIELDS)}")
+        values = dict(made)
+        values["answer"] = _answer_text(values["answer"], values.get("answer_type", answer_type))
+        values.setdefault("answer_type", answer_type)
+        values["choices"] = _choice_pairs(values.get("choices"))
+        return Problem(**values)
+
+    return to_problem
+
+
+def _split_tables(data: Any, split: str) -> dict[str, Any]:
+    """``data`` as split name -> one table (list of dicts, Dataset, or path)."""
+    if isinstance(data, Mapping):
+        if not data:
+            raise ConfigError("register_dataset: the data mapping has no splits")
+        tables = {str(name): table for name, table in data.items()}
+    else:
+        tables = {split: data}
+    for name, table in tables.items():
+        if isinstance(table, (str, os.PathLike)):
+            path = Path(table)
+            if path.suffix.lower() not in _DATA_FORMATS:
+                raise ConfigError(
+                    f"register_dataset: {str(path)!r} (split {name!r}) is not one of {sorted(_DATA_FORMATS)}"
+                )
+            if not path.exists():
+                raise ConfigError(f"register_dataset: file {str(path)!r} (split {name!r}) does not exist")
+        elif not (isinstance(table, Sequence) or hasattr(table, "column_names")):
+            raise ConfigError(
+                f"register_dataset: split {name!r} is a {type(table).__name__}; expected a datasets.Dataset, "
+                "a list of dicts, or a path to a .jsonl/.json/.csv/.parquet file"
+            )
+    return tables
+
+
+def _table_size(table: Any) -> str:
+    return f"file {Path(table).name}" if isinstance(table, (str, os.PathLike)) else str(len(table))
+
+
+def _read_rows(table: Any) -> list[Mapping[str, Any]]:
+    if isinstance(table, (str, os.PathLike)):
+        import datasets  # heavy: only when a user file is actually read
+
+        kind = _DATA_FORMATS[Path(table).suffix.lower()]
+        table = datasets.load_dataset(kind, data_files=str(table), split="train")
+    return table.to_list() if hasattr(table, "to_list") else list(table)
+
+
+def _check_columns(split: str, present: Sequence[str], columns: _Columns) -> None:
+    for role, column in columns._asdict().items():
+        if column is not None and column not in present:
+            near = difflib.get_close_matches(column, list(present), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            raise ConfigError(
+                f"register_dataset: {role} column {column!r} not found in split {split!r}; "
+                f"columns present: {sorted(present)}{hint}"
+            )
+
+
+def _table_loader(
+    name: str, split: str, table: Any, answer_type: str, columns: _Columns
+) -> Callable[[], list]:
+    """A zero-argument loader for one split; in-memory tables have their columns checked right away."""
+    if hasattr(table, "column_names"):
+        _check_columns(split, table.column_names, columns)
+    elif isinstance(table, Sequence) and not isinstance(table, str) and table:
+        _check_columns(split, list(table[0]), columns)
+
+    def load() -> list[Problem]:
+        rows = _read_rows(table)
+        if rows:
+            _check_columns(split, list(rows[0]), columns)
+        return [_row_problem(name, split, i, row, answer_type, columns) for i, row in enumerate(rows)]
+
+    return load
+
+
+def _row_problem(
+    name: str, split: str, row_index: int, row: Mapping[str, Any], answer_type: str, columns: _Columns
+) -> Problem:
+    used = {c for c in columns if c is not None}
+    level = row.get(columns.difficulty) if columns.difficulty else None
+    solution = row.get(columns.solution) if columns.solution else None
+    return Problem(
+        question=str(row[columns.question]),
+        answer=_answer_text(row[columns.answer], answer_type),
+        answer_type=answer_type,
+        id=str(row[columns.id]) if columns.id else f"{name}-{split}-{row_index}",
+        choices=_choice_pairs(row.get(columns.choices)) if columns.choices else (),
+        solution=None if solution is None else str(solution),
+        difficulty=None if level is None else int(level),
+        metadata={k: v for k, v in row.items() if k not in used and isinstance(v, (str, int, float, bool))},
+    )

@@ -1,0 +1,41 @@
+"""The one exception hierarchy of reasongym."""
+
+from __future__ import annotations
+
+
+class ReasonGymError(Exception):
+    """Base class of every error reasongym raises on purpose."""
+
+
+class ConfigError(ReasonGymError, ValueError):
+    """A configuration value is invalid; the message names the field, the value and what is allowed."""
+
+
+class UnknownEnvError(ReasonGymError, KeyError):
+    """An environment id is not registered."""
+
+    def __str__(self) -> str:  # KeyError would otherwise wrap the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownEnvNameError(UnknownEnvError):
+    """No environment of that name exists in any version."""
+
+
+class UnknownEnvVersionError(UnknownEnvError):
+    """The name exists but not in the requested version."""
+
+
+class DatasetNotFoundError(ReasonGymError, FileNotFoundError):
+    """Benchmark data could not be found locally or loaded from the hub."""
+
+
+class ExtractionError(ReasonGymError, ValueError):
+    """An answer could not be extracted where one was required."""
+
+
+class VerifierTimeout(BaseException):
+    """A verifier computation ran past its time limit.
+
+    A ``BaseException`` so that a broad ``except Exception`` in user code cannot swallow it.
+    """

@@ -1,0 +1,25 @@
+"""Text in, text out: sampling completions from a policy. Knows nothing about environments.
+
+`SamplingParams`, `Completion`, `GenerationBatch` and the `Generator` protocol load without torch;
+`HFGenerator` (transformers backend) is imported on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from reasongym.generation.base import Completion, GenerationBatch, Generator, SamplingParams
+
+if TYPE_CHECKING:
+    from reasongym.generation.hf import HFGenerator
+
+__all__ = ["Completion", "GenerationBatch", "Generator", "HFGenerator", "SamplingParams"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy so that naming SamplingParams does not import torch and transformers.
+    if name == "HFGenerator":
+        from reasongym.generation.hf import HFGenerator
+
+        return HFGenerator
+    raise AttributeError(f"module 'reasongym.generation' has no attribute {name!r}")

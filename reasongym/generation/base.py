@@ -1,0 +1,158 @@
+"""The generation interface: sampling parameters, completions, and the batched tensor view.
+
+Text in, text out; nothing here knows about environments. This module imports no torch at run time,
+so evaluation code can name `SamplingParams` and `Generator` without loading a model stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from reasongym.errors import ConfigError
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
+FinishReason = Literal["stop", "length"]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample completions; shared by every generator backend."""
+
+    max_new_tokens: int = 256
+    """Most tokens generated per completion (the EOS or stop token included)."""
+    temperature: float = 1.0
+    """Softmax temperature; 0 means greedy decoding (argmax)."""
+    top_p: float = 1.0
+    """Nucleus sampling: keep the smallest set of tokens whose probability sums to at least this; 1 = off."""
+    top_k: int = 0
+    """Keep only the k most likely tokens; 0 = off."""
+    n: int = 1
+    """Completions sampled per prompt."""
+    stop: tuple[str, ...] = ()
+    """Stop strings; a completion's text ends with the first one it produces, the stop string included."""
+    seed: int | None = None
+    """Seed of the sampler's own RNG (the same seed gives the same completions); None draws a fresh one."""
+
+    def __post_init__(self) -> None:
+        """Raise ConfigError naming the first field whose value is not allowed."""
+        if isinstance(self.stop, str):
+            # A bare string would be iterated character by character: almost certainly a mistake.
+            raise ConfigError(f"stop={self.stop!r} must be a tuple of strings, e.g. stop=({self.stop!r},)")
+        checks = [
+            ("max_new_tokens", self.max_new_tokens, self.max_new_tokens >= 1, "an integer >= 1"),
+            ("temperature", self.temperature, self.temperature >= 0, "a float >= 0 (0 means greedy)"),
+            ("top_p", self.top_p, 0 < self.top_p <= 1, "a float in (0, 1]"),
+            ("top_k", self.top_k, self.top_k >= 0, "an integer >= 0 (0 means off)"),
+            ("n", self.n, self.n >= 1, "an integer >= 1"),
+        ]
+        for name, value, ok, allowed in checks:
+            if not ok:
+                raise ConfigError(f"{name}={value!r} is not allowed; expected {allowed}")
+        if any(not isinstance(s, str) or not s for s in self.stop):
+            raise ConfigError(f"stop={self.stop!r} is not allowed; expected non-empty strings")
+
+    @property
+    def greedy(self) -> bool:
+        """Whether decoding takes the argmax at each step."""
+        return self.temperature == 0
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One sampled continuation of a prompt."""
+
+    text: str
+    """Decoded completion without special tokens; ends with the stop string when one was hit."""
+    token_ids: tuple[int, ...]
+    """Generated token ids, up to and including the EOS token or the token that completed a stop string."""
+    logprobs: tuple[float, ...]
+    """Log-probability of each token in ``token_ids`` under the model's raw distribution (softmax at
+    temperature 1, before top-k/top-p), whatever the sampling temperature was."""
+    finish_reason: FinishReason
+    """``"stop"`` (EOS or a stop string) or ``"length"`` (reached ``max_new_tokens``)."""
+
+
+@dataclass(frozen=True)
+class GenerationBatch:
+    """Completions as padded tensors, the layout trainers consume.
+
+    Rows come in GRPO group layout: the ``n`` samples of prompt 0 first, then those of prompt 1, and
+    so on, so ``B = num_prompts * n`` and ``x.view(num_prompts, n, ...)`` gives the groups.
+    Shapes use the legend of `reasongym.agents.common` (B sequences, P prompt tokens, T completion tokens).
+    """
+
+    prompt_ids: Tensor
+    """[B, P] prompt tokens, left-padded with the pad id."""
+    prompt_mask: Tensor
+    """[B, P] 1 on real prompt tokens, 0 on padding."""
+    completion_ids: Tensor
+    """[B, T] generated tokens, right-padded with the pad id."""
+    completion_mask: Tensor
+    """[B, T] 1 on generated tokens up to and including EOS or the stop string's last token, else 0."""
+    logprobs: Tensor
+    """[B, T] float32 log-probabilities of the completion tokens (raw, temperature 1); 0 where masked."""
+    texts: tuple[str, ...]
+    """B decoded completion texts (see `Completion.text`)."""
+    finish_reasons: tuple[FinishReason, ...]
+    """B finish reasons (see `Completion.finish_reason`)."""
+
+    @property
+    def input_ids(self) -> Tensor:
+        """[B, P + T] prompt and completion tokens in one sequence, for a scoring forward pass."""
+        import torch
+
+        return torch.cat([self.prompt_ids, self.completion_ids], dim=1)
+
+    @property
+    def attention_mask(self) -> Tensor:
+        """[B, P + T] the prompt and completion masks side by side."""
+        import torch
+
+        return torch.cat([self.prompt_mask, self.completion_mask], dim=1)
+
+    @property
+    def completion_start(self) -> int:
+        """Column of ``input_ids`` where completions start (``P``)."""
+        return int(self.prompt_ids.shape[1])
+
+    def completions(self, n: int) -> list[list[Completion]]:
+        """Split the rows into per-prompt lists of ``n`` completions each.
+
+        Args:
+            n: Samples per prompt the batch was generated with.
+
+        Returns:
+            One list of ``n`` completions per prompt, in prompt order.
+        """
+        lengths = self.completion_mask.sum(dim=1).tolist()
+        ids, logprobs = self.completion_ids.tolist(), self.logprobs.tolist()
+        rows = [
+            Completion(
+                text=self.texts[row],
+                token_ids=tuple(ids[row][:length]),
+                logprobs=tuple(logprobs[row][:length]),
+                finish_reason=self.finish_reasons[row],
+            )
+            for row, length in enumerate(int(x) for x in lengths)
+        ]
+        return [rows[start : start + n] for start in range(0, len(rows), n)]
+
+
+class Generator(Protocol):
+    """The small interface every generation backend implements (HF now, vLLM later)."""
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+        """Sample ``params.n`` completions for each prompt.
+
+        Args:
+            prompts: Prompt texts, already formatted (see `reasongym.models.format_prompt`).
+            params: Sampling parameters.
+
+        Returns:
+            One list of ``params.n`` completions per prompt, in prompt order.
+        """
+        ...

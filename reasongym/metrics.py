@@ -1,0 +1,304 @@
+"""One metrics writer for every trainer: config first, then one JSON line per logged step.
+
+Keys are namespaced (``rollout/reward_mean``, ``loss/policy``, ``eval/pass@1``, ``perf/tokens_per_s``)
+so that plots and dashboards group them the same way in every run. ``metrics.jsonl`` is strict JSON
+(non-finite values are written as ``null``) and is flushed after every line, so a crash loses at most
+the line being written. TensorBoard and Weights & Biases are optional mirrors, imported only when used.
+This module imports neither torch nor matplotlib at import time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib.util
+import json
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from reasongym.errors import ConfigError
+
+NAMESPACES: tuple[str, ...] = ("rollout", "loss", "eval", "perf", "train", "star", "grpo", "dapo", "sft")
+"""The allowed first parts of a metric key (``<namespace>/<name>``)."""
+
+RESERVED_KEYS: tuple[str, ...] = ("step", "time")
+"""Keys the writer fills itself on every line."""
+
+DEFAULT_PLOT_KEYS: tuple[str, ...] = ("rollout/reward", "eval/", "rollout/entropy", "loss/")
+"""Panels of ``plot_metrics``: each entry draws every key that starts with it."""
+
+CONFIG_FILE = "config.json"
+METRICS_FILE = "metrics.jsonl"
+
+
+class MetricsWriter:
+    """Writes ``config.json`` once, then appends namespaced metrics to ``metrics.jsonl``.
+
+    Example:
+        >>> with MetricsWriter(run_dir, tensorboard=False, config={"lr": 1e-5}) as writer:
+        ...     writer.log(1, {"loss/sft": 2.3, "train/lr": 1e-5})
+    """
+
+    def __init__(
+        self,
+        run_dir: str | os.PathLike[str],
+        *,
+        tensorboard: bool | None = None,
+        wandb_project: str | None = None,
+        config: Mapping[str, Any] | Any | None = None,
+        resume_from_step: int | None = None,
+        extra_namespaces: Sequence[str] = (),
+    ) -> None:
+        """Create the run folder, write the config, and open the metrics file for appending.
+
+        Args:
+            run_dir: Folder of the run; created if missing.
+            tensorboard: Mirror metrics to TensorBoard event files in ``run_dir/tensorboard``. ``None``
+                means: when ``torch.utils.tensorboard`` or ``tensorboardX`` is installed.
+            wandb_project: Mirror metrics to this Weights & Biases project; ``None`` disables W&B.
+            config: The resolved run config (a mapping or a dataclass); written to ``config.json``
+                before any metric.
+            resume_from_step: When resuming from a checkpoint at this step, drop the lines of later
+                steps (logged after that checkpoint and about to be logged again).
+            extra_namespaces: Namespaces allowed on top of ``NAMESPACES``.
+
+        Raises:
+            ConfigError: ``tensorboard=True`` or a W&B project without the package installed, or a
+                config that cannot be written as JSON.
+        """
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.namespaces = (*NAMESPACES, *extra_namespaces)
+        write_json_atomic(self.run_dir / CONFIG_FILE, _config_to_dict(config))
+        self.path = self.run_dir / METRICS_FILE
+        if resume_from_step is not None:
+            truncate_after_step(self.path, resume_from_step)
+        self._file = self.path.open("a", encoding="utf-8")
+        self._tensorboard = _open_tensorboard(self.run_dir, tensorboard)
+        self._wandb = _open_wandb(wandb_project, self.run_dir, config) if wandb_project else None
+
+    def log(self, step: int, metrics: Mapping[str, Any]) -> None:
+        """Append one line ``{"step": step, "time": ..., **metrics}`` and mirror it to the backends.
+
+        Args:
+            step: The optimizer step (or iteration) the metrics belong to; an integer >= 0.
+            metrics: ``namespace/name`` keys to numbers (Python, NumPy or 0-d torch scalars).
+
+        Raises:
+            ConfigError: A key without a known namespace, a reserved key, a non-numeric value, or a
+                negative step.
+        """
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise ConfigError(f"step={step!r} is not allowed; expected an integer >= 0")
+        values = {key: self._checked_value(key, value) for key, value in metrics.items()}
+        record = {"step": step, "time": time.time(), **values}
+        self._file.write(json.dumps(record, allow_nan=False) + "\n")
+        self._file.flush()
+        if self._tensorboard is not None:
+            for key, value in values.items():
+                if value is not None:
+                    self._tensorboard.add_scalar(key, value, step)
+        if self._wandb is not None:
+            self._wandb.log(values, step=step)
+
+    def _checked_value(self, key: str, value: Any) -> float | int | None:
+        namespace, sep, name = key.partition("/")
+        if sep and namespace in self.namespaces and not name:
+            raise ConfigError(f"metric key {key!r} has an empty name; keys look like '{namespace}/name'")
+        if not sep or namespace not in self.namespaces:
+            nearest = difflib.get_close_matches(namespace, self.namespaces, n=1)
+            hint = f"; did you mean '{nearest[0]}/{name or key}'?" if nearest else ""
+            raise ConfigError(
+                f"metric key {key!r} has no known namespace; keys look like 'namespace/name' with "
+                f"namespace one of {list(self.namespaces)}{hint}"
+            )
+        if hasattr(value, "item"):  # NumPy and torch scalars
+            value = value.item()
+        if isinstance(value, bool):
+            return int(value)
+        if not isinstance(value, int | float):
+            raise ConfigError(
+                f"metric {key!r} has value {value!r} of type {type(value).__name__}; expected a number"
+            )
+        return value if isinstance(value, int) or math.isfinite(value) else None
+
+    def close(self) -> None:
+        """Flush and close the file and any backend. Safe to call twice."""
+        if not self._file.closed:
+            self._file.close()
+        if self._tensorboard is not None:
+            self._tensorboard.close()
+            self._tensorboard = None
+        if self._wandb is not None:
+            self._wandb.finish()
+            self._wandb = None
+
+    def __enter__(self) -> MetricsWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a ``metrics.jsonl`` (or a run folder holding one) into a list of dicts, in file order.
+
+    A final line cut off by a crash (no trailing newline, not valid JSON) is skipped.
+
+    Args:
+        path: The JSONL file, or the run folder that contains ``metrics.jsonl``.
+
+    Returns:
+        One dict per logged line.
+
+    Raises:
+        FileNotFoundError: No such file.
+        ValueError: A line other than the last one is not valid JSON.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / METRICS_FILE
+    lines = path.read_text(encoding="utf-8").split("\n")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if number == len(lines):  # the unterminated last line of a crashed writer
+                break
+            raise ValueError(f"{path}:{number} is not valid JSON: {exc}") from exc
+    return records
+
+
+def truncate_after_step(path: str | os.PathLike[str], step: int) -> None:
+    """Rewrite a JSONL file keeping only lines whose ``step`` is at most ``step`` (atomically).
+
+    Used on resume: lines logged after the checkpoint are logged again by the resumed run.
+
+    Args:
+        path: A JSONL file of objects with a ``step`` field; nothing happens if it does not exist.
+        step: The last step to keep.
+    """
+    path = Path(path)
+    if not path.exists():
+        return
+    kept = [record for record in read_metrics(path) if record.get("step", 0) <= step]
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(record) + "\n" for record in kept)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def plot_metrics(
+    metrics_jsonl: str | os.PathLike[str],
+    out_png: str | os.PathLike[str],
+    keys: Sequence[str] = DEFAULT_PLOT_KEYS,
+) -> Path:
+    """Draw the main curves of a run against ``step`` into one PNG, one panel per entry of ``keys``.
+
+    Args:
+        metrics_jsonl: A ``metrics.jsonl`` file or the run folder holding it.
+        out_png: Where to write the PNG.
+        keys: Panels; each entry draws every metric key that starts with it (``"loss/"`` draws all
+            losses, ``"rollout/reward"`` draws ``rollout/reward_mean`` and ``rollout/reward_std``).
+            Entries that match nothing are left out.
+
+    Returns:
+        The path of the PNG.
+
+    Raises:
+        ConfigError: No entry of ``keys`` matches a logged key (the message lists the logged keys).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: plotting is rare
+    from matplotlib.figure import Figure
+
+    records = read_metrics(metrics_jsonl)
+    logged = sorted({key for record in records for key in record if key not in RESERVED_KEYS})
+    panels = [(prefix, [key for key in logged if key.startswith(prefix)]) for prefix in keys]
+    panels = [(prefix, matched) for prefix, matched in panels if matched]
+    if not panels:
+        raise ConfigError(f"keys={list(keys)!r} match no logged metric; logged keys: {logged}")
+    figure = Figure(figsize=(5 * len(panels), 3.6), layout="constrained")
+    FigureCanvasAgg(figure)
+    for axes, (prefix, matched) in zip(
+        figure.subplots(1, len(panels), squeeze=False)[0], panels, strict=True
+    ):
+        for key in matched:
+            points = [(r["step"], r[key]) for r in records if r.get(key) is not None]
+            axes.plot([p[0] for p in points], [p[1] for p in points], label=key)
+        axes.set_title(prefix.rstrip("/"))
+        axes.set_xlabel("step")
+        axes.legend(fontsize="small")
+    out_png = Path(out_png)
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_png, dpi=100)
+    return out_png
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` through a temporary file and ``os.replace``, fsynced."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("w", encoding="utf-8") as handle:
+        json.dump(data, handle, indent=2, sort_keys=True, default=_json_fallback)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _config_to_dict(config: Mapping[str, Any] | Any | None) -> dict[str, Any]:
+    if config is None:
+        return {}
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        return dataclasses.asdict(config)
+    if isinstance(config, Mapping):
+        return dict(config)
+    raise ConfigError(f"config={config!r} is not allowed; expected a mapping, a dataclass instance or None")
+
+
+def _json_fallback(value: Any) -> Any:
+    """Paths, enums and other simple objects become strings in config.json rather than failing."""
+    return str(value)
+
+
+def _open_tensorboard(run_dir: Path, enabled: bool | None) -> Any:
+    if enabled is False:
+        return None
+    # torch.utils.tensorboard needs the tensorboard package; tensorboardX is self-contained.
+    if importlib.util.find_spec("tensorboard") is not None and importlib.util.find_spec("torch") is not None:
+        from torch.utils.tensorboard import SummaryWriter
+    elif importlib.util.find_spec("tensorboardX") is not None:
+        from tensorboardX import SummaryWriter
+    elif enabled is None:
+        return None
+    else:
+        raise ConfigError(
+            "tensorboard=True but neither `tensorboard` nor `tensorboardX` is installed; "
+            "`pip install tensorboard`, or pass tensorboard=None to use it only when installed"
+        )
+    return SummaryWriter(log_dir=str(run_dir / "tensorboard"))
+
+
+def _open_wandb(project: str, run_dir: Path, config: Any) -> Any:
+    if importlib.util.find_spec("wandb") is None:
+        raise ConfigError(
+            f"wandb_project={project!r} but the `wandb` package is not installed; "
+            "`pip install wandb`, or pass wandb_project=None"
+        )
+    import wandb
+
+    return wandb.init(project=project, name=run_dir.name, dir=str(run_dir), config=_config_to_dict(config))

@@ -1,0 +1,295 @@
+r"""The front door of the verifiers: ``verify`` one completion, ``verify_many`` a batch.
+
+Every kind first extracts the final answer from the full completion, then compares it with the
+gold answer. The result is always a :class:`~reasongym.verifiers.base.Verdict`, never an exception
+for any string: correct (CORRECT), nothing extracted (UNPARSEABLE, ``correct=False``), extracted but
+wrong (WRONG), over a size limit (REFUSED), too slow (TIMEOUT, math only). An ungradable gold gives
+``correct=None`` so that trainers can skip the item.
+
+Math (``kind="math"``): extraction follows :func:`~reasongym.verifiers.extract.extract_math_answer`;
+the answer is graded by :func:`reasongym.verifiers.math_answer.verify_math_answer` (imported on first
+use, since it loads sympy). Answer spraying is wrong: when several boxes hold different answers,
+each is graded and the verdict is correct only if every one is correct (``\boxed{x=3}`` then
+``\boxed{3}`` is fine); more than 8 distinct boxed answers are wrong without grading. An answer of
+four or more comma-separated items for a gold without a comma ("1, 2, 3, 4, 5" for "3") is
+spraying too, and wrong without grading (thousands groups such as "1,000,000" are one number).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from reasongym.errors import ConfigError
+from reasongym.verifiers.base import Outcome, Verdict
+from reasongym.verifiers.choice import Choices, make_choice_set, verify_choice
+from reasongym.verifiers.countdown import verify_countdown
+from reasongym.verifiers.exact import verify_exact, verify_yesno
+from reasongym.verifiers.extract import Extraction, extract_math_answer
+from reasongym.verifiers.integer import verify_integer
+
+__all__ = ["KINDS", "MAX_COMPLETION_CHARS", "verify", "verify_many"]
+
+KINDS = ("math", "integer", "choice", "exact", "yesno", "countdown")
+"""The answer kinds ``verify`` grades."""
+MAX_COMPLETION_CHARS = 1_000_000
+"""Longer completions are REFUSED without being read."""
+_MAX_SPRAY_CANDIDATES = 8
+_MIN_LIST_SPRAY_ITEMS = 4
+_OPTIONS = ("choices", "last_number_fallback", "timeout")
+_THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_NO_ANSWER_OUTCOME = {"too_many_boxes": Outcome.REFUSED, "box_too_long": Outcome.REFUSED}
+
+Grader = Callable[[str, str], Verdict]
+
+
+def _nearest(value: object, allowed: Sequence[str]) -> str:
+    """' Did you mean ...?' for the closest allowed name, or ''."""
+    close = difflib.get_close_matches(str(value), allowed, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _check_kind(kind: object) -> str:
+    if kind not in KINDS:
+        raise ConfigError(
+            f"kind={kind!r} is not a verifier kind; valid kinds: {', '.join(KINDS)}{_nearest(kind, KINDS)}"
+        )
+    return str(kind)
+
+
+def _check_timeout(timeout: object) -> float:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise ConfigError(f"timeout={timeout!r}: must be a finite number of seconds > 0 (for example 1.0)")
+    return float(timeout)
+
+
+def _check_text(name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+
+
+def _list_spray_size(answer: str) -> int:
+    """How many top-level comma-separated items ``answer`` has (brackets nest; 1,000 is one item)."""
+    if _THOUSANDS.fullmatch(answer.replace(" ", "")):
+        return 1
+    depth, items = 0, 1
+    for char in answer:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            items += 1
+    return items
+
+
+def _grade_math_candidates(found: Extraction, gold: str, timeout: float) -> Verdict:
+    """Grade an extraction that has an answer: spraying checks first, then the math grader."""
+    from reasongym.verifiers.math_answer import verify_math_answer  # loads sympy: only when needed
+
+    answer = found.answer or ""
+    if found.sprayed:
+        if len(found.candidates) > _MAX_SPRAY_CANDIDATES:
+            reason = f"{len(found.candidates)} different boxed answers (answer spraying)."
+            return Verdict(False, Outcome.WRONG, answer, reason)
+        verdicts = [verify_math_answer(candidate, gold, timeout=timeout) for candidate in found.candidates]
+        ungradable = next((verdict for verdict in verdicts if verdict.correct is None), None)
+        if ungradable is not None:
+            return dataclasses.replace(ungradable, extracted=answer)
+        if all(verdict.correct for verdict in verdicts):
+            return Verdict(
+                True, Outcome.CORRECT, answer, f"All {len(verdicts)} boxed answers equal the gold."
+            )
+        reason = f"{len(verdicts)} boxes hold different answers, not all equal to the gold (answer spraying)."
+        return Verdict(False, Outcome.WRONG, answer, reason)
+    if "," not in gold and _list_spray_size(answer) >= _MIN_LIST_SPRAY_ITEMS:
+        reason = (
+            f"{_list_spray_size(answer)} comma-separated candidates for a one-value gold (answer spraying)."
+        )
+        return Verdict(False, Outcome.WRONG, answer[:200], reason)
+    return dataclasses.replace(verify_math_answer(answer, gold, timeout=timeout), extracted=answer)
+
+
+def _grade_math(found: Extraction, gold: str, timeout: float) -> Verdict:
+    """Grade one math extraction; an ungradable gold gives correct=None even without an answer."""
+    if found.answer is not None:
+        return _grade_math_candidates(found, gold, timeout)
+    from reasongym.verifiers.math_answer import verify_math_answer
+
+    gold_check = verify_math_answer(gold, gold, timeout=timeout)
+    if gold_check.correct is None:
+        return dataclasses.replace(gold_check, extracted=None)
+    return Verdict(False, _NO_ANSWER_OUTCOME.get(found.method, Outcome.UNPARSEABLE), None, found.reason)
+
+
+def _make_grader(kind: object, options: Mapping[str, Any]) -> tuple[str, Grader]:
+    """Validate the options once and return ``(kind, grade(completion, gold))`` for that kind."""
+    unknown = [name for name in options if name not in _OPTIONS]
+    if unknown:
+        name = unknown[0]
+        raise ConfigError(
+            f"unknown option {name!r}; valid options: {', '.join(_OPTIONS)}{_nearest(name, _OPTIONS)}"
+        )
+    kind = _check_kind(kind)
+    timeout = _check_timeout(options.get("timeout", 1.0))
+    fallback = bool(options.get("last_number_fallback", True))
+    choices = options.get("choices")
+    if choices is not None and kind != "choice":
+        raise ConfigError(f"choices is only used with kind='choice', got kind={kind!r}")
+    if kind == "math":
+        return kind, lambda completion, gold: _grade_math(
+            extract_math_answer(completion, last_number_fallback=fallback), gold, timeout
+        )
+    if kind == "integer":
+        return kind, lambda completion, gold: verify_integer(completion, gold, last_number_fallback=fallback)
+    if kind == "choice":
+        choice_set = make_choice_set(choices)
+        return kind, lambda completion, gold: verify_choice(completion, gold, choice_set, fallback=fallback)
+    if kind == "exact":
+        return kind, verify_exact
+    if kind == "countdown":
+        return kind, verify_countdown
+    return kind, lambda completion, gold: verify_yesno(completion, gold, fallback=fallback)
+
+
+def _refuse_oversized(completion: str) -> Verdict | None:
+    if len(completion) > MAX_COMPLETION_CHARS:
+        reason = (
+            f"The completion has {len(completion):,} characters, over the limit of {MAX_COMPLETION_CHARS:,}."
+        )
+        return Verdict(False, Outcome.REFUSED, None, reason)
+    return None
+
+
+def verify(
+    completion: str,
+    gold: str,
+    kind: str = "math",
+    *,
+    choices: Choices = None,
+    last_number_fallback: bool = True,
+    timeout: float = 1.0,
+) -> Verdict:
+    """Grade one full model completion against the dataset's gold answer.
+
+    Args:
+        completion: The full model output (reasoning and final answer).
+        gold: The dataset's answer string (for "choice", the correct label).
+        kind: One of :data:`KINDS`: "math", "integer" (AIME 0-999), "choice", "exact", "yesno", "countdown"
+            (gold ``"target=24; numbers=3,5,7,1"``, see :mod:`reasongym.verifiers.countdown`).
+        choices: For kind="choice" only: (label, text) pairs, a list of texts (labelled A, B, ...),
+            or a mapping label->text. None means labels A-E without texts.
+        last_number_fallback: When no box and no answer phrase is found, use the last number
+            (math, integer), the last line (choice) or the last standalone yes/no word (yesno).
+        timeout: Seconds allowed for the symbolic step of one math comparison.
+
+    Returns:
+        The :class:`~reasongym.verifiers.base.Verdict`; ``extracted`` is the answer found.
+
+    Raises:
+        ConfigError: For an unknown kind (with the nearest valid one), a bad timeout, invalid
+            choices, or choices given with a kind other than "choice".
+        TypeError: When ``completion`` or ``gold`` is not a str.
+
+    Example:
+        >>> verify("... so 2 + 2 = 4. The answer is 4.", "4", kind="integer").correct
+        True
+        >>> verify("I pick (C).", "B", kind="choice").outcome.value
+        'wrong'
+    """
+    options = {"choices": choices, "last_number_fallback": last_number_fallback, "timeout": timeout}
+    _, grade = _make_grader(kind, options)
+    _check_text("completion", completion)
+    _check_text("gold", gold)
+    return _refuse_oversized(completion) or grade(completion, gold)
+
+
+def _golds_for(golds: Sequence[str] | str, count: int) -> Sequence[str]:
+    if isinstance(golds, str):
+        return [golds] * count
+    if not isinstance(golds, Sequence):
+        raise TypeError(f"golds must be a str or a sequence of str, got {type(golds).__name__}")
+    if len(golds) != count:
+        raise ConfigError(
+            f"golds has {len(golds)} items but completions has {count}; give one gold per completion"
+        )
+    for index, gold in enumerate(golds):
+        _check_text(f"golds[{index}]", gold)
+    return golds
+
+
+def verify_many(
+    completions: Sequence[str], golds: Sequence[str] | str, kind: str = "math", **options: Any
+) -> list[Verdict]:
+    r"""Grade a batch of completions, in order, with the same options for all.
+
+    Options are validated once. Math answers are extracted per completion, and each distinct
+    (gold, extracted answer) pair is graded once: the many samples of one problem in a GRPO group
+    usually repeat a handful of answers. Other kinds grade each distinct (gold, completion) once.
+
+    Args:
+        completions: Full model outputs.
+        golds: One gold per completion, or one gold string for all of them.
+        kind: One of :data:`KINDS`.
+        **options: ``choices``, ``last_number_fallback`` and ``timeout``, as for :func:`verify`.
+
+    Returns:
+        One verdict per completion, in order; each equals what :func:`verify` returns for it.
+
+    Raises:
+        ConfigError: For an unknown kind or option, a bad option value, or mismatched lengths.
+        TypeError: When ``completions`` is a str or holds a non-str, or a gold is not a str.
+
+    Example:
+        >>> [v.correct for v in verify_many(["\\boxed{5}", "\\boxed{6}", "\\boxed{5}"], "5")]
+        [True, False, True]
+    """
+    kind, grade = _make_grader(kind, options)
+    if isinstance(completions, str) or not isinstance(completions, Sequence):
+        raise TypeError(f"completions must be a sequence of str, got {type(completions).__name__}")
+    gold_list = _golds_for(golds, len(completions))
+    for index, completion in enumerate(completions):
+        _check_text(f"completions[{index}]", completion)
+    if kind == "math":
+        return _verify_many_math(completions, gold_list, options)
+    cache: dict[tuple[str, str], Verdict] = {}
+    verdicts = []
+    for completion, gold in zip(completions, gold_list, strict=True):
+        key = (gold, completion)
+        if key not in cache:
+            cache[key] = _refuse_oversized(completion) or grade(completion, gold)
+        verdicts.append(cache[key])
+    return verdicts
+
+
+def _verify_many_math(
+    completions: Sequence[str], golds: Sequence[str], options: Mapping[str, Any]
+) -> list[Verdict]:
+    """Math batch: extract each completion, grade each distinct (gold, answer) pair once."""
+    timeout = _check_timeout(options.get("timeout", 1.0))
+    fallback = bool(options.get("last_number_fallback", True))
+    cache: dict[tuple[Any, ...], Verdict] = {}
+    verdicts = []
+    for completion, gold in zip(completions, golds, strict=True):
+        refused = _refuse_oversized(completion)
+        if refused is not None:
+            verdicts.append(refused)
+            continue
+        found = extract_math_answer(completion, last_number_fallback=fallback)
+        if found.answer is None:
+            key: tuple[Any, ...] = (gold, None, found.method, found.reason)
+        else:
+            key = (gold, found.answer, found.candidates if found.sprayed else None)
+        if key not in cache:
+            cache[key] = _grade_math(found, gold, timeout)
+        verdicts.append(cache[key])
+    return verdicts

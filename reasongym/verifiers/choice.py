@@ -1,0 +1,308 @@
+r"""Multiple-choice grading: find which option a completion picks, compare it with the gold label.
+
+Where the answer is looked for, in order:
+
+1. The last complete ``\boxed{}``/``\fbox{}`` (an unclosed box means truncated output: no answer).
+   Boxes that name different options are answer spraying: wrong.
+2. The last phrase "answer is", "Answer:", "choice is", "option is", "Final Answer" (and "would be",
+   "should be"), "I pick/choose/select", in the last 20,000 characters.
+3. With ``fallback``: the last non-empty line, read strictly (a bare label such as "B", "(B)",
+   "**B.**", "B) library", or an option's full text).
+
+How an answer span is read:
+
+- A label at its start: "B", "(B)", "B)", "B.", "[B]", "Option B", "B: <text>", "B because ...".
+  Labels match case-sensitively unless the label stands alone or in brackets ("(b)", "b"), so the
+  article in "a bank" is not option A. "I think the answer is B" reads B: the phrase comes first.
+- Text after a label must not name another option: "B: department store" when that is option C's
+  text is wrong. An uppercase "A" followed by another option's text ("A library") is read as the
+  article, and the span picks that option.
+- Without a label, an option's text alone ("ignorance", "the bank"), compared case-insensitively
+  with punctuation and extra whitespace removed; the longest matching text wins.
+- Hedges are wrong: "C or D", "C, D", "C and D", "C/D", "either C or D", "bank or library".
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from reasongym.errors import ConfigError
+from reasongym.verifiers.base import Outcome, Verdict
+from reasongym.verifiers.extract import clean_answer, extract_answer_span, find_boxes, strip_text_wrapper
+from reasongym.verifiers.text import normalize_unicode
+
+__all__ = ["ChoiceSet", "Choices", "make_choice_set", "verify_choice"]
+
+Choices = Sequence[tuple[str, str]] | Sequence[str] | Mapping[str, str] | None
+"""Options as (label, text) pairs, a list of texts (labelled A, B, ...), a label->text mapping, or None."""
+
+CHOICE_PHRASE = re.compile(
+    r"\b(?:final\s+answer|answer|choice|option)\s*(?:\*\*\s*)?(?:is\b|would\s+be\b|should\s+be\b|[:=])"
+    r"|(?m:^[ \t#*]*final\s+answer[ \t*:]*$)"
+    r"|(?-i:\bI)\s+(?:pick|choose|select)\b",
+    re.IGNORECASE,
+)
+_PUNCTUATION = re.compile(r"[^\w\s]+")
+_SPACES = re.compile(r"\s+")
+_LEADING_FILLER = re.compile(r"(?:(?:either|both|option|choice|answer)\b[\s:]*){0,3}", re.IGNORECASE)
+_ARTICLE = re.compile(r"(?:the|an|a)\s+")
+_JOINER = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*", re.IGNORECASE)
+_LABEL_SEPARATOR = " \t.:)-]*"
+
+
+def _normalize_text(text: str) -> str:
+    """Casefold, drop punctuation, collapse whitespace: how option texts are compared."""
+    return _SPACES.sub(" ", _PUNCTUATION.sub(" ", normalize_unicode(text).casefold())).strip()
+
+
+@dataclass(frozen=True)
+class ChoiceSet:
+    """The options of one multiple-choice question.
+
+    Attributes:
+        labels: Option labels in order ("A", "B", ...).
+        texts: Each option's text, normalised for comparison ("" when unknown).
+    """
+
+    labels: tuple[str, ...]
+    texts: tuple[str, ...]
+
+    @functools.cached_property
+    def label_pattern(self) -> re.Pattern[str]:
+        """A label at the start of a span, optionally in brackets (case-insensitive; checked after)."""
+        names = "|".join(re.escape(label) for label in sorted(self.labels, key=len, reverse=True))
+        return re.compile(r"([(\[]?)\s*(" + names + r")(?:\s*([)\]]))?", re.IGNORECASE)
+
+    def canonical(self, written: str) -> str | None:
+        """The label spelled ``written`` (any case), or None."""
+        folded = written.casefold()
+        return next((label for label in self.labels if label.casefold() == folded), None)
+
+    def texts_at_start(self, normalized: str) -> list[int]:
+        """Indices of options whose full text starts ``normalized``, longest texts first."""
+        hits = [
+            index
+            for index, text in enumerate(self.texts)
+            if text and (normalized == text or normalized.startswith(text + " "))
+        ]
+        return sorted(hits, key=lambda index: -len(self.texts[index]))
+
+    def same_text(self, index: int) -> tuple[str, ...]:
+        """Other labels whose option text equals option ``index``'s text."""
+        text = self.texts[index]
+        return tuple(label for i, label in enumerate(self.labels) if i != index and self.texts[i] == text)
+
+
+def _choice_pairs(choices: Choices) -> tuple[tuple[str, str], ...]:
+    """Turn any accepted ``choices`` form into (label, text) pairs."""
+    if choices is None:
+        return tuple((label, "") for label in "ABCDE")
+    if isinstance(choices, str):
+        raise ConfigError(f"choices must be a sequence or mapping, not the string {choices!r}")
+    if isinstance(choices, Mapping):
+        return tuple((str(label), str(text)) for label, text in choices.items())
+    pairs = []
+    for index, item in enumerate(choices):
+        if isinstance(item, str):
+            if index >= len(string.ascii_uppercase):
+                raise ConfigError(f"choices: {len(choices)} texts given; at most 26 can be labelled A-Z")
+            pairs.append((string.ascii_uppercase[index], item))
+        elif isinstance(item, tuple | list) and len(item) == 2:
+            pairs.append((str(item[0]), str(item[1])))
+        else:
+            raise ConfigError(f"choices[{index}] = {item!r}: expected an option text or a (label, text) pair")
+    return tuple(pairs)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_choice_set(pairs: tuple[tuple[str, str], ...]) -> ChoiceSet:
+    labels = tuple(label.strip() for label, _ in pairs)
+    if not labels:
+        raise ConfigError("choices is empty; give at least one option")
+    seen: set[str] = set()
+    for label in labels:
+        if not label or any(char.isspace() for char in label):
+            raise ConfigError(f"choices: label {label!r} must be non-empty and contain no whitespace")
+        if label.casefold() in seen:
+            raise ConfigError(
+                f"choices: label {label!r} appears more than once (labels are case-insensitive)"
+            )
+        seen.add(label.casefold())
+    return ChoiceSet(labels, tuple(_normalize_text(text) for _, text in pairs))
+
+
+def make_choice_set(choices: Choices) -> ChoiceSet:
+    """Validate ``choices`` and build the :class:`ChoiceSet` used for grading (cached).
+
+    Args:
+        choices: (label, text) pairs, a list of texts (labelled A, B, ...), a mapping label->text,
+            or None for labels A-E without texts.
+
+    Returns:
+        The option set.
+
+    Raises:
+        ConfigError: When an entry has the wrong shape, a label is empty or repeated.
+
+    Example:
+        >>> make_choice_set(["bank", "library"]).labels
+        ('A', 'B')
+    """
+    return _cached_choice_set(_choice_pairs(choices))
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What one answer span says: a label, or why not ("hedge", "mismatch", "none")."""
+
+    label: str | None
+    status: str
+    detail: str = ""
+    same_text: tuple[str, ...] = ()  # other labels whose option text is the same (CSQA has a few)
+
+
+def _hedge_after(rest: str, options: ChoiceSet, first: str) -> str | None:
+    """The second option in "B or C" / "B, C" / "bank or library", if ``rest`` starts one."""
+    joiner = _JOINER.match(rest)
+    if joiner is None or joiner.end() == 0:
+        return None
+    after = rest[joiner.end() :]
+    second = options.label_pattern.match(after)
+    if second and second.group(2) in options.labels and second.group(2) != first:
+        following = after[second.end() : second.end() + 1]
+        if not following or not following.isalnum():
+            return second.group(2)
+    text_hits = options.texts_at_start(_normalize_text(after))
+    if text_hits and options.labels[text_hits[0]] != first:
+        return options.labels[text_hits[0]]
+    return None
+
+
+def _read_by_text(span: str, options: ChoiceSet, strict: bool) -> _Reading:
+    """Read a span that starts with no label: an option's text alone, maybe after an article."""
+    normalized = _normalize_text(span)
+    hits = options.texts_at_start(normalized)
+    article = _ARTICLE.match(normalized)
+    if not hits and article and not strict:
+        normalized = normalized[article.end() :]
+        hits = options.texts_at_start(normalized)
+    if not hits or (strict and normalized != options.texts[hits[0]]):
+        return _Reading(None, "none")
+    label = options.labels[hits[0]]
+    rest = normalized[len(options.texts[hits[0]]) :]
+    second = _hedge_after(rest, options, label)
+    if second is None:  # punctuation is gone after normalising: "bank, library" reads "bank library"
+        others = options.texts_at_start(rest.strip())
+        second = options.labels[others[0]] if others and options.labels[others[0]] != label else None
+    if second is not None:
+        return _Reading(None, "hedge", f"{label} and {second}")
+    return _Reading(label, "ok", same_text=options.same_text(hits[0]))
+
+
+def _read_span(span: str, options: ChoiceSet, *, strict: bool = False) -> _Reading:
+    """Read which option an answer span names (rules in the module docstring)."""
+    text = strip_text_wrapper(clean_answer(span)).strip("*\"'` ")
+    body = text if strict else text[_LEADING_FILLER.match(text).end() :]
+    found = options.label_pattern.match(body)
+    if found is None or (body[found.end() : found.end() + 1].isalnum() and not found.group(3)):
+        reading = _read_by_text(text, options, strict)
+        return _read_by_text(body, options, strict) if reading.status == "none" and body != text else reading
+    opener, written, closer = found.groups()
+    label = options.canonical(written)
+    rest = body[found.end() :]
+    delimited = bool(opener or closer) or rest.lstrip()[:1] in (".", ":", "-")
+    if written != label and not (delimited or not rest.strip()):
+        return _read_by_text(text, options, strict)  # lowercase "a bank" is an article, not option A
+    second = _hedge_after(rest, options, label)
+    if second is not None:
+        return _Reading(None, "hedge", f"{label} and {second}")
+    after = _normalize_text(rest.lstrip(_LABEL_SEPARATOR))
+    if not after:
+        return _Reading(label, "ok")
+    if strict and not delimited:
+        return _Reading(None, "none")
+    hits = options.texts_at_start(after)
+    if not hits or options.labels.index(label) in hits:
+        return _Reading(label, "ok")
+    named = options.labels[hits[0]]
+    if label == "A" and written == "A" and not delimited:  # "A library": the article, then an option's text
+        return _Reading(named, "ok", same_text=options.same_text(hits[0]))
+    return _Reading(None, "mismatch", f"label {label} with the text of option {named}")
+
+
+def _reading_from_boxes(contents: tuple[str, ...], options: ChoiceSet) -> _Reading:
+    """Read the last box; several boxes naming different options are spraying."""
+    readings = [_read_span(content, options) for content in contents]
+    named = {reading.label for reading in readings if reading.label is not None}
+    if len(named) > 1:
+        return _Reading(None, "sprayed", ", ".join(sorted(named)))
+    return readings[-1]
+
+
+def _find_reading(completion: str, options: ChoiceSet, fallback: bool) -> tuple[_Reading, str | None]:
+    """Find the answer span (box, phrase, last line) and read it: (reading, span or None)."""
+    scan = find_boxes(completion)
+    if scan.problem is not None:
+        return _Reading(None, "none", f"no usable box ({scan.problem.replace('_', ' ')})"), None
+    if scan.contents:
+        return _reading_from_boxes(scan.contents, options), clean_answer(scan.contents[-1])
+    found = extract_answer_span(completion, phrase=CHOICE_PHRASE)
+    if found.answer is not None:
+        return _read_span(found.answer, options), found.answer
+    if not fallback:
+        return _Reading(None, "none", "no box and no answer phrase"), None
+    lines = completion[-2_000:].strip().rsplit("\n", 1)
+    last_line = lines[-1].strip() if lines else ""
+    if not last_line:
+        return _Reading(None, "none", "the completion is empty"), None
+    return _read_span(last_line, options, strict=True), clean_answer(last_line)
+
+
+def verify_choice(
+    completion: str, gold: str, options: ChoiceSet | Choices = None, *, fallback: bool = True
+) -> Verdict:
+    """Grade a multiple-choice completion against the gold label.
+
+    Args:
+        completion: A full model output.
+        gold: The correct option's label ("B"; "(b)" is accepted too).
+        options: A :class:`ChoiceSet` or any ``choices`` form (None: labels A-E without texts).
+        fallback: Read the last line when there is no box and no answer phrase.
+
+    Returns:
+        The verdict; ``extracted`` is the chosen label, or the unreadable span. ``correct`` is None
+        when ``gold`` is not one of the labels.
+
+    Example:
+        >>> verify_choice("I think the answer is (B).", "B").correct
+        True
+        >>> verify_choice("The answer is C or D.", "C").outcome.value
+        'wrong'
+    """
+    options = options if isinstance(options, ChoiceSet) else make_choice_set(options)
+    gold_label = options.canonical(gold.strip().strip("()[] "))
+    if gold_label is None:
+        allowed = ", ".join(options.labels)
+        return Verdict(
+            None, Outcome.UNPARSEABLE, None, f"Gold {gold[:40]!r} is not one of the labels {allowed}."
+        )
+    reading, span = _find_reading(completion, options, fallback)
+    if reading.label is not None:
+        if gold_label in (reading.label, *reading.same_text):
+            return Verdict(True, Outcome.CORRECT, gold_label, f"Picked option {gold_label}, the gold.")
+        return Verdict(
+            False, Outcome.WRONG, reading.label, f"Picked option {reading.label}; gold is {gold_label}."
+        )
+    if reading.status == "hedge":
+        return Verdict(False, Outcome.WRONG, span, f"Hedged between options ({reading.detail}).")
+    if reading.status == "sprayed":
+        return Verdict(False, Outcome.WRONG, span, f"Boxes name different options ({reading.detail}).")
+    if reading.status == "mismatch":
+        return Verdict(False, Outcome.WRONG, span, f"Contradictory answer: {reading.detail}.")
+    if span is None:
+        return Verdict(False, Outcome.UNPARSEABLE, None, f"No answer found: {reading.detail}.")
+    return Verdict(False, Outcome.UNPARSEABLE, span[:200], f"{span[:40]!r} names none of the options.")

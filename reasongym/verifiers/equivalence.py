@@ -1,0 +1,316 @@
+r"""Decide whether a parsed prediction equals a parsed gold answer, gold first.
+
+Structures are compared by shape, then element by element with
+:func:`~reasongym.verifiers.mathnumeric.compare_scalars`:
+
+- A label is ignored on either side (``x = 3`` equals ``3``), except that a labelled gold
+  equation compares with an unlabelled one as an equation.
+- Tuples, points and vectors are ordered; sets and bare lists of solutions are unordered
+  multisets; a list of several answers never equals a single-valued gold (a hedge is wrong).
+- Intervals need equal ends and equal open/closed ends (the side of an infinite end is ignored);
+  unions match part by part in any order. An open pair ``(a, b)`` may stand for an interval.
+- Equations ``l = r`` compare by ``l - r`` (up to sign); inequalities side by side.
+- Numerals in another base (``204_5``) compare by their digits and base, never by value.
+- Units convert within a dimension (``500 cm`` is ``5 m``) and never across (``5 cm`` vs
+  ``5 m`` is checked as a conversion, ``5 kg`` vs ``5 m`` is wrong); a gold without a unit ignores
+  the prediction's unit, and a prediction without one is read in the gold's unit.
+- Percent: gold ``25\%`` accepts 25 and 0.25; gold 25 accepts ``25\%`` but not 0.25.
+- Text answers compare case-insensitively, word by word.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from reasongym.verifiers import mathast as ast
+from reasongym.verifiers.mathast import Node
+from reasongym.verifiers.mathnumeric import Match, SymbolicCheck, compare_scalars
+
+__all__ = ["Match", "answers_equal"]
+
+_INFINITIES = (ast.Const("oo"), ast.Neg(ast.Const("oo")))
+_MAX_ITEMS = 64
+
+
+def answers_equal(gold: Node, pred: Node, *, timeout: float = 1.0) -> Match:
+    r"""Compare a parsed prediction with a parsed gold answer.
+
+    Args:
+        gold: The gold answer, from :func:`~reasongym.verifiers.mathparse.parse_answer`.
+        pred: The prediction, parsed the same way.
+        timeout: Seconds allowed for each sympy step (run in a worker process).
+
+    Returns:
+        A :class:`Match`: whether they are equal, and a short reason.
+
+    Raises:
+        VerifierTimeout: A sympy step ran past ``timeout``.
+
+    Example:
+        >>> from reasongym.verifiers.mathparse import parse_answer
+        >>> answers_equal(parse_answer("\\frac{1}{2}"), parse_answer("0.5")).equal
+        True
+    """
+    return _compare(gold, pred, SymbolicCheck(timeout))
+
+
+def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
+    if gold == pred:
+        return Match(True, "the same expression")
+    if isinstance(gold, ast.Labeled) and isinstance(pred, ast.Rel):
+        return _compare_relations(ast.Rel(("=",), (gold.label, gold.value)), pred, sym)
+    if isinstance(gold, ast.Rel) and isinstance(pred, ast.Labeled):
+        return _compare_relations(gold, ast.Rel(("=",), (pred.label, pred.value)), sym)
+    gold, pred = _unlabel(gold), _unlabel(pred)
+    if isinstance(gold, ast.Text):
+        return _compare_text(gold, pred)
+    if isinstance(pred, ast.Text):
+        return Match(False, "the answer is words where the gold is not")
+    if isinstance(gold, ast.Seq):
+        return _compare_sequence(gold, pred, sym)
+    if isinstance(pred, ast.Seq) and pred.kind == "list":
+        how = "joined by or/and" if pred.hedged else "in a list"
+        return Match(False, f"{len(pred.items)} answers {how} for a single-valued gold (a hedge)")
+    if isinstance(gold, ast.Interval):
+        return _compare_interval(gold, pred, sym)
+    if isinstance(gold, ast.Union):
+        return _compare_union(gold, pred, sym)
+    if isinstance(gold, ast.Matrix):
+        return _compare_matrix(gold, pred, sym)
+    if isinstance(gold, ast.Rel):
+        if not isinstance(pred, ast.Rel):
+            return Match(False, "the gold is a relation and the answer is not")
+        return _compare_relations(gold, pred, sym)
+    if isinstance(gold, ast.BaseNum) or isinstance(pred, ast.BaseNum):
+        return _compare_base(gold, pred)
+    if _is_measure(gold) and _is_measure(pred):
+        return _compare_measures(gold, pred, sym)
+    return Match(False, f"a {_kind(pred)} is not a {_kind(gold)}")
+
+
+def _kind(node: Node) -> str:
+    names = {
+        ast.Seq: "list",
+        ast.Interval: "interval",
+        ast.Union: "union",
+        ast.Matrix: "matrix",
+        ast.Rel: "relation",
+    }
+    return names.get(type(node), "value")
+
+
+def _unlabel(node: Node) -> Node:
+    return node.value if isinstance(node, ast.Labeled) else node
+
+
+def _is_measure(node: Node) -> bool:
+    return ast.is_scalar(node) or isinstance(node, ast.Quantity)
+
+
+# ---- text -------------------------------------------------------------------------------------------
+
+
+def _as_text(node: Node) -> str | None:
+    if isinstance(node, ast.Text):
+        return node.text.replace(" ", "")
+    if isinstance(node, ast.Sym) or (isinstance(node, ast.Const) and node.name in ("e", "i")):
+        return node.name.lower()  # "(E)" was read as Euler's number
+    if isinstance(node, ast.Mul) and not node.den:
+        parts = [_as_text(f) for f in node.num]
+        return None if None in parts else "".join(parts)  # "Tom" was read as T*o*m
+    return None
+
+
+def _compare_text(gold: ast.Text, pred: Node) -> Match:
+    text = _as_text(pred)
+    if text is not None and text == gold.text.replace(" ", ""):
+        return Match(True, "the same words")
+    return Match(False, f"the answer does not read {gold.text!r}")
+
+
+# ---- sequences, intervals, matrices -------------------------------------------------------------------
+
+
+def _items_of(pred: Node) -> tuple[Node, ...] | None:
+    if isinstance(pred, ast.Seq):
+        return pred.items
+    if isinstance(pred, ast.Matrix) and (len(pred.rows) == 1 or all(len(r) == 1 for r in pred.rows)):
+        return tuple(cell for row in pred.rows for cell in row)  # a row or column vector
+    return None
+
+
+def _compare_sequence(gold: ast.Seq, pred: Node, sym: SymbolicCheck) -> Match:
+    if gold.kind == "tuple" and isinstance(pred, ast.Interval) and len(gold.items) == 2:
+        return _compare_interval(ast.Interval(gold.items[0], gold.items[1], False, False), pred, sym)
+    items = _items_of(pred)
+    if items is None:
+        items = (pred,)
+    if len(items) != len(gold.items):
+        return Match(False, f"{len(items)} values where the gold has {len(gold.items)}")
+    if len(items) > _MAX_ITEMS:
+        return Match(False, f"more than {_MAX_ITEMS} values are not compared")
+    if gold.kind == "tuple":
+        if isinstance(pred, ast.Seq) and pred.kind == "set":
+            return Match(False, "a set where the gold is an ordered tuple")
+        return _compare_in_order(gold.items, items, sym)
+    return _compare_any_order(gold.items, items, sym)
+
+
+def _compare_in_order(gold: tuple[Node, ...], pred: tuple[Node, ...], sym: SymbolicCheck) -> Match:
+    for k, (g, p) in enumerate(zip(gold, pred, strict=True)):
+        match = _compare(g, p, sym)
+        if not match.equal:
+            return Match(False, f"entry {k + 1}: {match.reason}")
+    return Match(True, "equal entry by entry")
+
+
+def _compare_any_order(gold: tuple[Node, ...], pred: tuple[Node, ...], sym: SymbolicCheck) -> Match:
+    unused = list(pred)
+    for k, g in enumerate(gold):
+        found = next((p for p in unused if _compare(g, p, sym).equal), None)
+        if found is None:
+            return Match(False, f"gold value {k + 1} is missing from the answer")
+        unused.remove(found)
+    return Match(True, "the same values in any order")
+
+
+def _as_interval(pred: Node) -> ast.Interval | None:
+    if isinstance(pred, ast.Interval):
+        return pred
+    if isinstance(pred, ast.Seq) and pred.kind == "tuple" and len(pred.items) == 2:
+        return ast.Interval(pred.items[0], pred.items[1], False, False)
+    if isinstance(pred, ast.Union) and len(pred.parts) == 1:
+        return _as_interval(pred.parts[0])
+    return None
+
+
+def _compare_interval(gold: ast.Interval, pred: Node, sym: SymbolicCheck) -> Match:
+    interval = _as_interval(pred)
+    if interval is None:
+        return Match(False, "the gold is an interval and the answer is not")
+    for end, g, p, g_closed, p_closed in (
+        ("left", gold.lo, interval.lo, gold.lo_closed, interval.lo_closed),
+        ("right", gold.hi, interval.hi, gold.hi_closed, interval.hi_closed),
+    ):
+        if g in _INFINITIES or p in _INFINITIES:
+            if g != p:
+                return Match(False, f"the {end} ends differ")
+            continue
+        if g_closed != p_closed:
+            return Match(False, f"the {end} end is {'closed' if g_closed else 'open'} in the gold")
+        match = _compare(g, p, sym)
+        if not match.equal:
+            return Match(False, f"the {end} ends differ: {match.reason}")
+    return Match(True, "the same interval")
+
+
+def _compare_union(gold: ast.Union, pred: Node, sym: SymbolicCheck) -> Match:
+    parts = pred.parts if isinstance(pred, ast.Union) else (pred,)
+    if len(parts) != len(gold.parts):
+        return Match(False, f"{len(parts)} pieces where the gold union has {len(gold.parts)}")
+    return _compare_any_order(gold.parts, parts, sym)
+
+
+def _compare_matrix(gold: ast.Matrix, pred: Node, sym: SymbolicCheck) -> Match:
+    if isinstance(pred, ast.Matrix):
+        shape = (len(gold.rows), len(gold.rows[0]))
+        if (len(pred.rows), len(pred.rows[0])) != shape:
+            return Match(False, f"the gold matrix is {shape[0]}x{shape[1]}")
+        return _compare_in_order(_items_of_matrix(gold), _items_of_matrix(pred), sym)
+    gold_items, items = _items_of(gold), _items_of(pred)
+    if gold_items is None or items is None or len(items) != len(gold_items):
+        return Match(False, "the gold is a matrix and the answer is not")
+    return _compare_in_order(gold_items, items, sym)
+
+
+def _items_of_matrix(matrix: ast.Matrix) -> tuple[Node, ...]:
+    return tuple(cell for row in matrix.rows for cell in row)
+
+
+# ---- relations, bases, measures ---------------------------------------------------------------------
+
+
+_FLIPPED = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!="}
+
+
+def _compare_relations(gold: ast.Rel, pred: ast.Rel, sym: SymbolicCheck) -> Match:
+    if gold.ops == ("=",) and pred.ops == ("=",):
+        g = ast.Add((gold.sides[0], ast.Neg(gold.sides[1])))
+        p = ast.Add((pred.sides[0], ast.Neg(pred.sides[1])))
+        match = compare_scalars(g, p, None, sym)
+        if not match.equal:
+            match = compare_scalars(g, ast.Neg(p), None, sym)
+        return Match(match.equal, "the same equation" if match.equal else "a different equation")
+    flipped = tuple(_FLIPPED[op] for op in reversed(pred.ops))
+    for ops, sides in ((pred.ops, pred.sides), (flipped, tuple(reversed(pred.sides)))):
+        if ops == gold.ops and all(_compare(g, p, sym).equal for g, p in zip(gold.sides, sides, strict=True)):
+            return Match(True, "the same relation")
+    return Match(False, "a different relation")
+
+
+def _compare_base(gold: Node, pred: Node) -> Match:
+    def digits(node: Node) -> tuple[str, int | None] | None:
+        if isinstance(node, ast.BaseNum):
+            return node.digits.lstrip("0") or "0", node.base
+        if isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0:
+            return str(node.mantissa), None
+        return None
+
+    g, p = digits(_unlabel(gold)), digits(pred)
+    if g is None or p is None:
+        return Match(False, "a numeral in another base compares only with digits")
+    if g[0] != p[0]:
+        return Match(False, f"the digits {p[0]} are not {g[0]}")
+    if g[1] is not None and p[1] is not None and g[1] != p[1]:
+        return Match(False, f"base {p[1]} is not base {g[1]}")
+    if g[1] is None and p[1] is not None:
+        return Match(False, "a numeral in another base where the gold is a decimal number")
+    return Match(True, "the same digits")
+
+
+def _split_measure(node: Node) -> tuple[Node, ast.Unit | None, bool]:
+    if isinstance(node, ast.Quantity):
+        return node.value, node.unit, False
+    if isinstance(node, ast.Percent):
+        return node.arg, None, True
+    return node, None, False
+
+
+def _gold_tolerance(node: Node) -> Fraction | None:
+    """Half a unit in the last shown decimal of a plain decimal gold (``0.33`` allows 0.005)."""
+    node = node.arg if isinstance(node, ast.Neg) else node
+    if isinstance(node, ast.Num) and node.decimals is not None:
+        return Fraction(1, 2) * Fraction(10) ** -node.decimals
+    return None
+
+
+def _in_unit(value: Node, unit: ast.Unit, target: ast.Unit) -> Node:
+    factor = unit.factor / target.factor
+    num: tuple[Node, ...] = (value, ast.Num(factor.numerator))
+    pi_power = unit.pi_power - target.pi_power
+    if pi_power:
+        num += (ast.Pow(ast.Const("pi"), ast.Num(pi_power) if pi_power > 0 else ast.Neg(ast.Num(-pi_power))),)
+    return ast.Mul(num, (ast.Num(factor.denominator),))
+
+
+def _compare_measures(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
+    g_value, g_unit, g_percent = _split_measure(gold)
+    p_value, p_unit, p_percent = _split_measure(pred)
+    if g_unit is not None and p_unit is not None:
+        if g_unit.dims != p_unit.dims:
+            return Match(False, f"{p_unit.name} does not measure the same quantity as {g_unit.name}")
+        p_value = _in_unit(p_value, p_unit, g_unit)
+    tol = _gold_tolerance(g_value)
+    hundred = ast.Num(100)
+    candidates = [(g_value, p_value, tol)]
+    if g_percent and not p_percent:  # gold 25% accepts 25 and 0.25
+        candidates.append((ast.Mul((g_value,), (hundred,)), p_value, tol / 100 if tol is not None else None))
+    if p_percent and not g_percent:  # gold 25 accepts 25% (the number the question asked for)
+        candidates.append((g_value, ast.Mul((p_value,), (hundred,)), tol))
+    first = None
+    for g, p, t in candidates:
+        match = compare_scalars(g, p, t, sym)
+        if match.equal:
+            return match
+        first = first or match
+    return first

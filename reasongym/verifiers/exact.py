@@ -1,0 +1,209 @@
+r"""String answers: normalised exact match (``exact``) and yes/no questions (``yesno``).
+
+``exact``: the answer is the last complete box, else the text after the last answer phrase ("The
+answer is", "Answer:", ...), else the whole completion. Both sides are normalised (Unicode, outer
+whitespace, whitespace runs, case, trailing periods, surrounding quotes, ``$`` and ``**``,
+``\text{}`` wrappers) and must then be equal. There is no substring credit: "Paris, France" is
+not "Paris".
+
+``yesno``: the final claim decides. In order: the last box or answer phrase ("The answer is no",
+"Answer: yes") when it starts with (or holds only one of) yes/no/true/false; else, with
+``fallback``, the last standalone yes/no/true/false word of the text. Standalone means followed by
+punctuation or the end of a line ("So, no."), or starting a sentence ("Yes, because ..."; "No it
+is not"), but not "no" used as a determiner ("no one", "no longer", "there is no way"). A final
+claim holding both polarities ("yes or no", "yes and no", "true/false") is a hedge: wrong.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reasongym.verifiers.base import Outcome, Verdict
+from reasongym.verifiers.extract import TAIL_CHARS, clean_answer, extract_answer_span, strip_text_wrapper
+from reasongym.verifiers.text import normalize_unicode
+
+__all__ = ["normalize_exact", "read_yes_no", "verify_exact", "verify_yesno"]
+
+_SPACES = re.compile(r"\s+")
+_WRAPPERS = (("**", "**"), ("$", "$"), ('"', '"'), ("'", "'"), ("`", "`"))
+_POLARITY = {"yes": "yes", "true": "yes", "no": "no", "false": "no"}
+_WORD = re.compile(r"\b(yes|no|true|false)\b", re.IGNORECASE)
+_HEDGE = re.compile(
+    r"\b(yes|no|true|false)\s*(?:,\s*(?:or\b|and\b)?|/|\bor\b|\band\b)\s*(yes|no|true|false)\b", re.IGNORECASE
+)
+_FOLLOWED_BY_PUNCTUATION = re.compile(r"[ \t]*(?:[.,!;:)\]*\"'\n]|$)")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:\n(])[\s*\"'>#-]*$")
+_DETERMINER_USES = frozenset(
+    "one longer more matter way doubt other less such single body idea need reason evidence".split()
+)
+_NEXT_WORD = re.compile(r"\s+(\w+)")
+
+
+def normalize_exact(text: str) -> str:
+    r"""Normalise a string answer for exact comparison.
+
+    Args:
+        text: An answer or a gold string.
+
+    Returns:
+        The text with Unicode normalised, ``\text{}`` wrappers, outer whitespace, trailing periods
+        and surrounding quotes / ``$`` / ``**`` removed, whitespace runs collapsed, and casefolded.
+
+    Example:
+        >>> normalize_exact('  **"New   York".**  ')
+        'new york'
+    """
+    normalized = _SPACES.sub(" ", normalize_unicode(text)).strip()
+    previous = None
+    while normalized != previous:
+        previous = normalized
+        normalized = strip_text_wrapper(normalized.rstrip(". ").strip())
+        for opener, closer in _WRAPPERS:
+            wrapped = normalized.startswith(opener) and normalized.endswith(closer)
+            if wrapped and len(normalized) >= len(opener) + len(closer):
+                normalized = normalized[len(opener) : len(normalized) - len(closer)].strip()
+                break
+    return normalized.casefold()
+
+
+def verify_exact(completion: str, gold: str) -> Verdict:
+    """Grade a completion by normalised exact match against ``gold`` (rules in the module docstring).
+
+    Args:
+        completion: A full model output.
+        gold: The expected answer string.
+
+    Returns:
+        The verdict; ``correct`` is None when the gold normalises to the empty string.
+
+    Example:
+        >>> verify_exact("The answer is: Paris.", "paris").correct
+        True
+        >>> verify_exact("The answer is Paris, France.", "Paris").correct
+        False
+    """
+    gold_normalized = normalize_exact(gold)
+    if not gold_normalized:
+        return Verdict(None, Outcome.UNPARSEABLE, None, "Gold is empty after normalisation.")
+    found = extract_answer_span(completion)
+    if found.answer is None and found.method != "none":  # truncated box, empty box, bare phrase
+        return Verdict(False, Outcome.UNPARSEABLE, None, found.reason)
+    answer = normalize_exact(found.answer if found.answer is not None else completion)
+    if not answer:
+        return Verdict(False, Outcome.UNPARSEABLE, None, "The completion holds no answer.")
+    if found.sprayed and len({normalize_exact(candidate) for candidate in found.candidates}) > 1:
+        return Verdict(False, Outcome.WRONG, answer[:200], "Boxes hold different answers (answer spraying).")
+    if answer == gold_normalized:
+        return Verdict(True, Outcome.CORRECT, answer, "Matches the gold exactly after normalisation.")
+    return Verdict(False, Outcome.WRONG, answer[:200], "Differs from the gold after normalisation.")
+
+
+def _is_hedge(text: str, hedge: re.Match[str] | None) -> bool:
+    """Whether a "yes or no" match joins both polarities (and the "no" is not "no one")."""
+    if hedge is None or _POLARITY[hedge.group(1).casefold()] == _POLARITY[hedge.group(2).casefold()]:
+        return False
+    following = _NEXT_WORD.match(text, hedge.end())
+    return following is None or following.group(1).casefold() not in _DETERMINER_USES
+
+
+def _polarity_of_span(span: str) -> str | None:
+    """'yes', 'no', 'hedge' or None for an answer span (box content or text after a phrase)."""
+    text = strip_text_wrapper(clean_answer(span)).strip("*\"'` ")
+    if _is_hedge(text, _HEDGE.search(text)):
+        return "hedge"
+    first = _WORD.match(text)
+    if first:
+        return _POLARITY[first.group(1).casefold()]
+    claims = {_POLARITY[match.group(1).casefold()] for match in _WORD.finditer(text)}
+    if len(claims) == 1:
+        return claims.pop()
+    return "hedge" if claims else None
+
+
+def _is_standalone(text: str, match: re.Match[str]) -> bool:
+    """Whether a yes/no word is an answer rather than part of a phrase ("no one", "is true that")."""
+    if _FOLLOWED_BY_PUNCTUATION.match(text, match.end()):
+        return True
+    if not _SENTENCE_START.search(text, max(0, match.start() - 8), match.start()):
+        return False
+    if match.group(1).casefold() != "no":
+        return True
+    following = _NEXT_WORD.match(text, match.end())
+    return following is None or following.group(1).casefold() not in _DETERMINER_USES
+
+
+def _last_standalone_polarity(completion: str) -> str | None:
+    """'yes', 'no', 'hedge' or None from the last standalone yes/no word of the text."""
+    tail = normalize_unicode(completion[-TAIL_CHARS:])
+    last = None
+    for match in _WORD.finditer(tail):
+        if _is_standalone(tail, match):
+            last = match
+    if last is None:
+        return None
+    hedge = None
+    for hedge in _HEDGE.finditer(tail, max(0, last.start() - 40)):  # noqa: B007 - the last one decides
+        pass
+    if hedge is not None and hedge.end() >= last.end() and _is_hedge(tail, hedge):
+        return "hedge"
+    return _POLARITY[last.group(1).casefold()]
+
+
+def read_yes_no(completion: str, *, fallback: bool = True) -> tuple[str | None, str]:
+    """Find a completion's final yes/no claim.
+
+    Args:
+        completion: A full model output.
+        fallback: Use the last standalone yes/no word when no box or phrase gives the answer.
+
+    Returns:
+        ``(claim, how)``: claim is "yes", "no", "hedge" or None; ``how`` says where it came from.
+
+    Example:
+        >>> read_yes_no("Yes, because no one lives there.")
+        ('yes', 'last standalone yes/no word')
+    """
+    found = extract_answer_span(completion)
+    if found.method in ("truncated", "too_many_boxes", "box_too_long"):
+        return None, found.reason
+    if found.sprayed:
+        claims = {_polarity_of_span(candidate) for candidate in found.candidates}
+        if len(claims) > 1:
+            return "hedge", "boxes"
+    if found.answer is not None:
+        claim = _polarity_of_span(found.answer)
+        if claim is not None:
+            return claim, "box" if found.method == "boxed" else "answer phrase"
+    if not fallback:
+        return None, "no box or answer phrase with yes/no"
+    return _last_standalone_polarity(completion), "last standalone yes/no word"
+
+
+def verify_yesno(completion: str, gold: str, *, fallback: bool = True) -> Verdict:
+    """Grade a yes/no completion (rules in the module docstring).
+
+    Args:
+        completion: A full model output.
+        gold: "yes"/"no" (or "true"/"false"; any case).
+        fallback: Use the last standalone yes/no word when no box or phrase gives the answer.
+
+    Returns:
+        The verdict; ``extracted`` is "yes" or "no". ``correct`` is None for any other gold.
+
+    Example:
+        >>> verify_yesno("It is in Europe. So, no.", "no").correct
+        True
+        >>> verify_yesno("The answer is yes or no.", "yes").outcome.value
+        'wrong'
+    """
+    gold_claim = _POLARITY.get(normalize_exact(gold))
+    if gold_claim is None:
+        return Verdict(None, Outcome.UNPARSEABLE, None, f"Gold {gold[:40]!r} is not yes/no/true/false.")
+    claim, how = read_yes_no(completion, fallback=fallback)
+    if claim is None:
+        return Verdict(False, Outcome.UNPARSEABLE, None, f"No yes/no answer found ({how}).")
+    if claim == "hedge":
+        return Verdict(False, Outcome.WRONG, None, f"Hedged between yes and no ({how}).")
+    if claim == gold_claim:
+        return Verdict(True, Outcome.CORRECT, claim, f"Answered {claim} ({how}), the gold.")
+    return Verdict(False, Outcome.WRONG, claim, f"Answered {claim} ({how}); gold is {gold_claim}.")

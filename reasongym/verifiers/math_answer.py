@@ -1,0 +1,127 @@
+r"""Grade one extracted math answer against a gold answer: :func:`verify_math_answer`.
+
+Grading rules (strict by default; gold first):
+
+Parsing. Both strings are read by our own grammar (:mod:`mathparse`); model text never reaches
+``eval``, ``sympify``, ``parse_expr`` or a LaTeX parser. Understood: integers, negatives (also
+U+2212), decimals, thousands groups (``1,000``, ``1\,000``, ``1{,}000``; a plain comma group only
+outside brackets, so ``(1,000)`` is a pair), fractions (``a/b``, ``\frac``, ``\dfrac``, ``\tfrac``,
+``\frac12``), mixed numbers (``3\frac12``, ``3 1/2``), percent, scientific notation (``2e3``,
+``2\times10^3``), repeating decimals (``0.1\overline{6}``), roots, powers (``^`` and ``**``),
+``\pi``, ``e``, ``i``, trig/log/ln/exp, implicit products, ``\left( \right)``, ``\cdot``,
+``\times``, ``\div``, degrees, base subscripts (``204_5``), ``\text{}``/``\mathrm{}``/``\boxed{}``
+wrappers, ``$``/``\(..\)`` delimiters, Unicode math, number words ("twelve", "one hundred"),
+variables with subscripts, a leading ``x =`` / ``x \in`` label, tuples, sets, intervals and unions,
+matrices, equations and inequalities. Anything else is UNPARSEABLE with the reason.
+
+Refusals, decided before computing (REFUSED, ``correct=False``): more than 2,000 characters or
+2,000 digits, brackets nested more than 50 deep, or any value needing more than 10,000 digits
+(huge powers, towers, factorials, binomials), estimated without computing it.
+
+Equality (see :mod:`equivalence` and :mod:`mathnumeric`):
+
+- Exact values compare exactly: ``0.333`` is not ``1/3``, ``3.14`` is not ``\pi``, ``2/3`` is not
+  ``0.67``; a decimal prediction of an exact gold needs about ten significant digits
+  (``3.141592654`` is ``\pi``). ``\sqrt8`` equals ``2\sqrt2``; ``1/2^{99}`` is not ``1/2^{98}``.
+- A decimal gold counts as rounded at its shown precision: gold ``0.33`` accepts anything within
+  0.005 of it (``0.334``, ``1/3``), not ``0.34``; an integer gold accepts no rounding.
+- Expressions with variables: equal if they agree at random real and complex points and sympy
+  simplifies the difference to 0 (in a worker, under ``timeout``): ``x^2-1`` is ``(x-1)(x+1)``,
+  ``2x`` is not ``2y``.
+- Labels are ignored: ``x = 3`` equals ``3`` and the reverse.
+- Tuples/points/vectors are ordered; sets and bare solution lists (``1, 2``, ``x=1, x=2``,
+  ``1 and 2``, ``x = 1 or x = 2``) are unordered. Several values for a single-valued gold are a
+  hedge and WRONG (``1 or 2`` for gold ``1``).
+- Intervals need the same ends and the same open/closed ends; a solved inequality equals its
+  interval (``2 \le x < 5`` is ``[2,5)``, ``x > 3`` is ``(3,\infty)``); an unsolved one
+  (``2x + 1 > 7``) is not.
+- Percent: gold ``25\%`` accepts ``25\%``, ``25`` and ``0.25``; gold ``25`` accepts ``25\%`` but
+  not ``0.25`` or ``2500``.
+- Units: converted within a dimension (gold ``5 m`` accepts ``5``, ``5 meters``, ``500 cm``;
+  ``60 minutes`` is ``1 hour``), wrong across units or dimensions (``5 cm`` for ``5 m``). A gold
+  without a unit ignores the prediction's unit and counting words (``5 apples`` for ``5``).
+  Money: ``$5``, ``\$5``, ``5 dollars``, ``500 cents``. A gold in degrees accepts the bare number.
+- Base subscripts compare digits: gold ``204_5`` accepts ``204`` and ``204_5``, not ``204_6`` or 54.
+- Text golds (``\text{(C)}``, ``Monday``) compare case-insensitively, word by word.
+
+Outcomes: CORRECT; WRONG; UNPARSEABLE (``correct=False``, or ``correct=None`` when the gold
+itself cannot be parsed, so trainers skip the item); REFUSED; TIMEOUT (the sympy step ran out of
+time, ``correct=False``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from reasongym.errors import ConfigError, VerifierTimeout
+from reasongym.verifiers.base import Outcome, Verdict
+from reasongym.verifiers.equivalence import answers_equal
+from reasongym.verifiers.mathast import AnswerRejected, Node, Refused
+from reasongym.verifiers.mathparse import parse_answer
+
+__all__ = ["verify_math_answer"]
+
+_SHOWN_CHARS = 200
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_gold(gold: str) -> Node | AnswerRejected:
+    """Parsed gold answers are cached: a gold is graded against many samples."""
+    try:
+        return parse_answer(gold)
+    except AnswerRejected as error:
+        return error
+
+
+def _shown(answer: str) -> str:
+    answer = answer.strip()
+    return answer if len(answer) <= _SHOWN_CHARS else answer[:_SHOWN_CHARS] + "..."
+
+
+def verify_math_answer(answer: str, gold: str, *, timeout: float = 1.0) -> Verdict:
+    r"""Grade an extracted math answer against the gold answer (rules in the module docstring).
+
+    Args:
+        answer: The answer already extracted from a completion, e.g. ``"x = \frac{1}{2}"``.
+        gold: The gold answer, e.g. ``"\frac12"``.
+        timeout: Seconds allowed for each sympy step, which runs in a worker process. Integers,
+            decimals, fractions, percents and simple radicals never reach sympy.
+
+    Returns:
+        A :class:`~reasongym.verifiers.base.Verdict`; it never raises for any pair of strings.
+
+    Raises:
+        ConfigError: ``timeout`` is not a finite number of seconds > 0.
+
+    Example:
+        >>> verify_math_answer("0.5", r"\frac{1}{2}").correct
+        True
+        >>> verify_math_answer("1 or 2", "1").outcome.value
+        'wrong'
+    """
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
+        raise ConfigError(
+            f"timeout={timeout!r} is not allowed: the sympy time limit must be a finite number of "
+            "seconds > 0 (e.g. timeout=1.0)"
+        )
+    parsed_gold = _parse_gold(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
+    if isinstance(parsed_gold, AnswerRejected):
+        return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
+    if not isinstance(answer, str):
+        return Verdict(False, Outcome.UNPARSEABLE, None, "no answer was given")
+    shown = _shown(answer)
+    try:
+        parsed = parse_answer(answer)
+    except Refused as error:
+        return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
+    except AnswerRejected as error:
+        return Verdict(False, Outcome.UNPARSEABLE, shown, f"answer not understood: {error.reason}")
+    try:
+        match = answers_equal(parsed_gold, parsed, timeout=timeout)
+    except VerifierTimeout:
+        return Verdict(False, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
+    except Refused as error:
+        return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
+    outcome = Outcome.CORRECT if match.equal else Outcome.WRONG
+    return Verdict(match.equal, outcome, shown, match.reason)

@@ -1,0 +1,387 @@
+"""The atoms of the math answer grammar: numbers, variables, brackets, commands and functions.
+
+Split from :mod:`mathparse` to keep each file short; every function takes the running parser.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reasongym.verifiers import mathast as ast
+from reasongym.verifiers.mathast import Node, Unparseable
+from reasongym.verifiers.mathlex import Token
+from reasongym.verifiers.mathunits import (
+    DOLLAR,
+    PERCENT_WORDS,
+    POWER_WORDS,
+    combine_units,
+    is_single_letter_unit,
+    lookup_unit,
+)
+
+if TYPE_CHECKING:
+    from reasongym.verifiers.mathparse import _Parser
+
+__all__ = ["parse_atom", "parse_text_item", "parse_unit_tail", "unit_tail_ahead"]
+
+_TRIG = frozenset("sin cos tan cot sec csc".split())
+_MATRIX_ENVS = frozenset("pmatrix bmatrix Bmatrix matrix smallmatrix array".split())
+_NEG_INF = ast.Neg(ast.Const("oo"))
+_SQUARE_OR_CUBIC = (ast.Num(2), ast.Num(3))
+_MINUS_ONE = ast.Neg(ast.Num(1))
+
+
+def _literal_text(node: Node) -> str:
+    return str(node.mantissa) if _int_literal(node) else repr(node)
+
+
+def _int_literal(node: object) -> bool:
+    return isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0
+
+
+def _scalar(node: Node, where: str) -> Node:
+    if not ast.is_scalar(node):
+        raise Unparseable(f"a {type(node).__name__.lower()} cannot be used {where}")
+    return node
+
+
+def _describe(tok: Token) -> str:
+    return "the end of the answer" if tok.kind == "end" else f"{tok.kind} {tok.value!r}"
+
+
+def parse_atom(p: _Parser) -> Node:
+    """Parse one atom at the parser's position."""
+    tok = p.peek()
+    if tok.kind == "num":
+        return _number(p)
+    if tok.kind == "sym":
+        return _symbol(p)
+    if tok.kind == "const":
+        p.take()
+        return ast.Const(str(tok.value))
+    if tok.kind == "func":
+        return _function(p)
+    if tok.kind == "cmd" and tok.value in _COMMANDS:
+        return _COMMANDS[tok.value](p)
+    if tok.kind == "op" and tok.value in _BRACKETS:
+        return _BRACKETS[tok.value](p)
+    if tok.kind == "word":
+        raise Unparseable(f"unexpected word {tok.value!r}")
+    raise Unparseable(f"unexpected {_describe(tok)}")
+
+
+def _number(p: _Parser) -> Node:
+    node = p.take().value
+    if _int_literal(node):
+        fraction = _mixed_fraction(p)
+        if fraction is not None:
+            return ast.Add((node, fraction))  # 3\frac12 and "3 1/2" are 7/2
+    return node
+
+
+def _mixed_fraction(p: _Parser) -> Node | None:
+    """Consume the fraction part of a mixed number, when integer digits of one follow."""
+    if p.at("cmd", "frac"):
+        shape = [p.peek(k) for k in range(1, 7)]
+        braces = [(t.kind, t.value) for t in (shape[0], shape[2], shape[3], shape[5])]
+        if braces == [("op", "{"), ("op", "}"), ("op", "{"), ("op", "}")]:
+            num, den = shape[1].value, shape[4].value
+            if _int_literal(num) and _int_literal(den):
+                p.i += 7
+                return ast.Mul((num,), (den,))
+        two_digits = shape[0].value
+        if shape[0].kind == "num" and _int_literal(two_digits) and 10 <= two_digits.mantissa <= 99:
+            p.i += 2
+            return ast.Mul((ast.Num(two_digits.mantissa // 10),), (ast.Num(two_digits.mantissa % 10),))
+        return None
+    num, slash, den, after = p.peek(), p.peek(1), p.peek(2), p.peek(3)
+    if (
+        num.kind == "num"
+        and num.spaced
+        and _int_literal(num.value)
+        and (slash.kind, slash.value) == ("op", "/")
+        and den.kind == "num"
+        and _int_literal(den.value)
+        and not (after.kind == "op" and after.value == "^")
+    ):
+        p.i += 3
+        return ast.Mul((num.value,), (den.value,))
+    return None
+
+
+def _symbol(p: _Parser) -> Node:
+    name = str(p.take().value)
+    if p.at_op("_"):
+        p.take()
+        return ast.Sym(f"{name}_{p.subscript_text()}")
+    if p.at_op("'"):
+        raise Unparseable("primes (f') are not understood")
+    if name == "e":
+        return ast.Const("e")
+    if name == "i":
+        return ast.Const("i")
+    return ast.Sym(name)
+
+
+def _items_until(p: _Parser, closers: tuple[str, ...]) -> tuple[list[Node], str]:
+    items = [p.item()]
+    while p.at_op(","):
+        p.take()
+        items.append(p.item())
+    if not p.at_op(*closers):
+        raise Unparseable(f"expected {' or '.join(repr(c) for c in closers)} but found {_describe(p.peek())}")
+    return items, str(p.take().value)
+
+
+def _bracket(p: _Parser) -> Node:
+    opener = p.take().value
+    items, closer = _items_until(p, (")", "]"))
+    if len(items) == 1:
+        if (opener, closer) in (("(", ")"), ("[", "]")):
+            return items[0]
+        raise Unparseable("a half-open interval needs two ends")
+    if (opener, closer) == ("(", ")") or ((opener, closer) == ("[", "]") and len(items) != 2):
+        return ast.Seq("tuple", tuple(items))
+    if len(items) != 2:
+        raise Unparseable("an interval has exactly two ends")
+    lo, hi = (_scalar(x, "as an interval end") for x in items)
+    return ast.Interval(lo, hi, opener == "[", closer == "]")
+
+
+def _brace(p: _Parser) -> Node:
+    p.take()
+    items, _ = _items_until(p, ("}",))
+    return items[0] if len(items) == 1 else ast.Seq("set", tuple(items))
+
+
+def _set(p: _Parser) -> Node:
+    p.take()
+    if p.at_op("set}"):
+        p.take()
+        return ast.Seq("set", ())
+    items, _ = _items_until(p, ("set}", "}"))
+    return ast.Seq("set", tuple(items))
+
+
+def _delimited(name: str, closer: str):  # noqa: ANN202 - a small factory of parse functions
+    def parse(p: _Parser) -> Node:
+        p.take()
+        node = _scalar(p.expr(), f"inside {name}")
+        p.expect_op(closer)
+        return ast.Func(name, (node,))
+
+    return parse
+
+
+def _arg(p: _Parser) -> Node:
+    r"""One TeX argument: a braced group or a single token (``\frac12`` is 1 over 2)."""
+    if p.at_op("{"):
+        p.take()
+        node = p.expr()
+        p.expect_op("}")
+        return _scalar(node, "as an argument")
+    tok = p.peek()
+    if tok.kind == "num" and _int_literal(tok.value) and tok.value.mantissa >= 10:
+        digits = str(tok.value.mantissa)
+        p.toks[p.i] = Token("num", ast.Num(int(digits[1:])), False)
+        return ast.Num(int(digits[0]))
+    if tok.kind in ("num", "sym", "const") or (tok.kind == "cmd" and tok.value in ("frac", "sqrt")):
+        return p.atom()
+    raise Unparseable(f"expected an argument in braces but found {_describe(tok)}")
+
+
+def _frac(p: _Parser) -> Node:
+    p.take()
+    num = _arg(p)
+    return ast.Mul((num,), (_arg(p),))
+
+
+def _sqrt(p: _Parser) -> Node:
+    p.take()
+    index: Node = ast.Num(2)
+    if p.at_op("["):
+        p.take()
+        index = _scalar(p.expr(), "as a root index")
+        p.expect_op("]")
+    return ast.Root(_arg(p), index)
+
+
+def _binom(p: _Parser) -> Node:
+    p.take()
+    n = _arg(p)
+    return ast.Binom(n, _arg(p))
+
+
+def _env_name(p: _Parser) -> str:
+    p.expect_op("{")
+    parts = []
+    while not p.at_op("}"):
+        tok = p.take()
+        if tok.kind not in ("word", "sym"):
+            raise Unparseable("malformed \\begin{...}")
+        parts.append(str(tok.value))
+    p.take()
+    return "".join(parts)
+
+
+def _matrix(p: _Parser) -> Node:
+    p.take()
+    env = _env_name(p)
+    if env not in _MATRIX_ENVS:
+        raise Unparseable(f"environment {env!r} is not understood (pmatrix, bmatrix, matrix, array)")
+    if env == "array" and p.at_op("{"):
+        while not p.at_op("}") and not p.at("end"):
+            p.take()
+        p.take()
+    rows, row = [], [p.item()]
+    while not p.at("cmd", "end"):
+        if p.at_op("&"):
+            p.take()
+            row.append(p.item())
+        elif p.at_op("\\\\"):
+            p.take()
+            rows.append(tuple(row))
+            row = [] if p.at("cmd", "end") else [p.item()]
+        else:
+            raise Unparseable(f"unexpected {_describe(p.peek())} in a matrix")
+    p.take()
+    if row:
+        rows.append(tuple(row))
+    if _env_name(p) != env:
+        raise Unparseable(f"\\begin{{{env}}} is closed by a different \\end")
+    if len({len(r) for r in rows}) != 1:
+        raise Unparseable("matrix rows have different lengths")
+    return ast.Matrix(tuple(rows))
+
+
+def _function(p: _Parser) -> Node:
+    name = str(p.take().value)
+    if name in ("sqrt", "abs"):  # plain-text sqrt(2), abs(x)
+        arg = _function_argument(p)
+        return ast.Root(arg, ast.Num(2)) if name == "sqrt" else ast.Func("abs", (arg,))
+    base: Node | None = ast.Num(10) if name == "lg" else None
+    name = "log" if name == "lg" else name
+    power: Node | None = None
+    for _ in range(2):
+        if p.at_op("_") and name == "log" and base is None:
+            p.take()
+            base = _arg(p) if p.at_op("{") else p.atom()
+        elif p.at_op("^") and power is None:
+            p.take()
+            power = p.exponent()
+    if power == _MINUS_ONE and name in _TRIG:
+        name, power = "arc" + name, None
+    arg = _function_argument(p)
+    node = ast.Func(name, (arg,) if base is None else (arg, base))
+    return ast.Pow(node, power) if power is not None else node
+
+
+def _function_argument(p: _Parser) -> Node:
+    r"""``(x)``, or without parentheses the implicit product that follows (``\sin 2x``)."""
+    if p.at_op("("):
+        return _scalar(_bracket(p), "as a function argument")
+    factors = [p.power()]
+    while p.starts_implicit_factor(functions=False):
+        factors.append(p.power())
+    return factors[0] if len(factors) == 1 else ast.Mul(tuple(_scalar(f, "as a factor") for f in factors))
+
+
+def parse_text_item(p: _Parser) -> Node | None:
+    r"""Words with at most parentheses around them (``\text{(A)}``, ``Monday``) are text."""
+    if not (p.at("word") or (p.at_op("(") and p.at("word", offset=1))):
+        return None
+    k, words, depth = 0, [], 0
+    while True:
+        tok = p.peek(k)
+        if tok.kind in ("word", "sym") or (tok.kind == "num" and ast.is_scalar(tok.value)):
+            words.append(str(tok.value).lower() if tok.kind != "num" else _literal_text(tok.value))
+        elif tok.kind == "op" and tok.value == "(":
+            depth += 1
+        elif tok.kind == "op" and tok.value == ")" and depth > 0:
+            depth -= 1
+        elif p.at_boundary(k):
+            break
+        else:
+            return None
+        k += 1
+    p.i += k
+    return ast.Text(" ".join(words))
+
+
+def parse_unit_tail(p: _Parser, node: Node, money: bool) -> Node:
+    """Read unit words after a value: ``5 cm``, ``3 km/h``, ``4 square feet``, ``25 percent``."""
+    parts: list[list] = []
+    percent = after_word = False
+    sign, power = 1, 1
+    while True:
+        tok = p.peek()
+        unit_letter = tok.kind == "sym" and is_single_letter_unit(tok.value) and (tok.spaced or parts)
+        if tok.kind == "word" or unit_letter:
+            word = str(tok.value)
+            if word.lower() == "per":
+                sign = -1
+                p.take()
+                continue
+            if word.lower() in PERCENT_WORDS:
+                percent = True
+            elif word.lower() in POWER_WORDS:
+                power = POWER_WORDS[word.lower()]
+                p.take()
+                continue
+            elif (unit := lookup_unit(word)) is not None:
+                parts.append([unit, sign * power])
+            sign, power = 1, 1
+            p.take()
+            after_word = True
+            continue
+        if after_word and p.at_op("^") and p.peek(1).value in _SQUARE_OR_CUBIC:
+            p.take()
+            exponent = p.take().value.mantissa
+            if parts:
+                parts[-1][1] *= exponent
+        elif parts and p.at_op("/"):
+            p.take()
+            sign = -1
+        else:
+            break
+    if percent:
+        node = ast.Percent(_scalar(node, "with percent"))
+    if money:
+        parts = [[DOLLAR, 1]]
+    if parts:
+        return ast.Quantity(
+            _scalar(node, "with a unit"), combine_units([(unit, power) for unit, power in parts])
+        )
+    return node  # no unit, or only counting words ("5 apples")
+
+
+def unit_tail_ahead(p: _Parser) -> bool:
+    """True when the tokens from here to the end of the item are only unit words."""
+    k = 0
+    while not p.at_boundary(k):
+        tok = p.peek(k)
+        ok = tok.kind == "word" or (tok.kind == "sym" and is_single_letter_unit(tok.value))
+        ok = ok or (tok.kind == "op" and tok.value in ("^", "/")) or (tok.kind == "num" and k > 0)
+        if not ok:
+            return False
+        k += 1
+    return k > 0
+
+
+_COMMANDS = {
+    "frac": _frac,
+    "sqrt": _sqrt,
+    "binom": _binom,
+    "begin": _matrix,
+    "reals": lambda p: p.take() and ast.Interval(_NEG_INF, ast.Const("oo"), False, False),
+    "emptyset": lambda p: p.take() and ast.Seq("set", ()),
+}
+_BRACKETS = {
+    "(": _bracket,
+    "[": _bracket,
+    "{": _brace,
+    "set{": _set,
+    "|": _delimited("abs", "|"),
+    "lfloor": _delimited("floor", "rfloor"),
+    "lceil": _delimited("ceil", "rceil"),
+}

@@ -1,0 +1,401 @@
+"""Tokenizer of the math answer grammar (LaTeX and plain text).
+
+One left-to-right pass with anchored regular expressions; nothing is evaluated. Text that the
+grammar does not know (an unknown LaTeX command, a stray symbol) raises
+:class:`~reasongym.verifiers.mathast.Unparseable` with the offending piece named.
+
+Token kinds: ``num`` (value: a Num or exact Mul node), ``sym`` (a one-letter or Greek variable),
+``const`` (pi, e, oo), ``word`` (a unit or text word), ``sep`` (the words "or"/"and"), ``func``
+(sin, log, ...), ``cmd`` (frac, sqrt, binom, begin, end, reals, emptyset, boxed), ``op`` (every
+operator and bracket, with canonical names such as ``<=``, ``pm``, ``set{``, ``deg``, ``dollar``).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import NamedTuple
+
+from reasongym.verifiers.mathast import Mul, Num, Unparseable
+from reasongym.verifiers.mathunits import PERCENT_WORDS, POWER_WORDS, SHORT_UNIT_WORDS
+
+__all__ = ["Token", "tokenize", "FUNCTIONS", "NUMBER_WORDS"]
+
+
+class Token(NamedTuple):
+    """One token; ``spaced`` is True when white space came right before it."""
+
+    kind: str
+    value: object
+    spaced: bool = False
+
+
+FUNCTIONS = frozenset("sin cos tan cot sec csc arcsin arccos arctan sinh cosh tanh log ln exp lg".split())
+_FUNCTION_ALIASES = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "sqrt": "sqrt", "abs": "abs"}
+_GREEK = frozenset(
+    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi "
+    "rho sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Sigma Phi Psi Omega".split()
+)
+NUMBER_WORDS = {
+    **{
+        w: i
+        for i, w in enumerate(
+            "zero one two three four five six seven eight nine ten eleven twelve "
+            "thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+        )
+    },
+    **{
+        w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())
+    },
+    "hundred": 100,
+    "thousand": 1000,
+    "million": 10**6,
+}
+_SKIPPED_COMMANDS = frozenset(
+    ", ; : ! > quad qquad left right big Big bigg Bigg bigl bigr Bigl Bigr biggl biggr Biggl Biggr "
+    "displaystyle textstyle limits nolimits middle enspace thinspace medspace thickspace".split()
+) | {" ", "\n", "\t"}
+_TEXT_WRAPPERS = frozenset("text textrm textbf textit textnormal textsf texttt textup mbox hbox emph".split())
+_MATH_WRAPPERS = frozenset(
+    "mathrm mathbf mathit mathsf mathtt mathnormal mathup boldsymbol bm operatorname boxed fbox".split()
+)
+_COMMAND_TOKENS: dict[str, tuple[str, object]] = {
+    "frac": ("cmd", "frac"),
+    "dfrac": ("cmd", "frac"),
+    "tfrac": ("cmd", "frac"),
+    "cfrac": ("cmd", "frac"),
+    "sqrt": ("cmd", "sqrt"),
+    "binom": ("cmd", "binom"),
+    "dbinom": ("cmd", "binom"),
+    "tbinom": ("cmd", "binom"),
+    "begin": ("cmd", "begin"),
+    "end": ("cmd", "end"),
+    "emptyset": ("cmd", "emptyset"),
+    "varnothing": ("cmd", "emptyset"),
+    "pi": ("const", "pi"),
+    "infty": ("const", "oo"),
+    "infin": ("const", "oo"),
+    "cdot": ("op", "*"),
+    "times": ("op", "*"),
+    "ast": ("op", "*"),
+    "div": ("op", "/"),
+    "pm": ("op", "pm"),
+    "mp": ("op", "mp"),
+    "cup": ("op", "cup"),
+    "cap": ("op", "cap"),
+    "le": ("op", "<="),
+    "leq": ("op", "<="),
+    "leqslant": ("op", "<="),
+    "ge": ("op", ">="),
+    "geq": ("op", ">="),
+    "geqslant": ("op", ">="),
+    "ne": ("op", "!="),
+    "neq": ("op", "!="),
+    "lt": ("op", "<"),
+    "gt": ("op", ">"),
+    "approx": ("op", "="),
+    "in": ("op", "in"),
+    "circ": ("op", "deg"),
+    "degree": ("op", "deg"),
+    "%": ("op", "%"),
+    "$": ("op", "dollar"),
+    "{": ("op", "set{"),
+    "}": ("op", "set}"),
+    "lbrace": ("op", "set{"),
+    "rbrace": ("op", "set}"),
+    "|": ("op", "|"),
+    "vert": ("op", "|"),
+    "lvert": ("op", "|"),
+    "rvert": ("op", "|"),
+    "mid": ("op", "|"),
+    "lfloor": ("op", "lfloor"),
+    "rfloor": ("op", "rfloor"),
+    "lceil": ("op", "lceil"),
+    "rceil": ("op", "rceil"),
+    "\\": ("op", "\\\\"),
+    "&": ("op", "&"),
+    "lbrack": ("op", "["),
+    "rbrack": ("op", "]"),
+    "langle": ("op", "("),
+    "rangle": ("op", ")"),
+    "colon": ("op", ":"),
+    "to": ("op", "to"),
+}
+_OPERATORS = (
+    "**", "<=", ">=", "!=", "=<", "=>", "+", "-", "*", "/", "^", "_", "!", "=", "<", ">", ",", ";",
+    "(", ")", "[", "]", "{", "}", "|", "%", "&", ":", "'",
+)  # fmt: skip
+_OPERATOR_NAMES = {"**": "^", "=<": "<=", "=>": ">="}
+
+_SPACE = re.compile(r"\s+")
+_COMMAND = re.compile(r"\\([A-Za-z]+|.)", re.S)
+_LETTERS = re.compile(r"[A-Za-z]+")
+_NUMBER = re.compile(r"(\d+)(?:\.(\d*))?|\.(\d+)")
+# "1,000" groups only outside brackets, where "(1,000)" could also be a pair; "1{,}000" and
+# "1\,000" are unambiguous everywhere.
+_GROUPED_ANY = re.compile(r"[1-9]\d{0,2}(?:(?:,\\!|,|\{,\}|\\,)\d{3})+(?!\d)")
+_GROUPED_LATEX = re.compile(r"[1-9]\d{0,2}(?:(?:,\\!|\{,\}|\\,)\d{3})+(?!\d)")
+_GROUP_MARK = re.compile(r",\\!|,|\{,\}|\\,")
+_DECIMAL_PART = re.compile(r"\.(\d+)")
+_EXPONENT = re.compile(r"[eE]([+-]?\d+)(?![\d.])")
+_OVERLINE = re.compile(r"\\(?:overline|bar|dot)\s*(?:\{\s*(\d+)\s*\}|(\d))")
+
+
+def _number(int_part: str, frac: str | None, exp: int, rep: str | None) -> Num | Mul:
+    r"""A literal from its parts; ``rep`` is the repeating block of ``0.1\overline{6}``."""
+    frac_digits = frac or ""
+    if rep is not None:
+        head = int(int_part + frac_digits)
+        value = Fraction(
+            int(int_part + frac_digits + rep) - head, 10 ** len(frac_digits) * (10 ** len(rep) - 1)
+        )
+        return Mul((Num(value.numerator),), (Num(value.denominator),))
+    mantissa = int(int_part + frac_digits)
+    decimals = len(frac_digits) - exp if frac_digits else None
+    return Num(mantissa, exp - len(frac_digits), decimals)
+
+
+class _Lexer:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens: list[Token] = []
+        self.depth = 0
+        self.spaced = False
+
+    def emit(self, kind: str, value: object) -> None:
+        self.tokens.append(Token(kind, value, self.spaced))
+        self.spaced = False
+
+    def run(self, start: int, end: int, text_mode: bool) -> None:
+        pos = start
+        text = self.text
+        while pos < end:
+            char = text[pos]
+            if char.isspace():
+                pos = _SPACE.match(text, pos, end).end()
+                self.spaced = True
+            elif char.isdigit() or (char == "." and pos + 1 < end and text[pos + 1].isdigit()):
+                pos = self.number(pos, end)
+            elif char == "\\":
+                pos = self.command(pos, end, text_mode)
+            elif char.isascii() and char.isalpha():
+                match = _LETTERS.match(text, pos, end)
+                self.letters(match.group(0), text_mode)
+                pos = match.end()
+            elif char == "{" and text.startswith("{,}", pos):
+                self.emit("op", ",")  # a lone "{,}" not between digit groups is a comma
+                pos += 3
+            else:
+                pos = self.operator(pos, end, text_mode)
+
+    def number(self, pos: int, end: int) -> int:
+        text = self.text
+        grouped = (_GROUPED_ANY if self.depth == 0 else _GROUPED_LATEX).match(text, pos, end)
+        if grouped:
+            int_part, frac, pos = _GROUP_MARK.sub("", grouped.group(0)), None, grouped.end()
+            decimal = _DECIMAL_PART.match(text, pos, end)
+            if decimal:
+                frac, pos = decimal.group(1), decimal.end()
+        else:
+            match = _NUMBER.match(text, pos, end)
+            int_part, frac = (match.group(1), match.group(2)) if match.group(1) else ("0", match.group(3))
+            pos = match.end()
+        rep = None
+        if frac is not None and text.startswith("\\", pos):
+            over = _OVERLINE.match(text, pos, end)
+            if over:
+                rep = over.group(1) or over.group(2)
+                pos = over.end()
+        exp = 0
+        exp_match = _EXPONENT.match(text, pos, end) if rep is None else None
+        if exp_match:
+            exp = int(exp_match.group(1))
+            pos = exp_match.end()
+        self.emit("num", _number(int_part, frac, exp, rep))
+        return pos
+
+    def command(self, pos: int, end: int, text_mode: bool) -> int:
+        match = _COMMAND.match(self.text, pos, end)
+        if match is None:
+            raise Unparseable("a lone backslash")
+        name, pos = match.group(1), match.end()
+        if name in _SKIPPED_COMMANDS:
+            if name in ("left", "right", "middle") and self.text.startswith(".", pos):
+                pos += 1
+            self.spaced = True
+            return pos
+        if name in ("phantom", "hphantom", "vphantom"):
+            return self.skip_argument(pos, end)
+        if name in _TEXT_WRAPPERS or name in _MATH_WRAPPERS or name == "mathbb":
+            return self.wrapper(name, pos, end, text_mode)
+        if name in _COMMAND_TOKENS:
+            kind, value = _COMMAND_TOKENS[name]
+            if value in ("set{", "(", "["):
+                self.depth += 1
+            elif value in ("set}", ")", "]"):
+                self.depth -= 1
+            self.emit(kind, value)
+        elif name in FUNCTIONS or name in ("arcsec", "arccsc", "arccot"):
+            self.emit("func", name)
+        elif name in _GREEK:
+            self.emit("sym", name)
+        elif name in ("overline", "bar", "dot", "ldots", "dots", "cdots", "vdots"):
+            raise Unparseable(f"\\{name} is only understood after decimal digits (0.\\overline{{3}})")
+        else:
+            raise Unparseable(f"unknown LaTeX command \\{name}")
+        return pos
+
+    def skip_argument(self, pos: int, end: int) -> int:
+        r"""Skip the invisible argument of \phantom: a braced group or one character."""
+        while pos < end and self.text[pos].isspace():
+            pos += 1
+        if pos < end and self.text[pos] == "{":
+            return _matching_brace(self.text, pos, end) + 1
+        return min(pos + 1, end)
+
+    def wrapper(self, name: str, pos: int, end: int, text_mode: bool) -> int:
+        while pos < end and self.text[pos].isspace():
+            pos += 1
+        if pos >= end or self.text[pos] != "{":
+            raise Unparseable(f"\\{name} must be followed by {{...}}")
+        close = _matching_brace(self.text, pos, end)
+        if name == "mathbb":
+            letter = self.text[pos + 1 : close].strip()
+            if letter != "R":
+                raise Unparseable(f"\\mathbb{{{letter}}} is not understood (only \\mathbb{{R}})")
+            self.emit("cmd", "reals")
+        elif name in ("boxed", "fbox"):
+            self.emit("op", "(")
+            self.run(pos + 1, close, text_mode)
+            self.emit("op", ")")
+        else:
+            self.spaced = self.spaced or (pos + 1 < close and self.text[pos + 1].isspace())
+            self.run(pos + 1, close, text_mode or name in _TEXT_WRAPPERS)
+        return close + 1
+
+    def letters(self, run: str, text_mode: bool) -> None:
+        lower = run.lower()
+        if lower in ("or", "and"):
+            self.emit("sep", lower)
+        elif lower in NUMBER_WORDS:
+            self.emit("nword", NUMBER_WORDS[lower])
+        elif text_mode or lower in PERCENT_WORDS or lower in POWER_WORDS or lower == "per":
+            self.emit("word", run)
+        elif lower in FUNCTIONS or lower in _FUNCTION_ALIASES:
+            self.emit("func", _FUNCTION_ALIASES.get(lower, lower))
+        elif lower in ("pi",):
+            self.emit("const", "pi")
+        elif lower in ("inf", "infty", "infinity"):
+            self.emit("const", "oo")
+        elif run in SHORT_UNIT_WORDS:
+            self.emit("word", run)
+        elif lower[:-1] in FUNCTIONS or lower[:-1] == "sqrt":
+            self.emit("func", lower[:-1])  # "sinx", "lnx" in plain text
+            self.emit("sym", run[-1])
+        elif len(run) >= 4:
+            self.emit("word", run)
+        else:
+            for letter in run:
+                self.emit("sym", letter)
+
+    def operator(self, pos: int, end: int, text_mode: bool) -> int:
+        text = self.text
+        if text[pos] == "$":
+            # Math-mode delimiters were stripped before; a remaining "$" before a number is money.
+            if pos + 1 < end and (text[pos + 1].isdigit() or text[pos + 1] in " ."):
+                self.emit("op", "dollar")
+            return pos + 1
+        for op in _OPERATORS:
+            if text.startswith(op, pos):
+                if op in "([{":
+                    self.depth += 1
+                elif op in ")]}":
+                    self.depth -= 1
+                self.emit("op", _OPERATOR_NAMES.get(op, op))
+                return pos + len(op)
+        if text_mode and text[pos] in ".?:'\"-":
+            return pos + 1
+        if text[pos] == "." and pos + 1 == end:
+            return pos + 1  # a full stop ending the answer
+        raise Unparseable(f"unexpected character {text[pos]!r}")
+
+
+def _matching_brace(text: str, open_pos: int, end: int) -> int:
+    depth = 0
+    pos = open_pos
+    while pos < end:
+        char = text[pos]
+        if char == "\\":
+            pos += 2
+            continue
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return pos
+        pos += 1
+    raise Unparseable("unbalanced braces")
+
+
+def _join_number_words(tokens: list[Token]) -> list[Token]:
+    """Merge runs such as "one hundred and five" or "twenty-five" into one number token."""
+    out: list[Token] = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i].kind != "nword":
+            out.append(tokens[i])
+            i += 1
+            continue
+        total, current, spaced = 0, 0, tokens[i].spaced
+        while i < len(tokens):
+            tok = tokens[i]
+            if tok.kind == "nword":
+                value = tok.value
+                if value == 100:
+                    current = max(current, 1) * 100
+                elif value >= 1000:
+                    total += max(current, 1) * value
+                    current = 0
+                else:
+                    current += value
+                i += 1
+            elif (
+                tok.kind == "op"
+                and tok.value == "-"
+                and i + 1 < len(tokens)
+                and tokens[i + 1].kind == "nword"
+            ):
+                i += 1
+            elif (
+                tok.kind == "sep"
+                and tok.value == "and"
+                and i + 1 < len(tokens)
+                and tokens[i + 1].kind == "nword"
+                and (total or current >= 100)
+            ):
+                i += 1
+            else:
+                break
+        out.append(Token("num", Num(total + current), spaced))
+    return out
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split an answer into tokens.
+
+    Args:
+        text: One answer, already passed through ``normalize_unicode`` and stripped of ``$``
+            delimiters.
+
+    Returns:
+        The tokens, ending with an ``("end", None)`` token.
+
+    Raises:
+        Unparseable: The text holds something outside the grammar.
+    """
+    lexer = _Lexer(text)
+    lexer.run(0, len(text), text_mode=False)
+    tokens = _join_number_words(lexer.tokens)
+    tokens.append(Token("end", None, lexer.spaced))
+    return tokens

@@ -1,0 +1,253 @@
+r"""Compare two scalar answers, cheapest test first: exact rationals, mpmath numbers, then sympy.
+
+1. Both sides rational (integers, decimals, fractions, percents, perfect roots): exact
+   ``Fraction`` comparison. No mpmath, no sympy, no worker process.
+2. Both sides constant: mpmath at a precision that grows with the estimated size of the values, so
+   that ``2^{2023} + \sqrt 2`` and ``2^{2023} + \sqrt 3`` stay apart. When both values are
+   indistinguishable from zero the question goes to sympy.
+3. Variables: both sides are evaluated at fixed random real and complex points; a difference at
+   any point is a definite "not equal" (a fast filter). Agreement at every point is confirmed by
+   sympy (``simplify(gold - pred) == 0``) in the worker, under the time limit.
+
+Tolerance follows the gold: a decimal gold ``0.33`` stands for every value that rounds to it
+(``|pred - gold| <= 0.5e-2``); an exact gold needs an exact prediction, or a decimal one with about
+ten significant digits (relative error <= 5e-10, and under 0.5 for an integer gold).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from reasongym.errors import VerifierTimeout
+from reasongym.verifiers import mathast as ast
+from reasongym.verifiers.mathast import Node
+from reasongym.verifiers.mathcost import estimate_digits
+from reasongym.verifiers.matheval import exact_value, numeric_context, numeric_value
+
+__all__ = ["Match", "SymbolicCheck", "compare_scalars", "APPROX_REL_TOL"]
+
+APPROX_REL_TOL = Fraction(5, 10**10)
+"""Largest relative error of a decimal prediction for an exact gold (about ten significant digits)."""
+_BASE_DPS = 40
+# High-precision gamma or trig functions cost seconds at thousands of digits; past this cap a
+# numeric tie goes to sympy instead.
+_MAX_DPS = 300
+_SAMPLES = 6
+
+
+@dataclass(frozen=True)
+class Match:
+    """The result of comparing a gold answer with a prediction."""
+
+    equal: bool
+    reason: str
+
+
+class SymbolicCheck:
+    """Calls the sympy step (``mathsympy._symbolic_equal``) in a worker under a time limit.
+
+    The callable pickles by reference to a loader, so this process never imports sympy while the
+    worker imports it before the clock starts.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        """Allow each sympy call ``timeout`` seconds."""
+        self.timeout = timeout
+
+    def __call__(self, gold: Node, pred: Node) -> bool:
+        """True when sympy simplifies ``gold - pred`` to zero; raises VerifierTimeout when too slow."""
+        from reasongym.verifiers.timeout import run_with_timeout
+
+        try:
+            return bool(run_with_timeout(_SYMPY_STEP, (gold, pred), self.timeout))
+        except RuntimeError as error:  # the worker died (out of memory, killed), or deep recursion
+            raise VerifierTimeout(f"the sympy step failed: {error}") from error
+
+
+class _LazySympyStep:
+    """A picklable stand-in for ``mathsympy._symbolic_equal`` that does not import sympy here."""
+
+    def __init__(self) -> None:
+        # Read by run_with_timeout for its messages, as for a plain function.
+        self.__module__ = "reasongym.verifiers.mathsympy"
+        self.__qualname__ = "_symbolic_equal"
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (_load_sympy_step, ("_symbolic_equal",))
+
+    def __call__(self, gold: Node, pred: Node) -> bool:
+        return bool(_load_sympy_step("_symbolic_equal")(gold, pred))
+
+
+def _load_sympy_step(name: str) -> Any:
+    from reasongym.verifiers import mathsympy
+
+    return getattr(mathsympy, name)
+
+
+_SYMPY_STEP = _LazySympyStep()
+
+
+def _terminates(value: Fraction) -> bool:
+    """True when the decimal expansion ends (3, 0.75): a decimal can then state it exactly."""
+    den = value.denominator
+    for prime in (2, 5):
+        while den % prime == 0:
+            den //= prime
+    return den == 1
+
+
+def _within_tolerance(
+    gold: Any, pred: Any, tol: Fraction | None, approximate: bool, exact_only: bool
+) -> bool:
+    """The tolerance a decimal gold (``tol``) or a decimal prediction of an exact gold allows.
+
+    A gold whose decimal expansion ends (7, 3/4) can be written exactly, so ``exact_only`` leaves
+    a decimal prediction no tolerance; 1/3 or pi allow about ten significant digits.
+    """
+    diff = abs(pred - gold)
+    if tol is not None:
+        if isinstance(diff, Fraction):
+            return diff <= tol * (1 + Fraction(1, 10**12))
+        return diff <= float(tol) * (1 + 1e-12)
+    if approximate and not exact_only:
+        rel = APPROX_REL_TOL if isinstance(diff, Fraction) else float(APPROX_REL_TOL)
+        return diff <= rel * abs(gold)
+    return False
+
+
+def _compare_rationals(gold: Fraction, pred: Fraction, tol: Fraction | None, approximate: bool) -> Match:
+    """Exact comparison, then the tolerance a decimal gold or a decimal prediction allows."""
+    if gold == pred:
+        return Match(True, "equal values")
+    if _within_tolerance(gold, pred, tol, approximate, _terminates(gold)):
+        return Match(True, "equal within the rounding of the decimals")
+    return Match(False, f"{_show(pred)} is not {_show(gold)}")
+
+
+def _show(value: Any) -> str:
+    if not isinstance(value, Fraction):
+        return str(value)[:40]
+    if value == 0 or max(value.numerator.bit_length(), value.denominator.bit_length()) < 120:
+        return str(value)
+    # str() of a 5,000-digit int raises and float() overflows, so scale by a power of ten first.
+    exponent = math.floor(math.log10(abs(value.numerator)) - math.log10(value.denominator))
+    mantissa = float(value / Fraction(10) ** exponent)
+    return f"{mantissa:.6f}e{exponent:+d}"
+
+
+def _needed_dps(gold: Node, pred: Node) -> int:
+    """Digits that keep values of this size apart (2^2023 + sqrt 2 vs 2^2023 + sqrt 3)."""
+    return _BASE_DPS + int(max(estimate_digits(gold), estimate_digits(pred)))
+
+
+def _brief(ctx: Any, value: Any) -> str:
+    with ctx.workdps(15):  # printing a 5,000-digit mpf would hit Python's int-to-str limit
+        return ctx.nstr(+value, 12)
+
+
+def _compare_constants(gold: Node, pred: Node, tol: Fraction | None, symbolic: SymbolicCheck) -> Match:
+    needed = _needed_dps(gold, pred)
+    dps = min(needed, _MAX_DPS)
+    try:
+        g, p = numeric_value(gold, dps), numeric_value(pred, dps)
+    except (ZeroDivisionError, ValueError, OverflowError, TypeError):
+        return Match(False, "a value is undefined")
+    ctx = numeric_context(dps)
+    if ctx.isnan(g) or ctx.isnan(p):
+        return Match(False, "a value is undefined")
+    if ctx.isinf(g) or ctx.isinf(p):
+        return Match(bool(g == p), "infinite values" if g == p else "an infinite value differs")
+    diff, scale = abs(g - p), max(abs(g), abs(p))
+    tiny = ctx.mpf(10) ** (-(dps - 15))
+    if scale < tiny:  # both indistinguishable from zero: only sympy can tell
+        return _ask_sympy(gold, pred, symbolic)
+    if diff <= scale * ctx.mpf(10) ** (-(dps - 10)):
+        if needed > dps:  # agreement at capped precision proves nothing for values this large
+            return _ask_sympy(gold, pred, symbolic)
+        return Match(True, f"equal values (to {dps - 10} digits)")
+    approximate = ast.has_approximate(pred) or ast.has_approximate(gold)
+    if _within_tolerance(g, p, tol, approximate, _terminating_exact(gold)):
+        return Match(True, "equal within the rounding of the decimals")
+    return Match(False, f"{_brief(ctx, p)} is not {_brief(ctx, g)}")
+
+
+def _terminating_exact(node: Node) -> bool:
+    try:
+        value = exact_value(node)
+    except ZeroDivisionError:
+        return False
+    return value is not None and _terminates(value)
+
+
+def _sample_points(names: frozenset[str], ctx: Any) -> list[dict[str, Any]]:
+    rng = random.Random(20240611)  # fixed: grading must not depend on the run
+    points = []
+    for k in range(_SAMPLES):
+        point = {}
+        for name in sorted(names):
+            real = ctx.mpf(rng.uniform(0.35, 2.35))
+            point[name] = ctx.mpc(real, rng.uniform(-1.5, 1.5)) if k >= _SAMPLES - 2 else real
+        points.append(point)
+    return points
+
+
+def _compare_functions(gold: Node, pred: Node, names: frozenset[str], symbolic: SymbolicCheck) -> Match:
+    dps = min(_needed_dps(gold, pred), _MAX_DPS)
+    ctx = numeric_context(dps)
+    approximate = ast.has_approximate(pred) or ast.has_approximate(gold)
+    rel = ctx.mpf(float(APPROX_REL_TOL)) if approximate else ctx.mpf(10) ** (-(dps - 15))
+    for point in _sample_points(names, ctx):
+        try:
+            g, p = numeric_value(gold, dps, point), numeric_value(pred, dps, point)
+        except (ZeroDivisionError, ValueError, OverflowError, TypeError, KeyError):
+            continue
+        if not (ctx.isfinite(g) and ctx.isfinite(p)):
+            continue
+        if abs(g - p) > rel * max(abs(g), abs(p), ctx.mpf(10) ** (-(dps // 2))):
+            where = ", ".join(f"{n}={_brief(ctx, v)}" for n, v in point.items())
+            return Match(False, f"the expressions differ at {where}")
+    if approximate:
+        return Match(True, "equal at every sampled point (decimal coefficients)")
+    return _ask_sympy(gold, pred, symbolic)
+
+
+def _ask_sympy(gold: Node, pred: Node, symbolic: SymbolicCheck) -> Match:
+    try:
+        equal = symbolic(gold, pred)
+    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, RecursionError) as error:
+        return Match(False, f"sympy could not compare the expressions ({type(error).__name__})")
+    if equal:
+        return Match(True, "equal (sympy simplifies the difference to 0)")
+    return Match(False, "sympy does not simplify the difference to 0")
+
+
+def compare_scalars(gold: Node, pred: Node, tol: Fraction | None, symbolic: SymbolicCheck) -> Match:
+    """Compare two scalar expressions, cheapest test first (see the module docstring).
+
+    Args:
+        gold: The gold expression.
+        pred: The predicted expression.
+        tol: The absolute tolerance a decimal gold allows, or None for an exact gold.
+        symbolic: The bounded sympy step, called only when the cheaper tests cannot decide.
+
+    Returns:
+        Whether they are equal, and why.
+
+    Raises:
+        VerifierTimeout: The sympy step ran past its time limit.
+    """
+    try:
+        g, p = exact_value(gold), exact_value(pred)
+    except ZeroDivisionError:
+        return Match(False, "division by zero")
+    if g is not None and p is not None:
+        return _compare_rationals(g, p, tol, ast.has_approximate(pred))
+    names = ast.free_symbols(gold) | ast.free_symbols(pred)
+    if not names:
+        return _compare_constants(gold, pred, tol, symbolic)
+    return _compare_functions(gold, pred, names, symbolic)

@@ -1,0 +1,367 @@
+r"""Recursive-descent parser of math answers into the syntax tree of :mod:`mathast`.
+
+The grammar, loosest binding first::
+
+    answer   := item (("," | ";" | "or" | "and") item)*          an unordered list if several
+    item     := ["$"] [label ("=" | "\in")] relation ("\cup" relation)* [unit words]
+    relation := expr (relop expr)*                 "2 <= x < 5" becomes the interval [2, 5)
+    expr     := ["-" | "+" | "\pm"] term (("+" | "-" | "\pm") term)*
+    term     := factor (("*" | "/") factor | implicit-product power)*
+    factor   := ("-" | "+")* power
+    power    := postfix ["^" exponent]                right-associative; "^\circ" is degrees
+    postfix  := atom ("!" | "!!" | "%" | "_base")*
+    atom     := number | variable | constant | (...) | [...) | {...} | \{...\} | |...|
+              | \frac a b | \sqrt[n] a | \binom a b | function [^p] arg | matrix
+
+Nothing here evaluates; every failure raises ``Unparseable`` (or ``Refused`` for nesting deeper
+than ``MAX_NESTING``) naming what was not understood.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reasongym.verifiers import mathast as ast
+from reasongym.verifiers.mathast import Node, Refused, Unparseable
+from reasongym.verifiers.mathatoms import parse_atom, parse_text_item, parse_unit_tail, unit_tail_ahead
+from reasongym.verifiers.mathcost import check_text, estimate_digits
+from reasongym.verifiers.mathlex import Token, tokenize
+from reasongym.verifiers.mathshape import finish_answer, relation_node, signed, union
+from reasongym.verifiers.mathunits import is_single_letter_unit, lookup_unit
+from reasongym.verifiers.text import normalize_unicode
+
+__all__ = ["MAX_NESTING", "parse_answer", "parse_tokens"]
+
+MAX_NESTING = 50
+_DOLLAR = re.compile(r"(?<!\\)\$+")
+_RELOPS = frozenset({"=", "<", ">", "<=", ">=", "!="})
+_BOUNDARY_OPS = frozenset({",", ";", ")", "]", "}", "set}", "&", "\\\\", "|", "rfloor", "rceil"})
+_IMPLICIT_OPS = frozenset({"(", "{", "lfloor", "lceil", "set{"})
+_IMPLICIT_CMDS = frozenset({"frac", "sqrt", "binom"})
+
+
+def _describe(tok: Token) -> str:
+    return "the end of the answer" if tok.kind == "end" else f"{tok.kind} {tok.value!r}"
+
+
+def _scalar(node: Node, where: str) -> Node:
+    if not ast.is_scalar(node):
+        raise Unparseable(f"a {type(node).__name__.lower()} cannot be used {where}")
+    return node
+
+
+def _glued_unit(node: Node) -> Node:
+    """Read "5m" (a number glued to a one-letter unit, as the whole item) as 5 metres."""
+    if isinstance(node, ast.Mul) and len(node.num) == 2 and not node.den:
+        number, letter = node.num
+        if isinstance(number, ast.Num) and isinstance(letter, ast.Sym) and is_single_letter_unit(letter.name):
+            return ast.Quantity(number, lookup_unit(letter.name))
+    return node
+
+
+def _interval_like(node: Node) -> bool:
+    pair = isinstance(node, ast.Seq) and node.kind == "tuple" and len(node.items) == 2
+    return pair or isinstance(node, (ast.Interval, ast.Union))
+
+
+def _int_literal(node: object) -> bool:
+    return isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0
+
+
+class _Parser:
+    def __init__(self, tokens: list[Token]) -> None:
+        self.toks = tokens
+        self.i = 0
+        self.depth = 0
+
+    # ---- token helpers ----
+    def peek(self, offset: int = 0) -> Token:
+        return self.toks[min(self.i + offset, len(self.toks) - 1)]
+
+    def at(self, kind: str, value: object = None, offset: int = 0) -> bool:
+        tok = self.peek(offset)
+        return tok.kind == kind and (value is None or tok.value == value)
+
+    def at_op(self, *values: str) -> bool:
+        tok = self.peek()
+        return tok.kind == "op" and tok.value in values
+
+    def take(self) -> Token:
+        tok = self.peek()
+        self.i = min(self.i + 1, len(self.toks) - 1)
+        return tok
+
+    def expect_op(self, value: str) -> None:
+        if not self.at_op(value):
+            raise Unparseable(f"expected {value!r} but found {_describe(self.peek())}")
+        self.take()
+
+    def enter(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise Refused(f"nesting deeper than {MAX_NESTING} levels")
+
+    def at_boundary(self, offset: int = 0) -> bool:
+        tok = self.peek(offset)
+        return tok.kind in ("end", "sep") or (tok.kind == "op" and tok.value in _BOUNDARY_OPS)
+
+    # ---- answer and items ----
+    def answer(self) -> Node:
+        items, joined_by_words = [self.item()], False
+        while self.at_op(",", ";") or self.at("sep"):
+            while self.at_op(",", ";") or self.at("sep"):
+                joined_by_words |= self.take().kind == "sep"
+            if self.at("end"):
+                break
+            items.append(self.item())
+        if not self.at("end"):
+            raise Unparseable(f"unexpected {_describe(self.peek())}")
+        if len(items) == 1:
+            return items[0]
+        if joined_by_words and all(isinstance(x, (ast.Interval, ast.Union)) for x in items):
+            return union(items)  # "x < 1 or x > 3"
+        return ast.Seq("list", tuple(items), hedged=joined_by_words)
+
+    def item(self) -> Node:
+        while self.peek().kind == "op" and self.peek().value == "=" and not self.at("end", offset=1):
+            self.take()  # "= 5", "\\approx 8.24"
+        negate = self.at_op("-") and self.at("op", "dollar", 1) and bool(self.take())
+        money = self.at_op("dollar") and bool(self.take())
+        label = self.label()
+        money = money or (self.at_op("dollar") and bool(self.take()))
+        text = parse_text_item(self)
+        node = text if text is not None else self.relation()
+        while self.at_op("cup") or (self.at("sym", "U") and _interval_like(node)):
+            self.take()
+            node = union([node, self.relation()])
+        node = parse_unit_tail(self, _glued_unit(node), money)
+        if negate:
+            node = (
+                ast.Quantity(ast.Neg(node.value), node.unit)
+                if isinstance(node, ast.Quantity)
+                else ast.Neg(node)
+            )
+        return ast.Labeled(label, node) if label is not None else node
+
+    def label(self) -> Node | None:
+        r"""Consume "x =", "a_1 =", "f(x) =", "(x, y) =" or "x \in" when one starts the item."""
+        j = 0
+        if self.at("sym"):
+            j = 1
+            if self.at("op", "_", 1):
+                j = self._skip_group(2) if self.at("op", "{", 2) else 3
+            if j and self.at("op", "(", j):
+                j = self._skip_symbol_tuple(j)
+        elif self.at_op("("):
+            j = self._skip_symbol_tuple(0)
+        if not j or not (self.peek(j).kind == "op" and self.peek(j).value in ("=", "in")):
+            return None
+        if self.at("end", offset=j + 1):
+            return None
+        name = "".join(str(self.take().value) for _ in range(j))
+        self.take()
+        return ast.Sym(name)
+
+    def _skip_group(self, j: int) -> int:
+        while not self.at("end", offset=j) and not self.at("op", "}", j):
+            j += 1
+        return j + 1 if self.at("op", "}", j) else 0
+
+    def _skip_symbol_tuple(self, j: int) -> int:
+        k = j + 1
+        while self.at("sym", offset=k) or self.at("op", ",", k):
+            k += 1
+        return k + 1 if k > j + 1 and self.at("op", ")", k) else 0
+
+    # ---- relations and arithmetic ----
+    def relation(self) -> Node:
+        sides, ops = [self.expr()], []
+        while self.peek().kind == "op" and self.peek().value in _RELOPS:
+            ops.append(self.take().value)
+            sides.append(self.expr())
+        return relation_node(tuple(ops), tuple(sides)) if ops else sides[0]
+
+    def expr(self) -> Node:
+        terms = []
+        sign = self.take().value if self.at_op("pm", "mp") else None
+        while True:
+            terms.append(signed(self.term(), sign))
+            if not self.at_op("+", "-", "pm", "mp"):
+                break
+            sign = self.take().value
+        if len(terms) == 1:
+            return terms[0]
+        return ast.Add(tuple(_scalar(t, "in a sum") for t in terms))
+
+    def term(self) -> Node:
+        num, den = [self.factor()], []
+        while True:
+            if self.at_op("*"):
+                self.take()
+                num.append(self.factor())
+            elif self.at_op("/", ":"):  # a ratio 3:1 is the quotient 3/1
+                self.take()
+                den.append(self.factor())
+            elif ast.is_scalar(num[-1]) and self.starts_implicit_factor():
+                num.append(self.power())
+            else:
+                break
+        if len(num) == 1 and not den:
+            return num[0]
+        return ast.Mul(
+            tuple(_scalar(x, "in a product") for x in num), tuple(_scalar(x, "in a quotient") for x in den)
+        )
+
+    def starts_implicit_factor(self, functions: bool = True) -> bool:
+        tok = self.peek()
+        if tok.kind == "sym":
+            return not (tok.spaced and is_single_letter_unit(tok.value) and unit_tail_ahead(self))
+        if tok.kind == "func":
+            return functions
+        return (
+            tok.kind == "const"
+            or (tok.kind == "cmd" and tok.value in _IMPLICIT_CMDS)
+            or (tok.kind == "op" and tok.value in _IMPLICIT_OPS)
+        )
+
+    def factor(self) -> Node:
+        negate = False
+        while self.at_op("-", "+"):
+            negate ^= self.take().value == "-"
+        node = self.power()
+        return ast.Neg(_scalar(node, "with a minus sign")) if negate else node
+
+    def power(self) -> Node:
+        base = self.postfix()
+        if not self.at_op("^"):
+            return base
+        self.take()
+        if self.at_op("deg") or (self.at_op("{") and self.at("op", "deg", 1) and self.at("op", "}", 2)):
+            self.i += 1 if self.at_op("deg") else 3
+            return ast.Degree(_scalar(base, "in degrees"))
+        return ast.Pow(_scalar(base, "as a base"), self.exponent())
+
+    def exponent(self) -> Node:
+        self.enter()
+        negate = False
+        while self.at_op("-", "+"):
+            negate ^= self.take().value == "-"
+        if self.at("num"):
+            node: Node = self.take().value
+        elif self.at_op("{"):
+            self.take()
+            node = self.expr()
+            self.expect_op("}")
+        else:
+            node = self.atom()
+        if negate:
+            node = ast.Neg(node)
+        if self.at_op("^"):
+            self.take()
+            node = ast.Pow(node, self.exponent())
+        self.depth -= 1
+        return _scalar(node, "as an exponent")
+
+    def postfix(self) -> Node:
+        node = self.atom()
+        while True:
+            if self.at_op("!"):
+                self.take()
+                double = self.at_op("!") and not self.peek().spaced
+                self.i += double
+                node = ast.Factorial(_scalar(node, "in a factorial"), 2 if double else 1)
+            elif self.at_op("%"):
+                self.take()
+                node = ast.Percent(_scalar(node, "with percent"))
+            elif self.at_op("deg"):
+                self.take()
+                node = ast.Degree(_scalar(node, "in degrees"))
+            elif self.at_op("_") and _int_literal(node):
+                self.take()
+                base = self.subscript_text()
+                if not base.isdigit() or not 2 <= int(base) <= 36:
+                    raise Unparseable(f"base {base!r} must be a whole number from 2 to 36")
+                node = ast.BaseNum(str(node.mantissa), int(base))
+            else:
+                return node
+
+    def subscript_text(self) -> str:
+        if not self.at_op("{"):
+            return str(self.take().value.mantissa if self.at("num") else self.take().value)
+        self.take()
+        parts = []
+        while not self.at_op("}"):
+            tok = self.take()
+            if tok.kind == "end":
+                raise Unparseable("unclosed subscript")
+            parts.append(
+                str(tok.value.mantissa if tok.kind == "num" and _int_literal(tok.value) else tok.value)
+            )
+        self.take()
+        return "".join(parts)
+
+    def atom(self) -> Node:
+        self.enter()
+        node = parse_atom(self)
+        self.depth -= 1
+        return node
+
+
+def parse_tokens(tokens: list[Token]) -> Node:
+    """Parse a token list (from :func:`~reasongym.verifiers.mathlex.tokenize`) into one answer node.
+
+    Args:
+        tokens: The tokens of one answer, ending with the ``end`` token.
+
+    Returns:
+        The syntax tree, before the answer-level clean-up of :func:`parse_answer`.
+
+    Raises:
+        Unparseable: The tokens do not form an answer.
+        Refused: The answer nests deeper than ``MAX_NESTING``.
+    """
+    try:
+        return _Parser(tokens).answer()
+    except RecursionError:
+        raise Refused("the answer nests too deeply to parse") from None
+
+
+def _strip_delimiters(text: str) -> str:
+    r"""Drop ``$`` math delimiters (an even count) and whole-answer ``\(...\)`` / ``\[...\]``."""
+    text = text.strip()
+    for opener, closer in (("\\(", "\\)"), ("\\[", "\\]")):
+        if text.startswith(opener) and text.endswith(closer):
+            text = text[len(opener) : -len(closer)].strip()
+    dollars = _DOLLAR.findall(text)
+    if dollars and len(dollars) % 2 == 0:
+        text = _DOLLAR.sub("", text).strip()  # an odd count keeps "$5" as money
+    return text.removesuffix(".").strip()
+
+
+def parse_answer(text: str) -> Node:
+    r"""Parse one final answer (already extracted from a completion) into a syntax tree.
+
+    Refusals come first and look only at the raw text (length, digits, bracket depth), then at the
+    parsed tree (estimated digits of every value), so nothing costly is ever evaluated.
+
+    Args:
+        text: The answer, for example ``"x = \frac{1}{2}"``, ``"5 cm"`` or ``"[2, 5)"``.
+
+    Returns:
+        The answer's syntax tree (see :mod:`reasongym.verifiers.mathast`).
+
+    Raises:
+        Unparseable: The text is empty or outside the grammar; the message says what was not understood.
+        Refused: The answer is too long or too costly to evaluate.
+
+    Example:
+        >>> parse_answer("x = 3")
+        Labeled(label=Sym(name='x'), value=Num(mantissa=3, exp10=0, decimals=None))
+    """
+    check_text(text)
+    prepared = _strip_delimiters(normalize_unicode(text))
+    if not prepared:
+        raise Unparseable("the answer is empty")
+    node = finish_answer(parse_tokens(tokenize(prepared)))
+    estimate_digits(node)
+    return node

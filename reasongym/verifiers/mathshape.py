@@ -1,0 +1,128 @@
+r"""Shaping parsed pieces into answers: relations, unions, signs, and the answer-level clean-up.
+
+A relation solved for one variable becomes an interval (``2 \le x < 5`` is ``[2, 5)``), "3 = x"
+becomes a labelled value, ``\pm`` expands into the list of both values, and a whole answer in
+degrees becomes an angle quantity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+from reasongym.verifiers import mathast as ast
+from reasongym.verifiers.mathast import Node, Unparseable
+from reasongym.verifiers.mathunits import DEGREE
+
+__all__ = ["finish_answer", "relation_node", "signed", "union"]
+
+_NEG_INF = ast.Neg(ast.Const("oo"))
+
+
+def signed(term: Node, sign: str | None) -> Node:
+    """``term`` with the sign written before it in a sum."""
+    if sign == "-":
+        return ast.Neg(term)
+    if sign in ("pm", "mp"):
+        return ast.PlusMinus(term, minus_first=sign == "mp")
+    return term
+
+
+def union(items: list[Node]) -> ast.Union:
+    """The union of intervals or sets (an open pair ``(a, b)`` counts as an interval)."""
+    parts: list[Node] = []
+    for node in items:
+        if isinstance(node, ast.Seq) and node.kind == "tuple" and len(node.items) == 2:
+            node = ast.Interval(node.items[0], node.items[1], False, False)
+        if isinstance(node, ast.Union):
+            parts.extend(node.parts)
+        elif isinstance(node, ast.Interval) or (isinstance(node, ast.Seq) and node.kind == "set"):
+            parts.append(node)
+        else:
+            raise Unparseable(f"a union joins intervals or sets, not a {type(node).__name__.lower()}")
+    return ast.Union(tuple(parts))
+
+
+_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!="}
+_POS_INF = ast.Const("oo")
+
+
+def relation_node(ops: tuple[str, ...], sides: tuple[Node, ...]) -> Node:
+    """A relation, turned into an interval when it is solved for one variable."""
+    variables = [k for k, side in enumerate(sides) if isinstance(side, ast.Sym)]
+    if ops == ("=",) and variables == [1]:
+        return ast.Labeled(sides[1], sides[0])  # "3 = x"
+    if (
+        len(variables) != 1
+        or "=" in ops
+        or any(ast.free_symbols(s) for k, s in enumerate(sides) if k != variables[0])
+    ):
+        return ast.Rel(ops, sides)
+    if len(ops) == 1:
+        op, other = (ops[0], sides[1]) if variables == [0] else (_FLIP[ops[0]], sides[0])
+        if op == "!=":
+            return ast.Union(
+                (ast.Interval(_NEG_INF, other, False, False), ast.Interval(other, _POS_INF, False, False))
+            )
+        if op in ("<", "<="):
+            return ast.Interval(_NEG_INF, other, False, op == "<=")
+        return ast.Interval(other, _POS_INF, op == ">=", False)
+    if len(ops) == 2 and variables == [1]:
+        if all(op in ("<", "<=") for op in ops):
+            return ast.Interval(sides[0], sides[2], ops[0] == "<=", ops[1] == "<=")
+        if all(op in (">", ">=") for op in ops):
+            return ast.Interval(sides[2], sides[0], ops[1] == ">=", ops[0] == ">=")
+    return ast.Rel(ops, sides)
+
+
+def _expand_plus_minus(node: Node) -> Node:
+    r"""``a \pm b`` stands for the unordered list of both values."""
+    count = _count_plus_minus(node)
+    if count == 0:
+        return node
+    if count > 3:
+        raise Unparseable(f"{count} \\pm signs; at most 3 are expanded")
+    variants = []
+    for mask in range(2**count):
+        signs = iter((mask >> bit) & 1 for bit in range(count))
+        variants.append(_choose_signs(node, signs))
+    return ast.Seq("list", tuple(variants))
+
+
+def _count_plus_minus(node: Node) -> int:
+    return int(isinstance(node, ast.PlusMinus)) + sum(_count_plus_minus(c) for c in ast.children(node))
+
+
+def _choose_signs(node: Node, signs: Iterator[int]) -> Node:
+    if isinstance(node, ast.PlusMinus):
+        negate = next(signs) != node.minus_first
+        arg = _choose_signs(node.arg, signs)
+        return ast.Neg(arg) if negate else arg
+    changes = {}
+    for field in dataclasses.fields(node):
+        value = getattr(node, field.name)
+        if isinstance(value, tuple) and value and ast.is_scalar(value[0]):
+            changes[field.name] = tuple(_choose_signs(v, signs) for v in value)
+        elif ast.is_scalar(value):
+            changes[field.name] = _choose_signs(value, signs)
+    return dataclasses.replace(node, **changes)
+
+
+def finish_answer(node: Node) -> Node:
+    r"""Answer-level clean-up: degrees become an angle quantity, \pm becomes a list."""
+    if isinstance(node, ast.Seq) and node.kind in ("list", "set"):
+        items: list[Node] = []
+        for item in node.items:
+            done = finish_answer(item)
+            expanded = isinstance(done, ast.Seq) and done.kind == "list" and _count_plus_minus(item)
+            items.extend(done.items if expanded else (done,))  # {1 \pm \sqrt5, -2} has three members
+        return dataclasses.replace(node, items=tuple(items))
+    if isinstance(node, ast.Labeled):
+        return ast.Labeled(node.label, finish_answer(node.value))
+    if isinstance(node, ast.Degree):
+        return ast.Quantity(node.arg, DEGREE)
+    if isinstance(node, ast.Neg) and isinstance(node.arg, ast.Degree):
+        return ast.Quantity(ast.Neg(node.arg.arg), DEGREE)
+    if ast.is_scalar(node):
+        return _expand_plus_minus(node)
+    return node

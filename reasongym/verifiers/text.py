@@ -1,0 +1,148 @@
+"""Unicode clean-up shared by answer extraction and the math grammar.
+
+Models write the same answer in many code points: U+2212 for minus, full-width digits, ``x²``,
+``½``, ``√2``, ``π``, zero-width joiners copied from web text. :func:`normalize_unicode` maps all of
+these to plain ASCII or to the LaTeX command the math grammar understands, so that later stages
+only ever see one spelling.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["normalize_unicode"]
+
+# Invisible characters only split tokens (U+00AD soft hyphen, zero-width space/joiners, word
+# joiner, BOM), so they are dropped. Control characters (NUL, ...) become a space instead: dropping
+# them would glue "1\x002" into the different number "12".
+_DROP: dict[int, str | None] = dict.fromkeys(
+    [0x00AD, 0x200B, 0x200C, 0x200D, 0x200E, 0x200F, 0x2060, 0x2061, 0x2062, 0x2063, 0xFEFF]
+)
+_DROP.update(dict.fromkeys([c for c in range(0x20) if chr(c) not in "\t\n\r"] + [0x7F], " "))
+
+# Superscript and subscript runs must be rewritten before NFKC, which would flatten ``x²`` to
+# ``x2`` and silently change the value.
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱ"
+_SUPERSCRIPT_PLAIN = "0123456789+-=()ni"
+_SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎"
+_SUBSCRIPT_PLAIN = "0123456789+-=()"
+_SUPERSCRIPT_RUN = re.compile(f"[{_SUPERSCRIPTS}]+")
+_SUBSCRIPT_RUN = re.compile(f"[{_SUBSCRIPTS}]+")
+_SUPERSCRIPT_TABLE = str.maketrans(_SUPERSCRIPTS, _SUPERSCRIPT_PLAIN)
+_SUBSCRIPT_TABLE = str.maketrans(_SUBSCRIPTS, _SUBSCRIPT_PLAIN)
+
+# Vulgar fractions become \frac so that "3½" reads as the mixed number 3 1/2.
+_VULGAR_FRACTIONS = {
+    "½": (1, 2),
+    "⅓": (1, 3),
+    "⅔": (2, 3),
+    "¼": (1, 4),
+    "¾": (3, 4),
+    "⅕": (1, 5),
+    "⅖": (2, 5),
+    "⅗": (3, 5),
+    "⅘": (4, 5),
+    "⅙": (1, 6),
+    "⅚": (5, 6),
+    "⅐": (1, 7),
+    "⅛": (1, 8),
+    "⅜": (3, 8),
+    "⅝": (5, 8),
+    "⅞": (7, 8),
+    "⅑": (1, 9),
+    "⅒": (1, 10),
+}
+
+# Applied after NFKC (which leaves these alone). A trailing space keeps "πr" from reading "\pir".
+_SYMBOLS = {
+    "\u2212": "-",  # minus sign
+    "\u2010": "-",  # hyphen
+    "\u2011": "-",  # non-breaking hyphen
+    "\u2796": "-",  # heavy minus
+    "×": "\\times ",
+    "÷": "\\div ",
+    "·": "\\cdot ",
+    "⋅": "\\cdot ",
+    "∙": "\\cdot ",
+    "√": "\\sqrt ",
+    "∛": "\\sqrt[3] ",
+    "∜": "\\sqrt[4] ",
+    "π": "\\pi ",
+    "∞": "\\infty ",
+    "≤": "\\le ",
+    "≦": "\\le ",
+    "⩽": "\\le ",
+    "≥": "\\ge ",
+    "≧": "\\ge ",
+    "⩾": "\\ge ",
+    "≠": "\\ne ",
+    "±": "\\pm ",
+    "∓": "\\mp ",
+    "∪": "\\cup ",
+    "∩": "\\cap ",
+    "°": "^\\circ ",
+    "θ": "\\theta ",
+    "α": "\\alpha ",
+    "β": "\\beta ",
+    "\u1680": " ",  # the one Unicode space NFKC keeps
+    "\u2028": "\n",  # line separator
+    "\u2029": "\n",  # paragraph separator
+    "\u2032": "'",  # prime
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u201c": '"',
+    "\u201d": '"',
+}
+_SYMBOL_TABLE = str.maketrans(_SYMBOLS)
+
+
+_ROOT_OF_NUMBER = re.compile(r"([√∛∜])(\d+(?:\.\d+)?)")
+_ROOT_INDEX = {"√": "", "∛": "[3]", "∜": "[4]"}
+
+
+def _root_of_number(match: re.Match[str]) -> str:
+    return f"\\sqrt{_ROOT_INDEX[match.group(1)]}{{{match.group(2)}}}"
+
+
+def _superscript(match: re.Match[str]) -> str:
+    return "^{" + match.group(0).translate(_SUPERSCRIPT_TABLE) + "}"
+
+
+def _subscript(match: re.Match[str]) -> str:
+    return "_{" + match.group(0).translate(_SUBSCRIPT_TABLE) + "}"
+
+
+def normalize_unicode(s: str) -> str:
+    r"""Map the Unicode spellings of math to plain ASCII or LaTeX, keeping line breaks.
+
+    Drops invisible characters (zero-width spaces and joiners, soft hyphens, BOM), turns control
+    characters other than tab and newline (NUL, ...) and every Unicode space (NBSP, thin space, ...)
+    into ``" "``, rewrites superscript and subscript runs as ``^{...}`` / ``_{...}`` and vulgar
+    fractions as ``\frac{a}{b}``, applies NFKC (full-width digits and letters become ASCII), and
+    replaces math symbols by the LaTeX command for them (``−`` -> ``-``, ``√`` -> ``\sqrt``,
+    ``π`` -> ``\pi``, ``≤`` -> ``\le``, ``°`` -> ``^\circ``, ...). Runs in linear time.
+
+    Args:
+        s: Any text, for example a model completion or an extracted answer.
+
+    Returns:
+        The normalised text. ASCII input comes back unchanged except that control characters
+        become spaces.
+
+    Example:
+        >>> normalize_unicode("x² − ½ ≤ 3π")
+        'x^{2} - \\frac{1}{2} \\le  3\\pi '
+    """
+    s = s.translate(_DROP)
+    if s.isascii():
+        return s
+    s = _SUPERSCRIPT_RUN.sub(_superscript, s)
+    s = _SUBSCRIPT_RUN.sub(_subscript, s)
+    for char, (num, den) in _VULGAR_FRACTIONS.items():
+        if char in s:
+            s = s.replace(char, f"\\frac{{{num}}}{{{den}}}")
+    s = unicodedata.normalize("NFKC", s)
+    if "√" in s or "∛" in s or "∜" in s:
+        s = _ROOT_OF_NUMBER.sub(_root_of_number, s)  # "√16" is the root of 16, not √1 times 6
+    return s.translate(_SYMBOL_TABLE)

@@ -1,0 +1,83 @@
+"""Data parallel: single-process no-ops, sharding, and a real two-process gloo step on CPU."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from reasongym.agents import distributed
+from reasongym.agents.sft import train_sft
+from reasongym.errors import ConfigError
+
+WORKER_PATH = Path(__file__).with_name("sft_worker.py")
+_spec = importlib.util.spec_from_file_location("sft_worker", WORKER_PATH)
+worker = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(worker)
+
+
+def test_a_single_process_needs_no_process_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    info = distributed.init_distributed()
+    assert info == distributed.SINGLE_PROCESS and info.is_main and distributed.current() == info
+    model = torch.nn.Linear(2, 2)
+    assert distributed.wrap_model(model, info) is model and distributed.unwrap_model(model) is model
+    assert distributed.all_reduce_mean({"loss": 2.5, "tokens": 3}) == {"loss": 2.5, "tokens": 3.0}
+    distributed.barrier()
+    distributed.cleanup()
+
+
+def test_a_launch_without_rendezvous_variables_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    monkeypatch.setenv("RANK", "0")
+    with pytest.raises(ConfigError, match=r"WORLD_SIZE=2 but \['MASTER_ADDR', 'MASTER_PORT'\] are not set"):
+        distributed.init_distributed()
+
+
+@pytest.mark.parametrize(("rank", "expected"), [(0, [0, 3, 6]), (1, [1, 4]), (2, [2, 5])])
+def test_shards_are_disjoint_balanced_and_cover_everything(rank: int, expected: list[int]) -> None:
+    info = distributed.DistInfo(rank=rank, world_size=3, local_rank=rank)
+    assert distributed.shard(list(range(7)), info) == expected
+
+
+@pytest.mark.slow
+def test_two_ranks_average_their_gradients_and_keep_identical_weights(tmp_path: Path) -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    done = subprocess.run(
+        [*command, str(WORKER_PATH), "ddp", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    checksums = [json.loads((tmp_path / f"rank{r}.json").read_text())["checksum"] for r in (0, 1)]
+    ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in (0, 1)]
+    assert checksums[0] == checksums[1]
+    for name in ranks[0]:
+        assert torch.equal(ranks[0][name], ranks[1][name]), name
+
+    # Adam's first update is lr * g / (|g| + eps): float reordering moves it by at most a few % of lr
+    # where g is tiny, while a different gradient moves whole tensors by up to 2 * lr.
+    tolerance = 0.01 * worker.DDP_CONFIG.lr
+    pairs = worker.addition_pairs(8)
+    alone, tokenizer = worker.tiny_setup()  # rank 0's shard only: what no averaging would give
+    train_sft(worker.DDP_CONFIG, alone, tokenizer, distributed.shard(pairs, distributed.DistInfo(0, 2, 0)))
+    largest_gap = max(
+        (tensor - ranks[0][name]).abs().max().item() for name, tensor in alone.state_dict().items()
+    )
+    assert largest_gap > 10 * tolerance
+
+    full, _ = worker.tiny_setup()  # one process over both shards in one batch: the same gradient as DDP
+    train_sft(dataclasses.replace(worker.DDP_CONFIG, batch_size=8), full, tokenizer, pairs)
+    for name, tensor in full.state_dict().items():
+        torch.testing.assert_close(ranks[0][name], tensor, rtol=0, atol=tolerance)

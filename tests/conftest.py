@@ -1,0 +1,26 @@
+"""Shared test settings: one torch thread, and where the real benchmark data lies."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# 2 shared cores: with more threads and OpenMP's busy-wait policy, torch runs 25-40x slower beside another process.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR = Path(os.environ.get("REASONGYM_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
+if DATA_DIR.is_dir():
+    # The package reads the same variable, so dataset environments find the data in tests too.
+    os.environ.setdefault("REASONGYM_DATA_DIR", str(DATA_DIR))
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real benchmark data folder; tests that need it skip when it is missing."""
+    if not DATA_DIR.is_dir():
+        pytest.skip(f"benchmark data not found at {DATA_DIR} (set REASONGYM_DATA_DIR)")
+    return DATA_DIR

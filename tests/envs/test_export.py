@@ -1,0 +1,139 @@
+"""to_dataset and reward_function: TRL's GRPOTrainer dataset format and reward-function contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reasongym.envs.core import ReasoningEnv
+from reasongym.envs.export import completion_text, reward_function, to_dataset
+from reasongym.envs.problem import Problem
+from reasongym.envs.sources import DatasetSource, GeneratorSource
+from reasongym.errors import ConfigError
+
+
+def add_problem(rng: np.random.Generator, difficulty: int) -> Problem:
+    a, b = (int(x) for x in rng.integers(0, 10 ** (difficulty + 1), size=2))
+    return Problem(f"What is {a} + {b}?", str(a + b), "integer", solution=f"{a} + {b} = {a + b}")
+
+
+QUIZ = [
+    Problem("Capital of France?", "B", "choice", id="c0", choices=(("A", "Rome"), ("B", "Paris"))),
+    Problem(
+        "Largest planet?", "A", "choice", id="c1", choices=(("A", "Jupiter"), ("B", "Mars"), ("C", "Venus"))
+    ),
+    Problem("Is 7 prime?", "yes", "yesno", id="y0"),
+]
+
+
+@pytest.fixture(scope="module")
+def adder() -> ReasoningEnv:
+    return ReasoningEnv(GeneratorSource("adder", add_problem, "integer"), system_prompt="Think.")
+
+
+@pytest.fixture(scope="module")
+def quiz() -> ReasoningEnv:
+    return ReasoningEnv(DatasetSource.from_problems("quiz", "choice", {"test": QUIZ}))
+
+
+def test_dataset_has_trl_conversational_prompts_and_gold_columns(adder: ReasoningEnv) -> None:
+    data = to_dataset(adder, 8, seed=1)
+    assert data.column_names == [
+        "prompt",
+        "answer",
+        "answer_type",
+        "choices",
+        "problem_id",
+        "solution",
+        "difficulty",
+    ]
+    assert len(data) == 8 and len(set(data["problem_id"])) == 8
+    row = data[0]
+    assert [m["role"] for m in row["prompt"]] == ["system", "user"] and row["answer_type"] == "integer"
+    assert row["prompt"][1]["content"] == adder.prompt(
+        adder.source.problem("train", int(row["problem_id"].split("-")[-1]))
+    )
+
+
+def test_dataset_is_seeded(adder: ReasoningEnv) -> None:
+    assert to_dataset(adder, 5, seed=3)["problem_id"] == to_dataset(adder, 5, seed=3)["problem_id"]
+    assert to_dataset(adder, 5, seed=3)["problem_id"] != to_dataset(adder, 5, seed=4)["problem_id"]
+
+
+def test_trl_recognises_the_prompt_format(adder: ReasoningEnv) -> None:
+    data_utils = pytest.importorskip("trl.data_utils")
+    assert data_utils.is_conversational(to_dataset(adder, 2)[0])
+
+
+def test_finite_split_sizes(quiz: ReasoningEnv) -> None:
+    whole = to_dataset(quiz, None, split="test")
+    assert sorted(whole["problem_id"]) == ["c0", "c1", "y0"]
+    assert whole[whole["problem_id"].index("c1")]["choices"] == [
+        ["A", "Jupiter"],
+        ["B", "Mars"],
+        ["C", "Venus"],
+    ]
+    with pytest.raises(ConfigError, match="n=4 is more than the 3 problems in the split"):
+        to_dataset(quiz, 4, split="test")
+
+
+def test_whole_infinite_split_is_refused(adder: ReasoningEnv) -> None:
+    with pytest.raises(ConfigError, match="this split is infinite; pass n"):
+        to_dataset(adder, None)
+
+
+def test_reward_function_grades_string_and_chat_completions(adder: ReasoningEnv) -> None:
+    data = to_dataset(adder, 3)
+    reward = reward_function(adder)
+    gold = [f"so \\boxed{{{a}}}" for a in data["answer"]]
+    wrong = ["\\boxed{-1}", "no idea", ""]
+    columns = {k: data[k] for k in ("answer", "answer_type", "choices", "problem_id")}
+    assert reward(prompts=data["prompt"], completions=gold, **columns) == [1.0, 1.0, 1.0]
+    assert reward(prompts=data["prompt"], completions=wrong, **columns) == [0.0, 0.0, 0.0]
+    chats = [[{"role": "assistant", "content": text}] for text in gold[:2] + wrong[:1]]
+    assert reward(data["prompt"], chats, completion_ids=[[1]] * 3, trainer_state=None, **columns) == [
+        1.0,
+        1.0,
+        0.0,
+    ]
+
+
+def test_reward_function_uses_each_rows_choices_and_kind(quiz: ReasoningEnv) -> None:
+    data = to_dataset(quiz, None, split="test")
+    by_id = {pid: i for i, pid in enumerate(data["problem_id"])}
+    texts = {"c0": "The answer is (B).", "c1": "The answer is (B).", "y0": "The answer is yes."}
+    completions = [texts[pid] for pid in data["problem_id"]]
+    rewards = reward_function(quiz)(
+        data["prompt"], completions, **{k: data[k] for k in ("answer", "answer_type", "choices")}
+    )
+    assert [rewards[by_id[k]] for k in ("c0", "c1", "y0")] == [1.0, 0.0, 1.0]
+
+
+def test_ungradable_gold_gives_none_and_shaping_applies() -> None:
+    env = ReasoningEnv(GeneratorSource("adder", add_problem, "integer"), format_reward=0.5)
+    reward = reward_function(env)
+    # AIME-style integers are 0-999: a gold of 5000 cannot be graded, so TRL must skip that sample.
+    got = reward(
+        ["p"] * 3,
+        ["\\boxed{12}", "\\boxed{13}", "\\boxed{5000}"],
+        answer=["12", "12", "5000"],
+        answer_type=["integer"] * 3,
+    )
+    assert got == [1.5, 0.5, None]
+
+
+def test_reward_function_needs_the_answer_column(adder: ReasoningEnv) -> None:
+    with pytest.raises(ConfigError, match="no 'answer' column"):
+        reward_function(adder)(["p"], ["\\boxed{1}"])
+
+
+@pytest.mark.parametrize(
+    ("completion", "text"),
+    [
+        ("plain", "plain"),
+        ([], ""),
+        ([{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}], "b"),
+    ],
+)
+def test_completion_text(completion, text: str) -> None:
+    assert completion_text(completion) == text

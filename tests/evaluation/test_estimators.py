@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from reasongym.errors import ConfigError
+from reasongym.evaluation import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
+
+
+def closed_form(n: int, c: int, k: int) -> float:
+    return float(1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "expected"),
+    [
+        (1, 0, 1, 0.0),
+        (1, 1, 1, 1.0),
+        (4, 1, 2, 0.5),  # 1 - C(3,2)/C(4,2) = 1 - 3/6
+        (5, 2, 1, 0.4),  # pass@1 is the plain accuracy
+        (10, 0, 10, 0.0),  # n = k with nothing correct
+        (10, 1, 10, 1.0),  # n = k with one correct
+        (10, 3, 3, 1 - 35 / 120),  # C(7,3) = 35, C(10,3) = 120
+    ],
+)
+def test_pass_at_k_small_cases(n: int, c: int, k: int, expected: float) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(expected, abs=1e-12)
+
+
+def test_pass_at_k_matches_closed_form_for_every_k() -> None:
+    for n in range(1, 21):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                assert pass_at_k(n, c, k) == pytest.approx(closed_form(n, c, k), abs=1e-12), (n, c, k)
+
+
+def test_pass_at_k_is_stable_for_large_n() -> None:
+    # C(1000, 500) overflows floats; the product form does not.
+    assert pass_at_k(1000, 1, 500) == pytest.approx(0.5)
+    assert 0.0 < pass_at_k(1024, 1, 3) < 0.01
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "message"),
+    [
+        (0, 0, 1, "n must be >= 1, got 0"),
+        (4, 5, 1, "c must lie in [0, n=4], got 5"),
+        (4, 1, 5, "k must lie in [1, n=4], got 5"),
+        (4, 1, 0, "k must lie in [1, n=4], got 0"),
+        (4.0, 1, 1, "n must be an int, got 4.0"),
+    ],
+)
+def test_pass_at_k_rejects_bad_counts(n, c, k, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        pass_at_k(n, c, k)
+
+
+def test_majority_vote_counts_equivalent_answers_together() -> None:
+    def equivalent(a: str, b: str) -> bool:
+        return float(Fraction(a)) == float(Fraction(b)) if "/" in a + b else a == b
+
+    answers = ["1/2", "0.5", "3", "3", "2/4"]
+    correct = [True, True, False, False, True]
+    # Without equivalence "3" wins 2 votes to 1; with it, the 1/2 cluster has 3 votes.
+    assert majority_vote(answers, correct, k=5) is False
+    assert majority_vote(answers, correct, k=5, equivalent=equivalent) is True
+
+
+def test_majority_vote_uses_only_the_first_k_and_breaks_ties_by_first_vote() -> None:
+    answers = ["7", "8", "8", "7"]
+    correct = [True, False, False, True]
+    assert majority_vote(answers, correct, k=1) is True
+    assert majority_vote(answers, correct, k=3) is False
+    assert majority_vote(answers, correct, k=4) is True  # 2-2 tie: "7" voted first
+
+
+def test_majority_vote_ignores_missing_answers() -> None:
+    assert majority_vote([None, None, "5"], [False, False, True], k=3) is True
+    assert majority_vote([None, None], [False, False], k=2) is False
+
+
+def test_avg_at_n_and_bootstrap() -> None:
+    assert avg_at_n([True, False, True, True]) == 0.75
+    low, high = bootstrap_ci([0.0, 1.0] * 50, seed=1)
+    assert low < 0.5 < high
+    assert 0.35 < low and high < 0.65
+    assert bootstrap_ci([0.0, 1.0] * 50, seed=1) == (low, high)

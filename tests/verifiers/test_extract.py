@@ -1,0 +1,197 @@
+"""Answer extraction from full completions: boxes, phrases, last number, truncation, spraying."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from reasongym.verifiers.extract import (
+    MAX_BOX_CHARS,
+    MAX_BOXES,
+    clean_answer,
+    extract_boxed,
+    extract_math_answer,
+    find_boxes,
+    last_number,
+    strip_text_wrapper,
+)
+
+BOXED_ROWS = [
+    # plain and nested braces
+    (r"so \boxed{5}.", "5"),
+    (r"\boxed{\frac{1}{2}}", r"\frac{1}{2}"),
+    (r"\boxed{ \sqrt{2} }", r"\sqrt{2}"),
+    (r"$\boxed{x^{2}+1}$", r"x^{2}+1"),
+    (r"\boxed{\{1,2\}}", r"\{1,2\}"),  # escaped braces do not count
+    (r"\boxed{\left\{ 3 \right\}}", r"\left\{ 3 \right\}"),
+    # the last box wins; a box inside a box belongs to the outer one
+    (r"\boxed{1} then \boxed{2}", "2"),
+    (r"\boxed{\boxed{7}}", "7"),
+    (r"\fbox{9}", "9"),
+    (r"\boxed 5", "5"),
+    (r"\boxed5", "5"),
+    (r"\boxed  {4}", "4"),
+    # no answer
+    ("no box here", None),
+    (r"\boxed{12", None),  # truncated
+    (r"\boxed{1} and \boxed{2", None),  # the text ends inside a box
+    (r"\boxed", None),
+    (r"\boxedx{3}", None),  # another command
+    (r"\boxed{}", ""),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BOXED_ROWS)
+def test_extract_boxed(text: str, expected: str | None) -> None:
+    assert extract_boxed(text) == expected
+
+
+MATH_ROWS = [
+    # (completion, answer, method, sprayed)
+    # boxes come first, even before a later phrase
+    (r"The answer is $\boxed{\dfrac{3}{4}}$.", r"\dfrac{3}{4}", "boxed", False),
+    (r"\boxed{4}. The answer is 5.", "4", "boxed", False),
+    (r"\boxed{3} \boxed{ 3 } \boxed{3.}", "3", "boxed", False),  # repeats are fine
+    (r"\boxed{3} or maybe \boxed{4}", "4", "boxed", True),
+    (r"\boxed{x = 3} so \boxed{3}", "3", "boxed", True),
+    # phrases
+    ("The answer is 42.", "42", "phrase", False),
+    ("the answer is 3.5 cm. Done.", "3.5 cm", "phrase", False),
+    (
+        "Final Answer: The final answer is $\\frac{1}{2}$. I hope it is correct.",
+        r"\frac{1}{2}",
+        "phrase",
+        False,
+    ),
+    ("**Answer:** 17", "17", "phrase", False),
+    ("The answer is **17**.", "17", "phrase", False),
+    ("## Final Answer\n\n$$\\sqrt{3}$$", r"\sqrt{3}", "phrase", False),
+    ("Answer:\n\n12", "12", "phrase", False),
+    ("The answer is $x = 5$. Check: 2*5 = 10.", "x = 5", "phrase", False),
+    ("Answer: (2, 3]", "(2, 3]", "phrase", False),
+    ("answer = 7", "7", "phrase", False),
+    ("First the answer is 3.\nAfter checking, the answer is 4.", "4", "phrase", False),
+    ("Natalia sold 72 clips.\n#### 72", "72", "gsm8k", False),
+    ("#### 1,080", "1,080", "gsm8k", False),
+    # last number fallback
+    ("So she has 12 apples and 7 pears, 19 in all", "19", "last_number", False),
+    ("x = -3", "-3", "last_number", False),
+    ("\u22123 degrees", "-3", "last_number", False),  # U+2212 minus
+    ("\uff14\uff12 things", "42", "last_number", False),  # full-width digits
+    ("the ratio is 3/4", "3/4", "last_number", False),
+    ("it is $\\frac{5}{6}$", r"\frac{5}{6}", "last_number", False),
+    ("costs 1,250.50 dollars", "1,250.50", "last_number", False),
+    ("x2 and y3", None, "none", False),  # digits glued to letters are not numbers
+    # no answer at all
+    ("I do not know.", None, "none", False),
+    ("", None, "none", False),
+    (r"So the answer is 12. Writing it: \boxed{1", None, "truncated", False),
+    (r"The answer is 5 \boxed", None, "truncated", False),
+    (r"\boxed{}", None, "boxed", False),
+    ("The answer is", None, "phrase", False),
+]
+
+
+@pytest.mark.parametrize(("completion", "answer", "method", "sprayed"), MATH_ROWS)
+def test_extract_math_answer(completion: str, answer: str | None, method: str, sprayed: bool) -> None:
+    found = extract_math_answer(completion)
+    assert (found.answer, found.method, found.sprayed) == (answer, method, sprayed)
+    assert found.reason and found.reason.endswith(".")
+    if answer is not None:
+        assert found.candidates[-1] == answer
+
+
+def test_sprayed_candidates_list_every_distinct_box_in_order() -> None:
+    found = extract_math_answer(r"\boxed{1} \boxed{2} \boxed{1} \boxed{3}")
+    assert found.candidates == ("2", "1", "3")
+    assert found.answer == "3"
+
+
+def test_without_fallback_a_bare_number_is_no_answer() -> None:
+    assert extract_math_answer("so 12", last_number_fallback=False).answer is None
+    assert extract_math_answer("The answer is 12", last_number_fallback=False).answer == "12"
+
+
+def test_truncated_box_never_falls_back_to_numbers_or_phrases() -> None:
+    found = extract_math_answer("The answer is 7, 8, 9 so \\boxed{7", last_number_fallback=True)
+    assert found.answer is None
+    assert "cut off" in found.reason
+
+
+def test_too_many_boxes_and_overlong_box_give_no_answer() -> None:
+    assert extract_math_answer(r"\boxed{1}" * (MAX_BOXES + 1)).method == "too_many_boxes"
+    assert extract_math_answer(r"\boxed{1}" * MAX_BOXES).answer == "1"
+    overlong = r"\boxed{" + "1" * (MAX_BOX_CHARS + 10) + "} rest"
+    assert extract_math_answer(overlong).method == "box_too_long"
+
+
+def test_find_boxes_skips_nested_boxes() -> None:
+    assert find_boxes(r"\boxed{a \boxed{b}} \fbox{c}").contents == (r"a \boxed{b}", "c")
+
+
+@pytest.mark.parametrize(
+    ("raw", "cleaned"),
+    [
+        (" $5$ ", "5"),
+        ("$$x$$.", "x"),
+        (r"\(y\)", "y"),
+        (r"\[z\]", "z"),
+        ("**$7$**.", "7"),
+        ("3.5", "3.5"),
+        ("a   b", "a b"),
+        ("5.", "5"),
+        ("$5", "$5"),  # a dollar amount, not a wrapper
+    ],
+)
+def test_clean_answer(raw: str, cleaned: str) -> None:
+    assert clean_answer(raw) == cleaned
+
+
+@pytest.mark.parametrize(
+    ("raw", "stripped"),
+    [
+        (r"\text{yes}", "yes"),
+        (r"\textbf{\text{(B)}}", "(B)"),
+        (r"\mathrm{ cm }", "cm"),
+        (r"\text{a} + \text{b}", r"\text{a} + \text{b}"),
+        (r"\text{a", r"\text{a"),
+        ("plain", "plain"),
+    ],
+)
+def test_strip_text_wrapper(raw: str, stripped: str) -> None:
+    assert strip_text_wrapper(raw) == stripped
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("a 1 b 2", "2"), ("none", None), ("v2 3rd", "3"), ("-7", "-7"), ("1.5.", "1.5"), ("12,34", "34")],
+)
+def test_last_number(text: str, number: str | None) -> None:
+    assert last_number(text) == number
+
+
+MEGABYTE_INPUTS = {
+    "letters": "a" * 1_000_000,
+    "digits": "9" * 1_000_000,
+    "many boxes": r"\boxed{1}" * 111_111,
+    "open braces in a box": r"\boxed{" + "{" * 1_000_000,
+    "nested boxes": r"\boxed{" * 60 + "x" * 1_000_000,
+    "phrase then spaces": "answer" + " " * 1_000_000,
+    "repeated phrases": "The answer is 5. " * 60_000,
+    "newlines": "\n" * 1_000_000 + "final answer",
+    "commas": "1," * 500_000,
+    "hashes": "#" * 1_000_000,
+    "fractions": "\\frac{1}{" * 100_000,
+    "unicode": "\u2212\u00bd\u221a\u200b" * 250_000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEGABYTE_INPUTS))
+def test_one_megabyte_inputs_are_linear(name: str) -> None:
+    text = MEGABYTE_INPUTS[name]
+    start = time.perf_counter()
+    found = extract_math_answer(text)
+    elapsed = time.perf_counter() - start
+    assert found.answer is None or len(found.answer) <= MAX_BOX_CHARS * 5
+    assert elapsed < 1.0, f"{name}: {elapsed:.3f} s (measured ~5 ms here; the bound is loose on purpose)"

@@ -1,0 +1,503 @@
+"""verify_math_answer: (gold, prediction, expected) rows grouped by form, true and false for each.
+
+Every bug found in real rollouts adds a row here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reasongym.errors import ConfigError, VerifierTimeout
+from reasongym.verifiers import timeout as timeout_module
+from reasongym.verifiers.base import Outcome
+from reasongym.verifiers.math_answer import verify_math_answer
+
+ROWS = [
+    # integers, signs, U+2212 minus
+    ("3", "3", True),
+    ("3", "03", True),
+    ("3", "+3", True),
+    ("3", "4", False),
+    ("-3", "-3", True),
+    ("-3", "\u22123", True),
+    ("-3", "3", False),
+    ("12", "120", False),
+    ("120", "12", False),
+    ("0", "-0", True),
+    ("0", "0.0", True),
+    ("0", "0.0000000001", False),
+    # decimals and the rounding a decimal gold implies
+    ("0.5", "0.5", True),
+    ("0.5", ".5", True),
+    ("0.5", "0.50", True),
+    ("0.5", "\\frac12", True),
+    ("0.33", "0.33", True),
+    ("0.33", "0.334", True),
+    ("0.33", "\\frac13", True),
+    ("0.33", "0.34", False),
+    ("0.33", "0.3", False),
+    ("2.50", "2.5", True),
+    ("-1.25", "-\\frac54", True),
+    ("-1.25", "1.25", False),
+    ("16386.17", "16386.17", True),
+    ("16386.17", "16386.71", False),
+    ("16386.17", "16386", False),
+    ("3.5", "3.549", True),
+    ("3.5", "3.56", False),
+    # an exact gold needs exactness or about ten significant digits
+    ("\\frac12", "0.5", True),
+    ("\\frac12", "0.51", False),
+    ("\\frac12", "0.49999", False),
+    ("\\frac13", "0.333", False),
+    ("\\frac13", "0.3333333333", True),
+    ("\\frac23", "0.67", False),
+    ("\\frac23", "0.6666666667", True),
+    ("\\pi", "3.14", False),
+    ("\\pi", "3.14159", False),
+    ("\\pi", "3.141592654", True),
+    ("\\sqrt2", "1.414213562", True),
+    ("\\sqrt2", "1.4142", False),
+    ("7", "7.0000000001", False),
+    ("7", "7.00", True),
+    ("123456789012", "1.23456789e11", False),
+    # near zero and tiny values: no absolute rounding
+    ("\\frac{1}{2^{99}}", "\\frac{1}{2^{98}}", False),
+    ("\\frac{1}{2^{99}}", "2^{-99}", True),
+    ("10^{-30}", "0", False),
+    ("0", "\\sin(\\pi)", True),
+    # thousands separators (a pair inside brackets is a pair)
+    ("1000", "1,000", True),
+    ("1000", "1\\,000", True),
+    ("1000", "1{,}000", True),
+    ("1000000", "1,000,000", True),
+    ("1234.5", "1,234.5", True),
+    ("1000", "1,00", False),
+    ("(1, 0)", "(1,000)", True),  # inside brackets a plain comma group is a pair
+    ("1, 2", "1,2", True),
+    # fractions in every spelling
+    ("\\frac{3}{4}", "3/4", True),
+    ("\\frac{3}{4}", "\\dfrac{3}{4}", True),
+    ("\\frac{3}{4}", "\\tfrac34", True),
+    ("\\frac{3}{4}", "6/8", True),
+    ("\\frac{3}{4}", "0.75", True),
+    ("\\frac{3}{4}", "4/3", False),
+    ("\\frac{3}{4}", "\\frac{3}{5}", False),
+    ("-\\frac{3}{4}", "\\frac{-3}{4}", True),
+    ("-\\frac{3}{4}", "\\frac{3}{-4}", True),
+    ("\\frac{1}{2}", "1 \\div 2", True),
+    ("\\frac{1}{2}", "\u00bd", True),
+    # mixed numbers
+    ("\\frac72", "3\\frac12", True),
+    ("\\frac72", "3 1/2", True),
+    ("\\frac72", "3\\frac{1}{2}", True),
+    ("\\frac72", "3\u00bd", True),
+    ("-\\frac72", "-3\\frac12", True),
+    ("\\frac72", "3\\frac13", False),
+    ("\\frac32", "3\\frac12", False),
+    # percent
+    ("25\\%", "25\\%", True),
+    ("25\\%", "25%", True),
+    ("25\\%", "25", True),
+    ("25\\%", "0.25", True),
+    ("25\\%", "\\frac14", True),
+    ("25\\%", "25 percent", True),
+    ("25\\%", "2.5", False),
+    ("25\\%", "26\\%", False),
+    ("25", "0.25", False),
+    ("25", "2500", False),
+    ("25", "25\\%", True),
+    ("0.25", "25\\%", True),
+    ("12.5\\%", "0.125", True),
+    # scientific notation
+    ("2000", "2e3", True),
+    ("2000", "2E3", True),
+    ("2000", "2\\times10^3", True),
+    ("2000", "2 \\cdot 10^{3}", True),
+    ("2000", "2 \u00d7 10\u00b3", True),
+    ("0.002", "2e-3", True),
+    ("2000", "2e4", False),
+    ("2000", "2\\times10^4", False),
+    # repeating decimals
+    ("\\frac13", "0.\\overline{3}", True),
+    ("\\frac16", "0.1\\overline{6}", True),
+    ("\\frac43", "1.\\overline{3}", True),
+    ("\\frac{1}{7}", "0.\\overline{142857}", True),
+    ("\\frac13", "0.\\overline{6}", False),
+    # roots
+    ("\\sqrt{8}", "2\\sqrt{2}", True),
+    ("2\\sqrt2", "\\sqrt8", True),
+    ("\\sqrt{2}", "\\sqrt2", True),
+    ("\\sqrt{2}", "2^{1/2}", True),
+    ("\\sqrt{2}", "\u221a2", True),
+    ("\\sqrt{16}", "\u221a16", True),
+    ("\\sqrt[3]{27}", "\u221b27", True),
+    ("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}", True),
+    ("\\sqrt[3]{2}", "2^{1/3}", True),
+    ("\\sqrt[3]{-8}", "-2", True),
+    ("\\sqrt{12}", "3\\sqrt{2}", False),
+    ("\\sqrt{2}", "\\sqrt{3}", False),
+    ("4", "\\sqrt{16}", True),
+    ("\\sqrt[3]{2}", "\\sqrt{2}", False),
+    # powers
+    ("8", "2^3", True),
+    ("8", "2**3", True),
+    ("1024", "2^{10}", True),
+    ("1024", "2^10", True),
+    ("2^{2023}", "2^{2023}", True),
+    ("2^{2023}", "2^{2022}", False),
+    ("2^{2023}+\\sqrt2", "2^{2023}+\\sqrt3", False),
+    ("\\frac{1}{8}", "2^{-3}", True),
+    # constants: pi, e, i
+    ("2\\pi", "2\\pi", True),
+    ("2\\pi", "\\pi \\cdot 2", True),
+    ("2\\pi", "2\u03c0", True),
+    ("2\\pi", "\\pi", False),
+    ("\\frac{\\pi}{2}", "\\pi/2", True),
+    ("e^2", "e \\cdot e", True),
+    ("e", "\\exp(1)", True),
+    ("-1", "e^{i\\pi}", True),
+    ("3+4i", "4i+3", True),
+    ("3+4i", "3-4i", False),
+    ("i", "\\sqrt{-1}", True),
+    # trig, log, ln, exp
+    ("\\frac{\\sqrt3}{2}", "\\sin 60^\\circ", True),
+    ("\\frac12", "\\cos(\\pi/3)", True),
+    ("\\frac12", "\\sin(\\pi/3)", False),
+    ("3", "\\log_2 8", True),
+    ("3", "\\log_{2}(8)", True),
+    ("2", "\\log_{10} 100", True),
+    ("\\ln 2", "\\log(2)", True),
+    ("\\ln 6", "\\ln 2 + \\ln 3", True),
+    ("\\ln 6", "\\ln 5", False),
+    ("\\frac{\\pi}{4}", "\\arctan 1", True),
+    ("\\frac{\\pi}{6}", "\\sin^{-1}(1/2)", True),
+    # factorials and binomials
+    ("120", "5!", True),
+    ("720", "6!", True),
+    ("15", "5!!", True),
+    ("120", "4!", False),
+    ("10", "\\binom{5}{2}", True),
+    ("10", "\\binom{5}{3}", True),
+    ("10", "\\binom{5}{1}", False),
+    # implicit multiplication and brackets
+    ("2\\sqrt3", "2 \\sqrt{3}", True),
+    ("2\\sqrt3", "\\sqrt{3} \\cdot 2", True),
+    ("6", "2(3)", True),
+    ("6", "(2)(3)", True),
+    ("6", "\\left(2\\right)\\left(3\\right)", True),
+    ("6", "2 \\times 3", True),
+    ("6", "12 \\div 2", True),
+    ("6", "[2+4]", True),
+    # variables and symbolic equivalence
+    ("3x", "3x", True),
+    ("3x", "x \\cdot 3", True),
+    ("3x", "x+x+x", True),
+    ("3x", "3y", False),
+    ("2x", "2y", False),
+    ("x^2-1", "(x-1)(x+1)", True),
+    ("(x+1)^2", "x^2+2x+1", True),
+    ("(x+1)^2", "x^2+x+1", False),
+    ("\\frac{x^2-1}{x-1}", "x+1", True),
+    ("1", "\\sin^2 x + \\cos^2 x", True),
+    ("\\sin 2x", "2\\sin x \\cos x", True),
+    ("2\\pi r", "2 r \\pi", True),
+    ("\\pi r^2", "\\pi r^3", False),
+    ("a_1 + a_2", "a_2 + a_1", True),
+    ("a_1 + a_2", "a_1 + a_3", False),
+    ("\\frac{\\sqrt{x}}{x}", "\\frac{1}{\\sqrt{x}}", True),
+    ("|x|", "x", False),
+    ("0.5x", "\\frac{x}{2}", True),
+    ("\\frac{x}{3}", "0.333x", False),
+    # labels: "x =" on either side
+    ("3", "x = 3", True),
+    ("3", "x=3", True),
+    ("x = 3", "3", True),
+    ("x = 3", "x = 3", True),
+    ("3", "3 = x", True),
+    ("3", "x = 4", False),
+    ("2x+1", "y = 2x + 1", True),
+    ("y = 2x + 1", "2x+1", True),
+    ("y = 2x + 1", "y - 2x = 1", True),
+    ("y = 2x + 1", "y = 2x - 1", False),
+    ("x^2 + y^2 = 1", "y^2 + x^2 = 1", True),
+    ("x^2 + y^2 = 1", "1 = x^2 + y^2", True),
+    ("x^2 + y^2 = 1", "x^2 + y^2 = 2", False),
+    ("[2, 5)", "x \\in [2, 5)", True),
+    # tuples and points are ordered
+    ("(1,2)", "(1,2)", True),
+    ("(1,2)", "(1, 2)", True),
+    ("(1,2)", "\\left(1,2\\right)", True),
+    ("(1,2)", "(2,1)", False),
+    ("(1,2)", "(1,2,3)", False),
+    ("(1,2)", "1", False),
+    ("(1,2)", "(x, y) = (1, 2)", True),
+    ("(\\frac12, 3)", "(0.5, 3)", True),
+    ("(1,2)", "\\{1, 2\\}", False),
+    # unordered solution lists and sets; a hedge is wrong
+    ("1, 2", "1, 2", True),
+    ("1, 2", "2, 1", True),
+    ("1, 2", "x=1, x=2", True),
+    ("1, 2", "x = 2, x = 1", True),
+    ("1, 2", "1 and 2", True),
+    ("1, 2", "x = 1 or x = 2", True),
+    ("1, 2", "1", False),
+    ("1, 2", "1, 2, 3", False),
+    ("1, 2", "1, 3", False),
+    ("\\{1,2\\}", "\\{2,1\\}", True),
+    ("\\{1,2\\}", "\\{1,3\\}", False),
+    ("1", "1 or 2", False),
+    ("1", "1, 2", False),
+    ("1", "1 and 2", False),
+    ("1", "x = 1 or x = -1", False),
+    ("1 \\pm \\sqrt2", "1+\\sqrt2, 1-\\sqrt2", True),
+    ("1 \\pm \\sqrt2", "1-\\sqrt2, 1+\\sqrt2", True),
+    ("1 \\pm \\sqrt2", "1+\\sqrt2", False),
+    ("\\{1\\pm\\sqrt{5},-2\\}", "-2, 1+\\sqrt5, 1-\\sqrt5", True),
+    ("\\pm 3", "3, -3", True),
+    # intervals and unions
+    ("[2,5)", "[2,5)", True),
+    ("[2,5)", "[2,5]", False),
+    ("[2,5)", "(2,5)", False),
+    ("[2,5)", "[2,6)", False),
+    ("[2,5)", "2 \\le x < 5", True),
+    ("[2,5)", "2 \\leq x < 5", True),
+    ("[2,5)", "5 > x \\ge 2", True),
+    ("[2,5)", "2 < x < 5", False),
+    ("(3,\\infty)", "x > 3", True),
+    ("(3,\\infty)", "3 < x", True),
+    ("(3,\\infty)", "(3, \\infty)", True),
+    ("(3,\\infty)", "x \\ge 3", False),
+    ("(3,\\infty)", "2x + 1 > 7", False),
+    ("(-\\infty, 3]", "x \\le 3", True),
+    ("(-\\infty, 3]", "x < 3", False),
+    ("(-\\infty,\\infty)", "\\mathbb{R}", True),
+    ("(1,2] \\cup [3,\\infty)", "(1,2] \\cup [3,\\infty)", True),
+    ("(1,2] \\cup [3,\\infty)", "[3,\\infty) \\cup (1,2]", True),
+    ("(1,2] \\cup [3,\\infty)", "(1,2) \\cup [3,\\infty)", False),
+    ("(1,2] \\cup [3,\\infty)", "(1,2]", False),
+    ("(-\\infty, 1) \\cup (3, \\infty)", "x < 1 or x > 3", True),
+    ("(-\\infty, 1) \\cup (3, \\infty)", "(-\\infty, 1) U (3, \\infty)", True),
+    ("(-\\infty, 3) \\cup (3, \\infty)", "x \\ne 3", True),
+    # matrices and vectors
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", True),
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "\\begin{bmatrix} 1 \\\\ 2 \\end{bmatrix}", True),
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "(1, 2)", True),
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "(2, 1)", False),
+    (
+        "\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}",
+        "\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}",
+        True,
+    ),
+    (
+        "\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}",
+        "\\begin{pmatrix} 1 & 3 \\\\ 2 & 4 \\end{pmatrix}",
+        False,
+    ),
+    (
+        "\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}",
+        "\\begin{pmatrix} 1 & 2 & 3 & 4 \\end{pmatrix}",
+        False,
+    ),
+    ("\\begin{pmatrix} \\frac12 \\\\ -1 \\end{pmatrix}", "\\begin{pmatrix} 0.5 \\\\ -1 \\end{pmatrix}", True),
+    # degrees
+    ("30^\\circ", "30^\\circ", True),
+    ("30^\\circ", "30", True),
+    ("30^\\circ", "30\u00b0", True),
+    ("30^\\circ", "30^{\\circ}", True),
+    ("30^\\circ", "30 degrees", True),
+    ("30^\\circ", "\\frac{\\pi}{6} \\text{ radians}", True),
+    ("30^\\circ", "60^\\circ", False),
+    ("30", "30^\\circ", True),
+    # base subscripts compare digits
+    ("204_5", "204_5", True),
+    ("204_5", "204_{5}", True),
+    ("204_5", "204", True),
+    ("204_5", "204_6", False),
+    ("204_5", "54", False),
+    ("204_5", "205", False),
+    ("1011_2", "1011_2", True),
+    ("54", "204_5", False),
+    # text wrappers, spaces and delimiters
+    ("5", "\\text{5}", True),
+    ("5", "\\mathrm{5}", True),
+    ("5", "\\textbf{5}", True),
+    ("5", "\\boxed{5}", True),
+    ("5", "$5$", True),
+    ("5", "\\(5\\)", True),
+    ("5", "\\!5\\,", True),
+    ("1000", "1\\;000", False),
+    ("5", " 5 ", True),
+    ("5", "5.", True),
+    ("\\frac12", "$\\frac{1}{2}$", True),
+    # unicode math
+    ("\\frac12", "\u00bd", True),
+    ("\\sqrt2", "\u221a2", True),
+    ("4", "\u221a16", True),
+    ("\\pi", "\u03c0", True),
+    ("6", "2\u00d73", True),
+    ("2", "6\u00f73", True),
+    ("123", "\uff11\uff12\uff13", True),
+    ("5", "5\u200b", True),
+    ("1000", "1\u00a0000", False),
+    ("x^2", "x\u00b2", True),
+    ("x^3", "x\u00b3", True),
+    ("[2, 5]", "2 \u2264 x \u2264 5", True),
+    ("[5, \\infty)", "x \u2265 5", True),
+    # word numbers
+    ("5", "five", True),
+    ("12", "twelve", True),
+    ("100", "one hundred", True),
+    ("25", "twenty-five", True),
+    ("105", "one hundred and five", True),
+    ("5", "six", False),
+    ("3000", "three thousand", True),
+    # units: convert within a dimension, never across
+    ("5 m", "5 m", True),
+    ("5 m", "5", True),
+    ("5 m", "5\\text{ m}", True),
+    ("5 m", "5m", True),
+    ("5 m", "5cm", False),
+    ("5 \\text{ m}", "5 s", False),
+    ("5 m", "5 \\text{m}", True),
+    ("5 m", "5 meters", True),
+    ("5 m", "500 cm", True),
+    ("5 m", "0.005 km", True),
+    ("5 m", "5 cm", False),
+    ("5 m", "50 cm", False),
+    ("5 m", "5 kg", False),
+    ("5 m", "6", False),
+    ("5 \\text{ cm}", "5", True),
+    ("5 \\text{ cm}", "50 mm", True),
+    ("1 \\text{ hour}", "60 minutes", True),
+    ("60 \\text{ minutes}", "1 hour", True),
+    ("60 \\text{ minutes}", "1 h", True),
+    ("60 \\text{ minutes}", "60 seconds", False),
+    ("2 \\text{ kg}", "2000 g", True),
+    ("2 \\text{ kg}", "2000 mg", False),
+    ("3 \\text{ L}", "3000 mL", True),
+    ("1 \\text{ L}", "1000 cm^3", True),
+    ("12 \\text{ square units}", "12", True),
+    ("4 \\text{ cm}^2", "400 mm^2", True),
+    ("4 \\text{ cm}^2", "4 cm", False),
+    ("60 \\text{ km/h}", "60 km per hour", True),
+    ("5", "5 apples", True),
+    ("5", "5 cm", True),
+    ("5", "6 apples", False),
+    # money
+    ("\\$5", "\\$5", True),
+    ("\\$5", "$5", True),
+    ("\\$5", "5", True),
+    ("\\$5", "5 dollars", True),
+    ("\\$5", "\\$5.00", True),
+    ("\\$5", "500 cents", True),
+    ("\\$5", "5 cents", False),
+    ("\\$5", "\\$6", False),
+    ("-\\$0.50", "-0.50", True),
+    ("\\$0.50", "50 cents", True),
+    # text answers
+    ("\\text{(C)}", "C", True),
+    ("\\text{(C)}", "(C)", True),
+    ("\\text{(C)}", "\\text{C}", True),
+    ("\\text{(C)}", "D", False),
+    ("\\text{(E)}", "E", True),
+    ("\\text{Devon}", "Devon", True),
+    ("\\text{Devon}", "\\text{devon}", True),
+    ("\\text{Devon}", "Dev", False),
+    ("\\text{Monday}", "\\text{Tuesday}", False),
+    ("\\text{even}", "even", True),
+    ("\\text{even}", "odd", False),
+    ("5", "\\text{five apples}", True),
+    ("5", "\\text{many}", False),
+    # ratios
+    ("3:1", "3:1", True),
+    ("3:1", "6:2", True),
+    ("3:1", "1:3", False),
+]
+
+
+@pytest.mark.parametrize(("gold", "prediction", "expected"), ROWS)
+def test_table(gold: str, prediction: str, expected: bool) -> None:
+    verdict = verify_math_answer(prediction, gold, timeout=30.0)
+    assert verdict.correct is expected, verdict.reason
+    allowed = (Outcome.CORRECT,) if expected else (Outcome.WRONG, Outcome.UNPARSEABLE)
+    assert verdict.outcome in allowed, verdict.reason
+
+
+def test_gold_equals_itself() -> None:
+    for gold, _, _ in ROWS:
+        assert verify_math_answer(gold, gold, timeout=30.0).correct is True, gold
+
+
+# ---- three states and the other outcomes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "gold", ["", "   ", "\\unknowncommand{3}", "\\frac{1}{2", "x ==", "$$", "\\overline{CD}"]
+)
+def test_unparseable_gold_is_ungradable(gold: str) -> None:
+    verdict = verify_math_answer("3", gold)
+    assert verdict.correct is None
+    assert verdict.outcome is Outcome.UNPARSEABLE
+    assert verdict.reason.startswith("gold")
+
+
+def test_refused_gold_is_ungradable() -> None:
+    verdict = verify_math_answer("3", "10^{10^{10^{10}}}")
+    assert verdict.correct is None
+    assert "gold" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    "prediction", ["", "3 +", "\\frac{1}{", "\\foo 3", "((3)", "3 \u20ac", "The answer is 3"]
+)
+def test_unparseable_prediction_is_wrong(prediction: str) -> None:
+    verdict = verify_math_answer(prediction, "3")
+    assert verdict.correct is False
+    assert verdict.outcome is Outcome.UNPARSEABLE
+    assert verdict.reason
+
+
+def test_verdict_keeps_the_answer_text() -> None:
+    verdict = verify_math_answer("  x = 3 ", "3")
+    assert verdict.extracted == "x = 3"
+    assert verify_math_answer("1" * 5000, "3").extracted.endswith("...")
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "1", True])
+def test_timeout_must_be_positive_and_finite(bad: object) -> None:
+    with pytest.raises(ConfigError, match=r"timeout=.* is not allowed: .*finite number of seconds > 0"):
+        verify_math_answer("3", "3", timeout=bad)
+
+
+def test_timeout_gives_timeout_outcome(monkeypatch: pytest.MonkeyPatch) -> None:
+    def too_slow(fn: object, args: object = (), seconds: float = 1.0) -> object:
+        raise VerifierTimeout(f"ran past {seconds} s")
+
+    monkeypatch.setattr(timeout_module, "run_with_timeout", too_slow)
+    verdict = verify_math_answer("(x-1)(x+1)", "x^2-1", timeout=0.5)
+    assert verdict.correct is False
+    assert verdict.outcome is Outcome.TIMEOUT
+    assert "0.5" in verdict.reason
+
+
+CHEAP = [
+    ("7", "7"),
+    ("\\frac{3}{4}", "0.75"),
+    ("25\\%", "0.25"),
+    ("1,000", "1000"),
+    ("\\sqrt{8}", "2\\sqrt{2}"),
+    ("\\frac{\\sqrt3}{2}", "\\frac{1}{2}\\sqrt{3}"),
+    ("3\\frac12", "3.5"),
+    ("2\\pi", "6.283185307"),
+    ("(1, 2)", "(1, 2)"),
+    ("5 m", "500 cm"),
+]
+
+
+@pytest.mark.parametrize(("gold", "prediction"), CHEAP)
+def test_cheap_forms_never_reach_sympy(monkeypatch: pytest.MonkeyPatch, gold: str, prediction: str) -> None:
+    def forbidden(fn: object, args: object = (), seconds: float = 1.0) -> object:
+        raise AssertionError("the sympy worker was called for a cheap form")
+
+    monkeypatch.setattr(timeout_module, "run_with_timeout", forbidden)
+    assert verify_math_answer(prediction, gold).correct is True
