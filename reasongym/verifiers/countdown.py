@@ -1,4 +1,4 @@
-"""Countdown: is the completion's expression a valid way to reach the target with the given numbers?
+r"""Countdown: is the completion's expression a valid way to reach the target with the given numbers?
 
 The gold answer encodes the puzzle, not a solution (many expressions can be right)::
 
@@ -350,7 +350,7 @@ def _grade(expression: str, puzzle: CountdownPuzzle) -> Verdict:
 
 
 def verify_countdown(completion: str, gold: str) -> Verdict:
-    """Grade a Countdown completion: extract the expression, check its numbers and its value.
+    r"""Grade a Countdown completion: extract the expression, check its numbers and its value.
 
     Args:
         completion: The full model output.
