@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from reasongym.envs.benchmarks import BENCHMARK_ENVS
 from reasongym.envs.catalog import CatalogEntry
+from reasongym.envs.multiturn_table import MULTITURN_ENVS, RETRY_ENVS
 from reasongym.envs.procedural import PROCEDURAL_ENVS
 from reasongym.envs.registration import list_envs, register_entry
 
-BUILTIN: tuple[CatalogEntry, ...] = (*BENCHMARK_ENVS, *PROCEDURAL_ENVS)
+BUILTIN: tuple[CatalogEntry, ...] = (*BENCHMARK_ENVS, *PROCEDURAL_ENVS, *MULTITURN_ENVS, *RETRY_ENVS)
 
 
 def register_builtins() -> None:

@@ -101,16 +101,30 @@ def _check_determinism(env: ReasoningEnv, twin: ReasoningEnv, name: str, seeds: 
         )
 
 
+_MAX_EPISODE_STEPS = 16
+
+
 def _step_timed(env: ReasoningEnv, seed: int, completion: str) -> tuple[float, dict[str, Any], float]:
+    """Answer with ``completion`` until the episode ends; return the total reward, last info, slowest step.
+
+    Single-turn environments end after one step; a retry environment asks again after a wrong answer, so
+    the same completion is repeated until it gives up.
+    """
     env.reset(seed=seed)
-    start = time.perf_counter()
-    _, reward, terminated, truncated, info = env.step(completion)
-    elapsed = time.perf_counter() - start
+    total, slowest = 0.0, 0.0
+    for _ in range(_MAX_EPISODE_STEPS):
+        start = time.perf_counter()
+        _, reward, terminated, truncated, info = env.step(completion)
+        slowest = max(slowest, time.perf_counter() - start)
+        total += float(reward)
+        if terminated or truncated:
+            break
     if not (terminated and not truncated):
         raise ConformanceError(
-            f"step must end the episode (terminated=True, truncated=False), got {terminated}, {truncated}"
+            f"answering must end the episode within {_MAX_EPISODE_STEPS} steps (terminated=True, "
+            f"truncated=False), got {terminated}, {truncated}"
         )
-    return float(reward), info, elapsed
+    return total, info, slowest
 
 
 def _check_grading(env: ReasoningEnv, name: str, seeds: list[int], budget_s: float) -> None:

@@ -1,0 +1,272 @@
+r"""The tools a model may call inside its answer: an exact calculator and a safe sympy evaluator.
+
+Syntax (what :data:`TOOL_INSTRUCTION` tells the model)::
+
+    <calc>3*(4+5)</calc>                 ->  <result>27</result>
+    <calc>1/3 + 1/6</calc>               ->  <result>1/2 = 0.5</result>
+    <sympy>factor(x^2 - 1)</sympy>       ->  <result>(x - 1)*(x + 1)</result>
+    <sympy>solve(2x + 3 = 7)</sympy>     ->  <result>x = 2</result>
+
+Expressions use the grammar of the math verifier (``^`` or ``**`` for powers, implicit products such as
+``2x``, ``sqrt(2)``, ``\frac{1}{3}``, ``5!``, ``\binom{5}{2}``, ``sin``, ``ln``, ``pi``, ``e``).
+The sympy operations are ``simplify``, ``expand``, ``factor`` and ``solve`` (an equation, an expression
+taken as ``= 0``, or several separated by ``,`` for a system).
+
+Safety: model text is never given to ``eval``, ``sympify`` or a LaTeX parser. It is parsed by the
+verifier's own parser (:func:`reasongym.verifiers.mathparse.parse_answer`), which first refuses
+anything too long, too deep or too costly to evaluate (:mod:`reasongym.verifiers.mathcost`). The
+calculator then evaluates the syntax tree exactly with fractions (or with mpmath for irrational
+values) in this process, every value bounded by that cost check; sympy objects are built node by
+node from the tree, in the verifiers' worker process under a hard time limit
+(:func:`reasongym.verifiers.timeout.run_with_timeout`). Every failure becomes an ``error: ...`` result
+for the model to read, never an exception.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from reasongym.errors import ConfigError, VerifierTimeout
+from reasongym.verifiers import mathast as ast
+from reasongym.verifiers.mathast import AnswerRejected, Node
+from reasongym.verifiers.matheval import exact_value, numeric_value
+from reasongym.verifiers.mathparse import parse_answer
+
+TOOLS = ("calc", "sympy")
+"""The tool names; each is called as ``<name>...</name>``."""
+SYMPY_OPERATIONS = ("simplify", "expand", "factor", "solve")
+"""What ``<sympy>operation(...)</sympy>`` may ask for."""
+RESULT_FORMAT = "\n<result>{result}</result>\n"
+"""How a tool result is shown to the model (the observation after a tool call)."""
+TOOL_INSTRUCTION = (
+    "You may use tools before your final answer. To compute exactly, write <calc>EXPRESSION</calc>, "
+    "e.g. <calc>3*(4+5)</calc>. For algebra, write <sympy>OPERATION(EXPRESSION)</sympy> where OPERATION "
+    "is simplify, expand, factor or solve, e.g. <sympy>factor(x^2 - 1)</sympy> or "
+    "<sympy>solve(2x + 3 = 7)</sympy>. Use ^ for powers and * for products. Stop writing right after the "
+    "closing tag: the result comes back as <result>...</result> and you continue from there. Only the "
+    "first tool call of a reply runs. A reply without a tool call is your final answer; you have at most "
+    "{max_turns} replies."
+)
+"""The tool part of the prompt; ``{max_turns}`` is filled in by the environment."""
+
+_DECIMAL_DIGITS = 12
+_CALL = {name: re.compile(rf"<{name}>(.*?)</{name}>", re.DOTALL | re.IGNORECASE) for name in TOOLS}
+_OPERATION = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.DOTALL)
+
+
+class ToolError(Exception):
+    """A tool call cannot be answered; the message is shown to the model as ``error: <message>``."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One complete tool call found in a model turn.
+
+    Attributes:
+        tool: The tool name, one of :data:`TOOLS`.
+        argument: The text between the tags.
+        start: Index of the opening tag in the turn.
+        end: Index just after the closing tag.
+    """
+
+    tool: str
+    argument: str
+    start: int
+    end: int
+
+
+def stop_strings(tools: tuple[str, ...] = TOOLS) -> tuple[str, ...]:
+    """The closing tags at which generation should stop so that the tool can answer."""
+    return tuple(f"</{name}>" for name in tools)
+
+
+def find_tool_call(text: str, tools: tuple[str, ...] = TOOLS) -> ToolCall | None:
+    """The first complete call of any of ``tools`` in ``text``, or None.
+
+    Example:
+        >>> find_tool_call("First <calc>2+2</calc> then <calc>3</calc>").argument
+        '2+2'
+    """
+    found = [(m.start(), name, m) for name in tools if (m := _CALL[name].search(text)) is not None]
+    if not found:
+        return None
+    _, tool, first = min(found, key=lambda hit: hit[0])
+    return ToolCall(tool, first.group(1), first.start(), first.end())
+
+
+def run_tool(call: ToolCall, *, timeout: float = 1.0, max_chars: int = 500) -> tuple[str, bool]:
+    """Answer a tool call.
+
+    Args:
+        call: The call to answer.
+        timeout: Seconds the sympy step may take.
+        max_chars: Longest result shown; a longer one is cut and says how long it was.
+
+    Returns:
+        ``(result_text, ok)``: the result, or ``"error: ..."`` with ok False.
+    """
+    try:
+        if call.tool == "calc":
+            result = calculate(call.argument)
+        elif call.tool == "sympy":
+            result = sympy_tool(call.argument, timeout=timeout)
+        else:
+            raise ToolError(f"unknown tool {call.tool!r}; tools: {', '.join(TOOLS)}")
+    except ToolError as exc:
+        return f"error: {exc}", False
+    if len(result) > max_chars:
+        result = f"{result[:max_chars]}... (cut: {len(result)} characters)"
+    return result, True
+
+
+def _parse(text: str) -> Node:
+    if not text.strip():
+        raise ToolError("the expression is empty")
+    try:
+        return parse_answer(text)
+    except AnswerRejected as exc:
+        raise ToolError(f"could not read {text.strip()[:80]!r}: {exc.reason}") from None
+
+
+def _decimal(value: Fraction) -> str | None:
+    """``value`` as a terminating decimal of at most 12 places, or None."""
+    den = value.denominator
+    for prime in (2, 5):
+        while den % prime == 0:
+            den //= prime
+    if den != 1:
+        return None
+    text = f"{value.numerator / value.denominator:.{_DECIMAL_DIGITS}f}".rstrip("0").rstrip(".")
+    return text if Fraction(text) == value else None
+
+
+def _show_exact(value: Fraction, approximate_input: bool) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    decimal = _decimal(value)
+    if approximate_input and decimal is not None:
+        return decimal
+    shown = decimal if decimal is not None else f"{float(value):.{_DECIMAL_DIGITS}g}"
+    return f"{value.numerator}/{value.denominator} = {shown}" if decimal else f"{value} ≈ {shown}"
+
+
+def _show_numeric(value: Any) -> str:
+    real, imag = (float(value.real), float(value.imag)) if hasattr(value, "imag") else (float(value), 0.0)
+    if not (math.isfinite(real) and math.isfinite(imag)):
+        raise ToolError("the value is undefined or infinite")
+    if real == 0.0 and imag != 0.0:
+        return f"≈ {imag:.{_DECIMAL_DIGITS}g}i"
+    if imag == 0.0:
+        return f"≈ {real:.{_DECIMAL_DIGITS}g}"
+    return f"≈ {real:.{_DECIMAL_DIGITS}g} {'+' if imag >= 0 else '-'} {abs(imag):.{_DECIMAL_DIGITS}g}i"
+
+
+def calculate(expression: str) -> str:
+    """Evaluate a numeric expression exactly (fractions), or to 12 digits when it is irrational.
+
+    Raises:
+        ToolError: The text is not one numeric expression, is too costly, or is undefined.
+
+    Example:
+        >>> calculate("3*(4+5)"), calculate("1/3 + 1/6"), calculate("sqrt(2)")
+        ('27', '1/2 = 0.5', '≈ 1.41421356237')
+    """
+    node = _parse(expression)
+    if not ast.is_scalar(node):
+        raise ToolError("the calculator takes one numeric expression (no lists, equations or units)")
+    names = ast.free_symbols(node)
+    if names:
+        raise ToolError(
+            f"the calculator works on numbers only, found {sorted(names)}; use <sympy> for algebra"
+        )
+    try:
+        value = exact_value(node)
+        if value is not None:
+            return _show_exact(value, ast.has_approximate(node))
+        return _show_numeric(numeric_value(node, _DECIMAL_DIGITS + 8))
+    except ZeroDivisionError:
+        raise ToolError("division by zero") from None
+    except (ValueError, OverflowError, ArithmeticError, TypeError) as exc:
+        raise ToolError(f"the value is undefined ({type(exc).__name__})") from None
+
+
+def _sympy_arguments(operation: str, argument: str) -> tuple[Node, ...]:
+    """The parsed argument(s) of an operation: one expression, or equations for ``solve``."""
+    node = _parse(argument)
+    items = node.items if isinstance(node, ast.Seq) and operation == "solve" else (node,)
+    for item in items:
+        sides = (item.label, item.value) if isinstance(item, ast.Labeled) else getattr(item, "sides", (item,))
+        if isinstance(item, ast.Rel) and item.ops != ("=",):
+            raise ToolError("solve takes equations with a single '=' (no inequalities or chains)")
+        if isinstance(item, (ast.Rel, ast.Labeled)) and operation != "solve":
+            raise ToolError(f"{operation} takes an expression, not an equation")
+        if not all(ast.is_scalar(side) for side in sides):
+            raise ToolError(f"{operation} takes algebraic expressions (no lists, intervals, units or text)")
+    return tuple(items)
+
+
+def sympy_tool(command: str, *, timeout: float = 1.0) -> str:
+    """Run ``operation(expression)`` with sympy, in the verifiers' worker process under ``timeout``.
+
+    Raises:
+        ToolError: Unknown operation, unreadable or too costly expression, a timeout, or sympy failed.
+
+    Example:
+        >>> sympy_tool("factor(x^2 - 1)", timeout=30.0)
+        '(x - 1)*(x + 1)'
+    """
+    from reasongym.verifiers.timeout import run_with_timeout  # starts worker processes: only when used
+
+    match = _OPERATION.match(command)
+    if match is None:
+        raise ToolError(f"write OPERATION(EXPRESSION) with OPERATION one of {', '.join(SYMPY_OPERATIONS)}")
+    operation = match.group(1).lower()
+    if operation not in SYMPY_OPERATIONS:
+        raise ToolError(f"unknown operation {match.group(1)!r}; operations: {', '.join(SYMPY_OPERATIONS)}")
+    arguments = _sympy_arguments(operation, match.group(2))
+    try:
+        return run_with_timeout(sympy_compute, (operation, arguments), seconds=timeout)
+    except VerifierTimeout:
+        raise ToolError(f"{operation} took longer than {timeout:g} s") from None
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever sympy raised, the model reads a short error
+        raise ToolError(f"{operation} failed ({type(exc).__name__})") from None
+
+
+def _show_sympy(value: Any) -> str:
+    return str(value).replace("**", "^")
+
+
+def sympy_compute(operation: str, arguments: tuple[Node, ...]) -> str:
+    """Build sympy objects from parsed nodes and apply ``operation`` (runs in the worker process)."""
+    import sympy
+
+    from reasongym.verifiers.mathsympy import to_sympy
+
+    def expression(item: Node) -> Any:
+        if isinstance(item, ast.Rel):
+            return to_sympy(item.sides[0]) - to_sympy(item.sides[1])
+        if isinstance(item, ast.Labeled):
+            return to_sympy(item.label) - to_sympy(item.value)
+        return to_sympy(item)
+
+    exprs = [expression(item) for item in arguments]
+    if operation != "solve":
+        result = getattr(sympy, operation)(exprs[0])
+        return "undefined" if result.has(sympy.zoo, sympy.nan) else _show_sympy(result)
+    unknowns = sorted(set().union(*(e.free_symbols for e in exprs)), key=str)
+    if not unknowns:
+        return "no unknowns to solve for"
+    solutions = sympy.solve(exprs, unknowns, dict=True)
+    if not solutions:
+        return "no solution found"
+    shown = (
+        ", ".join(f"{name} = {_show_sympy(value)}" for name, value in sorted(solution.items(), key=str))
+        for solution in solutions
+    )
+    return " or ".join(shown)
