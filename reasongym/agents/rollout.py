@@ -1,0 +1,385 @@
+"""Rollouts: sample G completions per problem, play them through the environment, return tensors.
+
+`collect_rollouts` is the one place where the policy meets an environment during training. Every
+episode (one row of the batch) gets its own copy of the environment and goes through the plain
+Gymnasium loop: ``reset(options={"index", "split", "difficulty", "hint"})``, then ``step(text)``
+until the episode terminates or is truncated. So wrappers and reward shaping apply exactly as they
+would for a user stepping the env by hand, and a multi-turn environment (tool calls, retries)
+needs nothing special: a non-terminal step's observation is tokenized and appended to the
+sequence, masked out of the loss, and the model continues from there. Single-turn environments
+are the case where the first step terminates. Steps of one turn run in a thread pool
+(`reasongym.agents.parallel_verify`), so one slow sympy comparison does not hold up the batch.
+
+Rows come in group layout (the G samples of problem 0 first, then problem 1, ...), and the
+sequence layout is the one `reasongym.agents.common.token_logprobs` scores::
+
+    input_ids  = [pad .. pad | prompt] [turn 1 | observation 1 | turn 2 | ... | pad .. pad]
+                  <------- P -------->  <----------------------- T ----------------------->
+
+``attention_mask`` is 1 on every real token (prompt, model and observation tokens);
+``completion_mask`` is 1 on model tokens only. Turn k > 1 is sampled from the text of everything
+before it (prompt text + decoded tokens, special tokens kept, so an end-of-turn token stays in the
+context). With a tokenizer whose tokens do not merge across that boundary (the character
+tokenizer, most chat templates at role boundaries) this is exactly the token sequence the trainer
+scores; otherwise ``old_logp`` of later turns can differ slightly from a recomputation.
+
+Shape legend: see `reasongym.agents.common` (B sequences, G group size, P prompt, T completion tokens).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import gymnasium
+import torch
+from torch import Tensor
+from transformers import PreTrainedTokenizerBase
+
+from reasongym.agents.parallel_verify import Episode, env_attr, play_turn, start_episodes
+from reasongym.errors import ConfigError
+from reasongym.generation.base import Generator, SamplingParams
+
+DEFAULT_MAX_TURNS = 32
+"""Safety cap on model turns per episode when ``max_turns`` is None (environments set their own limits)."""
+TURN_CAP_OUTCOME = "max_turns"
+"""``outcomes`` entry of an episode that `collect_rollouts` cut off at the turn cap."""
+EQUAL_REWARD_ATOL = 1e-6
+"""Rewards of a group closer than this count as equal (a group without learning signal)."""
+
+_ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns")
+_ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted")
+
+
+@dataclass(eq=False)
+class RolloutBatch:
+    """B = num_problems * G sequences, each problem's G samples adjacent (group layout).
+
+    All tensors live on one device (after `collect_rollouts`: where the generator put its tensors).
+    """
+
+    input_ids: Tensor
+    """[B, P+T] prompt (left-padded) then completion (right-padded)."""
+    attention_mask: Tensor
+    """[B, P+T] 1 on every real token: prompt, model and observation tokens."""
+    completion_start: int
+    """P: completion tokens are ``input_ids[:, P:]``."""
+    completion_ids: Tensor
+    """[B, T] completion tokens (model turns and observations in order), right-padded."""
+    completion_mask: Tensor
+    """[B, T] 1 on model-generated tokens only (not padding, not observation tokens)."""
+    old_logp: Tensor
+    """[B, T] float32 sampler log-probs (raw, temperature 1) of completion tokens; 0 where the mask is 0."""
+    rewards: Tensor
+    """[B] float32 episode return: the sum of the env's step rewards (shaping included)."""
+    correct: Tensor
+    """[B] bool, the final answer was graded correct."""
+    gradable: Tensor
+    """[B] bool, False where the gold was ungradable (the verdict's ``correct`` was None)."""
+    truncated: Tensor
+    """[B] bool: the last turn hit ``max_new_tokens``, the env truncated, or the turn cap cut it off."""
+    lengths: Tensor
+    """[B] int64 model tokens per sequence (``completion_mask.sum(1)``)."""
+    group_size: int
+    """G, samples per problem."""
+    texts: list[str]
+    """B completion texts (model turns and observations joined)."""
+    prompts: list[str]
+    """B formatted prompt texts (what the model was given for its first turn)."""
+    problem_ids: list[str]
+    """B problem ids (from the env's reset info)."""
+    outcomes: list[str]
+    """B verifier outcomes of the last step (correct, wrong, unparseable, timeout, refused, max_turns)."""
+    extracted: list[str | None]
+    """B final answers the verifier extracted, None where none was found."""
+    pad_token_id: int = 0
+    """Token id used for padding ``input_ids`` and ``completion_ids``."""
+    turns: Tensor | None = None
+    """[B] int64 model turns per episode (1 for single-turn envs); None if unknown."""
+
+    def __len__(self) -> int:
+        """B, the number of sequences."""
+        return int(self.input_ids.shape[0])
+
+    @property
+    def num_groups(self) -> int:
+        """B // G, the number of problems."""
+        return len(self) // self.group_size
+
+    def select_groups(self, keep: Tensor | Sequence[bool]) -> RolloutBatch:
+        """Keep whole groups (DAPO dynamic sampling), then drop padding columns nobody needs.
+
+        Args:
+            keep: [B // G] bool, one flag per group.
+
+        Returns:
+            A new batch holding the kept groups in order.
+
+        Raises:
+            ConfigError: ``keep`` is not B // G booleans.
+        """
+        keep = torch.as_tensor(keep, device=self.input_ids.device)
+        if keep.dtype != torch.bool or keep.shape != (self.num_groups,):
+            raise ConfigError(
+                f"keep has dtype {keep.dtype} and shape {tuple(keep.shape)}; expected a bool tensor "
+                f"of shape ({self.num_groups},), one flag per group of {self.group_size}"
+            )
+        rows = keep.repeat_interleave(self.group_size).nonzero().flatten()  # [B']
+        return self._take_rows(rows)._trimmed()
+
+    @staticmethod
+    def concat(batches: Sequence[RolloutBatch]) -> RolloutBatch:
+        """Stack batches row-wise, re-padding prompts on the left and completions on the right.
+
+        Args:
+            batches: Batches with the same group size and pad token, on one device.
+
+        Returns:
+            One batch with the rows of every input in order.
+
+        Raises:
+            ConfigError: No batches, or group sizes / pad tokens that differ.
+        """
+        if not batches:
+            raise ConfigError("batches is empty; concat needs at least one RolloutBatch")
+        first = batches[0]
+        for name in ("group_size", "pad_token_id"):
+            values = sorted({getattr(batch, name) for batch in batches})
+            if len(values) > 1:
+                raise ConfigError(f"batches have different {name} values {values}; concat needs one")
+        width_p = max(batch.completion_start for batch in batches)
+        width_t = max(batch.completion_ids.shape[1] for batch in batches)
+        parts = [batch._padded(width_p, width_t) for batch in batches]
+        tensors = {name: torch.cat([getattr(p, name) for p in parts]) for name in _SEQUENCE_TENSORS}
+        for name in _ROW_TENSORS:
+            values = [getattr(batch, name) for batch in batches]
+            tensors[name] = None if any(v is None for v in values) else torch.cat(values)
+        lists = {name: [x for batch in batches for x in getattr(batch, name)] for name in _ROW_LISTS}
+        return dataclasses.replace(first, completion_start=width_p, **tensors, **lists)._trimmed()
+
+    def to(self, device: str | torch.device) -> RolloutBatch:
+        """A copy with every tensor on ``device``."""
+        moved = {
+            f.name: getattr(self, f.name).to(device)
+            for f in dataclasses.fields(self)
+            if isinstance(getattr(self, f.name), Tensor)
+        }
+        return dataclasses.replace(self, **moved)
+
+    def metrics(self) -> dict[str, float]:
+        """Summary statistics under ``rollout/`` for a metrics writer (nan where undefined).
+
+        ``reward_std`` is the population standard deviation over all B rows; ``correct_rate`` counts
+        ungradable rows as not correct; ``len_*`` are model tokens; ``zero_std_group_frac`` is the
+        share of groups whose rewards are all equal within `EQUAL_REWARD_ATOL`.
+        """
+        rewards = self.rewards.float().cpu()  # [B]
+        lengths = self.lengths.float().cpu()  # [B]
+        correct, gradable = self.correct.cpu(), self.gradable.cpu()  # [B]
+        wrong = gradable & ~correct  # [B]
+        grouped = rewards.view(-1, self.group_size)  # [B // G, G]
+        spread = grouped.max(dim=1).values - grouped.min(dim=1).values if len(self) else grouped.sum(1)
+        values = {
+            "reward_mean": _mean(rewards),
+            "reward_std": rewards.std(correction=0).item() if len(self) else math.nan,
+            "correct_rate": _mean(correct.float()),
+            "len_mean": _mean(lengths),
+            "len_max": lengths.max().item() if len(self) else math.nan,
+            "truncation_rate": _mean(self.truncated.float().cpu()),
+            "zero_std_group_frac": _mean((spread <= EQUAL_REWARD_ATOL).float()),
+            "len_correct_mean": _mean(lengths[correct]),
+            "len_wrong_mean": _mean(lengths[wrong]),
+            "ungradable_frac": _mean((~gradable).float()),
+        }
+        if self.turns is not None:
+            values["turns_mean"] = _mean(self.turns.float().cpu())
+        return {f"rollout/{name}": float(value) for name, value in values.items()}
+
+    def _take_rows(self, rows: Tensor) -> RolloutBatch:
+        """A batch of the given rows (same widths)."""
+        picked = rows.tolist()
+        tensors = {name: getattr(self, name)[rows] for name in _SEQUENCE_TENSORS}
+        for name in _ROW_TENSORS:
+            value = getattr(self, name)
+            tensors[name] = None if value is None else value[rows]
+        lists = {name: [getattr(self, name)[row] for row in picked] for name in _ROW_LISTS}
+        return dataclasses.replace(self, **tensors, **lists)
+
+    def _padded(self, width_p: int, width_t: int) -> RolloutBatch:
+        """The sequence tensors padded to P = ``width_p`` (left) and T = ``width_t`` (right)."""
+        grow_p, grow_t = width_p - self.completion_start, width_t - self.completion_ids.shape[1]
+
+        def pad(x: Tensor, value: float, prompt_part: bool) -> Tensor:
+            return torch.nn.functional.pad(x, (grow_p if prompt_part else 0, grow_t), value=value)
+
+        return dataclasses.replace(
+            self,
+            input_ids=pad(self.input_ids, self.pad_token_id, True),
+            attention_mask=pad(self.attention_mask, 0, True),
+            completion_ids=pad(self.completion_ids, self.pad_token_id, False),
+            completion_mask=pad(self.completion_mask, 0, False),
+            old_logp=pad(self.old_logp, 0.0, False),
+            completion_start=width_p,
+        )
+
+    def _trimmed(self) -> RolloutBatch:
+        """Drop prompt columns that are padding in every row, and completion columns likewise."""
+        start = self.completion_start
+        prompt_used = self.attention_mask[:, :start].any(dim=0).nonzero()  # [P', 1]
+        completion_used = self.attention_mask[:, start:].any(dim=0).nonzero()  # [T', 1]
+        first = int(prompt_used[0]) if len(prompt_used) else start
+        width_t = int(completion_used[-1]) + 1 if len(completion_used) else 0
+        return dataclasses.replace(
+            self,
+            input_ids=self.input_ids[:, first : start + width_t],
+            attention_mask=self.attention_mask[:, first : start + width_t],
+            completion_ids=self.completion_ids[:, :width_t],
+            completion_mask=self.completion_mask[:, :width_t],
+            old_logp=self.old_logp[:, :width_t],
+            completion_start=start - first,
+        )
+
+
+_SEQUENCE_TENSORS = ("input_ids", "attention_mask", "completion_ids", "completion_mask", "old_logp")
+
+
+def _mean(x: Tensor) -> float:
+    return x.mean().item() if x.numel() else math.nan
+
+
+def collect_rollouts(
+    env_id_or_env: str | gymnasium.Env,
+    generator: Generator,
+    tokenizer: PreTrainedTokenizerBase,
+    indices: Sequence[int],
+    *,
+    group_size: int,
+    params: SamplingParams,
+    split: str | None = "train",
+    difficulty: int | None = None,
+    hint: bool = False,
+    max_turns: int | None = None,
+) -> RolloutBatch:
+    """Sample ``group_size`` episodes of each problem and return them as one padded batch.
+
+    Args:
+        env_id_or_env: A registered id (``"reasongym/Arithmetic-v0"``) or an environment (wrappers
+            included); it is copied once per episode and never stepped itself.
+        generator: Any `Generator`; one with ``generate_batch`` (`HFGenerator`) is used through it.
+            A completion without token ids has its text tokenized and gets log-probs of 0.
+        tokenizer: The policy's tokenizer (prompt formatting, observations, later-turn contexts).
+        indices: Problem indices in ``split``; the batch has ``len(indices) * group_size`` rows.
+        group_size: G, episodes per problem.
+        params: Sampling parameters of every turn; ``n`` is ignored (G samples come from the
+            group), the env's ``stop_strings`` are added to ``stop``, and turn k uses ``seed + k``.
+        split: Split of the problems; None means the env's default.
+        difficulty: Difficulty level; None means the env's default.
+        hint: Show the gold answer in the prompt (STaR rationalization).
+        max_turns: Most model turns per episode; None means the env decides (capped at
+            `DEFAULT_MAX_TURNS`). An episode cut off here is truncated, not correct, and has
+            outcome `TURN_CAP_OUTCOME`.
+
+    Returns:
+        The `RolloutBatch`, on the device of the generator's ``generate_batch`` tensors, else on
+        ``generator.model.device`` when there is one, else on the CPU.
+
+    Raises:
+        ConfigError: An argument out of range, or an env that can be neither copied nor re-made.
+    """
+    _check_arguments(indices, group_size, params, max_turns)
+    env = _resolve_env(env_id_or_env)
+    device = getattr(getattr(generator, "model", None), "device", None)
+    stops = tuple(dict.fromkeys((*params.stop, *env_attr(env, "stop_strings", ()))))
+    episodes: list[Episode] = []
+    try:
+        episodes = start_episodes(env, tokenizer, indices, group_size, split, difficulty, hint)
+        for turn in range(max_turns or DEFAULT_MAX_TURNS):
+            live = [episode for episode in episodes if not episode.done]
+            if not live:
+                break
+            seed = None if params.seed is None else params.seed + turn
+            turn_params = dataclasses.replace(params, n=1, stop=stops, seed=seed)
+            device = (
+                play_turn(live, generator, tokenizer, turn_params, group_size, first_turn=turn == 0) or device
+            )
+        for episode in episodes:
+            if not episode.done:
+                episode.done = episode.truncated = episode.cut_off = True
+    finally:
+        for episode in episodes:
+            episode.env.close()
+        if env is not env_id_or_env:
+            env.close()
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    return _assemble(episodes, group_size, pad_id or 0, device)
+
+
+def _check_arguments(
+    indices: Sequence[int], group_size: int, params: SamplingParams, max_turns: int | None
+) -> None:
+    checks = [
+        ("group_size", group_size, isinstance(group_size, int) and group_size >= 1, "an integer >= 1"),
+        ("indices", indices, not isinstance(indices, str) and len(indices) > 0, "a non-empty sequence of ints"),
+        ("max_turns", max_turns, max_turns is None or (isinstance(max_turns, int) and max_turns >= 1),
+         "None or an integer >= 1"),
+        ("params", params, isinstance(params, SamplingParams), "a SamplingParams"),
+    ]  # fmt: skip
+    for name, value, ok, allowed in checks:
+        if not ok:
+            raise ConfigError(f"{name}={value!r} is not allowed; expected {allowed}")
+
+
+def _resolve_env(env_id_or_env: str | gymnasium.Env) -> gymnasium.Env:
+    if isinstance(env_id_or_env, str):
+        import reasongym  # registers the built-in ids
+
+        return reasongym.make(env_id_or_env)
+    if not isinstance(env_id_or_env, gymnasium.Env):
+        raise ConfigError(
+            f"env_id_or_env={env_id_or_env!r} is not allowed; expected an env id string or a gymnasium.Env"
+        )
+    return env_id_or_env
+
+
+def _assemble(
+    episodes: list[Episode], group_size: int, pad_id: int, device: torch.device | None
+) -> RolloutBatch:
+    """Pad every episode into the batch layout (prompts left, completions right)."""
+    rows = len(episodes)
+    width_p = max(len(episode.prompt_ids) for episode in episodes)
+    width_t = max(len(episode.token_ids) for episode in episodes)
+    input_ids = torch.full((rows, width_p + width_t), pad_id, dtype=torch.long)  # [B, P+T]
+    attention_mask = torch.zeros((rows, width_p + width_t), dtype=torch.long)  # [B, P+T]
+    completion_mask = torch.zeros((rows, width_t), dtype=torch.long)  # [B, T]
+    old_logp = torch.zeros((rows, width_t), dtype=torch.float32)  # [B, T]
+    for row, episode in enumerate(episodes):
+        start, end = width_p - len(episode.prompt_ids), width_p + len(episode.token_ids)
+        input_ids[row, start:width_p] = torch.tensor(episode.prompt_ids, dtype=torch.long)
+        input_ids[row, width_p:end] = torch.tensor(episode.token_ids, dtype=torch.long)
+        attention_mask[row, start:end] = 1
+        completion_mask[row, : end - width_p] = torch.tensor(episode.model_mask, dtype=torch.long)
+        old_logp[row, : end - width_p] = torch.tensor(episode.logprobs, dtype=torch.float32)
+    batch = RolloutBatch(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        completion_start=width_p,
+        completion_ids=input_ids[:, width_p:].clone(),
+        completion_mask=completion_mask,
+        old_logp=old_logp,
+        rewards=torch.tensor([episode.reward for episode in episodes], dtype=torch.float32),
+        correct=torch.tensor([bool(e.info.get("correct")) and not e.cut_off for e in episodes]),
+        gradable=torch.tensor([e.cut_off or e.info.get("correct", False) is not None for e in episodes]),
+        truncated=torch.tensor([episode.truncated for episode in episodes]),
+        lengths=completion_mask.sum(dim=1),
+        group_size=group_size,
+        texts=["".join(episode.pieces) for episode in episodes],
+        prompts=[episode.prompt_text for episode in episodes],
+        problem_ids=[episode.problem_id for episode in episodes],
+        outcomes=[TURN_CAP_OUTCOME if e.cut_off else str(e.info.get("outcome", "")) for e in episodes],
+        extracted=[None if e.cut_off else e.info.get("extracted") for e in episodes],
+        pad_token_id=pad_id,
+        turns=torch.tensor([episode.turns for episode in episodes], dtype=torch.long),
+    )
+    return batch.to(device) if device is not None else batch
