@@ -322,6 +322,18 @@ HAND_WRITTEN: tuple[tuple[str, str, bool], ...] = (
     ("0.33", "0.34", False),
     ("\\sin^2 x + \\cos^2 x", "1", True),
     ("\\frac{x+1}{x-1}", "\\frac{x-1}{x+1}", False),
+    ("4:30", "4:30", True),
+    ("4:30", "2:15", False),
+    ("\\sqrt{51}", "\\sqrt{51}\\approx 7.2", False),
+    ("\\sqrt{51}", "\\sqrt{50}\\approx 7.07", False),
+    ("a=2, b=3", "(a, b) = (3, 2)", False),
+    ("\\{1\\pm\\sqrt{5},-2\\}", "\\{1\\pm\\sqrt{5},-2\\}", True),
+    ("\\{1\\pm\\sqrt{5},-2\\}", "\\{-2, 1-\\sqrt5, 1+\\sqrt5\\}", True),
+    ("1234567", "The answer is 1 234 567.", True),
+    ("23", "The answer is 2 3.", False),
+    ("\\sec^2 x", "1 + \\tan^2 x", True),
+    ("x", "\\sqrt{x^2}", False),
+    ("\\$36", "The final answer is $\\$36$.", True),
 )
 
 

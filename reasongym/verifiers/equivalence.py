@@ -4,9 +4,15 @@ Structures are compared by shape, then element by element with
 :func:`~reasongym.verifiers.mathnumeric.compare_scalars`:
 
 - A label is ignored on either side (``x = 3`` equals ``3``), except that a labelled gold
-  equation compares with an unlabelled one as an equation.
+  equation compares with an unlabelled one as an equation, and that a gold of named assignments
+  (``a = 2, b = 3``: different names) matches by name; unnamed values go in the gold's order.
 - Tuples, points and vectors are ordered; sets and bare lists of solutions are unordered
-  multisets; a list of several answers never equals a single-valued gold (a hedge is wrong).
+  multisets; a list of several answers never equals a single-valued gold (a hedge is wrong),
+  unless it is one number's digit groups (``11, 111, 100``).
+- A chain of constants ``\sqrt{51} \approx 7.14`` is graded by its exact member (see
+  :mod:`~reasongym.verifiers.mathforms`).
+- Clock times (``4:30``, ``4:30 pm``) compare field by field, ratios (``3:1``) as ratios (see
+  :func:`~reasongym.verifiers.mathforms.compare_colons`).
 - Intervals need equal ends and equal open/closed ends (the side of an infinite end is ignored);
   unions match part by part in any order. An open pair ``(a, b)`` may stand for an interval.
 - Equations ``l = r`` compare by ``l - r`` (up to sign); inequalities side by side.
@@ -24,6 +30,7 @@ from fractions import Fraction
 
 from reasongym.verifiers import mathast as ast
 from reasongym.verifiers.mathast import Node
+from reasongym.verifiers.mathforms import compare_chain, compare_colons, digit_groups, int_value
 from reasongym.verifiers.mathnumeric import Match, SymbolicCheck, compare_scalars
 
 __all__ = ["Match", "answers_equal"]
@@ -61,7 +68,14 @@ def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
         return _compare_relations(ast.Rel(("=",), (gold.label, gold.value)), pred, sym)
     if isinstance(gold, ast.Rel) and isinstance(pred, ast.Labeled):
         return _compare_relations(gold, ast.Rel(("=",), (pred.label, pred.value)), sym)
+    named = _named_assignments(gold)
+    if named is not None:
+        return _compare_named(named, pred, sym)
     gold, pred = _unlabel(gold), _unlabel(pred)
+    if isinstance(gold, ast.Colon) or isinstance(pred, ast.Colon):
+        return compare_colons(gold, pred, lambda g, p: _compare(g, p, sym))
+    if isinstance(pred, ast.Rel) and not isinstance(gold, ast.Rel) and "=" in pred.ops:
+        return compare_chain(gold, pred, lambda g, p: _compare(g, p, sym), sym)
     if isinstance(gold, ast.Text):
         return _compare_text(gold, pred)
     if isinstance(pred, ast.Text):
@@ -69,6 +83,8 @@ def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
     if isinstance(gold, ast.Seq):
         return _compare_sequence(gold, pred, sym)
     if isinstance(pred, ast.Seq) and pred.kind == "list":
+        if digit_groups(pred) is not None and digit_groups(pred) == int_value(gold):
+            return Match(True, "the same number, its digit groups split by commas and spaces")
         how = "joined by or/and" if pred.hedged else "in a list"
         return Match(False, f"{len(pred.items)} answers {how} for a single-valued gold (a hedge)")
     if isinstance(gold, ast.Interval):
@@ -105,6 +121,58 @@ def _unlabel(node: Node) -> Node:
 
 def _is_measure(node: Node) -> bool:
     return ast.is_scalar(node) or isinstance(node, ast.Quantity)
+
+
+# ---- named assignments ----------------------------------------------------------------
+
+
+def _label_name(node: Node) -> str | None:
+    if isinstance(node, ast.Labeled) and isinstance(node.label, ast.Sym):
+        return node.label.name.replace(" ", "")
+    return None
+
+
+def _named_assignments(gold: Node) -> dict[str, Node] | None:
+    """``a = 2, b = 3``: a list whose items name different unknowns, by name; else None."""
+    if not isinstance(gold, ast.Seq) or gold.kind not in ("list", "set") or len(gold.items) < 2:
+        return None
+    names = [_label_name(item) for item in gold.items]
+    if None in names or len(set(names)) != len(names):
+        return None
+    return {name: item.value for name, item in zip(names, gold.items, strict=True)}
+
+
+def _assignments_of(pred: Node) -> list[tuple[str | None, Node]]:
+    """The answer's values with their names: ``b = 3, a = 2``, ``(a, b) = (2, 3)`` or ``2, 3``."""
+    name = _label_name(pred)
+    if name is not None and name.startswith("(") and isinstance(pred.value, ast.Seq):
+        names = name[1:-1].split(",")
+        if len(names) == len(pred.value.items):
+            return list(zip(names, pred.value.items, strict=True))
+    items = _items_of(_unlabel(pred))
+    if items is None:
+        return [(name, _unlabel(pred))]
+    return [(_label_name(item), _unlabel(item)) for item in items]
+
+
+def _compare_named(gold: dict[str, Node], pred: Node, sym: SymbolicCheck) -> Match:
+    """Named values match by name; values named otherwise (or not at all) in the gold's order."""
+    values = _assignments_of(pred)
+    if len(values) != len(gold):
+        return Match(False, f"{len(values)} values where the gold names {len(gold)}")
+    order = list(gold)
+    names = [name for name, _ in values]
+    if any(name in gold for name in names):
+        names = [order[k] if name is None else name for k, name in enumerate(names)]
+        if sorted(names) != sorted(order):
+            return Match(False, f"the answer names {', '.join(map(str, names))}, the gold {', '.join(gold)}")
+    else:
+        names = order
+    for name, (_, value) in zip(names, values, strict=True):
+        match = _compare(gold[name], value, sym)
+        if not match.equal:
+            return Match(False, f"{name}: {match.reason}")
+    return Match(True, "the same value for every name")
 
 
 # ---- text -------------------------------------------------------------------------------------------
@@ -251,7 +319,11 @@ def _compare_relations(gold: ast.Rel, pred: ast.Rel, sym: SymbolicCheck) -> Matc
 def _compare_base(gold: Node, pred: Node) -> Match:
     def digits(node: Node) -> tuple[str, int | None] | None:
         if isinstance(node, ast.BaseNum):
-            return node.digits.lstrip("0") or "0", node.base
+            sign = "-" if node.digits.startswith("-") else ""
+            return sign + (node.digits.lstrip("-0") or "0"), node.base
+        if isinstance(node, ast.Neg) and isinstance(node.arg, ast.Num) and node.arg.mantissa > 0:
+            found = digits(node.arg)
+            return None if found is None else ("-" + found[0], None)
         if isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0:
             return str(node.mantissa), None
         return None

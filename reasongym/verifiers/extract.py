@@ -286,6 +286,8 @@ def _answer_after_phrase(tail: str, start: int) -> str:
     for opener, closer in _CLOSERS:
         if line.startswith(opener):
             close = line.find(closer, len(opener))
+            while close > 0 and closer.startswith("$") and line[close - 1] == "\\":
+                close = line.find(closer, close + 1)  # "$\$36$": an escaped dollar is money
             return line[: close + len(closer)] if close != -1 else line
     sentence_end = _SENTENCE_END.search(line)
     return line[: sentence_end.start()] if sentence_end else line

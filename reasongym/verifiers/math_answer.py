@@ -4,8 +4,10 @@ Grading rules (strict by default; gold first):
 
 Parsing. Both strings are read by our own grammar (:mod:`mathparse`); model text never reaches
 ``eval``, ``sympify``, ``parse_expr`` or a LaTeX parser. Understood: integers, negatives (also
-U+2212), decimals, thousands groups (``1,000``, ``1\,000``, ``1{,}000``; a plain comma group only
-outside brackets, so ``(1,000)`` is a pair), fractions (``a/b``, ``\frac``, ``\dfrac``, ``\tfrac``,
+U+2212), decimals, thousands groups (``1,000``, ``1\,000``, ``1{,}000``, ``10,\! 080``; a plain
+comma group only outside brackets, so ``(1,000)`` is a pair; a space, thin or no-break space,
+``\;`` or ``~`` only between groups of exactly three digits after a first group of one to three, so
+``1 000`` is 1000 and ``2 3`` is not 23), colons (``4:30 pm``, ``3:1``), fractions (``a/b``, ``\frac``, ``\dfrac``, ``\tfrac``,
 ``\frac12``), mixed numbers (``3\frac12``, ``3 1/2``), percent, scientific notation (``2e3``,
 ``2\times10^3``), repeating decimals (``0.1\overline{6}``), roots, powers (``^`` and ``**``),
 ``\pi``, ``e``, ``i``, trig/log/ln/exp, implicit products, ``\left( \right)``, ``\cdot``,
@@ -25,13 +27,35 @@ Equality (see :mod:`equivalence` and :mod:`mathnumeric`):
   (``3.141592654`` is ``\pi``). ``\sqrt8`` equals ``2\sqrt2``; ``1/2^{99}`` is not ``1/2^{98}``.
 - A decimal gold counts as rounded at its shown precision: gold ``0.33`` accepts anything within
   0.005 of it (``0.334``, ``1/3``), not ``0.34``; an integer gold accepts no rounding.
-- Expressions with variables: equal if they agree at random real and complex points and sympy
-  simplifies the difference to 0 (in a worker, under ``timeout``): ``x^2-1`` is ``(x-1)(x+1)``,
-  ``2x`` is not ``2y``.
+- Expressions with variables: a disagreement at fixed random points (positive reals, complex
+  points to their right) is final (``2x`` is not ``2y``). Agreement is then settled by a wider
+  numeric test: when both sides have the same variables, use no abs/floor/ceil, and agree at ten
+  random points across the plane (reals of both signs, complex points in all four quadrants) to
+  more than 45 digits, and again to twice the precision, they are equal (``\tan x \sin 2x`` is
+  ``2\sin^2 x``). Two different analytic expressions cannot agree like that; the second precision
+  catches near-identities such as ``x + 10^{-50}``, the wide points branch differences such as
+  ``\sqrt{x^2}`` vs ``x``. Otherwise sympy decides (expand, cancel, the sin/cos form, simplify,
+  Fu's trig rules; in a worker, under ``timeout``): equal only if it reduces the difference to 0.
+  math-verify accepts only on sympy; the numeric identity is both faster and decides cases
+  sympy's simplify misses.
 - Labels are ignored: ``x = 3`` equals ``3`` and the reverse.
+- Named assignments (a gold list whose items name different unknowns, ``a=2, b=3``) match by name:
+  ``b=3, a=2`` is right, ``a=3, b=2`` wrong. Values named otherwise or not at all (``2, 3``,
+  ``(a, b) = (2, 3)`` reads by its names) are taken in the gold's order.
 - Tuples/points/vectors are ordered; sets and bare solution lists (``1, 2``, ``x=1, x=2``,
-  ``1 and 2``, ``x = 1 or x = 2``) are unordered. Several values for a single-valued gold are a
-  hedge and WRONG (``1 or 2`` for gold ``1``).
+  ``1 and 2``, ``x = 1 or x = 2``) are unordered; ``\pm`` in them stands for both values
+  (``\{1\pm\sqrt5, -2\}`` has three members). Several values for a single-valued gold are a
+  hedge and WRONG (``1 or 2`` for gold ``1``), except digit groups split by ", " (``11, 111, 100``
+  for 11111100: every group after the first from 100 to 999).
+- A chain ``exact = approximation`` (``\sqrt{51} \approx 7.14``) is graded by its exact member
+  when every other member agrees with it (a decimal must be its rounding or truncation; see
+  :mod:`mathchain`); an inconsistent chain is WRONG.
+- Colons between whole numbers: two clock-shaped answers (``h:mm``, ``h:mm:ss``) or any with
+  am/pm are clock times and compare field by field: ``4:30`` is not ``2:15`` though 4/30 = 2/15;
+  ``4:30 p.m.`` accepts ``4:30``, ``4:30 PM`` and ``16:30``. Otherwise they are ratios: ``3:1``
+  accepts ``6:2``, ``9:24`` accepts ``3:8``. Against a number, ``a:b`` is the quotient (gold
+  ``1:2`` accepts 0.5; a number never states a time, so gold ``4:30`` accepts 2/15), except
+  with am/pm.
 - Intervals need the same ends and the same open/closed ends; a solved inequality equals its
   interval (``2 \le x < 5`` is ``[2,5)``, ``x > 3`` is ``(3,\infty)``); an unsolved one
   (``2x + 1 > 7``) is not.

@@ -173,6 +173,20 @@ class Seq:
 
 
 @dataclass(frozen=True)
+class Colon:
+    """Whole numbers joined by colons, ``4:30`` or ``3:1``: a clock time or a ratio.
+
+    ``clock`` is True when it is written like a time (``h:mm`` or ``h:mm:ss``, two-digit minutes
+    and seconds up to 59, hours up to 24); ``half`` is "am" or "pm" when that followed, and then
+    it certainly is a time. Which one it is gets decided when it is compared.
+    """
+
+    parts: tuple[int, ...]
+    clock: bool = False
+    half: str | None = None
+
+
+@dataclass(frozen=True)
 class Interval:
     """An interval of reals; ``lo``/``hi`` may be minus/plus infinity."""
 
@@ -254,6 +268,7 @@ Node = (
     | Degree
     | BaseNum
     | Seq
+    | Colon
     | Interval
     | Union
     | Matrix

@@ -65,6 +65,9 @@ def parse_atom(p: _Parser) -> Node:
         return _COMMANDS[tok.value](p)
     if tok.kind == "op" and tok.value in _BRACKETS:
         return _BRACKETS[tok.value](p)
+    if tok.kind == "colon":
+        p.take()
+        return ast.Colon(*tok.value)
     if tok.kind == "word":
         raise Unparseable(f"unexpected word {tok.value!r}")
     raise Unparseable(f"unexpected {_describe(tok)}")

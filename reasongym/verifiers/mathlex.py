@@ -7,7 +7,9 @@ grammar does not know (an unknown LaTeX command, a stray symbol) raises
 Token kinds: ``num`` (value: a Num or exact Mul node), ``sym`` (a one-letter or Greek variable),
 ``const`` (pi, e, oo), ``word`` (a unit or text word), ``sep`` (the words "or"/"and"), ``func``
 (sin, log, ...), ``cmd`` (frac, sqrt, binom, begin, end, reals, emptyset, boxed), ``op`` (every
-operator and bracket, with canonical names such as ``<=``, ``pm``, ``set{``, ``deg``, ``dollar``).
+operator and bracket, with canonical names such as ``<=``, ``pm``, ``set{``, ``deg``, ``dollar``),
+``colon`` (whole numbers joined by colons, ``4:30 pm`` or ``3:1``; value: the fields of a
+:class:`~reasongym.verifiers.mathast.Colon`).
 """
 
 from __future__ import annotations
@@ -131,11 +133,18 @@ _SPACE = re.compile(r"\s+")
 _COMMAND = re.compile(r"\\([A-Za-z]+|.)", re.S)
 _LETTERS = re.compile(r"[A-Za-z]+")
 _NUMBER = re.compile(r"(\d+)(?:\.(\d*))?|\.(\d+)")
-# "1,000" groups only outside brackets, where "(1,000)" could also be a pair; "1{,}000" and
-# "1\,000" are unambiguous everywhere.
-_GROUPED_ANY = re.compile(r"[1-9]\d{0,2}(?:(?:,\\!|,|\{,\}|\\,)\d{3})+(?!\d)")
-_GROUPED_LATEX = re.compile(r"[1-9]\d{0,2}(?:(?:,\\!|\{,\}|\\,)\d{3})+(?!\d)")
-_GROUP_MARK = re.compile(r",\\!|,|\{,\}|\\,")
+# "1,000" groups only outside brackets, where "(1,000)" could also be a pair; "1{,}000",
+# "1, \! 000" and "1\,000" are unambiguous everywhere. A space (NFKC made thin and no-break
+# spaces plain), "\;", "\ " or "~" groups only runs of exactly three digits after a first group of
+# one to three, and the same mark throughout: "2 3" stays two numbers, "3 125/8" a mixed number.
+_GROUPED_ANY = re.compile(r"[1-9]\d{0,2}(?:(?:,\s*\\!\s*|,|\{,\}|\\,)\d{3})+(?!\d)")
+_GROUPED_LATEX = re.compile(r"[1-9]\d{0,2}(?:(?:,\s*\\!\s*|\{,\}|\\,)\d{3})+(?!\d)")
+_GROUPED_SPACE = re.compile(r"[1-9]\d{0,2}(?P<mark> |\\;|\\ |~)\d{3}(?:(?P=mark)\d{3})*(?![\d/])")
+_GROUP_MARK = re.compile(r",\s*\\!\s*|,|\{,\}|\\,|\\;|\\ | |~")
+# Whole numbers joined by colons: "3:1", "1 : 2", "4:30", "12:05:59", "4:30 p.m." (see mathast.Colon).
+_COLON = re.compile(r"\d+(?:[ \t]*:[ \t]*\d+)+(?![\d.])")
+_CLOCK_SHAPE = re.compile(r"(?:[01]?\d|2[0-4]):[0-5]\d(?::[0-5]\d)?")
+_HALF_DAY = re.compile(r"[ \t]*([aApP])\.?[ \t]?[mM]\.?(?![A-Za-z])")
 _DECIMAL_PART = re.compile(r"\.(\d+)")
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)(?![\d.])")
 _OVERLINE = re.compile(r"\\(?:overline|bar|dot)\s*(?:\{\s*(\d+)\s*\}|(\d))")
@@ -190,7 +199,13 @@ class _Lexer:
 
     def number(self, pos: int, end: int) -> int:
         text = self.text
-        grouped = (_GROUPED_ANY if self.depth == 0 else _GROUPED_LATEX).match(text, pos, end)
+        colon = _COLON.match(text, pos, end)
+        if colon and (pos == 0 or text[pos - 1] not in ":."):
+            return self.colon(colon.group(0), colon.end(), end)
+        spaced_ok = pos == 0 or text[pos - 1] not in "^_"  # "x^2 100" is no exponent 2100
+        grouped = (spaced_ok and _GROUPED_SPACE.match(text, pos, end)) or (
+            _GROUPED_ANY if self.depth == 0 else _GROUPED_LATEX
+        ).match(text, pos, end)
         if grouped:
             int_part, frac, pos = _GROUP_MARK.sub("", grouped.group(0)), None, grouped.end()
             decimal = _DECIMAL_PART.match(text, pos, end)
@@ -213,6 +228,14 @@ class _Lexer:
             pos = exp_match.end()
         self.emit("num", _number(int_part, frac, exp, rep))
         return pos
+
+    def colon(self, written: str, pos: int, end: int) -> int:
+        """Emit ``4:30 pm`` or ``3:1`` as one token; "am"/"pm" only after a time with hours 1-12."""
+        parts = tuple(int(part) for part in written.split(":"))
+        clock = _CLOCK_SHAPE.fullmatch(written) is not None
+        half = _HALF_DAY.match(self.text, pos, end) if clock and 1 <= parts[0] <= 12 else None
+        self.emit("colon", (parts, clock, half.group(1).lower() + "m" if half else None))
+        return half.end() if half else pos
 
     def command(self, pos: int, end: int, text_mode: bool) -> int:
         match = _COMMAND.match(self.text, pos, end)

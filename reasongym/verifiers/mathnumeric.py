@@ -6,8 +6,11 @@ r"""Compare two scalar answers, cheapest test first: exact rationals, mpmath num
    that ``2^{2023} + \sqrt 2`` and ``2^{2023} + \sqrt 3`` stay apart. When both values are
    indistinguishable from zero the question goes to sympy.
 3. Variables: both sides are evaluated at fixed random real and complex points; a difference at
-   any point is a definite "not equal" (a fast filter). Agreement at every point is confirmed by
-   sympy (``simplify(gold - pred) == 0``) in the worker, under the time limit.
+   any point is a definite "not equal" (a fast filter). Agreement is then tested numerically across
+   the plane (:func:`_numeric_identity`: the same variables, no abs/floor/ceil, ten points in all
+   four quadrants, agreement to 45+ digits and again at twice the precision), which accepts
+   without sympy. Otherwise sympy decides in the worker, under the time limit: equal only when it
+   reduces ``gold - pred`` to 0.
 
 Tolerance follows the gold: a decimal gold ``0.33`` stands for every value that rounds to it
 (``|pred - gold| <= 0.5e-2``); an exact gold needs an exact prediction, or a decimal one with about
@@ -37,6 +40,7 @@ _BASE_DPS = 40
 # numeric tie goes to sympy instead.
 _MAX_DPS = 300
 _SAMPLES = 6
+_WIDE_SAMPLES = 10
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,62 @@ def _compare_functions(gold: Node, pred: Node, names: frozenset[str], symbolic: 
             return Match(False, f"the expressions differ at {where}")
     if approximate:
         return Match(True, "equal at every sampled point (decimal coefficients)")
+    digits = _numeric_identity(gold, pred)
+    if digits:
+        return Match(True, f"equal at {_WIDE_SAMPLES} random real and complex points to {digits} digits")
     return _ask_sympy(gold, pred, symbolic)
+
+
+def _wide_points(names: frozenset[str], ctx: Any) -> list[dict[str, Any]]:
+    """Points in all four quadrants, half of them real: branch cuts and |x| show up here."""
+    rng = random.Random(20240612)
+    points = []
+    for k in range(_WIDE_SAMPLES):
+        point = {}
+        for name in sorted(names):
+            real = ctx.mpf(rng.uniform(0.35, 2.35) * rng.choice((-1, 1)))
+            point[name] = ctx.mpc(real, rng.uniform(-1.5, 1.5)) if k % 2 else real
+        points.append(point)
+    return points
+
+
+def _uses_non_analytic(node: Node) -> bool:
+    if isinstance(node, ast.Func) and node.name in ("abs", "floor", "ceil"):
+        return True
+    return any(_uses_non_analytic(child) for child in ast.children(node))
+
+
+def _numeric_identity(gold: Node, pred: Node) -> int:
+    """The digits to which two exact expressions agree at every wide point, at two precisions; else 0.
+
+    Two different analytic expressions in the same variables cannot agree to 45 and then 105
+    digits at ten random points across the plane (besides real points of either sign, complex points
+    in every quadrant, so branch cuts show), so such agreement is accepted as equality without
+    sympy. Not used for abs, floor and ceil, for values too large to evaluate at the capped
+    precision, or when the variables differ (``x + y - y`` goes to sympy).
+    """
+    names = ast.free_symbols(gold)
+    if names != ast.free_symbols(pred) or _uses_non_analytic(gold) or _uses_non_analytic(pred):
+        return 0
+    low = _needed_dps(gold, pred) + 20
+    if 2 * low > _MAX_DPS:
+        return 0
+    for dps in (low, 2 * low):
+        ctx = numeric_context(dps)
+        rel, agreed = ctx.mpf(10) ** (-(dps - 15)), 0
+        for point in _wide_points(names, ctx):
+            try:
+                g, p = numeric_value(gold, dps, point), numeric_value(pred, dps, point)
+            except (ZeroDivisionError, ValueError, OverflowError, TypeError, KeyError):
+                continue
+            if not (ctx.isfinite(g) and ctx.isfinite(p)):
+                continue
+            if abs(g - p) > rel * max(abs(g), abs(p), ctx.mpf(10) ** (-(dps // 2))):
+                return 0
+            agreed += 1
+        if agreed < _WIDE_SAMPLES - 2:
+            return 0
+    return 2 * low - 15
 
 
 def _ask_sympy(gold: Node, pred: Node, symbolic: SymbolicCheck) -> Match:

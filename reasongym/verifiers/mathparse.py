@@ -229,6 +229,8 @@ class _Parser:
         while self.at_op("-", "+"):
             negate ^= self.take().value == "-"
         node = self.power()
+        if negate and isinstance(node, ast.BaseNum):
+            return ast.BaseNum("-" + node.digits, node.base)  # -221_3
         return ast.Neg(_scalar(node, "with a minus sign")) if negate else node
 
     def power(self) -> Node:

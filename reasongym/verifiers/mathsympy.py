@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import sympy
+from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
 from reasongym.verifiers import mathast as ast
 from reasongym.verifiers.mathast import Node
@@ -104,13 +105,39 @@ def to_sympy(node: Node) -> Any:
     raise TypeError(f"{type(node).__name__} is not a scalar expression")
 
 
+_SIN_COS = {
+    sympy.tan: lambda a: sympy.sin(a) / sympy.cos(a),
+    sympy.cot: lambda a: sympy.cos(a) / sympy.sin(a),
+    sympy.sec: lambda a: 1 / sympy.cos(a),
+    sympy.csc: lambda a: 1 / sympy.sin(a),
+}
+
+
+def _in_sin_cos(expr: Any) -> Any:
+    """``expr`` with tan, cot, sec and csc written with sin and cos, multiple angles expanded."""
+    for function, rewrite in _SIN_COS.items():
+        expr = expr.replace(function, rewrite)
+    return sympy.expand_trig(expr)
+
+
 def _symbolic_equal(gold: Node, pred: Node) -> bool:
-    """True when sympy shows ``gold - pred`` is zero (run it under ``run_with_timeout``)."""
+    """True when sympy shows ``gold - pred`` is zero (run it under ``run_with_timeout``).
+
+    Cheap rewrites first: expand, cancel; with trig functions also the sin/cos form with multiple
+    angles expanded (tan x sin 2x is 2 sin^2 x); then simplify, then Fu's trig simplification.
+    """
     difference = to_sympy(gold) - to_sympy(pred)
     if difference == 0:
         return True
-    for simplify in (sympy.expand, sympy.cancel, sympy.simplify):
+    for simplify in (sympy.expand, sympy.cancel):
         difference = simplify(difference)
         if difference == 0:
             return True
+    trig = difference.has(TrigonometricFunction)
+    if trig and sympy.cancel(_in_sin_cos(difference)) == 0:
+        return True
+    if sympy.simplify(difference) == 0:
+        return True
+    if trig and sympy.fu(difference) == 0:
+        return True
     return bool(sympy.expand(sympy.expand_trig(difference)) == 0)

@@ -74,6 +74,9 @@ MATH_ROWS = [
     ("First the answer is 3.\nAfter checking, the answer is 4.", "4", "phrase", False),
     ("Natalia sold 72 clips.\n#### 72", "72", "gsm8k", False),
     ("#### 1,080", "1,080", "gsm8k", False),
+    ("The final answer is $\\$36$.", "\\$36", "phrase", False),  # an escaped dollar is money
+    ("The final answer is $\\$32,\\!348$. Done.", "\\$32,\\!348", "phrase", False),
+    ("The answer is 1 000.", "1 000", "phrase", False),
     # last number fallback
     ("So she has 12 apples and 7 pears, 19 in all", "19", "last_number", False),
     ("x = -3", "-3", "last_number", False),
