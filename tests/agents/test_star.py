@@ -1,0 +1,363 @@
+"""STaR: filtering, rationalization without the hint, restart from base, step growth, resume, learning."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import torch
+
+import reasongym
+from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
+from reasongym.agents.star import (
+    STEP_NAMES,
+    STaRConfig,
+    STaRTask,
+    filter_correct,
+    generate_rationales,
+    rationalize,
+    sft_steps_for_iteration,
+    train_star,
+)
+from reasongym.envs.core import format_final_answer, gold_answer_text
+from reasongym.errors import ConfigError
+from reasongym.generation import Completion, SamplingParams
+from reasongym.metrics import read_metrics
+from reasongym.models import format_prompt, make_char_tokenizer, make_tiny_model
+
+QUIET_SFT = SFTConfig(lr=1e-3, batch_size=4, max_steps=2, progress_bar=False, tensorboard=False)
+ARITHMETIC = "reasongym/Arithmetic-v0"
+
+
+class _Crash(RuntimeError):
+    """Raised from a hook to simulate a crash."""
+
+
+class ScriptedGenerator:
+    """A stand-in policy that knows the gold answers: it solves the problems it is told to solve.
+
+    Unhinted, it answers problem ``i`` correctly when ``i in solves``, else with a wrong answer. Hinted
+    (the prompt shows the gold), it answers correctly when ``i in hinted_solves`` and refers to the
+    hint when ``i in mentions_hint``. Problems are recognised by their question text.
+    """
+
+    def __init__(
+        self, problems: dict[int, object], *, solves: set[int], hinted_solves: set[int] = frozenset(),
+        mentions_hint: set[int] = frozenset(), truncated: set[int] = frozenset(),
+    ) -> None:  # fmt: skip
+        self.problems, self.solves, self.hinted_solves = problems, solves, hinted_solves
+        self.mentions_hint, self.truncated = mentions_hint, truncated
+        self.hinted_prompts: list[str] = []
+
+    def _answer(self, index: int, correct: bool, mention: bool) -> str:
+        problem = self.problems[index]
+        if not correct:
+            return "I am not sure, so I will not answer."
+        final = format_final_answer(problem.answer_type, gold_answer_text(problem))
+        return ("The hint tells me the result. " if mention else "Let me work it out. ") + final
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+        outputs = []
+        for prompt in prompts:
+            hinted = "Hint:" in prompt
+            # The last question in the prompt is the one asked (few-shot examples come first).
+            index = max(self.problems, key=lambda i: prompt.rfind(self.problems[i].question))
+            if hinted:
+                self.hinted_prompts.append(prompt)
+                correct, mention = index in self.hinted_solves, index in self.mentions_hint
+            else:
+                correct, mention = index in self.solves, False
+            text = self._answer(index, correct, mention)
+            finish = "length" if index in self.truncated and not hinted else "stop"
+            outputs.append([Completion(text, (), (), finish) for _ in range(params.n)])
+        return outputs
+
+
+def _tiny() -> tuple[torch.nn.Module, object]:
+    tokenizer = make_char_tokenizer()
+    return make_tiny_model(
+        tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64
+    ), tokenizer
+
+
+def _short_arithmetic() -> object:
+    return reasongym.make(ARITHMETIC, difficulty=1, prompt_template="{question}")
+
+
+def _loop_config(**overrides: object) -> STaRConfig:
+    settings = dict(
+        iterations=3, num_train_problems=6, eval_size=4, max_new_tokens=8, sft=QUIET_SFT, plot=False
+    )
+    return STaRConfig(**{**settings, **overrides})
+
+
+def _scripted(env: object, cfg: STaRConfig, **kwargs: set[int]) -> ScriptedGenerator:
+    base = env.unwrapped
+    indices = range(cfg.train_start, cfg.train_start + cfg.num_train_problems)
+    problems = {i: base.problem_at(i, split=cfg.train_split) for i in indices}
+    return ScriptedGenerator(problems, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------- config
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"iterations": 0}, "iterations=0 is not allowed; expected an integer >= 1"),
+        ({"samples_per_problem": 0}, "samples_per_problem=0 is not allowed"),
+        ({"temperature": -0.5}, "temperature=-0.5 is not allowed; expected a float >= 0"),
+        ({"top_p": 0.0}, "top_p=0.0 is not allowed; expected a float in (0, 1]"),
+        ({"step_growth": 0.8}, "step_growth=0.8 is not allowed; expected a float >= 1"),
+        ({"num_train_problems": 0}, "num_train_problems=0 is not allowed; expected an integer >= 1 or None"),
+        ({"patience": 0}, "patience=0 is not allowed"),
+        ({"few_shot_examples": 3}, "few_shot_examples=3 is not allowed with train_start=0"),
+        ({"sft": {"lr": 1e-5}}, "sft={'lr': 1e-05} is not allowed; expected an SFTConfig"),
+    ],
+)
+def test_config_rejects_bad_values_naming_the_field(overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        STaRConfig(**overrides)
+    assert message in str(raised.value)
+
+
+def test_an_endless_split_needs_a_problem_count() -> None:
+    model, tokenizer = _tiny()
+    with pytest.raises(ConfigError, match="num_train_problems=None is not allowed for split 'train'"):
+        train_star(STaRConfig(), model, tokenizer, ARITHMETIC)
+
+
+@pytest.mark.parametrize(
+    ("growth", "first", "expected"),
+    [(1.2, 40, [40, 48, 58, 69, 83]), (1.0, 10, [10, 10, 10, 10, 10]), (1.5, 4, [4, 6, 9, 14, 20])],
+)
+def test_fine_tuning_steps_grow_by_the_configured_factor(growth: float, first: int, expected: list) -> None:
+    cfg = STaRConfig(step_growth=growth, sft=dataclasses.replace(QUIET_SFT, max_steps=first))
+    assert [sft_steps_for_iteration(cfg, i) for i in range(1, 6)] == expected
+
+
+def test_the_loop_trains_the_grown_number_of_steps(tmp_path: Path) -> None:
+    env, model_and_tokenizer = _short_arithmetic(), _tiny()
+    cfg = _loop_config(step_growth=1.5, sft=dataclasses.replace(QUIET_SFT, max_steps=2))
+    generator = _scripted(env, cfg, solves={0, 1, 2})
+    result = train_star(cfg, *model_and_tokenizer, env, run_dir=tmp_path, generator=generator)
+    assert [s.sft_steps for s in result.iterations] == [2, 3, 4]  # round(2 * 1.5 ** k)
+    for iteration, steps in zip((1, 2, 3), (2, 3, 4), strict=True):
+        folder = tmp_path / f"iteration-{iteration:03d}"
+        assert json.loads((folder / "config.json").read_text())["max_steps"] == steps
+        assert [line["step"] for line in read_metrics(folder)] == list(range(1, steps + 1))
+
+
+# ---------------------------------------------------------------------------------------------- filter
+
+
+def _env_cases() -> list[tuple[str, dict]]:
+    return [
+        (ARITHMETIC, {"difficulty": 2}),  # math, free-form integers
+        ("reasongym/QuantityComparison-v0", {"difficulty": 3}),  # procedural multiple choice
+        ("reasongym/LinearEquation-v0", {}),  # math, fractions
+        ("reasongym/CommonsenseQA-v0", {}),  # multiple choice from data
+        ("reasongym/AIME-v0", {}),  # AIME integers from data
+    ]
+
+
+def _make_or_skip(env_id: str, options: dict) -> object:
+    try:
+        env = reasongym.make(env_id, **options)
+        env.unwrapped.problem_at(0, split="train")
+    except (FileNotFoundError, reasongym.errors.DatasetNotFoundError) as missing:
+        pytest.skip(f"{env_id} data not available: {missing}")
+    return env
+
+
+@pytest.mark.parametrize(("env_id", "options"), _env_cases())
+def test_filter_keeps_only_verified_finished_rationales(env_id: str, options: dict) -> None:
+    env = _make_or_skip(env_id, options)
+    _, tokenizer = _tiny()
+    task = STaRTask(env.unwrapped, tokenizer)
+    problems = [env.unwrapped.problem_at(i, split="train") for i in range(8)]
+    generator = ScriptedGenerator(dict(enumerate(problems)), solves={0, 2, 3, 6}, truncated={3})
+    params = SamplingParams(n=2)
+    completions = generate_rationales(task, generator, problems, params)
+    kept = filter_correct(task, problems, range(8), completions, source="direct", max_per_problem=3)
+    assert [example.index for example in kept] == [0, 2, 6]  # 3 was cut off; duplicates kept once
+    for example in kept:
+        assert env.unwrapped.score(problems[example.index], example.completion).correct is True
+        assert example.prompt == format_prompt(tokenizer, env.unwrapped.messages(problems[example.index]))
+        assert example.source == "direct" and example.problem_id == problems[example.index].id
+
+
+@pytest.mark.parametrize(("env_id", "options"), _env_cases())
+def test_rationalized_examples_are_stored_without_the_hint(env_id: str, options: dict) -> None:
+    env = _make_or_skip(env_id, options)
+    _, tokenizer = _tiny()
+    task = STaRTask(env.unwrapped, tokenizer)
+    problems = [env.unwrapped.problem_at(i, split="train") for i in range(6)]
+    generator = ScriptedGenerator(
+        dict(enumerate(problems)), solves=set(), hinted_solves={1, 2, 4}, mentions_hint={2}
+    )
+    cfg = STaRConfig(num_train_problems=6)
+    kept = rationalize(task, generator, problems, range(6), SamplingParams(), cfg)
+    assert [example.index for example in kept] == [1, 4]  # 2 refers to a hint the stored prompt lacks
+    assert all("Hint:" in prompt for prompt in generator.hinted_prompts)  # the model did see the gold
+    for example in kept:
+        assert "Hint" not in example.prompt and example.source == "rationalized"
+        assert example.prompt == format_prompt(tokenizer, env.unwrapped.messages(problems[example.index]))
+
+
+def test_hinted_successes_never_count_as_the_policys_own(tmp_path: Path) -> None:
+    env = _short_arithmetic()
+    cfg = _loop_config(iterations=1)
+    generator = _scripted(env, cfg, solves={0, 1}, hinted_solves={2, 3, 4, 5})
+    result = train_star(cfg, *_tiny(), env, run_dir=tmp_path, generator=generator)
+    (stats,) = result.iterations
+    assert (stats.kept_direct, stats.kept_rationalized, stats.rationalization_attempts) == (2, 4, 4)
+    assert stats.train_accuracy == pytest.approx(2 / 6)
+    lines = [
+        json.loads(line) for line in (tmp_path / "iteration-001" / "kept.jsonl").read_text().splitlines()
+    ]
+    assert [(line["index"], line["source"]) for line in lines] == [
+        (0, "direct"), (1, "direct"), (2, "rationalized"), (3, "rationalized"), (4, "rationalized"),
+        (5, "rationalized"),
+    ]  # fmt: skip
+    assert all("Hint" not in line["prompt"] and line["problem_id"] for line in lines)
+    logged = read_metrics(tmp_path)[-1]
+    assert (logged["star/kept_direct"], logged["star/kept_rationalized"], logged["star/kept_total"]) == (
+        2,
+        4,
+        6,
+    )
+
+    without = train_star(
+        dataclasses.replace(cfg, rationalize=False),
+        *_tiny(),
+        env,
+        generator=_scripted(env, cfg, solves={0, 1}),
+    )
+    assert (without.iterations[0].kept_direct, without.iterations[0].kept_rationalized) == (2, 0)
+
+
+def test_few_shot_examples_come_before_the_question_and_are_hinted_with_it() -> None:
+    env = _short_arithmetic()
+    _, tokenizer = _tiny()
+    cfg = STaRConfig(few_shot_examples=2, train_start=2, num_train_problems=3)
+    task = STaRTask.from_env(env, tokenizer, cfg)
+    problem = env.unwrapped.problem_at(2, split="train")
+    plain, hinted = task.prompt(problem, few_shot=True), task.prompt(problem, hint=True, few_shot=True)
+    shots = [env.unwrapped.problem_at(i, split="train") for i in range(2)]
+    assert plain.index(shots[0].question) < plain.index(shots[1].question) < plain.index(problem.question)
+    assert plain.count("\\boxed{") == 2 and "Hint" not in plain
+    assert hinted.count("Hint:") == 3 and task.prompt(problem) == problem.question  # zero-shot for training
+
+
+# ---------------------------------------------------------------------------------------------- restart, resume
+
+
+@pytest.mark.parametrize("restart", [True, False])
+def test_each_fine_tune_starts_from_the_base_weights(restart: bool) -> None:
+    env = _short_arithmetic()
+    model, tokenizer = _tiny()
+    base = {k: v.clone() for k, v in model.state_dict().items()}
+    seen: list[bool] = []
+
+    def check(iteration: int, step: str, m: torch.nn.Module) -> None:
+        if step == "fine_tune":
+            seen.append(all(torch.equal(v, base[k]) for k, v in m.state_dict().items()))
+
+    cfg = _loop_config(restart_from_base=restart)
+    train_star(cfg, model, tokenizer, env, generator=_scripted(env, cfg, solves={0, 1, 2}), on_step=check)
+    assert seen == ([True, True, True] if restart else [True, False, False])
+    assert not all(torch.equal(v, base[k]) for k, v in model.state_dict().items())  # it did train
+
+
+def test_a_crashed_run_resumes_from_the_last_completed_iteration(tmp_path: Path) -> None:
+    env = _short_arithmetic()
+    cfg = _loop_config()
+    scripted = {"solves": {0, 1, 3}, "hinted_solves": {2, 4}}
+    full_model, tokenizer = _tiny()
+    full = train_star(
+        cfg, full_model, tokenizer, env, run_dir=tmp_path / "full", generator=_scripted(env, cfg, **scripted)
+    )
+
+    steps_run: list[tuple[int, str]] = []
+
+    def crash_in_iteration_2(iteration: int, step: str, model: torch.nn.Module) -> None:
+        steps_run.append((iteration, step))
+        if (iteration, step) == (2, "evaluate"):
+            raise _Crash("simulated crash")
+
+    with pytest.raises(_Crash):
+        train_star(cfg, *_tiny(), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted),
+                   on_step=crash_in_iteration_2)  # fmt: skip
+    steps_run.clear()
+    resumed_model, _ = _tiny()
+    resumed = train_star(cfg, resumed_model, tokenizer, env, run_dir=tmp_path / "crashed",
+                         generator=_scripted(env, cfg, **scripted), on_step=lambda i, s, m: steps_run.append((i, s)))  # fmt: skip
+
+    assert resumed.resumed_from == 1 and [i for i, s in steps_run if s == "generate"] == [2, 3]
+    assert resumed.iterations == full.iterations and resumed.initial_accuracy == full.initial_accuracy
+    for name, value in full_model.state_dict().items():
+        torch.testing.assert_close(resumed_model.state_dict()[name], value, rtol=0, atol=0)
+    logged = read_metrics(tmp_path / "crashed")
+    assert [line["step"] for line in logged] == [0, 1, 2, 3]  # the crashed attempt left no duplicate
+    for iteration in (1, 2, 3):
+        assert (tmp_path / "crashed" / f"iteration-{iteration:03d}" / "kept.jsonl").is_file()
+    with pytest.raises(ConfigError, match="already completed 3 iterations; raise iterations above 3"):
+        train_star(
+            cfg, *_tiny(), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted)
+        )
+
+
+def test_named_steps_run_in_order_and_the_plot_is_drawn(tmp_path: Path) -> None:
+    env = _short_arithmetic()
+    cfg = _loop_config(iterations=1, plot=True)
+    steps: list[str] = []
+    train_star(cfg, *_tiny(), env, run_dir=tmp_path, generator=_scripted(env, cfg, solves={1}),
+               on_step=lambda i, s, m: steps.append(s))  # fmt: skip
+    assert tuple(steps) == STEP_NAMES
+    assert (tmp_path / "accuracy.png").stat().st_size > 0 and (tmp_path / "base_model.safetensors").is_file()
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["env"] == ARITHMETIC and config["star"]["iterations"] == 1
+
+
+# ---------------------------------------------------------------------------------------------- learning
+
+
+def _warm_start(model: torch.nn.Module, tokenizer: object, env: object, steps: int) -> None:
+    """A short SFT warm start on reference solutions (a quarter of them also with the hint shown).
+
+    It runs the first ``steps`` of a 1000-step cosine schedule, so the base stops while it is still
+    learning: from a fully annealed base, a fresh optimizer first knocks accuracy back down.
+    """
+    base = env.unwrapped
+    pairs = sft_pairs_from_env(env, 1000, tokenizer=tokenizer, start=10_000)
+    hinted = [base.problem_at(10_000 + i, split="train") for i in range(len(pairs) // 4)]
+    pairs += [
+        (format_prompt(tokenizer, base.messages(p, hint=True)), pairs[i][1]) for i, p in enumerate(hinted)
+    ]
+    cfg = SFTConfig(
+        lr=3e-3, batch_size=16, max_steps=1000, warmup_steps=10, progress_bar=False, tensorboard=False
+    )
+    train_sft(cfg, model, tokenizer, pairs, stop_when=lambda step: step >= steps)
+
+
+LEARNING_CONFIG = STaRConfig(
+    iterations=3, samples_per_problem=4, temperature=0.5, max_new_tokens=64, num_train_problems=256,
+    eval_size=128, sft=SFTConfig(lr=1e-3, batch_size=16, max_steps=40, warmup_steps=5, progress_bar=False),
+)  # fmt: skip
+
+
+@pytest.mark.slow
+def test_star_raises_held_out_accuracy_on_arithmetic(tmp_path: Path) -> None:
+    tokenizer = make_char_tokenizer()
+    model = make_tiny_model(tokenizer)
+    env = _short_arithmetic()
+    _warm_start(model, tokenizer, env, steps=300)
+    result = train_star(LEARNING_CONFIG, model, tokenizer, env, run_dir=tmp_path)
+    accuracies = [result.initial_accuracy] + [s.accuracy_after for s in result.iterations]
+    assert accuracies[-1] > accuracies[0] + 0.05, accuracies
+    assert sum(s.kept_rationalized for s in result.iterations) > 0  # examples the plain filter drops
+    assert [s.kept_direct for s in result.iterations] == sorted(s.kept_direct for s in result.iterations)
