@@ -13,6 +13,7 @@ from reasongym.envs import list_envs, make, register, register_dataset, register
 from reasongym.envs.problem import Problem
 
 if TYPE_CHECKING:
+    from reasongym.evaluation.estimators import pass_at_k
     from reasongym.verifiers import Outcome, Verdict, verify, verify_many
 
 __version__ = "0.1.0"
@@ -22,6 +23,7 @@ _LAZY = {
     "Outcome": "reasongym.verifiers",
     "verify": "reasongym.verifiers",
     "verify_many": "reasongym.verifiers",
+    "pass_at_k": "reasongym.evaluation.estimators",
 }
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "__version__",
     "list_envs",
     "make",
+    "pass_at_k",
     "register",
     "register_dataset",
     "register_generator",

@@ -1,0 +1,370 @@
+"""The ``reasongym`` command line: list, show, verify, eval, compare, train, demo.
+
+Every command parses its arguments and calls one library function; nothing else happens here.
+
+Exit codes, for scripts:
+    0: success.
+    1: runtime failure (a dataset that is neither local nor reachable on the hub; an error while sampling,
+       grading or training).
+    2: usage error (unknown command, flag, environment id, algorithm or config field; a value that is not
+       allowed; a model path that does not exist; a malformed input or config file).
+    130: interrupted (Ctrl-C).
+
+Errors print one line, ``reasongym: error: <message>``, on stderr; ``--debug`` shows the traceback too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from reasongym.cli_train import ArgParser, UsageError
+from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+# ---------------------------------------------------------------------------------------------- commands
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Print every registered environment id with answer type, size and description."""
+    from reasongym.envs import list_envs
+
+    entries = list_envs()
+    if args.json:
+        for entry in entries:
+            print(
+                json.dumps(
+                    {
+                        "id": entry.id,
+                        "answer_type": entry.answer_type,
+                        "size": entry.size,
+                        "description": entry.description,
+                    }
+                )
+            )
+        return EXIT_OK
+    width = max(len(entry.id) for entry in entries) + 2
+    print(f"{'id':<{width}}{'answer':<11}{'size':<30}description")
+    for entry in entries:
+        print(f"{entry.id:<{width}}{entry.answer_type:<11}{entry.size:<30}{entry.description}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print problems of an environment with their gold answers and reference solutions."""
+    from reasongym.envs import make
+    from reasongym.evaluation.runner import default_eval_split, problem_fields
+
+    env = make(args.env_id).unwrapped
+    split = args.split or default_eval_split(env)
+    for index in range(args.start, args.start + args.n):
+        problem = env.problem_at(index, split=split, difficulty=args.difficulty)
+        if args.json:
+            row = {"index": index, "split": split, **problem_fields(problem), "question": problem.question}
+            print(json.dumps({**row, "solution": problem.solution, "choices": problem.choices}))
+            continue
+        level = f", difficulty {problem.difficulty}" if problem.difficulty is not None else ""
+        print(f"--- {args.env_id} {split} #{index} ({problem.id}{level})")
+        print(env.prompt(problem) if args.prompt else problem.question)
+        if problem.choices and not args.prompt:
+            print("\n".join(f"  ({label}) {text}" for label, text in problem.choices))
+        print(f"gold: {problem.answer}")
+        print(f"solution: {problem.solution.strip() if problem.solution else '(none)'}\n")
+    return EXIT_OK
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Grade one completion against a gold answer, or every row of a JSONL file."""
+    from reasongym.verifiers import verify
+
+    if (args.file is None) == (args.completion is None):
+        raise UsageError("give either a COMPLETION (with --gold) or --file rows.jsonl, not both or neither")
+    if args.file is None:
+        if args.gold is None:
+            raise UsageError("--gold is required when grading one completion")
+        completion = sys.stdin.read() if args.completion == "-" else args.completion
+        choices = _parse_choices(args.choices)
+        verdict = verify(completion, args.gold, args.kind, choices=choices, timeout=args.timeout)
+        _print_verdict(verdict, args.json)
+        return EXIT_OK
+    from reasongym.evaluation.report import load_records
+
+    rows, correct = load_records(args.file), 0
+    for line, row in enumerate(rows, start=1):
+        if "completion" not in row or "gold" not in row:
+            raise ConfigError(
+                f"{args.file}:{line} needs 'completion' and 'gold' (optional 'kind', 'choices')"
+            )
+        kind = row.get("kind", args.kind)
+        verdict = verify(
+            row["completion"], str(row["gold"]), kind, choices=row.get("choices"), timeout=args.timeout
+        )
+        correct += bool(verdict.correct)
+        print(json.dumps({"line": line, **_verdict_dict(verdict)}))
+    print(json.dumps({"rows": len(rows), "correct": correct, "accuracy": correct / max(len(rows), 1)}))
+    return EXIT_OK
+
+
+def _parse_choices(values: Sequence[str] | None) -> list[tuple[str, str]] | None:
+    if not values:
+        return None
+    pairs = []
+    for value in values:
+        label, sep, text = value.partition("=")
+        if not sep:
+            raise UsageError(f"--choice {value!r} must look like LABEL=TEXT, e.g. --choice 'A=ten apples'")
+        pairs.append((label.strip(), text.strip()))
+    return pairs
+
+
+def _verdict_dict(verdict: Any) -> dict[str, Any]:
+    return {
+        "correct": verdict.correct,
+        "outcome": verdict.outcome.value,
+        "extracted": verdict.extracted,
+        "reason": verdict.reason,
+    }
+
+
+def _print_verdict(verdict: Any, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(_verdict_dict(verdict)))
+        return
+    word = {True: "correct", False: "wrong", None: "ungradable"}[verdict.correct]
+    print(f"{word} (outcome {verdict.outcome.value}; extracted {verdict.extracted!r}): {verdict.reason}")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Evaluate a model (or grade stored completions) and print the pass@k / maj@k table."""
+    from reasongym.evaluation import evaluate, grade_completions
+
+    progress = not args.no_progress
+    if args.completions is not None:
+        env_id = args.env or args.model  # `eval --completions F ENV` reads ENV from the first positional
+        report = grade_completions(
+            args.completions,
+            env_id,
+            ks=args.k,
+            split=args.split,
+            out_path=args.out,
+            progress=progress,
+            verbose=not args.json,
+        )
+    else:
+        if args.model is None or args.env is None:
+            raise UsageError("eval needs MODEL and ENV_ID (or --completions FILE [ENV_ID])")
+        out = args.out or str(Path("evals") / f"{_safe(args.model)}__{_safe(args.env)}.jsonl")
+        report = evaluate(
+            args.model,
+            args.env,
+            n=args.n,
+            ks=args.k,
+            split=args.split,
+            num_problems=args.num_problems,
+            difficulty=args.difficulty,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            max_new_tokens=args.max_new_tokens,
+            seed=args.seed,
+            out_path=out,
+            resume=not args.no_resume,
+            batch_size=args.batch_size,
+            device=args.device,
+            progress=progress,
+            verbose=not args.json,
+        )
+    if args.json:
+        print(json.dumps(report.to_dict()))
+    elif report.path:
+        print(f"records: {report.path}")
+    return EXIT_OK
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(text).name or text).strip("_")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Put evaluation files side by side, and optionally plot pass@k against k."""
+    from reasongym.evaluation.report import compare_reports, load_report, plot_pass_at_k
+
+    reports = [load_report(path, ks=args.k) for path in args.files]
+    print(compare_reports(reports))
+    if args.plot:
+        print(f"plot: {plot_pass_at_k(args.files, args.plot)}")
+    return EXIT_OK
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train with SFT, GRPO, DAPO or STaR from a config file plus flag overrides."""
+    from reasongym import cli_train
+
+    result = cli_train.run_training(args)
+    print(json.dumps(result))
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Warm-start the tiny model, evaluate, train with GRPO or DAPO, evaluate again."""
+    from reasongym.demo import run_demo
+
+    summary = run_demo(
+        algo=args.algo, minutes=args.minutes, out_dir=args.out, quick=args.quick, seed=args.seed
+    )
+    print(json.dumps(summary))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command (``train`` subcommands get their config flags lazily)."""
+    parser = ArgParser(
+        prog="reasongym",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgParser)
+    commands.required = True
+
+    sub = commands.add_parser("list", help="list environment ids")
+    sub.add_argument("--json", action="store_true", help="one JSON object per line")
+    sub.set_defaults(run=cmd_list)
+
+    sub = commands.add_parser("show", help="show problems with gold answers and reference solutions")
+    sub.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. reasongym/Arithmetic-v0")
+    sub.add_argument("--n", type=_positive_int, default=3, help="how many problems (default 3)")
+    sub.add_argument("--start", type=_non_negative_int, default=0, help="index of the first problem")
+    sub.add_argument("--split", help="split (default: test if present)")
+    sub.add_argument("--difficulty", type=int, help="difficulty level, where the environment has levels")
+    sub.add_argument("--prompt", action="store_true", help="print the full prompt the model sees")
+    sub.add_argument("--json", action="store_true", help="one JSON object per problem")
+    sub.set_defaults(run=cmd_show)
+
+    sub = commands.add_parser("verify", help="grade a completion against a gold answer")
+    sub.add_argument(
+        "completion", nargs="?", metavar="COMPLETION", help="the completion text; '-' reads stdin"
+    )
+    sub.add_argument("--gold", help="the gold answer")
+    sub.add_argument("--kind", default="math", help="math, integer, choice, exact, yesno or countdown")
+    sub.add_argument(
+        "--choice", dest="choices", action="append", metavar="LABEL=TEXT", help="an option (kind choice)"
+    )
+    sub.add_argument("--file", help="JSONL rows with completion, gold, optional kind and choices")
+    sub.add_argument("--timeout", type=float, default=1.0, help="seconds per symbolic comparison")
+    sub.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    sub.set_defaults(run=cmd_verify)
+
+    _add_eval_parser(commands)
+
+    sub = commands.add_parser("compare", help="put evaluation files side by side; plot pass@k")
+    sub.add_argument("files", nargs="+", metavar="EVAL.jsonl", help="evaluation files written by eval")
+    sub.add_argument("--k", type=_positive_int, action="append", help="a k of pass@k (repeatable)")
+    sub.add_argument("--plot", metavar="PNG", help="also plot pass@k against k into this PNG")
+    sub.set_defaults(run=cmd_compare)
+
+    sub = commands.add_parser(
+        "train", help="train: sft, grpo, dapo or star (see `train ALGO --help`)", add_help=False
+    )
+    sub.add_argument("rest", nargs=argparse.REMAINDER)
+    sub.set_defaults(run=cmd_train)
+
+    sub = commands.add_parser("demo", help="tiny model: warm start, evaluate, GRPO/DAPO, evaluate again")
+    sub.add_argument(
+        "--algo", choices=("grpo", "dapo"), default="grpo", help="the RL algorithm (default grpo)"
+    )
+    sub.add_argument("--minutes", type=float, default=3.0, help="wall-clock budget of the RL phase")
+    sub.add_argument("--out", default="runs", help="parent folder of the run folder (default ./runs)")
+    sub.add_argument("--seed", type=int, default=0, help="seed of everything")
+    sub.add_argument("--quick", action="store_true", help="a budget of seconds (for tests): no real gain")
+    sub.set_defaults(run=cmd_demo)
+    return parser
+
+
+def _add_eval_parser(commands: Any) -> None:
+    sub = commands.add_parser("eval", help="evaluate a model or stored completions: pass@k, maj@k, avg@n")
+    sub.add_argument(
+        "model", nargs="?", metavar="MODEL", help="hub id, model folder, run folder or checkpoint"
+    )
+    sub.add_argument("env", nargs="?", metavar="ENV_ID", help="environment id")
+    sub.add_argument(
+        "--completions", metavar="FILE", help="grade stored completions (JSONL) instead of a model"
+    )
+    sub.add_argument("--n", type=_positive_int, default=1, help="samples per problem (default 1)")
+    sub.add_argument("--k", type=_positive_int, action="append", help="a k of pass@k and maj@k (repeatable)")
+    sub.add_argument("--split", help="split (default: test if present)")
+    sub.add_argument(
+        "--num-problems", type=_positive_int, help="first N problems (default: all / 200 procedural)"
+    )
+    sub.add_argument("--difficulty", type=int, help="difficulty level, where the environment has levels")
+    sub.add_argument("--temperature", type=float, default=0.6, help="sampling temperature; 0 = greedy")
+    sub.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling threshold")
+    sub.add_argument("--max-new-tokens", type=_positive_int, default=512, help="most tokens per completion")
+    sub.add_argument("--seed", type=int, default=0, help="sampling seed")
+    sub.add_argument("--batch-size", type=_positive_int, default=8, help="problems sampled together")
+    sub.add_argument("--device", help="cuda, cpu, ... (default: cuda when available)")
+    sub.add_argument("--out", help="records JSONL (default evals/<model>__<env>.jsonl)")
+    sub.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
+    sub.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sub.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    sub.set_defaults(run=cmd_eval)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed; expected an integer >= 1")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed; expected an integer >= 0")
+    return value
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (see the module docstring).
+
+    Args:
+        argv: Arguments without the program name; None reads ``sys.argv``.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return args.run(args)
+    except UsageError as exc:
+        return _fail(exc, EXIT_USAGE, debug)
+    except (ConfigError, UnknownEnvError) as exc:
+        return _fail(exc, EXIT_USAGE, debug)
+    except KeyboardInterrupt:
+        print("reasongym: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (DatasetNotFoundError, OSError, RuntimeError, ValueError) as exc:
+        return _fail(exc, EXIT_FAILURE, debug)
+
+
+def _fail(exc: BaseException, code: int, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    print(f"reasongym: error: {exc}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,369 @@
+r"""Evaluation files in, numbers out: summarise graded records, compare runs, plot pass@k against k.
+
+An evaluation file is JSONL with one graded record per problem (written by
+:func:`reasongym.evaluation.evaluate` or :func:`reasongym.evaluation.grade_completions`)::
+
+    {"index": 0, "id": "arithmetic-test-d1-0", "env_id": "reasongym/Arithmetic-v0", "split": "test",
+     "kind": "math", "gold": "152", "completions": ["...", ...], "extracted": ["152", null, ...],
+     "outcomes": ["correct", "unparseable", ...], "correct": [true, false, ...],
+     "difficulty": 1, "subject": null, "year": null}
+
+``correct`` entries are ``null`` when the gold answer itself cannot be graded; such problems are left out
+of every metric and counted as ``ungradable``. Metrics per problem, then averaged over problems: pass@k
+(Chen et al. 2021, unbiased), maj@k (majority vote; answers the verifier deems equivalent vote together,
+ties go to the answer voted first), and avg@n (mean accuracy of all n samples). Intervals are percentile
+bootstrap intervals over problems. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reasongym.errors import ConfigError
+from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
+
+BREAKDOWN_FIELDS = ("difficulty", "subject", "year")
+"""Record fields that the report breaks results down by, where records carry them."""
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """Aggregate results of one evaluation file."""
+
+    env_id: str | None
+    """The environment the problems came from, when known."""
+    split: str | None
+    """The split evaluated, when known."""
+    n: int
+    """Samples per problem (the smallest count over problems, if they differ)."""
+    ks: tuple[int, ...]
+    """The k values of pass@k and maj@k."""
+    num_problems: int
+    """Problems that entered the metrics (gradable ones)."""
+    num_ungradable: int
+    """Problems left out because their gold answer cannot be graded."""
+    metrics: dict[str, float]
+    """``pass@k``, ``maj@k`` for each k, and ``avg@n``: means over problems."""
+    intervals: dict[str, tuple[float, float]]
+    """Bootstrap confidence interval of each metric."""
+    breakdown: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """Field (difficulty, subject, year) -> value -> ``count`` and each metric, where records have it."""
+    path: str | None = None
+    """The evaluation file, when there is one."""
+
+    def table(self) -> str:
+        """The report as a plain-text table (what ``evaluate`` prints)."""
+        return format_report(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data."""
+        data = asdict(self)
+        data["intervals"] = {key: list(value) for key, value in self.intervals.items()}
+        return data
+
+
+def default_ks(n: int) -> tuple[int, ...]:
+    """Powers of two up to ``n``, and ``n`` itself: ``default_ks(6) == (1, 2, 4, 6)``."""
+    ks = [1 << i for i in range(n.bit_length()) if (1 << i) <= n]
+    return tuple(sorted(set(ks) | {n}))
+
+
+def check_ks(ks: Sequence[int] | None, n: int) -> tuple[int, ...]:
+    """Validate ``ks`` against ``n`` samples per problem; None gives :func:`default_ks`.
+
+    Raises:
+        ConfigError: A k is not an integer in ``[1, n]``.
+    """
+    if ks is None:
+        return default_ks(n)
+    ks = tuple(ks)
+    bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n]
+    if not ks or bad:
+        raise ConfigError(f"ks={list(ks)!r} is not allowed: each k must be an integer in [1, n={n}]")
+    return tuple(sorted(set(int(k) for k in ks)))
+
+
+def answer_equivalence(kind: str, *, timeout: float = 1.0) -> Callable[[str, str], bool]:
+    """When two extracted answers are the same maj@k candidate.
+
+    Math answers are equivalent when the math grader accepts one as the other (``"1/2"`` and ``"0.5"``);
+    for every other kind the extracted answers are already canonical (a label, an integer, yes/no), so
+    equality of the strings decides.
+    """
+    if kind != "math":
+        return lambda first, second: first == second
+    from reasongym.verifiers.math_answer import verify_math_answer  # loads sympy: only when needed
+
+    return lambda first, second: (
+        first == second or bool(verify_math_answer(second, first, timeout=timeout).correct)
+    )
+
+
+def problem_scores(
+    record: Mapping[str, Any], ks: Sequence[int], equivalent: Callable[[str, str], bool] | None = None
+) -> dict[str, float] | None:
+    """pass@k, maj@k and avg@n of one graded record; None when the problem is ungradable.
+
+    Args:
+        record: A graded record with ``correct`` and ``extracted`` lists.
+        ks: The k values; each at most the record's sample count.
+        equivalent: Which extracted answers vote together; default from the record's ``kind``.
+    """
+    correct = record["correct"]
+    if not correct or any(flag is None for flag in correct):
+        return None
+    n = len(correct)
+    votes = equivalent or answer_equivalence(record.get("kind", "math"))
+    extracted = record.get("extracted") or [None] * n
+    scores = {f"pass@{k}": pass_at_k(n, int(sum(correct)), k) for k in ks}
+    scores.update({f"maj@{k}": float(majority_vote(extracted, correct, k, votes)) for k in ks})
+    scores["avg@n"] = avg_at_n(correct)
+    return scores
+
+
+def summarize(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    ks: Sequence[int] | None = None,
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+    path: str | os.PathLike[str] | None = None,
+) -> EvalReport:
+    """Aggregate graded records into an :class:`EvalReport`.
+
+    Args:
+        records: Graded records, one per problem.
+        ks: The k values of pass@k and maj@k; None: powers of two up to n, and n.
+        confidence: Level of the bootstrap intervals.
+        resamples: Bootstrap resamples.
+        seed: Seed of the bootstrap.
+        path: The file the records came from, kept in the report.
+
+    Returns:
+        The report; its metric keys are ``pass@k``, ``maj@k`` and ``avg@n`` (n written out, e.g. ``avg@8``).
+
+    Raises:
+        ConfigError: No records, a record without samples, or a k above the sample count.
+    """
+    if not records:
+        raise ConfigError("no graded records to summarize (the evaluation file is empty)")
+    counts = [len(record.get("correct") or []) for record in records]
+    if min(counts) < 1:
+        raise ConfigError(
+            f"record {records[counts.index(min(counts))].get('id')!r} has no graded completions"
+        )
+    n = min(counts)
+    ks = check_ks(ks, n)
+    caches: dict[str, Callable[[str, str], bool]] = {}
+    scored = []
+    for record in records:
+        kind = record.get("kind", "math")
+        equivalent = caches.setdefault(kind, answer_equivalence(kind))
+        scores = problem_scores(record, ks, equivalent)
+        if scores is not None:
+            scored.append((record, scores))
+    avg_key = f"avg@{n}" if len(set(counts)) == 1 else "avg@n"
+    rows = [{(avg_key if key == "avg@n" else key): value for key, value in s.items()} for _, s in scored]
+    metrics, intervals = _aggregate(rows, confidence, resamples, seed)
+    first = records[0]
+    return EvalReport(
+        env_id=first.get("env_id"),
+        split=first.get("split"),
+        n=n,
+        ks=ks,
+        num_problems=len(scored),
+        num_ungradable=len(records) - len(scored),
+        metrics=metrics,
+        intervals=intervals,
+        breakdown=_breakdown([r for r, _ in scored], rows),
+        path=None if path is None else str(path),
+    )
+
+
+def _aggregate(
+    rows: Sequence[Mapping[str, float]], confidence: float, resamples: int, seed: int
+) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    if not rows:
+        return {}, {}
+    metrics, intervals = {}, {}
+    for key in rows[0]:
+        values = [row[key] for row in rows]
+        metrics[key] = float(np.mean(values))
+        intervals[key] = bootstrap_ci(values, confidence=confidence, resamples=resamples, seed=seed)
+    return metrics, intervals
+
+
+def _breakdown(
+    records: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, float]]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Per-field groups of rows: field -> value -> count and mean of each metric."""
+    result: dict[str, dict[str, dict[str, float]]] = {}
+    for name in BREAKDOWN_FIELDS:
+        groups: dict[str, list[Mapping[str, float]]] = {}
+        for record, row in zip(records, rows, strict=True):
+            value = record.get(name)
+            if value is not None:
+                groups.setdefault(str(value), []).append(row)
+        if groups:
+            result[name] = {
+                value: {
+                    "count": float(len(group)),
+                    **{k: float(np.mean([r[k] for r in group])) for k in group[0]},
+                }
+                for value, group in sorted(groups.items(), key=lambda item: _sort_key(item[0]))
+            }
+    return result
+
+
+def _sort_key(value: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def load_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a JSONL file of records; a last line cut off by a crash is skipped.
+
+    Raises:
+        ConfigError: The file does not exist, or a line other than the last is not a JSON object.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"evaluation file {str(path)!r} does not exist")
+    lines = path.read_text(encoding="utf-8").split("\n")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines):  # the unterminated last line of an interrupted writer
+                break
+            raise ConfigError(f"{path}:{number} is not valid JSON: {exc}") from exc
+        if not isinstance(record, dict):
+            raise ConfigError(f"{path}:{number} is not a JSON object")
+        records.append(record)
+    return records
+
+
+def load_report(path: str | os.PathLike[str], *, ks: Sequence[int] | None = None) -> EvalReport:
+    """Summarize a graded evaluation file."""
+    return summarize(load_records(path), ks=ks, path=path)
+
+
+# ---------------------------------------------------------------------------------------------- text
+
+
+def format_report(report: EvalReport) -> str:
+    """A plain-text table: each metric with its interval, then the breakdowns."""
+    where = ", ".join(
+        part for part in (report.split, f"{report.num_problems} problems", f"n={report.n}") if part
+    )
+    lines = [f"{report.env_id or 'stored completions'} ({where})"]
+    if report.num_ungradable:
+        lines.append(f"  {report.num_ungradable} problems left out: their gold answer cannot be graded")
+    lines.append(f"  {'metric':<10}{'value':>8}   interval")
+    for key, value in report.metrics.items():
+        low, high = report.intervals[key]
+        lines.append(f"  {key:<10}{value:>8.3f}   [{low:.3f}, {high:.3f}]")
+    wanted = (f"pass@{report.ks[0]}", f"pass@{report.ks[-1]}", f"maj@{report.ks[-1]}")
+    shown = [key for key in dict.fromkeys(wanted) if key in report.metrics]
+    shown += [key for key in report.metrics if key.startswith("avg@")]
+    for name, groups in report.breakdown.items():
+        lines.append(f"  by {name}:")
+        lines.append("    " + f"{'value':<22}{'count':>6}" + "".join(f"{key:>9}" for key in shown))
+        for value, row in groups.items():
+            cells = "".join(f"{row[key]:>9.3f}" for key in shown)
+            lines.append(f"    {value[:21]:<22}{int(row['count']):>6}{cells}")
+    return "\n".join(lines)
+
+
+def compare_reports(reports: Sequence[EvalReport], labels: Sequence[str] | None = None) -> str:
+    """Two or more reports side by side: one row per metric, one column per report.
+
+    Metrics missing from a report (a k above its n) show as ``-``.
+    """
+    if len(reports) < 1:
+        raise ConfigError("compare_reports needs at least one report")
+    labels = list(labels) if labels is not None else [_label(report, i) for i, report in enumerate(reports)]
+    if len(labels) != len(reports):
+        raise ConfigError(f"{len(labels)} labels for {len(reports)} reports; give one label per report")
+    keys: list[str] = []
+    for report in reports:
+        keys.extend(key for key in report.metrics if key not in keys)
+    width = max(12, *(len(label) + 2 for label in labels))
+    lines = [f"{'metric':<10}" + "".join(f"{label:>{width}}" for label in labels)]
+    lines.append(f"{'problems':<10}" + "".join(f"{report.num_problems:>{width}}" for report in reports))
+    for key in keys:
+        cells = [f"{r.metrics[key]:.3f}" if key in r.metrics else "-" for r in reports]
+        lines.append(f"{key:<10}" + "".join(f"{cell:>{width}}" for cell in cells))
+    return "\n".join(lines)
+
+
+def _label(report: EvalReport, position: int) -> str:
+    return Path(report.path).stem if report.path else f"run{position}"
+
+
+# ---------------------------------------------------------------------------------------------- plot
+
+
+def pass_at_k_curve(records: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[float]]:
+    """Mean pass@k over gradable problems for every k from 1 to the smallest sample count."""
+    counts = [
+        (len(r["correct"]), int(sum(r["correct"])))
+        for r in records
+        if r.get("correct") and all(flag is not None for flag in r["correct"])
+    ]
+    if not counts:
+        raise ConfigError("no gradable records to plot")
+    n = min(count for count, _ in counts)
+    ks = list(range(1, n + 1))
+    return ks, [float(np.mean([pass_at_k(total, c, k) for total, c in counts])) for k in ks]
+
+
+def plot_pass_at_k(
+    paths: Sequence[str | os.PathLike[str]],
+    png_path: str | os.PathLike[str],
+    *,
+    labels: Sequence[str] | None = None,
+) -> Path:
+    """Plot pass@k against k (log2 axis) for one or more evaluation files into a PNG.
+
+    Returns:
+        The PNG path.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = list(labels) if labels is not None else [Path(p).stem for p in paths]
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for path, label in zip(paths, labels, strict=True):
+        ks, values = pass_at_k_curve(load_records(path))
+        axis.plot(ks, values, marker="o" if len(ks) <= 16 else None, label=label)
+    axis.set_xscale("log", base=2)
+    axis.set_xlabel("k (samples)")
+    axis.set_ylabel("pass@k")
+    axis.set_ylim(0.0, 1.0)
+    axis.grid(alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    png_path = Path(png_path)
+    png_path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(png_path, dpi=120)
+    plt.close(figure)
+    return png_path

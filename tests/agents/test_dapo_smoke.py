@@ -1,0 +1,93 @@
+"""A few DAPO steps on the tiny model: dynamic sampling never crashes, partial batches train, metrics are logged."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from reasongym.agents import rl_loop
+from reasongym.agents.dapo import DAPOConfig, sample_training_batch, train_dapo
+from reasongym.metrics import read_metrics
+from reasongym.models import make_char_tokenizer, make_tiny_model
+
+ENV = "reasongym/Arithmetic-v0"
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _tiny() -> tuple[torch.nn.Module, object]:
+    tokenizer = make_char_tokenizer()
+    return make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64), tokenizer
+
+
+def _cfg(**overrides: object) -> DAPOConfig:
+    base = {
+        "max_steps": 2, "num_prompts": 2, "group_size": 3, "max_new_tokens": 12, "overlong_buffer": 4,
+        "lr": 1e-3, "mu": 2, "difficulty": 1, "progress_bar": False, "max_extra_rounds": 1,
+    }  # fmt: skip
+    return DAPOConfig(**{**base, **overrides})
+
+
+def test_dapo_runs_and_logs_dynamic_sampling(tmp_path: object) -> None:
+    model, tokenizer = _tiny()
+    result = train_dapo(
+        _cfg(overlong_filtering=True, micro_batch_size=2), model, tokenizer, ENV, run_dir=tmp_path
+    )
+    assert result.steps == 2
+    logged = set().union(*read_metrics(tmp_path))
+    for key in ("dapo/dropped_groups", "dapo/extra_rounds", "dapo/partial_batch", "dapo/kept_groups",
+                "train/clip_high_frac", "rollout/len_wrong_mean", "perf/generate_s"):  # fmt: skip
+        assert key in logged, key
+    for record in result.history:
+        assert record["dapo/extra_rounds"] <= 1
+
+
+def _constant_rewards(
+    session: rl_loop.RLSession, num_prompts: int, original=rl_loop.RLSession.rollouts
+) -> object:  # noqa: ANN001
+    batch = original(session, num_prompts)
+    return dataclasses.replace(
+        batch, rewards=torch.zeros_like(batch.rewards), lengths=torch.ones_like(batch.lengths)
+    )  # every group has zero variance: nothing to keep
+
+
+def test_no_informative_group_skips_the_update_without_crashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rl_loop.RLSession, "rollouts", _constant_rewards)
+    model, tokenizer = _tiny()
+    before = [p.detach().clone() for p in model.parameters()]
+    result = train_dapo(_cfg(max_extra_rounds=2), model, tokenizer, ENV)
+    for record in result.history:
+        assert record["train/skipped_empty"] == 1.0
+        assert record["dapo/extra_rounds"] == 2.0  # the cap was hit
+        assert record["dapo/dropped_groups"] == 3 * 2  # three rounds of two groups
+        assert record["dapo/partial_batch"] == 1.0
+    for p, q in zip(before, model.parameters(), strict=True):
+        assert torch.equal(p, q)
+
+
+def test_partial_batch_trains_on_what_it_has() -> None:
+    model, tokenizer = _tiny()
+    # Rewards 0/1 alternating inside each group: every group informative, but ask for more groups than one
+    # round gives and allow no extra round.
+    cfg = _cfg(num_prompts=2, max_extra_rounds=0)
+    session = rl_loop.RLSession.start(
+        cfg, model, tokenizer, ENV, algo="dapo", run_dir=None, generator=None, with_reference=False
+    )
+    original = rl_loop.RLSession.rollouts
+
+    def half_informative(self: rl_loop.RLSession, num_prompts: int) -> object:
+        batch = original(self, num_prompts)
+        rewards = torch.tensor([1.0, 0.0, 0.0] + [0.0] * (len(batch.rewards) - 3))
+        return dataclasses.replace(batch, rewards=rewards, lengths=torch.ones_like(batch.lengths))
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rl_loop.RLSession, "rollouts", half_informative)
+        batch, metrics = sample_training_batch(session, cfg)
+    assert batch is not None and batch.num_groups == 1
+    assert metrics["dapo/partial_batch"] == 1.0 and metrics["dapo/kept_groups"] == 1.0
+    assert metrics["dapo/dropped_groups"] == 1.0

@@ -1,0 +1,308 @@
+"""GRPO / DAPO losses and advantages on hand-computed tensors, TRL parity, and micro-batch invariance."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from reasongym.agents.advantages import group_advantages, zero_variance_groups
+from reasongym.agents.dapo import (
+    DAPOConfig,
+    dapo_loss,
+    dynamic_sampling_filter,
+    overlong_filter,
+    overlong_penalty,
+)
+from reasongym.agents.grpo import GRPOConfig, grpo_loss, kl_k3, kl_reward_penalty
+from reasongym.errors import ConfigError
+
+# The 2x3 case used throughout: old_logp = 0, so the ratio r = exp(logp) is set directly.
+#   row 0: r = [1.5, 1.0, 0.5], A = +1, all three tokens live
+#   row 1: r = [1.1, 0.7, 1.3], A = -1, last token masked
+RATIOS = torch.tensor([[1.5, 1.0, 0.5], [1.1, 0.7, 1.3]])
+ADV = torch.tensor([1.0, -1.0])
+MASK = torch.tensor([[1, 1, 1], [1, 1, 0]])
+# Per-token -min(r A, clip(r, 0.8, 1.2) A), eps = 0.2:
+#   row 0 (A=+1): -[min(1.5, 1.2), 1.0, min(0.5, 0.8)] = [-1.2, -1.0, -0.5]   (sum -2.7)
+#   row 1 (A=-1): -[min(-1.1, -1.1), min(-0.7, -0.8)] = [1.1, 0.8]            (sum 1.9)
+
+
+def _logp() -> torch.Tensor:
+    return RATIOS.log()
+
+
+def _grpo(**overrides: object) -> GRPOConfig:
+    return GRPOConfig(**{"kl": "off", "max_new_tokens": 4, **overrides})
+
+
+@pytest.mark.parametrize(
+    ("aggregation", "expected"),
+    [
+        ("seq_mean_token_mean", (-2.7 / 3 + 1.9 / 2) / 2),  # per-sequence means, then their mean: 0.025
+        ("token_mean", (-2.7 + 1.9) / 5),  # every live token weighs the same: -0.16
+        ("constant", (-2.7 + 1.9) / (2 * 4)),  # Dr. GRPO: B * max_new_tokens = 8: -0.1
+    ],
+)
+def test_grpo_loss_aggregations(aggregation: str, expected: float) -> None:
+    loss, metrics = grpo_loss(
+        _logp(), torch.zeros(2, 3), None, ADV, MASK, _grpo(loss_aggregation=aggregation)
+    )
+    assert loss.item() == pytest.approx(expected, abs=1e-6)
+    # Clipped on both sides: 1.5 > 1.2 with A > 0 (high), 0.7 < 0.8 with A < 0 (low); 1 token of 5 each.
+    assert metrics["train/clip_high_frac"] == pytest.approx(0.2)
+    assert metrics["train/clip_low_frac"] == pytest.approx(0.2)
+    assert metrics["train/ratio_max"] == pytest.approx(1.5)
+    assert metrics["train/ratio_min"] == pytest.approx(0.5)
+
+
+def test_token_mean_and_sequence_mean_weigh_long_sequences_differently() -> None:
+    # Row 0 has 3 live tokens, row 1 has 1. Every per-token loss is -A = -1 (row 0) and +1 (row 1), r = 1.
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
+    zeros = torch.zeros(2, 3)
+    seq, _ = grpo_loss(zeros, zeros, None, ADV, mask, _grpo(loss_aggregation="seq_mean_token_mean"))
+    tok, _ = grpo_loss(zeros, zeros, None, ADV, mask, _grpo(loss_aggregation="token_mean"))
+    assert seq.item() == pytest.approx((-1 + 1) / 2)  # each sequence counts once: 0
+    assert tok.item() == pytest.approx((-3 + 1) / 4)  # each token counts once: the long row dominates, -0.5
+
+
+def test_k3_kl_by_hand() -> None:
+    # k3 = exp(d) - d - 1 with d = ref - logp: d = ln 2 -> 2 - ln 2 - 1; d = 0 -> 0; d = -ln 2 -> 0.5 + ln 2 - 1.
+    logp = torch.zeros(1, 3)
+    ref = torch.tensor([[math.log(2), 0.0, -math.log(2)]])
+    expected = [1 - math.log(2), 0.0, math.log(2) - 0.5]
+    assert kl_k3(logp, ref)[0].tolist() == pytest.approx(expected, abs=1e-6)
+    # In the loss (r = 1, A = 0): loss = beta * seq-mean-token-mean of k3.
+    cfg = _grpo(kl="k3_loss", kl_coef=0.5)
+    loss, metrics = grpo_loss(logp, logp, ref, torch.zeros(1), torch.ones(1, 3), cfg)
+    assert loss.item() == pytest.approx(0.5 * sum(expected) / 3, abs=1e-6)
+    assert metrics["loss/kl"] == pytest.approx(sum(expected) / 3, abs=1e-6)
+
+
+def test_k1_kl_goes_into_the_reward() -> None:
+    old = torch.tensor([[-1.0, -2.0, -3.0]])
+    ref = torch.tensor([[-1.5, -2.0, -1.0]])
+    # Summed over live tokens (last masked): (-1 + 1.5) + (-2 + 2) = 0.5, times beta 0.1.
+    penalty = kl_reward_penalty(old, ref, torch.tensor([[1, 1, 0]]), _grpo(kl="k1_reward", kl_coef=0.1))
+    assert penalty.tolist() == pytest.approx([0.05])
+    assert kl_reward_penalty(old, ref, torch.ones(1, 3), _grpo(kl="k3_loss")).tolist() == [0.0]
+
+
+def test_dapo_clip_higher_by_hand() -> None:
+    # eps_low 0.2, eps_high 0.28: row 0 -> -[min(1.5, 1.28), 1.0, 0.5] (sum -2.78); row 1 as before (1.9).
+    loss, metrics = dapo_loss(_logp(), torch.zeros(2, 3), ADV, MASK, DAPOConfig())
+    assert loss.item() == pytest.approx((-2.78 + 1.9) / 5, abs=1e-6)
+    assert metrics["train/clip_high_frac"] == pytest.approx(0.2)
+    assert metrics["train/clip_low_frac"] == pytest.approx(0.2)
+
+
+def test_ratio_between_the_clips_moves_only_under_clip_higher() -> None:
+    # r = 1.25 with A > 0: clipped (no gradient) at eps 0.2, live under eps_high 0.28.
+    logp = torch.full((1, 1), math.log(1.25), requires_grad=True)
+    grpo, _ = grpo_loss(logp, torch.zeros(1, 1), None, torch.ones(1), torch.ones(1, 1), _grpo())
+    (grad_grpo,) = torch.autograd.grad(grpo, logp)
+    dapo, metrics = dapo_loss(logp, torch.zeros(1, 1), torch.ones(1), torch.ones(1, 1), DAPOConfig())
+    (grad_dapo,) = torch.autograd.grad(dapo, logp)
+    assert grad_grpo.item() == 0.0
+    assert grad_dapo.item() == pytest.approx(-1.25)  # d(-r)/d(logp) = -r
+    assert metrics["train/clip_high_frac"] == 0.0
+
+
+def test_group_advantages_by_hand() -> None:
+    rewards = torch.tensor([1.0, 1.0, 1.0, 0.0, 1.0, 0.0])
+    # Group 1: mean 1/3, centred [-1/3, 2/3, -1/3]; unbiased std = sqrt((1/9 + 4/9 + 1/9) / 2) = sqrt(1/3).
+    centred = [-1 / 3, 2 / 3, -1 / 3]
+    std = math.sqrt(1 / 3)
+    by_group = group_advantages(rewards, 3, "group_std")
+    assert by_group[:3].tolist() == [0.0, 0.0, 0.0]  # equal rewards: zero advantage
+    assert by_group[3:].tolist() == pytest.approx([c / (std + 1e-4) for c in centred])
+    assert group_advantages(rewards, 3, "none").tolist() == pytest.approx([0, 0, 0, *centred])
+    batch_std = rewards.std().item()  # all six rewards: mean 2/3
+    assert group_advantages(rewards, 3, "batch_std")[3:].tolist() == pytest.approx(
+        [c / (batch_std + 1e-4) for c in centred]
+    )
+    assert zero_variance_groups(rewards, 3).tolist() == [True, False]
+
+
+def test_dynamic_sampling_filter_and_band() -> None:
+    # Three groups of 3: all correct, one of three correct, near-equal continuous rewards.
+    rewards = torch.tensor([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.5, 0.5 + 1e-9, 0.5])
+    correct = torch.tensor([True, True, True, True, False, False, False, False, False])
+    assert dynamic_sampling_filter(rewards, correct, 3, DAPOConfig()).tolist() == [False, True, False]
+    banded = DAPOConfig(accuracy_band=(0.5, 1.0))  # group 1 has accuracy 1/3: outside the band
+    assert dynamic_sampling_filter(rewards, correct, 3, banded).tolist() == [False, False, False]
+
+
+def test_overlong_penalty_and_filter_by_hand() -> None:
+    cfg = DAPOConfig(max_new_tokens=10, overlong_buffer=4, overlong_penalty=1.0)
+    # Safe up to 10 - 4 = 6 tokens, then -(len - 6) / 4: 8 -> -0.5, 10 -> -1.
+    assert overlong_penalty(torch.tensor([5, 6, 8, 10]), cfg).tolist() == [0.0, 0.0, -0.5, -1.0]
+    off = DAPOConfig(max_new_tokens=10, overlong_buffer=0)
+    assert overlong_penalty(torch.tensor([10]), off).tolist() == [0.0]
+    filtered = overlong_filter(torch.ones(2, 3), torch.tensor([False, True]))
+    assert filtered.tolist() == [[1, 1, 1], [0, 0, 0]]
+
+
+@pytest.mark.parametrize(
+    ("make", "field", "nearest"),
+    [
+        (lambda: GRPOConfig(loss_aggregation="token_means"), "loss_aggregation", "token_mean"),
+        (lambda: GRPOConfig(advantage_normalization="group"), "advantage_normalization", "group_std"),
+        (lambda: GRPOConfig(kl="k3"), "kl", "k3_loss"),
+    ],
+)
+def test_unknown_names_list_the_valid_ones(make: object, field: str, nearest: str) -> None:
+    with pytest.raises(ConfigError, match=rf"{field}=.*valid names: \[.*\].*did you mean '{nearest}'"):
+        make()
+
+
+def test_config_errors_name_the_field() -> None:
+    with pytest.raises(ConfigError, match="overlong_buffer=8 is not allowed"):
+        DAPOConfig(max_new_tokens=8, overlong_buffer=8)
+    with pytest.raises(ConfigError, match="group_size=1"):
+        GRPOConfig(group_size=1)
+    with pytest.raises(ConfigError, match="accuracy_band"):
+        DAPOConfig(accuracy_band=(0.9, 0.1))
+
+
+# ------------------------------------------------------------------------------ micro-batch invariance
+
+
+def _random_case(seed: int, rows: int = 7, cols: int = 5) -> dict[str, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    mask = (torch.rand(rows, cols, generator=gen) > 0.3).long()
+    mask[:, 0] = 1
+    return {
+        "theta": torch.randn(rows, cols, generator=gen) * 0.3 - 1.0,
+        "old": torch.randn(rows, cols, generator=gen) * 0.3 - 1.0,
+        "ref": torch.randn(rows, cols, generator=gen) * 0.3 - 1.0,
+        "adv": torch.randn(rows, generator=gen),
+        "mask": mask,
+    }
+
+
+def _loss_fns() -> dict[str, object]:
+    fns: dict[str, object] = {}
+    for aggregation in ("seq_mean_token_mean", "token_mean", "constant"):
+        cfg = GRPOConfig(loss_aggregation=aggregation, kl="k3_loss", max_new_tokens=5)
+        fns[f"grpo/{aggregation}"] = lambda lp, old, ref, adv, m, cfg=cfg, **s: grpo_loss(
+            lp, old, ref, adv, m, cfg, **s
+        )
+    dapo_cfg = DAPOConfig(max_new_tokens=5, overlong_buffer=1)
+    fns["dapo"] = lambda lp, old, ref, adv, m, batch_tokens, **_: dapo_loss(
+        lp, old, adv, m, dapo_cfg, batch_tokens=batch_tokens
+    )
+    return fns
+
+
+@pytest.mark.parametrize("name", list(_loss_fns()))
+def test_accumulated_gradient_equals_full_batch_gradient_for_random_splits(name: str) -> None:
+    loss_fn = _loss_fns()[name]
+    for seed in range(20):
+        case = _random_case(seed)
+        rows = case["theta"].shape[0]
+        scale = {"batch_sequences": rows, "batch_tokens": float(case["mask"].sum())}
+        full_theta = case["theta"].clone().requires_grad_(True)
+        loss_fn(full_theta, case["old"], case["ref"], case["adv"], case["mask"], **scale)[0].backward()
+        # A random split into uneven contiguous micro-batches (sizes 1..rows).
+        cuts = sorted(
+            torch.randperm(rows - 1, generator=torch.Generator().manual_seed(seed))[: seed % 4 + 1] + 1
+        )
+        bounds = [0, *[int(c) for c in cuts], rows]
+        theta = case["theta"].clone().requires_grad_(True)
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            part = slice(lo, hi)
+            args = (theta[part], case["old"][part], case["ref"][part], case["adv"][part], case["mask"][part])
+            loss_fn(*args, **scale)[0].backward()
+        torch.testing.assert_close(theta.grad, full_theta.grad, rtol=1e-5, atol=1e-7)
+
+
+def test_per_micro_batch_normalisation_would_break_invariance() -> None:
+    """The control: normalising each micro-batch by its own token count (the trl#3021 bug) changes the gradient."""
+    case = _random_case(3)
+    cfg = GRPOConfig(loss_aggregation="token_mean", kl="off")
+    full = case["theta"].clone().requires_grad_(True)
+    grpo_loss(full, case["old"], None, case["adv"], case["mask"], cfg)[0].backward()
+    split = case["theta"].clone().requires_grad_(True)
+    for part in (slice(0, 2), slice(2, 7)):  # local normalisers, averaged over the 2 micro-batches
+        (
+            grpo_loss(split[part], case["old"][part], None, case["adv"][part], case["mask"][part], cfg)[0] / 2
+        ).backward()
+    assert not torch.allclose(split.grad, full.grad, rtol=1e-3)
+
+
+# ------------------------------------------------------------------------------ parity with TRL's GRPOTrainer
+
+
+def _trl_loss(loss_type: str, logp: torch.Tensor, old: torch.Tensor, ref: torch.Tensor, adv: torch.Tensor,
+              mask: torch.Tensor, *, beta: float, eps_low: float, eps_high: float, max_len: int) -> float:  # fmt: skip
+    """Call trl/trainer/grpo_trainer.py ``GRPOTrainer._compute_loss`` itself, with a stand-in ``self``."""
+    trl_grpo = pytest.importorskip("trl.trainer.grpo_trainer")
+    accelerator = SimpleNamespace(
+        num_processes=1, gather=lambda x: x, reduce=lambda x, reduction: x, sync_gradients=True
+    )
+    args = SimpleNamespace(delta=None, use_bias_correction_kl=False, steps_per_generation=1)
+    fake = SimpleNamespace(
+        _get_per_token_logps_and_entropies=lambda *a, **k: (logp, torch.zeros_like(logp), None),
+        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level="token",
+        beta=beta, args=args, loss_type=loss_type, epsilon_low=eps_low, epsilon_high=eps_high,
+        use_vllm=False, vllm_importance_sampling_correction=False, model=SimpleNamespace(training=True),
+        current_gradient_accumulation_steps=1, accelerator=accelerator, max_completion_length=max_len,
+        aux_loss_enabled=False, _entropy_bonus_enabled=False, _metrics=defaultdict(lambda: defaultdict(list)),
+    )  # fmt: skip
+    inputs = {
+        "prompt_ids": torch.zeros(logp.shape[0], 1, dtype=torch.long),
+        "prompt_mask": torch.ones(logp.shape[0], 1, dtype=torch.long),
+        "completion_ids": torch.zeros(logp.shape, dtype=torch.long),
+        "completion_mask": mask,
+        "advantages": adv,
+        "old_per_token_logps": old,
+        "ref_per_token_logps": ref,
+        "num_items_in_batch": mask.sum(),
+    }
+    try:
+        return float(trl_grpo.GRPOTrainer._compute_loss(fake, None, inputs))
+    except (AttributeError, KeyError) as error:  # TRL's internals moved: the stand-in needs updating
+        pytest.skip(f"TRL's _compute_loss needs more than the stand-in provides: {error!r}")
+
+
+@pytest.mark.parametrize(
+    ("loss_type", "ours"),
+    [
+        ("grpo", "grpo/seq_mean_token_mean"),
+        ("dr_grpo", "grpo/constant"),
+        ("dapo", "dapo"),
+    ],
+)
+def test_parity_with_trl_grpo_trainer(loss_type: str, ours: str) -> None:
+    case = _random_case(11)
+    logp, old, ref, adv, mask = case["theta"], case["old"], case["ref"], case["adv"], case["mask"]
+    if ours == "dapo":
+        expected = _trl_loss(
+            loss_type, logp, old, ref, adv, mask, beta=0.0, eps_low=0.2, eps_high=0.28, max_len=5
+        )
+        got = dapo_loss(logp, old, adv, mask, DAPOConfig(max_new_tokens=5, overlong_buffer=1))[0]
+    else:
+        aggregation = ours.split("/")[1]
+        cfg = GRPOConfig(loss_aggregation=aggregation, kl="k3_loss", kl_coef=0.04, max_new_tokens=5)
+        expected = _trl_loss(
+            loss_type, logp, old, ref, adv, mask, beta=0.04, eps_low=0.2, eps_high=0.2, max_len=5
+        )
+        got = grpo_loss(logp, old, ref, adv, mask, cfg)[0]
+    assert got.item() == pytest.approx(expected, rel=1e-5, abs=1e-7)
+
+
+def test_group_advantages_match_trl_formula() -> None:
+    # trl/trainer/grpo_trainer.py (_generate_and_score_completions): (r - group mean) / (nanstd + 1e-4),
+    # nanstd Bessel-corrected (trl/trainer/utils.py); scale_rewards "batch" uses the std of all rewards.
+    rewards = torch.tensor([0.0, 1.0, 1.0, 0.5, 0.2, 0.9, 0.4, 0.4])
+    grouped = rewards.view(-1, 4)
+    centred = (grouped - grouped.mean(1, keepdim=True)).flatten()
+    trl_group = centred / (grouped.std(1).repeat_interleave(4) + 1e-4)
+    trl_batch = centred / (rewards.std() + 1e-4)
+    torch.testing.assert_close(group_advantages(rewards, 4, "group_std"), trl_group)
+    torch.testing.assert_close(group_advantages(rewards, 4, "batch_std"), trl_batch)
+    torch.testing.assert_close(group_advantages(rewards, 4, "none"), centred)

@@ -1,0 +1,79 @@
+"""summarize, compare and plot: numbers from hand-made records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reasongym.errors import ConfigError
+from reasongym.evaluation import compare_reports, load_report, pass_at_k, plot_pass_at_k, summarize
+from reasongym.evaluation.report import default_ks
+
+
+def _record(correct: list, *, extracted: list | None = None, **extra: object) -> dict:
+    answers = extracted or [("right" if flag else f"wrong{i}") for i, flag in enumerate(correct)]
+    return {"id": extra.pop("id", "p"), "kind": "exact", "correct": correct, "extracted": answers, **extra}
+
+
+@pytest.mark.parametrize(
+    ("n", "expected"), [(1, (1,)), (6, (1, 2, 4, 6)), (8, (1, 2, 4, 8)), (32, (1, 2, 4, 8, 16, 32))]
+)
+def test_default_ks(n: int, expected: tuple[int, ...]) -> None:
+    assert default_ks(n) == expected
+
+
+def test_metrics_are_means_of_per_problem_estimates() -> None:
+    records = [
+        _record([True, False, False, False]),
+        _record([True, True, False, False]),
+        _record([False] * 4),
+    ]
+    report = summarize(records, ks=[1, 2])
+    assert report.metrics["pass@2"] == pytest.approx((pass_at_k(4, 1, 2) + pass_at_k(4, 2, 2) + 0) / 3)
+    assert report.metrics["avg@4"] == pytest.approx((0.25 + 0.5 + 0) / 3)
+    low, high = report.intervals["avg@4"]
+    assert low <= report.metrics["avg@4"] <= high
+
+
+def test_ungradable_problems_are_left_out_and_counted() -> None:
+    report = summarize([_record([True, True]), _record([None, None])])
+    assert report.num_problems == 1 and report.num_ungradable == 1
+    assert report.metrics["pass@1"] == 1.0
+    assert "cannot be graded" in report.table()
+
+
+def test_breakdown_by_difficulty_subject_and_year() -> None:
+    records = [
+        _record([True], difficulty=1, subject="Algebra", year=2024),
+        _record([False], difficulty=2, subject="Algebra", year=2023),
+        _record([True], difficulty=2, subject="Geometry", year=None),
+    ]
+    report = summarize(records)
+    assert report.breakdown["difficulty"]["2"] == pytest.approx(
+        {"count": 2, "pass@1": 0.5, "maj@1": 0.5, "avg@1": 0.5}
+    )
+    assert report.breakdown["subject"]["Algebra"]["count"] == 2
+    assert set(report.breakdown["year"]) == {"2023", "2024"}
+
+
+@pytest.mark.parametrize("ks", [[0], [5], []])
+def test_a_k_above_n_is_refused(ks: list[int]) -> None:
+    with pytest.raises(ConfigError, match="each k must be an integer in"):
+        summarize([_record([True, False, True, False])], ks=ks)
+
+
+def test_compare_and_plot(tmp_path: Path) -> None:
+    paths = []
+    for name, flags in (("before", [False, False, True, False]), ("after", [True, True, True, False])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(_record(flags)) + "\n", encoding="utf-8")
+        paths.append(path)
+    table = compare_reports([load_report(p) for p in paths])
+    header, problems, *rows = table.splitlines()
+    assert header.split() == ["metric", "before", "after"]
+    pass1 = next(row for row in rows if row.startswith("pass@1 "))
+    assert pass1.split()[1:] == ["0.250", "0.750"]
+    png = plot_pass_at_k(paths, tmp_path / "plot.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

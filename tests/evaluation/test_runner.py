@@ -1,0 +1,248 @@
+"""evaluate and grade_completions: records, resume, maj@k through the runner, stored completions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from reasongym.errors import ConfigError
+from reasongym.evaluation import evaluate, grade_completions, load_records
+from reasongym.generation import Completion, SamplingParams
+
+ENV = "reasongym/Arithmetic-v0"
+
+
+class ScriptedGenerator:
+    """A Generator that answers from a fixed script per prompt and records every call."""
+
+    def __init__(
+        self, answers_for: dict[str, list[str]] | None = None, default: Sequence[str] = ("7",)
+    ) -> None:
+        self.answers_for = answers_for or {}
+        self.default = list(default)
+        self.calls: list[list[str]] = []
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+        self.calls.append(list(prompts))
+        out = []
+        for prompt in prompts:
+            question = prompt.splitlines()[0]
+            answers = self.answers_for.get(question, self.default)
+            texts = [f"The final answer is \\boxed{{{answers[i % len(answers)]}}}." for i in range(params.n)]
+            out.append([Completion(text, (1,), (0.0,), "stop") for text in texts])
+        return out
+
+
+def _arith_questions(count: int) -> list[tuple[str, str]]:
+    import reasongym
+
+    env = reasongym.make(ENV).unwrapped
+    problems = [env.problem_at(i, split="test", difficulty=1) for i in range(count)]
+    return [(p.question, p.answer) for p in problems]
+
+
+def test_records_hold_every_field_and_metrics_match_the_script(tmp_path: Path) -> None:
+    questions = _arith_questions(4)
+    # problem 0: 2 of 4 samples right; problem 1: all right; others: all wrong
+    script = {questions[0][0]: [questions[0][1], "1"], questions[1][0]: [questions[1][1]]}
+    out = tmp_path / "eval.jsonl"
+    report = evaluate(
+        ScriptedGenerator(script),
+        ENV,
+        n=4,
+        num_problems=4,
+        difficulty=1,
+        out_path=out,
+        progress=False,
+        verbose=False,
+    )
+    records = load_records(out)
+    assert [r["index"] for r in records] == [0, 1, 2, 3]
+    first = records[0]
+    for key in ("id", "gold", "kind", "completions", "extracted", "outcomes", "correct", "difficulty"):
+        assert key in first
+    assert first["correct"] == [True, False, True, False]
+    assert first["extracted"][1] == "1"
+    assert report.metrics["avg@4"] == pytest.approx((0.5 + 1.0) / 4)
+    assert report.metrics["pass@1"] == pytest.approx((0.5 + 1.0) / 4)
+    assert report.metrics["pass@4"] == pytest.approx(2 / 4)
+    assert report.breakdown["difficulty"]["1"]["count"] == 4
+
+
+def test_resume_skips_finished_problems_and_drops_a_cut_off_line(tmp_path: Path) -> None:
+    out = tmp_path / "eval.jsonl"
+    full = evaluate(
+        ScriptedGenerator(),
+        ENV,
+        n=2,
+        num_problems=5,
+        difficulty=1,
+        batch_size=1,
+        out_path=out,
+        progress=False,
+        verbose=False,
+    )
+    lines = out.read_text(encoding="utf-8").splitlines()
+    # a crash after 2 finished problems, halfway through writing the third line
+    out.write_text("\n".join(lines[:2]) + "\n" + lines[2][:25], encoding="utf-8")
+    generator = ScriptedGenerator()
+    resumed = evaluate(
+        generator,
+        ENV,
+        n=2,
+        num_problems=5,
+        difficulty=1,
+        batch_size=1,
+        out_path=out,
+        progress=False,
+        verbose=False,
+    )
+    assert len(generator.calls) == 3  # problems 2, 3 and 4 only
+    assert [r["index"] for r in load_records(out)] == [0, 1, 2, 3, 4]
+    assert resumed.metrics == full.metrics
+
+
+def test_resume_refuses_a_file_of_another_evaluation(tmp_path: Path) -> None:
+    out = tmp_path / "eval.jsonl"
+    evaluate(
+        ScriptedGenerator(),
+        ENV,
+        n=2,
+        num_problems=2,
+        difficulty=1,
+        out_path=out,
+        progress=False,
+        verbose=False,
+    )
+    with pytest.raises(ConfigError, match="another evaluation"):
+        evaluate(
+            ScriptedGenerator(),
+            ENV,
+            n=4,
+            num_problems=2,
+            difficulty=1,
+            out_path=out,
+            progress=False,
+            verbose=False,
+        )
+    # resume=False overwrites instead
+    report = evaluate(
+        ScriptedGenerator(),
+        ENV,
+        n=4,
+        num_problems=2,
+        difficulty=1,
+        out_path=out,
+        resume=False,
+        progress=False,
+        verbose=False,
+    )
+    assert report.n == 4
+
+
+def test_equivalent_answers_vote_together_in_maj_at_k(tmp_path: Path) -> None:
+    # gold 1/2: "0.5" and "\frac{1}{2}" are one candidate, so together they outvote "3"
+    rows = [
+        {
+            "gold": "1/2",
+            "kind": "math",
+            "completions": [
+                "\\boxed{3}",
+                "\\boxed{0.5}",
+                "\\boxed{\\frac{1}{2}}",
+                "\\boxed{3}",
+                "\\boxed{2/4}",
+            ],
+        },
+        # integer kind: exact canonical equality; "7" wins 2-1 although it is wrong
+        {"gold": "5", "kind": "integer", "completions": ["7", "5", "7"]},
+    ]
+    path = tmp_path / "stored.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    report = grade_completions(path, ks=[1, 3], progress=False, verbose=False)
+    # problem 0, first 3 samples: "3" 1 vote vs {0.5, 1/2} 2 votes -> correct; problem 1: "7" wins -> wrong
+    assert report.metrics["maj@3"] == pytest.approx(0.5)
+    # maj@1 is the first sample alone: wrong for both
+    assert report.metrics["maj@1"] == 0.0
+
+
+def test_grade_completions_by_index_and_by_id_with_an_env(tmp_path: Path) -> None:
+    questions = _arith_questions(2)
+    rows = [
+        {"index": 0, "completions": [f"\\boxed{{{questions[0][1]}}}", "\\boxed{0}"]},
+        {"index": 1, "completion": "no answer here"},
+    ]
+    path = tmp_path / "stored.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out = tmp_path / "graded.jsonl"
+    report = grade_completions(
+        path, ENV, split="test", env_kwargs={"difficulty": 1}, out_path=out, progress=False, verbose=False
+    )
+    graded = load_records(out)
+    assert graded[0]["correct"] == [True, False]
+    assert graded[1]["outcomes"] == ["unparseable"]
+    assert report.n == 1 and report.metrics["pass@1"] == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"completions": ["x"]}, "needs 'gold'"),
+        ({"gold": "1"}, "needs 'completions'"),
+        ({"gold": "1", "completions": []}, "non-empty list"),
+    ],
+)
+def test_bad_stored_rows_name_the_line_and_the_key(tmp_path: Path, row: dict, message: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=message):
+        grade_completions(path, progress=False, verbose=False)
+
+
+def test_a_model_object_without_its_tokenizer_is_refused() -> None:
+    from reasongym.models import make_char_tokenizer, make_tiny_model
+
+    model = make_tiny_model(make_char_tokenizer())
+    with pytest.raises(ConfigError, match="needs its tokenizer"):
+        evaluate(model, ENV, num_problems=1, progress=False, verbose=False)
+
+
+def test_a_tiny_model_runs_end_to_end(tmp_path: Path) -> None:
+    from reasongym.models import make_char_tokenizer, make_tiny_model
+
+    tokenizer = make_char_tokenizer()
+    report = evaluate(
+        make_tiny_model(tokenizer),
+        ENV,
+        tokenizer=tokenizer,
+        n=2,
+        num_problems=3,
+        difficulty=1,
+        max_new_tokens=8,
+        temperature=1.0,
+        out_path=tmp_path / "e.jsonl",
+        progress=False,
+        verbose=False,
+    )
+    assert report.num_problems == 3 and report.ks == (1, 2)
+    assert all(len(r["completions"]) == 2 for r in load_records(tmp_path / "e.jsonl"))
+
+
+def test_a_run_folder_loads_its_latest_checkpoint_and_needs_a_tokenizer(tmp_path: Path) -> None:
+    from reasongym.agents.runs import save_checkpoint
+    from reasongym.evaluation.loading import find_checkpoint, load_model
+    from reasongym.models import make_char_tokenizer, make_tiny_model
+
+    tokenizer = make_char_tokenizer()
+    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)
+    for step in (1, 2):
+        save_checkpoint(tmp_path, step, model=model)
+    assert find_checkpoint(tmp_path).name == "step-000002"
+    with pytest.raises(ConfigError, match="no tokenizer found"):
+        load_model(tmp_path, device="cpu")
+    tokenizer.save_pretrained(tmp_path)
+    loaded, loaded_tokenizer = load_model(tmp_path, device="cpu")
+    assert loaded.config.hidden_size == 32 and loaded_tokenizer.padding_side == "left"

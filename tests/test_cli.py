@@ -1,0 +1,241 @@
+"""The command line: each command once through a subprocess (`python -m reasongym`), the rest in-process.
+
+In-process calls go through ``main(argv)``, the function the console script runs, so exit codes and
+messages are the same; they only save the interpreter start-up.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reasongym.cli import main
+
+ENV = "reasongym/Arithmetic-v0"
+
+
+def run_cli(*args: str, stdin: str | None = None, data_dir: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    if data_dir is not None:
+        env["REASONGYM_DATA_DIR"] = data_dir
+    command = [sys.executable, "-m", "reasongym", *args]
+    return subprocess.run(command, capture_output=True, text=True, input=stdin, env=env, timeout=300)
+
+
+# ---------------------------------------------------------------------------------------------- help
+
+
+def test_help_through_the_console_module() -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0, result.stderr
+    assert "usage: reasongym" in result.stdout and "Exit codes" in result.stdout
+
+
+@pytest.mark.parametrize("args", [["eval", "--help"], ["show", "--help"], ["train", "grpo", "--help"]])
+def test_help_of_each_command_exits_zero(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 0
+    assert "usage: reasongym" in capsys.readouterr().out
+
+
+def test_train_help_lists_config_fields_with_their_docstrings(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["train", "sft", "--help"])
+    out = capsys.readouterr().out
+    assert "--max-steps" in out and "Optimizer steps in total" in out
+
+
+# ---------------------------------------------------------------------------------------------- list, show
+
+
+def test_list_shows_every_builtin_id() -> None:
+    result = run_cli("list", "--json")
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.returncode == 0, result.stderr
+    assert {row["id"] for row in rows} >= {ENV, "reasongym/GSM8K-v0", "reasongym/AIME24-v0"}
+    assert all(row["answer_type"] and row["description"] for row in rows)
+
+
+def test_show_prints_gold_and_solution() -> None:
+    result = run_cli("show", ENV, "--n", "3", "--difficulty", "1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("gold: ") == 3 and result.stdout.count("solution: ") == 3
+    assert "\\boxed{" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------- verify
+
+
+def test_verify_through_the_console_module() -> None:
+    result = run_cli("verify", "-", "--gold", "B", "--kind", "choice", stdin="So the answer is (B).")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("correct")
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "correct"),
+    [
+        (["The answer is \\boxed{\\frac{1}{2}}", "--gold", "0.5"], None, True),
+        (["-", "--gold", "B", "--kind", "choice"], "I pick (C).", False),
+        (["so yes", "--gold", "yes", "--kind", "yesno"], None, True),
+    ],
+)
+def test_verify_one_completion(
+    args: list[str],
+    stdin: str | None,
+    correct: bool,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin or ""))
+    assert main(["verify", *args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["correct"] is correct
+
+
+def test_verify_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [
+        {"completion": "\\boxed{4}", "gold": "4"},
+        {"completion": "\\boxed{5}", "gold": "4", "kind": "integer"},
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert main(["verify", "--file", str(path)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["correct"] for line in lines[:2]] == [True, False]
+    assert lines[-1] == {"rows": 2, "correct": 1, "accuracy": 0.5}
+
+
+# ---------------------------------------------------------------------------------------------- train, eval
+
+
+def test_train_then_eval_the_run_folder_then_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    train = run_cli(
+        "train", "sft", "--env", ENV, "--difficulty", "1", "--num-examples", "8", "--max-steps", "2",
+        "--batch-size", "4", "--output-dir", str(tmp_path / "runs"), "--no-progress-bar",
+    )  # fmt: skip
+    assert train.returncode == 0, train.stderr
+    summary = json.loads(train.stdout.splitlines()[-1])
+    assert summary["steps"] == 2 and Path(summary["run_dir"]).is_dir()
+    outputs = [tmp_path / "eval0.jsonl", tmp_path / "eval1.jsonl"]
+    evaluated = run_cli(
+        "eval", summary["run_dir"], ENV, "--difficulty", "1", "--num-problems", "3", "--n", "2",
+        "--max-new-tokens", "8", "--out", str(outputs[0]), "--json", "--no-progress",
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr
+    report = json.loads(evaluated.stdout.splitlines()[-1])
+    assert report["num_problems"] == 3
+    assert set(report["metrics"]) == {"pass@1", "pass@2", "maj@1", "maj@2", "avg@2"}
+    # a second evaluation of the same checkpoint (in-process), with another seed, to compare against
+    args = ["eval", summary["run_dir"], ENV, "--difficulty", "1", "--num-problems", "3", "--n", "2"]
+    assert (
+        main([*args, "--max-new-tokens", "8", "--seed", "1", "--out", str(outputs[1]), "--no-progress"]) == 0
+    )
+    capsys.readouterr()
+    assert main(["compare", *map(str, outputs), "--plot", str(tmp_path / "k.png")]) == 0
+    assert capsys.readouterr().out.splitlines()[0].split() == ["metric", "eval0", "eval1"]
+    assert (tmp_path / "k.png").is_file()
+
+
+def test_eval_grades_stored_completions_without_a_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "stored.jsonl"
+    # problem 0 of the level-1 test stream is 85 + 67
+    path.write_text(
+        json.dumps({"index": 0, "completions": ["\\boxed{152}", "\\boxed{7}"]}) + "\n", encoding="utf-8"
+    )
+    assert main(["eval", "--completions", str(path), ENV, "--json", "--no-progress"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["pass@1"] == 0.5
+
+
+def test_config_file_values_and_flags_build_the_config(tmp_path: Path) -> None:
+    from reasongym.agents.sft import SFTConfig
+    from reasongym.cli_train import build_config, read_config_file
+
+    config = tmp_path / "sft.toml"
+    config.write_text("lr = 0.01\nbatch_size = 4\n", encoding="utf-8")
+    cfg = build_config(SFTConfig, {**read_config_file(config), "batch_size": 2})
+    assert (cfg.lr, cfg.batch_size, cfg.max_steps) == (0.01, 2, SFTConfig().max_steps)
+
+
+# ---------------------------------------------------------------------------------------------- demo
+
+
+def test_demo_quick(tmp_path: Path) -> None:
+    result = run_cli("demo", "--quick", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert {"pass@1_before", "pass@1_after", "pass@8_before", "pass@8_after", "run_dir"} <= set(summary)
+    run_dir = Path(summary["run_dir"])
+    assert (run_dir / "metrics.jsonl").is_file() and (run_dir / "metrics.png").is_file()
+    assert (run_dir / "checkpoints" / "latest").is_file() and (run_dir / "tokenizer_config.json").is_file()
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+
+def test_a_bad_argument_through_the_console_module() -> None:
+    result = run_cli("show", "reasongym/Arithmetc-v0")
+    assert result.returncode == 2
+    assert "did you mean 'reasongym/Arithmetic-v0'" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["bogus"], 2, "invalid choice: 'bogus'"),
+        (["show", ENV, "--n", "0"], 2, "expected an integer >= 1"),
+        (["verify", "x", "--gold", "1", "--kind", "maths"], 2, "did you mean 'math'"),
+        (["verify"], 2, "give either a COMPLETION"),
+        (["eval", "/no/such/model", ENV], 2, "could not be loaded"),
+        (["eval", "--n", "2", "--k", "4", "--completions", "/no/such.jsonl"], 2, "does not exist"),
+        (["train", "grpx"], 2, "did you mean 'grpo'"),
+        (["train", "sft", "--env", ENV, "--lr", "-1"], 2, "lr=-1.0 is not allowed"),
+        (["train", "sft", "--env", ENV, "--max-stepz", "3"], 2, "unrecognized arguments: --max-stepz"),
+        (["train", "sft", "--max-steps", "3"], 2, "--env is required"),
+        (["compare", "/no/such.jsonl"], 2, "does not exist"),
+        (["demo", "--algo", "ppo"], 2, "invalid choice: 'ppo'"),
+    ],
+)
+def test_bad_arguments_give_a_clear_error_and_exit_code(
+    args: list[str],
+    code: int,
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a failed command must leave no files behind
+    assert main(args) == code
+    assert list(tmp_path.iterdir()) == []
+    err = capsys.readouterr().err
+    assert err.startswith("reasongym: error: ") and message in err
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("sft.toml", f'env = "{ENV}"\nmax_step = 3\n'), ("sft.yaml", f"env: {ENV}\nmax_step: 3\n")],
+)
+def test_a_config_file_with_an_unknown_field_names_the_nearest(
+    tmp_path: Path, name: str, text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / name
+    config.write_text(text, encoding="utf-8")
+    assert main(["train", "sft", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown field 'max_step'" in err and "did you mean 'max_steps'" in err
+
+
+def test_a_missing_dataset_says_how_to_provide_it(tmp_path: Path) -> None:
+    result = run_cli("show", "reasongym/AIME24-v0", data_dir=str(tmp_path / "empty"))
+    assert result.returncode == 1
+    assert "REASONGYM_DATA_DIR" in result.stderr and "Traceback" not in result.stderr
