@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,7 +16,7 @@ import torch
 
 import reasongym
 from reasongym.agents.common import token_logprobs
-from reasongym.agents.parallel_verify import step_all
+from reasongym.agents.parallel_verify import _episode_envs, step_all
 from reasongym.agents.rollout import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
 from reasongym.envs.core import TextSpace, format_final_answer
 from reasongym.errors import ConfigError
@@ -430,3 +431,23 @@ def test_step_all_overlaps_slow_steps() -> None:
     assert [result[1] for result in results] == [1, 2, 3, 4]
     with pytest.raises(ConfigError, match="twice"):
         step_all([envs[0], envs[0]], ["a", "b"])
+
+
+def test_step_all_keeps_cheap_steps_on_one_thread() -> None:
+    class NamedEnv(SleepyEnv):
+        def step(self, action: str):
+            return "", len(action), True, False, {"thread": threading.current_thread().name}
+
+    results = step_all([NamedEnv() for _ in range(16)], ["x" * n for n in range(16)], threads=4)
+    assert [result[1] for result in results] == list(range(16))
+    assert len({result[4]["thread"] for result in results}) == 1
+
+
+def test_episode_envs_are_independent_and_share_the_source() -> None:
+    env = reasongym.make(ENV_ID)
+    env.unwrapped.marker = lambda: "not picklable"  # forces the deep-copy fallback
+    for original in (reasongym.make(ENV_ID), env):
+        copies = _episode_envs(original, 3)
+        assert len({id(copy.unwrapped) for copy in copies}) == 3
+        assert all(copy.unwrapped.source is original.unwrapped.source for copy in copies)
+        assert all(copy.unwrapped is not original.unwrapped for copy in copies)
