@@ -25,6 +25,7 @@ from typing import Any
 
 from reasongym.cli_train import ArgParser, UsageError
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
+from reasongym.metrics import dumps_strict
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -96,6 +97,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return EXIT_OK
     from reasongym.evaluation.report import load_records
 
+    if not Path(args.file).is_file():
+        raise UsageError(f"verify input file {args.file!r} (--file) does not exist")
     rows, correct = load_records(args.file), 0
     for line, row in enumerate(rows, start=1):
         if "completion" not in row or "gold" not in row:
@@ -181,7 +184,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             verbose=not args.json,
         )
     if args.json:
-        print(json.dumps(report.to_dict()))
+        print(dumps_strict(report.to_dict()))
     elif report.path:
         print(f"records: {report.path}")
     return EXIT_OK
@@ -207,7 +210,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     from reasongym import cli_train
 
     result = cli_train.run_training(args)
-    print(json.dumps(result))
+    print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
     return EXIT_OK
 
 
@@ -218,7 +221,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     summary = run_demo(
         algo=args.algo, minutes=args.minutes, out_dir=args.out, quick=args.quick, seed=args.seed
     )
-    print(json.dumps(summary))
+    print(dumps_strict(summary))
     return EXIT_OK
 
 
@@ -234,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgParser)
     commands.required = True
 
@@ -318,6 +322,12 @@ def _add_eval_parser(commands: Any) -> None:
     sub.add_argument("--no-progress", action="store_true", help="no progress bar")
     sub.add_argument("--json", action="store_true", help="print the report as one JSON object")
     sub.set_defaults(run=cmd_eval)
+
+
+def _version() -> str:
+    from reasongym import __version__
+
+    return __version__
 
 
 def _positive_int(text: str) -> int:

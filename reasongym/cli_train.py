@@ -5,7 +5,8 @@ help text the docstring under the field, its type from the annotation (``bool`` 
 ``--field``/``--no-field``; a nested dataclass field ``sft`` gets ``--sft.lr`` and so on). Precedence:
 dataclass defaults, then the config file, then flags. A config file holds the same names (nested
 dataclasses as tables), plus the run keys ``model``, ``env``, ``output_dir``, ``run_dir``,
-``num_examples``, ``difficulty``. Only the CLI imports this module; it imports nothing from the CLI.
+``num_examples``, ``difficulty``. Resuming with ``--run-dir`` puts the run's saved config and run keys
+(``config.json``, ``run.json``) beneath the file and the flags, and warns about each value they change. Only the CLI imports this module; it imports nothing from the CLI.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import dataclasses
 import difflib
 import importlib
 import inspect
+import json
+import sys
 import textwrap
 import types
 import typing
@@ -202,7 +205,10 @@ def train_parser(algo: str, config_cls: type) -> argparse.ArgumentParser:
     )
     run.add_argument("--env", help="environment id, e.g. reasongym/Arithmetic-v0")
     run.add_argument("--output-dir", help="parent folder of the new run folder (default ./runs)")
-    run.add_argument("--run-dir", help="an existing run folder to resume (instead of a new one)")
+    run.add_argument(
+        "--run-dir",
+        help="an existing run folder to resume; its saved config, model and env are the defaults",
+    )
     if algo == "sft":
         run.add_argument(
             "--num-examples", type=int, help="reference solutions taken from the train split (default 1000)"
@@ -213,7 +219,12 @@ def train_parser(algo: str, config_cls: type) -> argparse.ArgumentParser:
 
 
 def run_training(args: argparse.Namespace) -> dict[str, Any]:
-    """Parse ``train ALGO ...``, build the config, model and run folder, and train; returns a summary."""
+    """Parse ``train ALGO ...``, build the config, model and run folder, and train; returns a summary.
+
+    With ``--run-dir`` the run resumes: its saved config (``config.json``) and run keys (``run.json``)
+    are the base, under the ``--config`` file and then the flags; each value that changes is warned
+    about on stderr.
+    """
     rest = list(args.rest)
     if not rest or rest[0] in ("-h", "--help"):
         raise UsageError(
@@ -237,10 +248,91 @@ def run_training(args: argparse.Namespace) -> dict[str, Any]:
     run_values = {key: file_values.pop(key) for key in run_keys if key in file_values}
     run_values.update({key: parsed[key] for key in run_keys if parsed.get(key) is not None})
     flags = _nest({key[4:]: value for key, value in parsed.items() if key.startswith("cfg:")})
-    cfg = build_config(config_cls, _merge(file_values, flags))
+    saved_config: dict[str, Any] = {}
+    if run_values.get("run_dir"):
+        saved_config, run_values = _resume_base(algo, config_cls, run_values, file_values, flags)
+    cfg = build_config(config_cls, _merge(_merge(saved_config, file_values), flags))
     if not run_values.get("env"):
         raise UsageError("--env is required (or `env = ...` in the config file)")
     return _train(algo, cfg, train, run_values)
+
+
+def _resume_base(
+    algo: str,
+    config_cls: type,
+    run_values: Mapping[str, Any],
+    file_values: Mapping[str, Any],
+    flags: Mapping[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The saved config of the run folder being resumed, and the run keys with the saved ones beneath."""
+    folder = Path(run_values["run_dir"])
+    if not folder.is_dir():
+        raise UsageError(
+            f"--run-dir {str(folder)!r} does not exist: to start a new run use --output-dir (the parent "
+            "folder of the new run folder); --run-dir resumes an existing run folder"
+        )
+    from reasongym.agents.runs import RunDir
+
+    run = RunDir(folder)
+    saved_run = run.read_run_info()
+    if saved_run.get("algo") not in (None, algo):
+        raise UsageError(
+            f"--run-dir {str(folder)!r} is a {saved_run['algo']} run; resume it with "
+            f"`reasongym train {saved_run['algo']} --run-dir ...`, not {algo}"
+        )
+    saved_config = _saved_config(run.config_path, algo, config_cls)
+    for key, value in run_values.items():
+        if key in saved_run and saved_run[key] != value:
+            _warn_change(folder, key, value, saved_run[key])
+    merged_run = {key: value for key, value in saved_run.items() if key in RUN_KEYS and value is not None}
+    merged_run.update(run_values)
+    overrides = _flatten(_merge(dict(file_values), flags))
+    saved_flat = _flatten(saved_config)
+    for key, value in overrides.items():
+        if key in saved_flat and _plain(saved_flat[key]) != _plain(value):
+            _warn_change(folder, key, value, saved_flat[key])
+    return saved_config, merged_run
+
+
+def _saved_config(path: Path, algo: str, config_cls: type) -> dict[str, Any]:
+    """The config a run folder was trained with; fields this version does not know are dropped."""
+    if not path.is_file():
+        return {}
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
+    if algo == "star" and isinstance(saved.get("star"), dict):  # STaR stores {"star": cfg, "env": ...}
+        saved = saved["star"]
+    known = {item.name for item in dataclasses.fields(config_cls)}
+    dropped = sorted(set(saved) - known)
+    if dropped:
+        print(f"reasongym: warning: ignoring fields of {path} that {config_cls.__name__} lacks: {dropped}",
+              file=sys.stderr)  # fmt: skip
+    return {key: value for key, value in saved.items() if key in known}
+
+
+def _flatten(nested: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in nested.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _plain(value: Any) -> Any:
+    """Tuples as lists, so that a flag's tuple equals the list JSON gave back."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _warn_change(folder: Path, key: str, value: Any, saved: Any) -> None:
+    print(
+        f"reasongym: warning: resuming {str(folder)!r} with {key}={value!r}; the run was started with "
+        f"{key}={saved!r}",
+        file=sys.stderr,
+    )
 
 
 def _train(algo: str, cfg: Any, train: Any, run: Mapping[str, Any]) -> dict[str, Any]:
@@ -248,25 +340,34 @@ def _train(algo: str, cfg: Any, train: Any, run: Mapping[str, Any]) -> dict[str,
     from reasongym.envs import make, spec
 
     env_id = spec(run["env"]).id  # unknown ids fail here, before any model is built
-    model, tokenizer = load_training_model(run.get("model") or "tiny", seed=getattr(cfg, "seed", 0))
-    if run.get("run_dir"):
-        folder = RunDir.open(run["run_dir"]).path
-    else:
-        folder = RunDir.create(
-            run.get("output_dir") or "runs", algo=algo, env=env_id, seed=getattr(cfg, "seed", 0)
-        ).path
-    tokenizer.save_pretrained(folder)  # so that `reasongym eval RUN_DIR` finds it next to the checkpoints
+    resuming = RunDir(Path(run["run_dir"])) if run.get("run_dir") else None
+    if resuming is not None and not run.get("model"):
+        # Defaulting to a fresh tiny model would load the checkpoint into a model it may not come from.
+        raise UsageError(
+            f"--run-dir {str(resuming.path)!r} has no run.json naming its model; pass --model "
+            "(the model the run was started from, e.g. 'tiny')"
+        )
+    model_name = run.get("model") or "tiny"
+    model, tokenizer = load_training_model(model_name, seed=getattr(cfg, "seed", 0))
+    folder = resuming or RunDir.create(
+        run.get("output_dir") or "runs", algo=algo, env=env_id, seed=getattr(cfg, "seed", 0)
+    )
+    info = {"algo": algo, "model": model_name, "env": env_id}
+    if algo == "sft":
+        info.update(num_examples=int(run.get("num_examples") or 1000), difficulty=run.get("difficulty"))
+    folder.write_run_info(info)
+    tokenizer.save_pretrained(
+        folder.path
+    )  # so that `reasongym eval RUN_DIR` finds it next to the checkpoints
     if algo == "sft":
         from reasongym.agents.sft import sft_pairs_from_env
 
-        env_kwargs = {"difficulty": run["difficulty"]} if run.get("difficulty") is not None else {}
-        pairs = sft_pairs_from_env(
-            make(env_id, **env_kwargs), int(run.get("num_examples") or 1000), tokenizer=tokenizer
-        )
-        result = train(cfg, model, tokenizer, pairs, run_dir=folder)
+        env_kwargs = {"difficulty": info["difficulty"]} if info["difficulty"] is not None else {}
+        pairs = sft_pairs_from_env(make(env_id, **env_kwargs), info["num_examples"], tokenizer=tokenizer)
+        result = train(cfg, model, tokenizer, pairs, run_dir=folder.path)
     else:
-        result = train(cfg, model, tokenizer, env_id, run_dir=folder)
-    return {"algo": algo, "env": env_id, "run_dir": str(folder), **result_summary(result)}
+        result = train(cfg, model, tokenizer, env_id, run_dir=folder.path)
+    return {"algo": algo, "env": env_id, "run_dir": str(folder.path), **result_summary(result)}
 
 
 def result_summary(result: Any) -> dict[str, Any]:

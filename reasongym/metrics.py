@@ -97,7 +97,7 @@ class MetricsWriter:
             raise ConfigError(f"step={step!r} is not allowed; expected an integer >= 0")
         values = {key: self._checked_value(key, value) for key, value in metrics.items()}
         record = {"step": step, "time": time.time(), **values}
-        self._file.write(json.dumps(record, allow_nan=False) + "\n")
+        self._file.write(dumps_strict(record) + "\n")
         self._file.flush()
         if self._tensorboard is not None:
             for key, value in values.items():
@@ -197,7 +197,8 @@ def truncate_after_step(path: str | os.PathLike[str], step: int) -> None:
     kept = [record for record in read_metrics(path) if record.get("step", 0) <= step]
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with tmp.open("w", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(record) + "\n" for record in kept)
+        # An older file may hold bare NaN, which json.loads accepts; it is rewritten as null.
+        handle.writelines(dumps_strict(record) + "\n" for record in kept)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
@@ -253,11 +254,41 @@ def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` through a temporary file and ``os.replace``, fsynced."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with tmp.open("w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True, default=_json_fallback)
+        handle.write(dumps_strict(data, indent=2, sort_keys=True, default=_json_fallback))
         handle.write("\n")
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+
+
+def to_strict_json(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, inf) inside mappings, lists and tuples made ``None``.
+
+    Undefined metrics (a mean over no correct completions) are NaN; strict JSON has no NaN, so they are
+    written as ``null``. Mappings become dicts and tuples become lists; other values are returned as they are.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: to_strict_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_strict_json(item) for item in value]
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # NumPy and 0-d torch scalars
+        return to_strict_json(value.item())
+    return value
+
+
+def dumps_strict(value: Any, **kwargs: Any) -> str:
+    """``json.dumps`` of ``to_strict_json(value)`` with ``allow_nan=False``: the output is always strict JSON.
+
+    Args:
+        value: Any JSON-serialisable value; non-finite floats become ``null``.
+        **kwargs: Passed on to ``json.dumps`` (``indent``, ``sort_keys``, ``default``).
+
+    Raises:
+        ValueError: A non-finite float got past the conversion (for example from ``default``).
+    """
+    return json.dumps(to_strict_json(value), allow_nan=False, **kwargs)
 
 
 def _config_to_dict(config: Mapping[str, Any] | Any | None) -> dict[str, Any]:

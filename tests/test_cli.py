@@ -167,6 +167,107 @@ def test_config_file_values_and_flags_build_the_config(tmp_path: Path) -> None:
     assert (cfg.lr, cfg.batch_size, cfg.max_steps) == (0.01, 2, SFTConfig().max_steps)
 
 
+def _strict_loads(text: str) -> object:
+    """json.loads that refuses NaN and Infinity (which Python's json accepts by default)."""
+
+    def refuse(name: str) -> object:
+        raise ValueError(f"non-strict JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_resuming_a_run_keeps_its_config_model_and_env(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small = [
+        "--num-prompts",
+        "2",
+        "--max-new-tokens",
+        "8",
+        "--kl",
+        "off",
+        "--samples-every",
+        "0",
+        "--no-progress-bar",
+    ]
+    first = [
+        "train",
+        "grpo",
+        "--env",
+        ENV,
+        "--model",
+        "tiny",
+        "--group-size",
+        "2",
+        "--max-steps",
+        "1",
+        *small,
+    ]
+    assert main([*first, "--output-dir", str(tmp_path)]) == 0
+    run_dir = _strict_loads(capsys.readouterr().out.splitlines()[-1])["run_dir"]
+    assert main(["train", "grpo", "--run-dir", run_dir, "--max-steps", "2"]) == 0
+    out, err = capsys.readouterr()
+    summary = _strict_loads(out.splitlines()[-1])  # strict: an undefined metric must be null, not NaN
+    config = json.loads((Path(run_dir) / "config.json").read_text())
+    assert summary["steps"] == 2 and summary["env"] == ENV
+    assert (config["group_size"], config["num_prompts"], config["max_steps"]) == (2, 2, 2)
+    assert "max_steps=2" in err and "max_steps=1" in err and "group_size" not in err
+    assert json.loads((Path(run_dir) / "run.json").read_text())["model"] == "tiny"
+    for line in (Path(run_dir) / "metrics.jsonl").read_text().splitlines():
+        _strict_loads(line)
+    # precedence on resume: saved run config < config file < flags
+    config_file = tmp_path / "more.toml"
+    config_file.write_text("max_steps = 4\nnum_prompts = 1\n", encoding="utf-8")
+    assert (
+        main(["train", "grpo", "--run-dir", run_dir, "--config", str(config_file), "--max-steps", "3"]) == 0
+    )
+    config = json.loads((Path(run_dir) / "config.json").read_text())
+    assert (config["group_size"], config["num_prompts"], config["max_steps"]) == (2, 1, 3)
+
+
+@pytest.mark.parametrize(
+    ("run_info", "message"),
+    [
+        (None, "has no run.json naming its model; pass --model"),
+        (
+            {"algo": "dapo", "model": "tiny", "env": ENV},
+            "is a dapo run; resume it with `reasongym train dapo",
+        ),
+    ],
+)
+def test_resuming_a_run_that_cannot_be_resumed_as_asked_is_a_usage_error(
+    tmp_path: Path, run_info: dict | None, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if run_info is not None:
+        (tmp_path / "run.json").write_text(json.dumps(run_info), encoding="utf-8")
+    assert main(["train", "grpo", "--run-dir", str(tmp_path), "--env", ENV]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_train_summary_is_strict_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reasongym import cli_train
+
+    class _Result:
+        steps = 1
+        history = ({"rollout/len_correct_mean": float("nan"), "loss/total": float("inf"), "loss/kl": 0.5},)
+
+    monkeypatch.setattr(cli_train, "_train", lambda *args: cli_train.result_summary(_Result()))
+    assert main(["train", "grpo", "--env", ENV]) == 0
+    last = _strict_loads(capsys.readouterr().out)["last"]
+    assert last == {"rollout/len_correct_mean": None, "loss/total": None, "loss/kl": 0.5}
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import reasongym
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"reasongym {reasongym.__version__}"
+
+
 # ---------------------------------------------------------------------------------------------- demo
 
 
@@ -203,6 +304,13 @@ def test_a_bad_argument_through_the_console_module() -> None:
         (["train", "sft", "--env", ENV, "--max-stepz", "3"], 2, "unrecognized arguments: --max-stepz"),
         (["train", "sft", "--max-steps", "3"], 2, "--env is required"),
         (["compare", "/no/such.jsonl"], 2, "does not exist"),
+        (
+            ["verify", "--file", "/no/such.jsonl"],
+            2,
+            "verify input file '/no/such.jsonl' (--file) does not exist",
+        ),
+        (["train", "grpo", "--run-dir", "/no/such/run"], 2, "to start a new run use --output-dir"),
+        (["train", "grpo", "--run-dir", "/no/such/run", "--env", ENV], 2, "resumes an existing run folder"),
         (["demo", "--algo", "ppo"], 2, "invalid choice: 'ppo'"),
     ],
 )

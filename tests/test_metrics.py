@@ -13,7 +13,16 @@ import numpy as np
 import pytest
 
 from reasongym.errors import ConfigError
-from reasongym.metrics import NAMESPACES, MetricsWriter, plot_metrics, read_metrics
+from reasongym.metrics import NAMESPACES, MetricsWriter, dumps_strict, plot_metrics, read_metrics
+
+
+def _strict_loads(text: str) -> object:
+    """json.loads that refuses NaN, Infinity and -Infinity, which Python's json accepts by default."""
+
+    def refuse(name: str) -> object:
+        raise ValueError(f"non-strict JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,37 @@ def test_non_finite_values_are_written_as_null_so_the_file_stays_strict_json(tmp
     line = (tmp_path / "metrics.jsonl").read_text()
     assert "NaN" not in line and "Infinity" not in line
     assert json.loads(line)["loss/total"] is None and json.loads(line)["loss/policy"] == 0.5
+
+
+def test_a_non_finite_config_value_is_written_as_null(tmp_path: Path) -> None:
+    with MetricsWriter(tmp_path, tensorboard=False, config={"lr": float("nan"), "clip": (0.2, float("inf"))}):
+        pass
+    assert _strict_loads((tmp_path / "config.json").read_text()) == {"lr": None, "clip": [0.2, None]}
+
+
+def test_resuming_rewrites_bare_nan_of_an_older_file_as_null(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "rollout/len_correct_mean": NaN}\n{"step": 2, "loss/x": 1.0}\n')
+    MetricsWriter(tmp_path, tensorboard=False, resume_from_step=1).close()
+    lines = [_strict_loads(line) for line in path.read_text().splitlines()]
+    assert lines == [{"step": 1, "rollout/len_correct_mean": None}]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a": float("nan"), "b": [1.0, float("-inf")], "c": {"d": np.float64("inf")}},
+         {"a": None, "b": [1.0, None], "c": {"d": None}}),
+        ({"n": np.float32(0.5), "i": 3, "s": "NaN"}, {"n": 0.5, "i": 3, "s": "NaN"}),
+    ],
+)  # fmt: skip
+def test_dumps_strict_writes_null_for_every_non_finite_number(value: object, expected: object) -> None:
+    assert _strict_loads(dumps_strict(value)) == expected
+
+
+def test_dumps_strict_raises_when_a_non_finite_value_slips_through() -> None:
+    with pytest.raises(ValueError, match="JSON compliant"):
+        dumps_strict({"x": object()}, default=lambda _: float("nan"))
 
 
 def test_a_line_cut_off_by_a_crash_is_skipped_but_a_broken_middle_line_is_an_error(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from reasongym.agents import rl_loop
+from reasongym.agents import rl_loop, rl_setup
 from reasongym.agents.advantages import group_advantages, zero_variance_groups
 from reasongym.agents.common import masked_sum
 from reasongym.agents.rl_loop import RLResult
@@ -42,8 +42,9 @@ class DAPOConfig:
     """G, completions sampled per prompt (paper Sec. 4.1: 16 responses per prompt)."""
     max_new_tokens: int = 20480
     """L_max, the longest completion in tokens (paper Sec. 4.1: 16,384 + 4,096 soft-punish buffer)."""
-    overlong_buffer: int = 4096
-    """L_cache, the tokens before ``max_new_tokens`` over which the penalty grows (paper Sec. 4.1: 4,096); 0: off."""
+    overlong_buffer: int | None = None
+    """L_cache, the tokens before ``max_new_tokens`` over which the penalty grows; 0: off; None:
+    ``min(4096, max_new_tokens // 5)`` (see ``overlong_buffer_tokens``)."""
     overlong_penalty: float = 1.0
     """Penalty at ``max_new_tokens`` (paper Eq. 13 reaches -1 at L_max)."""
     overlong_filtering: bool = False
@@ -71,14 +72,19 @@ class DAPOConfig:
     """Sequences per forward/backward pass (gradient accumulation); None: the whole batch at once."""
     max_grad_norm: float | None = 1.0
     """Clip the global gradient norm to this (paper recipe on verl: 1.0); None does not clip."""
-    split: str = "train"
-    """Split the training prompts come from."""
+    split: str | None = None
+    """Split the training prompts come from; None: ``train`` if the source has it, else its default split
+    (a dataset registered with ``reasongym.register_dataset`` has only ``test``)."""
+    eval_split: str | None = None
+    """Split evaluations draw from; None: the first of ``test``/``validation`` the source has, else its
+    default split."""
     difficulty: int | None = None
     """Difficulty of the training (and evaluation) problems; None: the env's default."""
     eval_every: int = 0
-    """Greedy pass@1 on ``eval_problems`` test problems every this many steps (and at the end); 0: never."""
+    """Greedy pass@1 on ``eval_problems`` problems of ``eval_split`` every this many steps (and at the end);
+    0: never."""
     eval_problems: int = 100
-    """Held-out (test split) problems of each evaluation."""
+    """Problems of each evaluation (the first ones of ``eval_split``)."""
     save_every: int = 0
     """Checkpoint every this many steps (needs a run folder); 0: only at the end."""
     keep_checkpoints: int = 3
@@ -95,16 +101,16 @@ class DAPOConfig:
     """Mirror metrics to TensorBoard; None: when it is installed."""
 
     def __post_init__(self) -> None:
-        rl_loop.check_common_fields(self)
+        rl_setup.check_common_fields(self)
         if not (0 < self.eps_low < 1 and self.eps_high > 0):
             raise ConfigError(
                 f"eps_low={self.eps_low!r}, eps_high={self.eps_high!r} are not allowed; expected "
                 "0 < eps_low < 1 and eps_high > 0"
             )
-        if not 0 <= self.overlong_buffer < self.max_new_tokens:
+        if self.overlong_buffer is not None and not 0 <= self.overlong_buffer < self.max_new_tokens:
             raise ConfigError(
                 f"overlong_buffer={self.overlong_buffer} is not allowed; expected 0 <= overlong_buffer < "
-                f"max_new_tokens={self.max_new_tokens}"
+                f"max_new_tokens={self.max_new_tokens}, or None for min(4096, max_new_tokens // 5)"
             )
         if self.overlong_penalty < 0 or self.zero_variance_tolerance < 0 or self.max_extra_rounds < 0:
             raise ConfigError(
@@ -117,6 +123,15 @@ class DAPOConfig:
                 f"accuracy_band={band!r} is not allowed; expected (lo, hi) with 0 <= lo <= hi <= 1"
             )
 
+    @property
+    def overlong_buffer_tokens(self) -> int:
+        """L_cache in tokens: ``overlong_buffer``, or when None ``min(4096, max_new_tokens // 5)``."""
+        if self.overlong_buffer is not None:
+            return self.overlong_buffer
+        # The paper pairs a 4,096-token buffer with L_max = 20,480 (Sec. 4.1), a fifth of it; shorter
+        # limits keep that fraction, so the default fits any max_new_tokens.
+        return min(4096, self.max_new_tokens // 5)
+
 
 # ------------------------------------------------------------------------------ reward shaping and filters
 
@@ -125,20 +140,25 @@ def overlong_penalty(lengths: Tensor, cfg: DAPOConfig) -> Tensor:
     """Soft overlong punishment per sequence (DAPO Eq. 13), to add to the reward: 0 or negative, [B].
 
     0 up to ``L_max - L_cache`` tokens, then falling linearly to ``-overlong_penalty`` at ``L_max``
-    (``max_new_tokens``), and ``-overlong_penalty`` beyond. ``overlong_buffer=0`` turns it off.
+    (``max_new_tokens``), and ``-overlong_penalty`` beyond. A buffer of 0 turns it off.
     """
-    if cfg.overlong_buffer == 0:
+    buffer = cfg.overlong_buffer_tokens
+    if buffer == 0:
         return torch.zeros(lengths.shape, dtype=torch.float32, device=lengths.device)  # [B]
-    safe = cfg.max_new_tokens - cfg.overlong_buffer
-    excess = (lengths.float() - safe).clamp(min=0.0, max=float(cfg.overlong_buffer))  # [B]
-    return -cfg.overlong_penalty * excess / cfg.overlong_buffer  # [B]
+    safe = cfg.max_new_tokens - buffer
+    excess = (lengths.float() - safe).clamp(min=0.0, max=float(buffer))  # [B]
+    return -cfg.overlong_penalty * excess / buffer  # [B]
 
 
 def dynamic_sampling_filter(rewards: Tensor, correct: Tensor, group_size: int, cfg: DAPOConfig) -> Tensor:
-    """Which groups to keep: rewards not all equal (within the tolerance) and accuracy inside the band.
+    """Which groups to keep: task rewards not all equal (within the tolerance) and accuracy inside the band.
+
+    With 0/1 rewards this is DAPO Eq. 11, ``0 < #correct < G``. Pass the task rewards BEFORE the overlong
+    penalty: a group that is all wrong (or all right) carries no signal about correctness, and length
+    shaping alone would otherwise keep it.
 
     Args:
-        rewards: [B] rewards (shaping included) in group layout.
+        rewards: [B] task rewards, without length shaping, in group layout.
         correct: [B] bool, whether each completion was correct.
         group_size: G.
         cfg: Supplies ``zero_variance_tolerance`` and ``accuracy_band``.
@@ -207,6 +227,8 @@ def dapo_loss(
 def sample_training_batch(session: rl_loop.RLSession, cfg: DAPOConfig) -> tuple[Any | None, dict[str, float]]:
     """Sample rounds until ``num_prompts`` informative groups are kept or ``max_extra_rounds`` ran out.
 
+    Groups are filtered on their task rewards; the overlong penalty then shapes the kept groups' rewards.
+
     Returns:
         ``(batch, metrics)``: the kept groups (rewards shaped by the overlong penalty), cut to
         ``num_prompts`` groups, or None when no group was kept; rollout metrics cover every sampled group.
@@ -217,8 +239,8 @@ def sample_training_batch(session: rl_loop.RLSession, cfg: DAPOConfig) -> tuple[
     while True:
         raw = session.rollouts(cfg.num_prompts)
         sampled.append(raw)
+        keep = dynamic_sampling_filter(raw.rewards.float(), raw.correct, cfg.group_size, cfg)  # [N]
         shaped = dataclasses.replace(raw, rewards=raw.rewards.float() + overlong_penalty(raw.lengths, cfg))
-        keep = dynamic_sampling_filter(shaped.rewards, shaped.correct, cfg.group_size, cfg)  # [N]
         if not cfg.dynamic_sampling:
             keep = torch.ones_like(keep)
         if keep.any():

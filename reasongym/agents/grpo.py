@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from reasongym.agents import rl_loop
+from reasongym.agents import rl_loop, rl_setup
 from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, group_advantages, lookup
 from reasongym.agents.common import masked_mean, masked_sum
 from reasongym.agents.rl_loop import RLResult
@@ -64,14 +64,19 @@ class GRPOConfig:
     """Sequences per forward/backward pass (gradient accumulation); None: the whole batch at once."""
     max_grad_norm: float | None = 1.0
     """Clip the global gradient norm to this (TRL's default); None does not clip."""
-    split: str = "train"
-    """Split the training prompts come from."""
+    split: str | None = None
+    """Split the training prompts come from; None: ``train`` if the source has it, else its default split
+    (a dataset registered with ``reasongym.register_dataset`` has only ``test``)."""
+    eval_split: str | None = None
+    """Split evaluations draw from; None: the first of ``test``/``validation`` the source has, else its
+    default split."""
     difficulty: int | None = None
     """Difficulty of the training (and evaluation) problems; None: the env's default."""
     eval_every: int = 0
-    """Greedy pass@1 on ``eval_problems`` test problems every this many steps (and at the end); 0: never."""
+    """Greedy pass@1 on ``eval_problems`` problems of ``eval_split`` every this many steps (and at the end);
+    0: never."""
     eval_problems: int = 100
-    """Held-out (test split) problems of each evaluation."""
+    """Problems of each evaluation (the first ones of ``eval_split``)."""
     save_every: int = 0
     """Checkpoint every this many steps (needs a run folder); 0: only at the end."""
     keep_checkpoints: int = 3
@@ -88,7 +93,7 @@ class GRPOConfig:
     """Mirror metrics to TensorBoard; None: when it is installed."""
 
     def __post_init__(self) -> None:
-        rl_loop.check_common_fields(self)
+        rl_setup.check_common_fields(self)
         lookup(ADVANTAGE_NORMALIZATIONS, self.advantage_normalization, "advantage_normalization")
         lookup(LOSS_AGGREGATIONS, self.loss_aggregation, "loss_aggregation")
         lookup(KL_MODES, self.kl, "kl")

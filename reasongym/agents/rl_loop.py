@@ -7,8 +7,11 @@ batch's sequence and token counts, so the accumulated gradient equals the full-b
 
 The configs are duck-typed: ``RLSession`` reads the fields both ``GRPOConfig`` and ``DAPOConfig`` define
 (``max_steps``, ``group_size``, ``max_new_tokens``, ``temperature``, ``lr``, ``mu``, ``micro_batch_size``,
-``max_grad_norm``, ``split``, ``difficulty``, ``eval_every``, ``eval_problems``, ``save_every``,
+``max_grad_norm``, ``split``, ``eval_split``, ``difficulty``, ``eval_every``, ``eval_problems``, ``save_every``,
 ``keep_checkpoints``, ``samples_every``, ``entropy_collapse_ratio``, ``seed``, ``progress_bar``, ``tensorboard``).
+A session disables dropout in the policy when it starts (TRL's ``disable_dropout=True``): the
+sampler scores ``old_logp`` in eval mode, so a training-mode forward with dropout on would make the
+importance ratio differ from 1 before any update.
 Shapes use the legend of `reasongym.agents.common`.
 """
 
@@ -29,6 +32,7 @@ import torch
 from torch import Tensor
 
 from reasongym.agents.common import masked_mean, seed_everything, token_logprobs
+from reasongym.agents.rl_setup import disable_dropout, resolve_splits
 from reasongym.agents.runs import (
     RunDir,
     SamplesWriter,
@@ -62,39 +66,6 @@ class RLResult:
     """Each evaluation this call ran, with its ``step``; the first is before training on a fresh run."""
     run_dir: Path | None
     """The run folder, when there was one."""
-
-
-def check_common_fields(cfg: Any) -> None:
-    """Raise ConfigError naming the first shared field of an RL config whose value is not allowed."""
-    positive = (
-        "max_steps",
-        "num_prompts",
-        "group_size",
-        "max_new_tokens",
-        "mu",
-        "eval_problems",
-        "keep_checkpoints",
-    )
-    for name in positive:
-        if getattr(cfg, name) < 1:
-            raise ConfigError(f"{name}={getattr(cfg, name)!r} is not allowed; expected an integer >= 1")
-    for name in ("eval_every", "save_every", "samples_every"):
-        if getattr(cfg, name) < 0:
-            raise ConfigError(
-                f"{name}={getattr(cfg, name)!r} is not allowed; expected an integer >= 0 (0: off)"
-            )
-    if cfg.micro_batch_size is not None and cfg.micro_batch_size < 1:
-        raise ConfigError(f"micro_batch_size={cfg.micro_batch_size!r} is not allowed; expected >= 1 or None")
-    if not (cfg.lr >= 0 and math.isfinite(cfg.lr)):
-        raise ConfigError(f"lr={cfg.lr!r} is not allowed; expected a finite float >= 0 (0 trains nothing)")
-    if cfg.temperature <= 0:
-        raise ConfigError(f"temperature={cfg.temperature!r} is not allowed; RL samples need a float > 0")
-    if cfg.max_grad_norm is not None and not cfg.max_grad_norm > 0:
-        raise ConfigError(f"max_grad_norm={cfg.max_grad_norm!r} is not allowed; expected a float > 0 or None")
-    if cfg.group_size < 2:
-        raise ConfigError(
-            f"group_size={cfg.group_size} is not allowed; group advantages need at least 2 samples"
-        )
 
 
 def check_loss_shapes(
@@ -273,6 +244,8 @@ class RLSession:
     eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None
     start_step: int
     resumed_from: int | None
+    train_split: str = "train"
+    eval_split: str = "test"
     cursor: int = 0
     initial_entropy: float | None = None
     warned_entropy: bool = False
@@ -297,12 +270,15 @@ class RLSession:
         with_reference: bool,
         eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
     ) -> RLSession:
-        """Seed, build env, sampler, optimizer and (if asked) the frozen reference; resume from a checkpoint."""
+        """Seed, build env, check its splits, disable dropout, build sampler, optimizer and (if asked) the
+        frozen reference; resume from a checkpoint."""
         import reasongym
         from reasongym.generation import HFGenerator
 
         seed_everything(cfg.seed)
         env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
+        train_split, eval_split = resolve_splits(cfg, env)
+        disable_dropout(model)
         run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
         reference = _reference_model(model, run) if with_reference else None
         optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
@@ -321,7 +297,7 @@ class RLSession:
         session = cls(
             cfg, model, tokenizer, env, algo, _TimedGenerator(generator or HFGenerator(model, tokenizer)),
             optimizer, run, writer, samples, reference, eval_fn, start, resumed_from,
-            cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
+            train_split=train_split, eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
         )  # fmt: skip
         if cfg.eval_every and resumed_from is None:
             session._log(0, session.evaluate(0))
@@ -346,7 +322,7 @@ class RLSession:
     def problem_indices(self, count: int) -> list[int]:
         """The next ``count`` training problems (a seeded order that wraps around finite splits)."""
         source = getattr(getattr(self.env, "unwrapped", self.env), "source", None)
-        size = source.size(self.cfg.split, self.cfg.difficulty) if source is not None else None
+        size = source.size(self.train_split, self.cfg.difficulty) if source is not None else None
         positions = range(self.cursor, self.cursor + count)
         self.cursor += count
         if not size:
@@ -371,7 +347,7 @@ class RLSession:
         started, generating = time.perf_counter(), self.generator.seconds
         batch = collect_rollouts(
             self.env, self.generator, self.tokenizer, indices, group_size=self.cfg.group_size,
-            params=params, split=self.cfg.split, difficulty=self.cfg.difficulty,
+            params=params, split=self.train_split, difficulty=self.cfg.difficulty,
         )  # fmt: skip
         generate_s = self.generator.seconds - generating
         self.phases["generate"] += generate_s
@@ -443,13 +419,13 @@ class RLSession:
         return {"train/grad_norm": norm, "train/skipped_nonfinite": float(skipped)}
 
     def evaluate(self, step: int) -> dict[str, float]:
-        """Greedy held-out pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
+        """Greedy pass@1 on ``eval_split`` (and ``eval_fn``); records and returns ``eval/`` metrics."""
         size_source = getattr(getattr(self.env, "unwrapped", self.env), "source", None)
-        size = size_source.size("test", self.cfg.difficulty) if size_source is not None else None
+        size = size_source.size(self.eval_split, self.cfg.difficulty) if size_source is not None else None
         count = min(self.cfg.eval_problems, size) if size else self.cfg.eval_problems
         metrics = {
             "eval/pass@1": greedy_pass_at_1(
-                self.model, self.tokenizer, self.env, range(count), split="test",
+                self.model, self.tokenizer, self.env, range(count), split=self.eval_split,
                 difficulty=self.cfg.difficulty, max_new_tokens=self.cfg.max_new_tokens,
                 generator=self.generator.inner,
             )

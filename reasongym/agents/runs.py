@@ -1,7 +1,8 @@
 """Run folders, sample logs, and atomic checkpoints that a killed run resumes from exactly.
 
 A run folder ``<root>/<algo>-<env>-s<seed>-<timestamp>/`` holds ``config.json``, ``metrics.jsonl``,
-``samples.jsonl`` and ``checkpoints/step-000123/``. A checkpoint is written into a hidden temporary
+``samples.jsonl``, ``run.json`` (what a resume needs besides the config: algorithm, model, environment)
+and ``checkpoints/step-000123/``. A checkpoint is written into a hidden temporary
 folder next to its final place, every file is fsynced, and one ``os.replace`` publishes it; then the
 ``checkpoints/latest`` pointer is replaced the same way. A crash at any point leaves the previous
 checkpoint and pointer intact, and half-written temporary folders are never read.
@@ -31,12 +32,13 @@ import torch
 from safetensors.torch import load_model, save_model
 
 from reasongym.errors import ConfigError
-from reasongym.metrics import CONFIG_FILE, METRICS_FILE, truncate_after_step
+from reasongym.metrics import CONFIG_FILE, METRICS_FILE, dumps_strict, truncate_after_step, write_json_atomic
 
 CHECKPOINTS_DIR = "checkpoints"
 LATEST_POINTER = "latest"
 MANIFEST_FILE = "checkpoint.json"
 SAMPLES_FILE = "samples.jsonl"
+RUN_INFO_FILE = "run.json"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
 
 
@@ -97,6 +99,31 @@ class RunDir:
         return self.path / CONFIG_FILE
 
     @property
+    def run_info_path(self) -> Path:
+        """``run.json``: the algorithm, model and environment the run was started with."""
+        return self.path / RUN_INFO_FILE
+
+    def write_run_info(self, info: Mapping[str, Any]) -> None:
+        """Write ``run.json`` atomically (strict JSON; a value JSON cannot hold is stored as its string)."""
+        write_json_atomic(self.run_info_path, dict(info))
+
+    def read_run_info(self) -> dict[str, Any]:
+        """The contents of ``run.json``, or ``{}`` for a run written before it existed.
+
+        Raises:
+            ConfigError: ``run.json`` is not a JSON object.
+        """
+        if not self.run_info_path.is_file():
+            return {}
+        try:
+            info = json.loads(self.run_info_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{self.run_info_path} is not valid JSON: {exc}") from exc
+        if not isinstance(info, dict):
+            raise ConfigError(f"{self.run_info_path} must hold a JSON object, not {type(info).__name__}")
+        return info
+
+    @property
     def metrics_path(self) -> Path:
         """``metrics.jsonl``, written by ``MetricsWriter``."""
         return self.path / METRICS_FILE
@@ -142,7 +169,7 @@ class SamplesWriter:
     def write(self, step: int, samples: Sequence[Mapping[str, Any]]) -> None:
         """Write one line per sample: ``{"step": step, **sample}`` (prompt, completion, reward, ...)."""
         for sample in samples:
-            self._file.write(json.dumps({"step": step, **sample}, default=str) + "\n")
+            self._file.write(dumps_strict({"step": step, **sample}, default=str) + "\n")
         self._file.flush()
 
     def close(self) -> None:

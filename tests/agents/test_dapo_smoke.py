@@ -33,7 +33,17 @@ def _cfg(**overrides: object) -> DAPOConfig:
     return DAPOConfig(**{**base, **overrides})
 
 
-def test_dapo_runs_and_logs_dynamic_sampling(tmp_path: object) -> None:
+def _first_of_group_zero_right(
+    session: rl_loop.RLSession, num_prompts: int, original=rl_loop.RLSession.rollouts
+) -> object:  # noqa: ANN001
+    batch = original(session, num_prompts)
+    correct = torch.zeros_like(batch.correct)
+    correct[0] = True  # an untrained model solves nothing: make group 0 informative, the rest not
+    return dataclasses.replace(batch, rewards=correct.float(), correct=correct)
+
+
+def test_dapo_runs_and_logs_dynamic_sampling(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rl_loop.RLSession, "rollouts", _first_of_group_zero_right)
     model, tokenizer = _tiny()
     result = train_dapo(
         _cfg(overlong_filtering=True, micro_batch_size=2), model, tokenizer, ENV, run_dir=tmp_path
@@ -44,7 +54,8 @@ def test_dapo_runs_and_logs_dynamic_sampling(tmp_path: object) -> None:
                 "train/clip_high_frac", "rollout/len_wrong_mean", "perf/generate_s"):  # fmt: skip
         assert key in logged, key
     for record in result.history:
-        assert record["dapo/extra_rounds"] <= 1
+        assert record["dapo/extra_rounds"] == 1  # one group per round: a second round was needed
+        assert record["dapo/kept_groups"] == 2 and record["train/skipped_empty"] == 0
 
 
 def _constant_rewards(
@@ -91,3 +102,31 @@ def test_partial_batch_trains_on_what_it_has() -> None:
     assert batch is not None and batch.num_groups == 1
     assert metrics["dapo/partial_batch"] == 1.0 and metrics["dapo/kept_groups"] == 1.0
     assert metrics["dapo/dropped_groups"] == 1.0
+
+
+def test_dynamic_sampling_filters_on_correctness_not_on_the_length_penalty() -> None:
+    model, tokenizer = _tiny()
+    cfg = _cfg(num_prompts=2, max_extra_rounds=0, max_new_tokens=12, overlong_buffer=4)
+    session = rl_loop.RLSession.start(
+        cfg, model, tokenizer, ENV, algo="dapo", run_dir=None, generator=None, with_reference=False
+    )
+    original = rl_loop.RLSession.rollouts
+
+    def all_wrong_then_mixed(self: rl_loop.RLSession, num_prompts: int) -> object:
+        batch = original(self, num_prompts)
+        # Group 0: all wrong, one completion deep in the overlong buffer (its shaped rewards differ).
+        # Group 1: one right, two wrong, all short.
+        return dataclasses.replace(
+            batch,
+            rewards=torch.tensor([0.0, 0.0, 0.0, 1.0, 0.0, 0.0]),
+            correct=torch.tensor([False, False, False, True, False, False]),
+            lengths=torch.tensor([2, 11, 2, 2, 2, 12]),
+        )
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rl_loop.RLSession, "rollouts", all_wrong_then_mixed)
+        batch, metrics = sample_training_batch(session, cfg)
+    assert metrics["dapo/kept_groups"] == 1.0 and metrics["dapo/dropped_groups"] == 1.0
+    assert batch is not None and batch.correct.tolist() == [True, False, False]  # group 1 only
+    # The kept group's rewards are shaped: the 12-token completion sits at L_max and gets the full -1.
+    assert batch.rewards.tolist() == [1.0, 0.0, -1.0]

@@ -9,9 +9,14 @@ import pytest
 import torch
 
 import reasongym
+from reasongym.agents.common import token_logprobs
 from reasongym.agents.grpo import GRPOConfig, grpo_loss, train_grpo
-from reasongym.agents.rl_loop import accumulate_gradients
+from reasongym.agents.rl_loop import RLSession, accumulate_gradients
 from reasongym.agents.rollout import collect_rollouts
+from reasongym.envs.core import ReasoningEnv
+from reasongym.envs.problem import Problem
+from reasongym.envs.sources import DatasetSource
+from reasongym.errors import ConfigError
 from reasongym.generation import HFGenerator, SamplingParams
 from reasongym.metrics import read_metrics
 from reasongym.models import make_char_tokenizer, make_tiny_model
@@ -122,3 +127,90 @@ def test_accumulate_gradients_reports_entropy() -> None:
     )  # fmt: skip
     vocab = model.config.vocab_size
     assert 0 < metrics["train/entropy"] <= torch.log(torch.tensor(float(vocab))).item() + 1e-4
+
+
+def _dataset_env(*splits: str) -> ReasoningEnv:
+    rows = [Problem(f"What is {i} + 1?", str(i + 1), id=f"p{i}") for i in range(3)]
+    return ReasoningEnv(DatasetSource.from_problems("mine", "math", {name: rows for name in splits}))
+
+
+@pytest.mark.parametrize(
+    ("splits", "train_split", "eval_split"),
+    [
+        (("test",), "test", "test"),  # register_dataset's single split: train and evaluate on it
+        (("train", "validation"), "train", "validation"),  # CommonsenseQA / StrategyQA: no test split
+        (("train", "test"), "train", "test"),
+    ],
+)
+def test_default_splits_are_ones_the_source_has(splits: tuple, train_split: str, eval_split: str) -> None:
+    model, tokenizer = _tiny()
+    cfg = _cfg(
+        max_steps=1,
+        num_prompts=1,
+        group_size=2,
+        max_new_tokens=4,
+        kl="off",
+        eval_every=1,
+        mu=1,
+        difficulty=None,
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        seen: dict[str, str] = {}
+        patch.setattr(RLSession, "start", _recording_start(seen))
+        result = train_grpo(cfg, model, tokenizer, _dataset_env(*splits))
+    assert (seen["train"], seen["eval"]) == (train_split, eval_split)
+    assert result.steps == 1 and [e["step"] for e in result.evals] == [0.0, 1.0]
+
+
+def _recording_start(seen: dict[str, str], original=RLSession.start) -> object:  # noqa: ANN001
+    def start(cls, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        session = original.__func__(cls, *args, **kwargs)
+        seen.update(train=session.train_split, eval=session.eval_split)
+        return session
+
+    return classmethod(start)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "available"),
+    [("split", "trian", r"\['train', 'validation'\]"), ("eval_split", "test", r"\['train', 'validation'\]")],
+)
+def test_a_split_the_source_lacks_names_the_available_ones(field: str, value: str, available: str) -> None:
+    model, tokenizer = _tiny()
+    with pytest.raises(ConfigError, match=rf"{field}='{value}' is not a split of .*available: {available}"):
+        train_grpo(_cfg(**{field: value}), model, tokenizer, _dataset_env("train", "validation"))
+
+
+def _dropout_models(tokenizer: object) -> dict[str, torch.nn.Module]:
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+    ids = {
+        "vocab_size": len(tokenizer),
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+    llama = LlamaConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=4,
+        attention_dropout=0.5, pad_token_id=tokenizer.pad_token_id, **ids,
+    )  # fmt: skip
+    gpt2 = GPT2Config(n_embd=32, n_layer=1, n_head=4, n_positions=64, **ids)  # 0.1 dropout everywhere
+    torch.manual_seed(0)
+    return {"llama": LlamaForCausalLM(llama), "gpt2": GPT2LMHeadModel(gpt2)}
+
+
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str) -> None:
+    tokenizer = make_char_tokenizer()
+    model = _dropout_models(tokenizer)[arch]
+    cfg = _cfg(kl="off")
+    RLSession.start(
+        cfg, model, tokenizer, ENV, algo="grpo", run_dir=None, generator=None, with_reference=False
+    )
+    ids = torch.randint(5, 60, (2, 10))
+    mask = torch.ones_like(ids)
+    model.eval()
+    with torch.no_grad():
+        old_logp, _ = token_logprobs(model, ids, mask, 4)  # how the sampler scores: eval mode
+    model.train()  # how the update runs
+    logp, _ = token_logprobs(model, ids, mask, 4)
+    assert torch.equal(logp.detach(), old_logp)  # ratio exp(logp - old_logp) is exactly 1 on step one

@@ -159,8 +159,22 @@ def test_unknown_names_list_the_valid_ones(make: object, field: str, nearest: st
         make()
 
 
+@pytest.mark.parametrize(
+    ("max_new_tokens", "expected"),
+    [(20480, 4096), (256, 51), (12, 2), (4, 0)],  # the paper's 4096-of-20480, then a fifth of L_max
+)
+def test_default_overlong_buffer_fits_any_max_new_tokens(max_new_tokens: int, expected: int) -> None:
+    cfg = DAPOConfig(max_new_tokens=max_new_tokens)
+    assert cfg.overlong_buffer is None  # the config keeps what was asked for; the property resolves it
+    assert cfg.overlong_buffer_tokens == expected
+    assert DAPOConfig(max_new_tokens=max_new_tokens, overlong_buffer=3).overlong_buffer_tokens == 3
+
+
 def test_config_errors_name_the_field() -> None:
-    with pytest.raises(ConfigError, match="overlong_buffer=8 is not allowed"):
+    with pytest.raises(
+        ConfigError,
+        match=r"overlong_buffer=8 is not allowed; expected 0 <= overlong_buffer < max_new_tokens=8",
+    ):
         DAPOConfig(max_new_tokens=8, overlong_buffer=8)
     with pytest.raises(ConfigError, match="group_size=1"):
         GRPOConfig(group_size=1)

@@ -169,3 +169,22 @@ def test_samples_are_written_every_n_steps_and_trimmed_on_resume(tmp_path: Path)
     assert [line["step"] for line in lines] == [2, 4, 6] and lines[0]["completion"] == "2"
     SamplesWriter(run, every=2, resume_from_step=4).close()
     assert [json.loads(line)["step"] for line in run.samples_path.read_text().splitlines()] == [2, 4]
+
+
+def test_samples_with_an_undefined_reward_are_strict_json(tmp_path: Path) -> None:
+    run = RunDir.open(tmp_path)
+    writer = SamplesWriter(run, every=1)
+    writer.write(1, [{"prompt": "1+1=", "completion": "", "reward": float("nan")}])
+    writer.close()
+    line = run.samples_path.read_text()
+    assert "NaN" not in line and json.loads(line)["reward"] is None
+
+
+def test_run_info_round_trips_and_is_empty_for_an_older_run(tmp_path: Path) -> None:
+    run = RunDir.create(tmp_path, algo="grpo", env="reasongym/Arithmetic-v0", seed=0, timestamp="t")
+    assert run.read_run_info() == {}
+    run.write_run_info({"algo": "grpo", "model": "tiny", "env": "reasongym/Arithmetic-v0"})
+    assert RunDir.open(run.path).read_run_info()["model"] == "tiny"
+    run.run_info_path.write_text("[1, 2]")
+    with pytest.raises(ConfigError, match="must hold a JSON object"):
+        run.read_run_info()
