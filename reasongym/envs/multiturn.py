@@ -34,7 +34,7 @@ import difflib
 import math
 import string
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 import gymnasium
@@ -125,8 +125,12 @@ class RetryEnvConfig:
             )
 
 
-def _split_options(config_type: type, options: dict[str, Any]) -> dict[str, Any]:
-    """Remove and return the options that are fields of ``config_type``; reject unknown ones."""
+def _own_config(config_type: type, given: Any, options: dict[str, Any]) -> Any:
+    """``given`` (or the defaults) with the options that are fields of ``config_type`` applied.
+
+    Those options are removed from ``options``, so the rest can go to :class:`ReasoningEnvConfig`;
+    an option of neither config is an error that lists the allowed names.
+    """
     names = [f.name for f in fields(config_type)]
     allowed = names + [f.name for f in fields(ReasoningEnvConfig)]
     for key in options:
@@ -134,7 +138,8 @@ def _split_options(config_type: type, options: dict[str, Any]) -> dict[str, Any]
             close = difflib.get_close_matches(key, allowed, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ConfigError(f"unknown {config_type.__name__[:-6]} option {key!r}{hint}; allowed: {allowed}")
-    return {name: options.pop(name) for name in list(options) if name in names}
+    own = {name: options.pop(name) for name in list(options) if name in names}
+    return replace(given if given is not None else config_type(), **own)
 
 
 def _check_step(env: ReasoningEnv, action: Any) -> Problem:
@@ -169,9 +174,7 @@ class ToolReasoningEnv(ReasoningEnv):
         **options: Any,
     ) -> None:
         """Build the environment; see the class docstring for the arguments."""
-        own = _split_options(ToolEnvConfig, options)
-        base = tool_config if tool_config is not None else ToolEnvConfig()
-        self.tool_config = ToolEnvConfig(**{**{f.name: getattr(base, f.name) for f in fields(base)}, **own})
+        self.tool_config: ToolEnvConfig = _own_config(ToolEnvConfig, tool_config, options)
         super().__init__(source, source_kwargs, config=config, render_mode=render_mode, **options)
         self._turn = 0
         self._tool_calls = 0
@@ -279,9 +282,7 @@ class RetryReasoningEnv(ReasoningEnv):
         **options: Any,
     ) -> None:
         """Build the environment; see the class docstring for the arguments."""
-        own = _split_options(RetryEnvConfig, options)
-        base = retry_config if retry_config is not None else RetryEnvConfig()
-        self.retry_config = RetryEnvConfig(**{**{f.name: getattr(base, f.name) for f in fields(base)}, **own})
+        self.retry_config: RetryEnvConfig = _own_config(RetryEnvConfig, retry_config, options)
         super().__init__(source, source_kwargs, config=config, render_mode=render_mode, **options)
         self._attempt = 0
 
