@@ -13,8 +13,8 @@ The sympy operations are ``simplify``, ``expand``, ``factor`` and ``solve`` (an 
 taken as ``= 0``, or several separated by ``,`` for a system).
 
 Safety: model text is never given to ``eval``, ``sympify`` or a LaTeX parser. It is parsed by the
-verifier's own parser (:func:`reasongym.verifiers.mathparse.parse_answer`), which first refuses
-anything too long, too deep or too costly to evaluate (:mod:`reasongym.verifiers.mathcost`). The
+verifier's own parser (:func:`reasongym.verifiers.math.parser.parse_answer`), which first refuses
+anything too long, too deep or too costly to evaluate (:mod:`reasongym.verifiers.math.cost`). The
 calculator then evaluates the syntax tree exactly with fractions (or with mpmath for irrational
 values) in this process, every value bounded by that cost check; sympy objects are built node by
 node from the tree, in the verifiers' worker process under a hard time limit
@@ -31,10 +31,10 @@ from fractions import Fraction
 from typing import Any
 
 from reasongym.errors import ConfigError, VerifierTimeout
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import AnswerRejected, Node
-from reasongym.verifiers.matheval import exact_value, numeric_value
-from reasongym.verifiers.mathparse import parse_answer
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.evaluate import exact_value, numeric_value
+from reasongym.verifiers.math.nodes import AnswerRejected, Node
+from reasongym.verifiers.math.parser import parse_answer
 
 TOOLS = ("calc", "sympy")
 """The tool names; each is called as ``<name>...</name>``."""
@@ -246,7 +246,7 @@ def sympy_compute(operation: str, arguments: tuple[Node, ...]) -> str:
     """Build sympy objects from parsed nodes and apply ``operation`` (runs in the worker process)."""
     import sympy
 
-    from reasongym.verifiers.mathsympy import to_sympy
+    from reasongym.verifiers.math.to_sympy import to_sympy
 
     def expression(item: Node) -> Any:
         if isinstance(item, ast.Rel):

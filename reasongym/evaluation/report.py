@@ -99,7 +99,7 @@ def answer_equivalence(kind: str, *, timeout: float = 1.0) -> Callable[[str, str
     """
     if kind != "math":
         return lambda first, second: first == second
-    from reasongym.verifiers.math_answer import verify_math_answer  # loads sympy: only when needed
+    from reasongym.verifiers.math.grade import verify_math_answer  # loads sympy: only when needed
 
     return lambda first, second: (
         first == second or bool(verify_math_answer(second, first, timeout=timeout).correct)

@@ -7,7 +7,7 @@ wrong (WRONG), over a size limit (REFUSED), too slow (TIMEOUT, math only). An un
 ``correct=None`` so that trainers can skip the item.
 
 Math (``kind="math"``): extraction follows :func:`~reasongym.verifiers.extract.extract_math_answer`;
-the answer is graded by :func:`reasongym.verifiers.math_answer.verify_math_answer` (imported on first
+the answer is graded by :func:`reasongym.verifiers.math.grade.verify_math_answer` (imported on first
 use, since it loads sympy). Answer spraying is wrong: when several boxes hold different answers,
 each is graded and the verdict is correct only if every one is correct (``\boxed{x=3}`` then
 ``\boxed{3}`` is fine); more than 8 distinct boxed answers are wrong without grading. An answer of
@@ -94,7 +94,7 @@ def _list_spray_size(answer: str) -> int:
 
 def _grade_math_candidates(found: Extraction, gold: str, timeout: float) -> Verdict:
     """Grade an extraction that has an answer: spraying checks first, then the math grader."""
-    from reasongym.verifiers.math_answer import verify_math_answer  # loads sympy: only when needed
+    from reasongym.verifiers.math.grade import verify_math_answer  # loads sympy: only when needed
 
     answer = found.answer or ""
     if found.sprayed:
@@ -123,7 +123,7 @@ def _grade_math(found: Extraction, gold: str, timeout: float) -> Verdict:
     """Grade one math extraction; an ungradable gold gives correct=None even without an answer."""
     if found.answer is not None:
         return _grade_math_candidates(found, gold, timeout)
-    from reasongym.verifiers.math_answer import verify_math_answer
+    from reasongym.verifiers.math.grade import verify_math_answer
 
     gold_check = verify_math_answer(gold, gold, timeout=timeout)
     if gold_check.correct is None:

@@ -142,7 +142,7 @@ def test_every_level_gives_well_formed_problems(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_reference_solutions_verify(name: str) -> None:
     if BY_NAME[name].answer_type == "math":
-        pytest.importorskip("reasongym.verifiers.math_answer", reason="the math grader has not landed yet")
+        pytest.importorskip("reasongym.verifiers.math.grade", reason="the math grader has not landed yet")
     for problem in sample(name)[::2]:
         verdict = grade(problem, problem.solution)
         assert verdict.correct is True, (problem.question, problem.solution, verdict.reason)

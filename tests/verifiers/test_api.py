@@ -137,9 +137,9 @@ def fake_math(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
         value = answer.split("=")[-1].strip()
         return Verdict(value == gold, Outcome.CORRECT if value == gold else Outcome.WRONG, value, "stand-in")
 
-    module = types.ModuleType("reasongym.verifiers.math_answer")
+    module = types.ModuleType("reasongym.verifiers.math.grade")
     module.verify_math_answer = verify_math_answer  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "reasongym.verifiers.math_answer", module)
+    monkeypatch.setitem(sys.modules, "reasongym.verifiers.math.grade", module)
     return calls
 
 
@@ -228,13 +228,13 @@ REAL_MATH_ROWS = [
 
 @pytest.mark.parametrize(("completion", "gold", "correct"), REAL_MATH_ROWS)
 def test_real_math_grader(completion: str, gold: str, correct: bool) -> None:
-    pytest.importorskip("reasongym.verifiers.math_answer")
+    pytest.importorskip("reasongym.verifiers.math.grade")
     verdict = verify(completion, gold)
     assert verdict.correct is correct, verdict.reason
 
 
 def test_real_math_ungradable_gold_without_an_answer() -> None:
-    pytest.importorskip("reasongym.verifiers.math_answer")
+    pytest.importorskip("reasongym.verifiers.math.grade")
     assert verify("no answer here", "{{{").correct is None
 
 
@@ -274,7 +274,7 @@ def test_strategyqa_golds() -> None:
 
 
 def test_gsm8k_and_math500_golds() -> None:
-    pytest.importorskip("reasongym.verifiers.math_answer")
+    pytest.importorskip("reasongym.verifiers.math.grade")
     gsm8k = [row["answer"] for row in _rows("gsm8k/test.jsonl", limit=200)]
     assert all(v.correct for v in verify_many([f"So she pays 3 dollars.\n#### {g}" for g in gsm8k], gsm8k))
     assert not any(v.correct for v in verify_many([f"The answer is {g}1." for g in gsm8k], gsm8k))

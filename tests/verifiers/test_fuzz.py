@@ -18,7 +18,7 @@ from reasongym.verifiers import (
     verify_many,
 )
 
-HAS_MATH = importlib.util.find_spec("reasongym.verifiers.math_answer") is not None
+HAS_MATH = importlib.util.find_spec("reasongym.verifiers.math.grade") is not None
 FUZZ_KINDS = [kind for kind in KINDS if kind != "math" or HAS_MATH]
 
 # Fragments that steer random text into the code paths that matter: boxes, braces, phrases, hedges.

@@ -10,7 +10,7 @@ import pytest
 from reasongym.errors import ConfigError, VerifierTimeout
 from reasongym.verifiers import timeout as timeout_module
 from reasongym.verifiers.base import Outcome
-from reasongym.verifiers.math_answer import verify_math_answer
+from reasongym.verifiers.math.grade import verify_math_answer
 
 ROWS = [
     # integers, signs, U+2212 minus

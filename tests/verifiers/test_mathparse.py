@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reasongym.verifiers import mathast as ast
 from reasongym.verifiers.base import Outcome
-from reasongym.verifiers.math_answer import verify_math_answer
-from reasongym.verifiers.mathast import AnswerRejected, Refused, Unparseable
-from reasongym.verifiers.matheval import exact_value
-from reasongym.verifiers.mathparse import parse_answer
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.evaluate import exact_value
+from reasongym.verifiers.math.grade import verify_math_answer
+from reasongym.verifiers.math.nodes import AnswerRejected, Refused, Unparseable
+from reasongym.verifiers.math.parser import parse_answer
 
 N = ast.Num
 ONE_HALF = ast.Mul((N(1),), (N(2),))
@@ -214,7 +214,7 @@ def test_parsed_trees_pickle_for_the_worker() -> None:
 
 
 def test_sympy_step_builds_from_the_tree_in_process() -> None:
-    from reasongym.verifiers.mathsympy import _symbolic_equal
+    from reasongym.verifiers.math.to_sympy import _symbolic_equal
 
     assert _symbolic_equal(parse_answer("\\sin^2 x + \\cos^2 x"), parse_answer("1"))
     assert not _symbolic_equal(parse_answer("x^2"), parse_answer("x^3"))
@@ -222,7 +222,7 @@ def test_sympy_step_builds_from_the_tree_in_process() -> None:
 
 def test_grading_process_does_not_import_sympy() -> None:
     code = (
-        "import sys; from reasongym.verifiers.math_answer import verify_math_answer as v; "
+        "import sys; from reasongym.verifiers.math.grade import verify_math_answer as v; "
         "assert v('\\\\sqrt8', '2\\\\sqrt2').correct and v('0.5', '1/2').correct; "
         "print('sympy' in sys.modules)"
     )

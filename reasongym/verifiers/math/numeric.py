@@ -26,10 +26,10 @@ from fractions import Fraction
 from typing import Any
 
 from reasongym.errors import VerifierTimeout
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import Node
-from reasongym.verifiers.mathcost import estimate_digits
-from reasongym.verifiers.matheval import exact_value, numeric_context, numeric_value
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.cost import estimate_digits
+from reasongym.verifiers.math.evaluate import exact_value, numeric_context, numeric_value
+from reasongym.verifiers.math.nodes import Node
 
 __all__ = ["Match", "SymbolicCheck", "compare_scalars", "APPROX_REL_TOL"]
 
@@ -52,7 +52,7 @@ class Match:
 
 
 class SymbolicCheck:
-    """Calls the sympy step (``mathsympy._symbolic_equal``) in a worker under a time limit.
+    """Calls the sympy step (``to_sympy._symbolic_equal``) in a worker under a time limit.
 
     The callable pickles by reference to a loader, so this process never imports sympy while the
     worker imports it before the clock starts.
@@ -73,11 +73,11 @@ class SymbolicCheck:
 
 
 class _LazySympyStep:
-    """A picklable stand-in for ``mathsympy._symbolic_equal`` that does not import sympy here."""
+    """A picklable stand-in for ``to_sympy._symbolic_equal`` that does not import sympy here."""
 
     def __init__(self) -> None:
         # Read by run_with_timeout for its messages, as for a plain function.
-        self.__module__ = "reasongym.verifiers.mathsympy"
+        self.__module__ = "reasongym.verifiers.math.to_sympy"
         self.__qualname__ = "_symbolic_equal"
 
     def __reduce__(self) -> tuple[Any, tuple[str]]:
@@ -88,9 +88,9 @@ class _LazySympyStep:
 
 
 def _load_sympy_step(name: str) -> Any:
-    from reasongym.verifiers import mathsympy
+    from reasongym.verifiers.math import to_sympy
 
-    return getattr(mathsympy, name)
+    return getattr(to_sympy, name)
 
 
 _SYMPY_STEP = _LazySympyStep()

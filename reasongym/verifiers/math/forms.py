@@ -26,10 +26,10 @@ import math
 from collections.abc import Callable
 from fractions import Fraction
 
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import Node
-from reasongym.verifiers.matheval import exact_value
-from reasongym.verifiers.mathnumeric import Match, SymbolicCheck, compare_scalars
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.evaluate import exact_value
+from reasongym.verifiers.math.nodes import Node
+from reasongym.verifiers.math.numeric import Match, SymbolicCheck, compare_scalars
 
 __all__ = ["compare_chain", "compare_colons", "digit_groups", "int_value"]
 
@@ -143,7 +143,7 @@ def _reduced(parts: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def compare_colons(gold: Node, pred: Node, compare: Callable[[Node, Node], Match]) -> Match:
-    """Compare answers of which at least one is a :class:`~reasongym.verifiers.mathast.Colon`.
+    """Compare answers of which at least one is a :class:`~reasongym.verifiers.math.nodes.Colon`.
 
     Two clock-shaped ones (``4:30``, ``2:15``) or any with am/pm are times and compare field by
     field, so 4:30 is not 2:15 although 4/30 = 2/15. Otherwise two colons are ratios and compare

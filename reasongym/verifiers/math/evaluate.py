@@ -1,6 +1,6 @@
 """Evaluate parsed answers: exactly with ``fractions.Fraction``, or numerically with mpmath.
 
-Callers run :func:`reasongym.verifiers.mathcost.estimate_digits` first, so every value computed
+Callers run :func:`reasongym.verifiers.math.cost.estimate_digits` first, so every value computed
 here has a bounded number of digits. Neither evaluator ever sees text, and neither uses sympy.
 """
 
@@ -11,8 +11,8 @@ import threading
 from fractions import Fraction
 from typing import Any
 
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import Node
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.nodes import Node
 
 __all__ = ["exact_value", "numeric_value", "numeric_context"]
 
@@ -114,7 +114,7 @@ def exact_value(node: Node) -> Fraction | None:
         ZeroDivisionError: The expression divides by zero.
 
     Example:
-        >>> from reasongym.verifiers.mathparse import parse_answer
+        >>> from reasongym.verifiers.math.parser import parse_answer
         >>> exact_value(parse_answer("3\\frac12"))
         Fraction(7, 2)
     """

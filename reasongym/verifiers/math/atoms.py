@@ -1,16 +1,18 @@
-"""The atoms of the math answer grammar: numbers, variables, brackets, commands and functions.
+r"""The atoms of the math answer grammar: numbers, variables, brackets, commands and functions.
 
-Split from :mod:`mathparse` to keep each file short; every function takes the running parser.
+The expression levels live in :mod:`parser`; an atom needs them back only for what it brackets
+(``\frac{expr}{expr}``, ``(expr, expr)``), so every function here takes the running parser through the
+small ``ExpressionParser`` interface below and this module never imports the parser.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import Node, Unparseable
-from reasongym.verifiers.mathlex import Token
-from reasongym.verifiers.mathunits import (
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.lexer import Token
+from reasongym.verifiers.math.nodes import Node, Unparseable
+from reasongym.verifiers.math.units import (
     DOLLAR,
     PERCENT_WORDS,
     POWER_WORDS,
@@ -19,10 +21,56 @@ from reasongym.verifiers.mathunits import (
     lookup_unit,
 )
 
-if TYPE_CHECKING:
-    from reasongym.verifiers.mathparse import _Parser
+__all__ = ["ExpressionParser", "parse_atom", "parse_text_item", "parse_unit_tail", "unit_tail_ahead"]
 
-__all__ = ["parse_atom", "parse_text_item", "parse_unit_tail", "unit_tail_ahead"]
+
+class ExpressionParser(Protocol):
+    """What an atom uses of the running parser: the token cursor and the expression levels it brackets."""
+
+    toks: list[Token]
+    """The answer's tokens, ending with the ``end`` token."""
+    i: int
+    """Position of the next token."""
+
+    def peek(self, offset: int = 0) -> Token:
+        """The token ``offset`` places ahead (the ``end`` token past the end)."""
+
+    def at(self, kind: str, value: object = None, offset: int = 0) -> bool:
+        """Whether the token ``offset`` ahead has this kind (and value)."""
+
+    def at_op(self, *values: str) -> bool:
+        """Whether the next token is one of these operators."""
+
+    def at_boundary(self, offset: int = 0) -> bool:
+        """Whether the token ``offset`` ahead ends an item (end, separator or a closing operator)."""
+
+    def take(self) -> Token:
+        """Consume and return the next token."""
+
+    def expect_op(self, value: str) -> None:
+        """Consume the operator ``value`` or raise Unparseable."""
+
+    def item(self) -> Node:
+        """Parse one item of an answer list."""
+
+    def expr(self) -> Node:
+        """Parse a sum."""
+
+    def power(self) -> Node:
+        """Parse a power."""
+
+    def exponent(self) -> Node:
+        """Parse the exponent after ``^``."""
+
+    def atom(self) -> Node:
+        """Parse an atom, counting nesting depth."""
+
+    def starts_implicit_factor(self, functions: bool = True) -> bool:
+        """Whether the next tokens begin a factor of an implicit product."""
+
+    def subscript_text(self) -> str:
+        """The text of a subscript, braced or a single token."""
+
 
 _TRIG = frozenset("sin cos tan cot sec csc".split())
 _MATRIX_ENVS = frozenset("pmatrix bmatrix Bmatrix matrix smallmatrix array".split())
@@ -49,7 +97,7 @@ def _describe(tok: Token) -> str:
     return "the end of the answer" if tok.kind == "end" else f"{tok.kind} {tok.value!r}"
 
 
-def parse_atom(p: _Parser) -> Node:
+def parse_atom(p: ExpressionParser) -> Node:
     """Parse one atom at the parser's position."""
     tok = p.peek()
     if tok.kind == "num":
@@ -73,7 +121,7 @@ def parse_atom(p: _Parser) -> Node:
     raise Unparseable(f"unexpected {_describe(tok)}")
 
 
-def _number(p: _Parser) -> Node:
+def _number(p: ExpressionParser) -> Node:
     node = p.take().value
     if _int_literal(node):
         fraction = _mixed_fraction(p)
@@ -82,7 +130,7 @@ def _number(p: _Parser) -> Node:
     return node
 
 
-def _mixed_fraction(p: _Parser) -> Node | None:
+def _mixed_fraction(p: ExpressionParser) -> Node | None:
     """Consume the fraction part of a mixed number, when integer digits of one follow."""
     if p.at("cmd", "frac"):
         shape = [p.peek(k) for k in range(1, 7)]
@@ -112,7 +160,7 @@ def _mixed_fraction(p: _Parser) -> Node | None:
     return None
 
 
-def _symbol(p: _Parser) -> Node:
+def _symbol(p: ExpressionParser) -> Node:
     name = str(p.take().value)
     if p.at_op("_"):
         p.take()
@@ -126,7 +174,7 @@ def _symbol(p: _Parser) -> Node:
     return ast.Sym(name)
 
 
-def _items_until(p: _Parser, closers: tuple[str, ...]) -> tuple[list[Node], str]:
+def _items_until(p: ExpressionParser, closers: tuple[str, ...]) -> tuple[list[Node], str]:
     items = [p.item()]
     while p.at_op(","):
         p.take()
@@ -136,7 +184,7 @@ def _items_until(p: _Parser, closers: tuple[str, ...]) -> tuple[list[Node], str]
     return items, str(p.take().value)
 
 
-def _bracket(p: _Parser) -> Node:
+def _bracket(p: ExpressionParser) -> Node:
     opener = p.take().value
     items, closer = _items_until(p, (")", "]"))
     if len(items) == 1:
@@ -151,13 +199,13 @@ def _bracket(p: _Parser) -> Node:
     return ast.Interval(lo, hi, opener == "[", closer == "]")
 
 
-def _brace(p: _Parser) -> Node:
+def _brace(p: ExpressionParser) -> Node:
     p.take()
     items, _ = _items_until(p, ("}",))
     return items[0] if len(items) == 1 else ast.Seq("set", tuple(items))
 
 
-def _set(p: _Parser) -> Node:
+def _set(p: ExpressionParser) -> Node:
     p.take()
     if p.at_op("set}"):
         p.take()
@@ -167,7 +215,7 @@ def _set(p: _Parser) -> Node:
 
 
 def _delimited(name: str, closer: str):  # noqa: ANN202 - a small factory of parse functions
-    def parse(p: _Parser) -> Node:
+    def parse(p: ExpressionParser) -> Node:
         p.take()
         node = _scalar(p.expr(), f"inside {name}")
         p.expect_op(closer)
@@ -176,7 +224,7 @@ def _delimited(name: str, closer: str):  # noqa: ANN202 - a small factory of par
     return parse
 
 
-def _arg(p: _Parser) -> Node:
+def _arg(p: ExpressionParser) -> Node:
     r"""One TeX argument: a braced group or a single token (``\frac12`` is 1 over 2)."""
     if p.at_op("{"):
         p.take()
@@ -193,13 +241,13 @@ def _arg(p: _Parser) -> Node:
     raise Unparseable(f"expected an argument in braces but found {_describe(tok)}")
 
 
-def _frac(p: _Parser) -> Node:
+def _frac(p: ExpressionParser) -> Node:
     p.take()
     num = _arg(p)
     return ast.Mul((num,), (_arg(p),))
 
 
-def _sqrt(p: _Parser) -> Node:
+def _sqrt(p: ExpressionParser) -> Node:
     p.take()
     index: Node = ast.Num(2)
     if p.at_op("["):
@@ -209,13 +257,13 @@ def _sqrt(p: _Parser) -> Node:
     return ast.Root(_arg(p), index)
 
 
-def _binom(p: _Parser) -> Node:
+def _binom(p: ExpressionParser) -> Node:
     p.take()
     n = _arg(p)
     return ast.Binom(n, _arg(p))
 
 
-def _env_name(p: _Parser) -> str:
+def _env_name(p: ExpressionParser) -> str:
     p.expect_op("{")
     parts = []
     while not p.at_op("}"):
@@ -227,7 +275,7 @@ def _env_name(p: _Parser) -> str:
     return "".join(parts)
 
 
-def _matrix(p: _Parser) -> Node:
+def _matrix(p: ExpressionParser) -> Node:
     p.take()
     env = _env_name(p)
     if env not in _MATRIX_ENVS:
@@ -257,7 +305,7 @@ def _matrix(p: _Parser) -> Node:
     return ast.Matrix(tuple(rows))
 
 
-def _function(p: _Parser) -> Node:
+def _function(p: ExpressionParser) -> Node:
     name = str(p.take().value)
     if name in ("sqrt", "abs"):  # plain-text sqrt(2), abs(x)
         arg = _function_argument(p)
@@ -279,7 +327,7 @@ def _function(p: _Parser) -> Node:
     return ast.Pow(node, power) if power is not None else node
 
 
-def _function_argument(p: _Parser) -> Node:
+def _function_argument(p: ExpressionParser) -> Node:
     r"""``(x)``, or without parentheses the implicit product that follows (``\sin 2x``)."""
     if p.at_op("("):
         return _scalar(_bracket(p), "as a function argument")
@@ -289,7 +337,7 @@ def _function_argument(p: _Parser) -> Node:
     return factors[0] if len(factors) == 1 else ast.Mul(tuple(_scalar(f, "as a factor") for f in factors))
 
 
-def parse_text_item(p: _Parser) -> Node | None:
+def parse_text_item(p: ExpressionParser) -> Node | None:
     r"""Words with at most parentheses around them (``\text{(A)}``, ``Monday``) are text."""
     if not (p.at("word") or (p.at_op("(") and p.at("word", offset=1))):
         return None
@@ -311,7 +359,7 @@ def parse_text_item(p: _Parser) -> Node | None:
     return ast.Text(" ".join(words))
 
 
-def parse_unit_tail(p: _Parser, node: Node, money: bool) -> Node:
+def parse_unit_tail(p: ExpressionParser, node: Node, money: bool) -> Node:
     """Read unit words after a value: ``5 cm``, ``3 km/h``, ``4 square feet``, ``25 percent``."""
     parts: list[list] = []
     percent = after_word = False
@@ -358,7 +406,7 @@ def parse_unit_tail(p: _Parser, node: Node, money: bool) -> Node:
     return node  # no unit, or only counting words ("5 apples")
 
 
-def unit_tail_ahead(p: _Parser) -> bool:
+def unit_tail_ahead(p: ExpressionParser) -> bool:
     """True when the tokens from here to the end of the item are only unit words."""
     k = 0
     while not p.at_boundary(k):

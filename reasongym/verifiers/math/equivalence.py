@@ -1,7 +1,7 @@
 r"""Decide whether a parsed prediction equals a parsed gold answer, gold first.
 
 Structures are compared by shape, then element by element with
-:func:`~reasongym.verifiers.mathnumeric.compare_scalars`:
+:func:`~reasongym.verifiers.math.numeric.compare_scalars`:
 
 - A label is ignored on either side (``x = 3`` equals ``3``), except that a labelled gold
   equation compares with an unlabelled one as an equation, and that a gold of named assignments
@@ -10,9 +10,9 @@ Structures are compared by shape, then element by element with
   multisets; a list of several answers never equals a single-valued gold (a hedge is wrong),
   unless it is one number's digit groups (``11, 111, 100``).
 - A chain of constants ``\sqrt{51} \approx 7.14`` is graded by its exact member (see
-  :mod:`~reasongym.verifiers.mathforms`).
+  :mod:`~reasongym.verifiers.math.forms`).
 - Clock times (``4:30``, ``4:30 pm``) compare field by field, ratios (``3:1``) as ratios (see
-  :func:`~reasongym.verifiers.mathforms.compare_colons`).
+  :func:`~reasongym.verifiers.math.forms.compare_colons`).
 - Intervals need equal ends and equal open/closed ends (the side of an infinite end is ignored);
   unions match part by part in any order. An open pair ``(a, b)`` may stand for an interval.
 - Equations ``l = r`` compare by ``l - r`` (up to sign); inequalities side by side.
@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import Node
-from reasongym.verifiers.mathforms import compare_chain, compare_colons, digit_groups, int_value
-from reasongym.verifiers.mathnumeric import Match, SymbolicCheck, compare_scalars
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.forms import compare_chain, compare_colons, digit_groups, int_value
+from reasongym.verifiers.math.nodes import Node
+from reasongym.verifiers.math.numeric import Match, SymbolicCheck, compare_scalars
 
 __all__ = ["Match", "answers_equal"]
 
@@ -43,7 +43,7 @@ def answers_equal(gold: Node, pred: Node, *, timeout: float = 1.0) -> Match:
     r"""Compare a parsed prediction with a parsed gold answer.
 
     Args:
-        gold: The gold answer, from :func:`~reasongym.verifiers.mathparse.parse_answer`.
+        gold: The gold answer, from :func:`~reasongym.verifiers.math.parser.parse_answer`.
         pred: The prediction, parsed the same way.
         timeout: Seconds allowed for each sympy step (run in a worker process).
 
@@ -54,7 +54,7 @@ def answers_equal(gold: Node, pred: Node, *, timeout: float = 1.0) -> Match:
         VerifierTimeout: A sympy step ran past ``timeout``.
 
     Example:
-        >>> from reasongym.verifiers.mathparse import parse_answer
+        >>> from reasongym.verifiers.math.parser import parse_answer
         >>> answers_equal(parse_answer("\\frac{1}{2}"), parse_answer("0.5")).equal
         True
     """

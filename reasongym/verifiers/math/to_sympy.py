@@ -14,8 +14,8 @@ from typing import Any
 import sympy
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import Node
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.nodes import Node
 
 __all__ = ["to_sympy"]
 

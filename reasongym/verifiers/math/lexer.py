@@ -2,14 +2,14 @@
 
 One left-to-right pass with anchored regular expressions; nothing is evaluated. Text that the
 grammar does not know (an unknown LaTeX command, a stray symbol) raises
-:class:`~reasongym.verifiers.mathast.Unparseable` with the offending piece named.
+:class:`~reasongym.verifiers.math.nodes.Unparseable` with the offending piece named.
 
 Token kinds: ``num`` (value: a Num or exact Mul node), ``sym`` (a one-letter or Greek variable),
 ``const`` (pi, e, oo), ``word`` (a unit or text word), ``sep`` (the words "or"/"and"), ``func``
 (sin, log, ...), ``cmd`` (frac, sqrt, binom, begin, end, reals, emptyset, boxed), ``op`` (every
 operator and bracket, with canonical names such as ``<=``, ``pm``, ``set{``, ``deg``, ``dollar``),
 ``colon`` (whole numbers joined by colons, ``4:30 pm`` or ``3:1``; value: the fields of a
-:class:`~reasongym.verifiers.mathast.Colon`).
+:class:`~reasongym.verifiers.math.nodes.Colon`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import re
 from fractions import Fraction
 from typing import NamedTuple
 
-from reasongym.verifiers.mathast import Mul, Num, Unparseable
-from reasongym.verifiers.mathunits import PERCENT_WORDS, POWER_WORDS, SHORT_UNIT_WORDS
+from reasongym.verifiers.math.nodes import Mul, Num, Unparseable
+from reasongym.verifiers.math.units import PERCENT_WORDS, POWER_WORDS, SHORT_UNIT_WORDS
 
 __all__ = ["Token", "tokenize", "FUNCTIONS", "NUMBER_WORDS"]
 
@@ -141,7 +141,7 @@ _GROUPED_ANY = re.compile(r"[1-9]\d{0,2}(?:(?:,\s*\\!\s*|,|\{,\}|\\,)\d{3})+(?!\
 _GROUPED_LATEX = re.compile(r"[1-9]\d{0,2}(?:(?:,\s*\\!\s*|\{,\}|\\,)\d{3})+(?!\d)")
 _GROUPED_SPACE = re.compile(r"[1-9]\d{0,2}(?P<mark> |\\;|\\ |~)\d{3}(?:(?P=mark)\d{3})*(?![\d/])")
 _GROUP_MARK = re.compile(r",\s*\\!\s*|,|\{,\}|\\,|\\;|\\ | |~")
-# Whole numbers joined by colons: "3:1", "1 : 2", "4:30", "12:05:59", "4:30 p.m." (see mathast.Colon).
+# Whole numbers joined by colons: "3:1", "1 : 2", "4:30", "12:05:59", "4:30 p.m." (see nodes.Colon).
 _COLON = re.compile(r"\d+(?:[ \t]*:[ \t]*\d+)+(?![\d.])")
 _CLOCK_SHAPE = re.compile(r"(?:[01]?\d|2[0-4]):[0-5]\d(?::[0-5]\d)?")
 _HALF_DAY = re.compile(r"[ \t]*([aApP])\.?[ \t]?[mM]\.?(?![A-Za-z])")

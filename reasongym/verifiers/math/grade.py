@@ -2,7 +2,7 @@ r"""Grade one extracted math answer against a gold answer: :func:`verify_math_an
 
 Grading rules (strict by default; gold first):
 
-Parsing. Both strings are read by our own grammar (:mod:`mathparse`); model text never reaches
+Parsing. Both strings are read by our own grammar (:mod:`parser`); model text never reaches
 ``eval``, ``sympify``, ``parse_expr`` or a LaTeX parser. Understood: integers, negatives (also
 U+2212), decimals, thousands groups (``1,000``, ``1\,000``, ``1{,}000``, ``10,\! 080``; a plain
 comma group only outside brackets, so ``(1,000)`` is a pair; a space, thin or no-break space,
@@ -20,7 +20,7 @@ Refusals, decided before computing (REFUSED, ``correct=False``): more than 2,000
 2,000 digits, brackets nested more than 50 deep, or any value needing more than 10,000 digits
 (huge powers, towers, factorials, binomials), estimated without computing it.
 
-Equality (see :mod:`equivalence` and :mod:`mathnumeric`):
+Equality (see :mod:`equivalence` and :mod:`numeric`):
 
 - Exact values compare exactly: ``0.333`` is not ``1/3``, ``3.14`` is not ``\pi``, ``2/3`` is not
   ``0.67``; a decimal prediction of an exact gold needs about ten significant digits
@@ -80,9 +80,9 @@ import math
 
 from reasongym.errors import ConfigError, VerifierTimeout
 from reasongym.verifiers.base import Outcome, Verdict
-from reasongym.verifiers.equivalence import answers_equal
-from reasongym.verifiers.mathast import AnswerRejected, Node, Refused
-from reasongym.verifiers.mathparse import parse_answer
+from reasongym.verifiers.math.equivalence import answers_equal
+from reasongym.verifiers.math.nodes import AnswerRejected, Node, Refused
+from reasongym.verifiers.math.parser import parse_answer
 
 __all__ = ["verify_math_answer"]
 

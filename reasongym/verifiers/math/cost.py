@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import Node, Refused
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.nodes import Node, Refused
 
 __all__ = [
     "MAX_CHARS",

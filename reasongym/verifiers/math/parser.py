@@ -1,4 +1,4 @@
-r"""Recursive-descent parser of math answers into the syntax tree of :mod:`mathast`.
+r"""Recursive-descent parser of math answers into the syntax tree of :mod:`nodes`.
 
 The grammar, loosest binding first::
 
@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import re
 
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import Node, Refused, Unparseable
-from reasongym.verifiers.mathatoms import parse_atom, parse_text_item, parse_unit_tail, unit_tail_ahead
-from reasongym.verifiers.mathcost import check_text, estimate_digits
-from reasongym.verifiers.mathlex import Token, tokenize
-from reasongym.verifiers.mathshape import finish_answer, relation_node, signed, union
-from reasongym.verifiers.mathunits import is_single_letter_unit, lookup_unit
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.atoms import parse_atom, parse_text_item, parse_unit_tail, unit_tail_ahead
+from reasongym.verifiers.math.cost import check_text, estimate_digits
+from reasongym.verifiers.math.lexer import Token, tokenize
+from reasongym.verifiers.math.nodes import Node, Refused, Unparseable
+from reasongym.verifiers.math.shape import finish_answer, relation_node, signed, union
+from reasongym.verifiers.math.units import is_single_letter_unit, lookup_unit
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = ["MAX_NESTING", "parse_answer", "parse_tokens"]
@@ -68,7 +68,9 @@ def _int_literal(node: object) -> bool:
     return isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0
 
 
-class _Parser:
+class Parser:
+    """One answer's tokens and a cursor over them; each method parses one level of the grammar above."""
+
     def __init__(self, tokens: list[Token]) -> None:
         self.toks = tokens
         self.i = 0
@@ -310,7 +312,7 @@ class _Parser:
 
 
 def parse_tokens(tokens: list[Token]) -> Node:
-    """Parse a token list (from :func:`~reasongym.verifiers.mathlex.tokenize`) into one answer node.
+    """Parse a token list (from :func:`~reasongym.verifiers.math.lexer.tokenize`) into one answer node.
 
     Args:
         tokens: The tokens of one answer, ending with the ``end`` token.
@@ -323,7 +325,7 @@ def parse_tokens(tokens: list[Token]) -> Node:
         Refused: The answer nests deeper than ``MAX_NESTING``.
     """
     try:
-        return _Parser(tokens).answer()
+        return Parser(tokens).answer()
     except RecursionError:
         raise Refused("the answer nests too deeply to parse") from None
 
@@ -350,7 +352,7 @@ def parse_answer(text: str) -> Node:
         text: The answer, for example ``"x = \frac{1}{2}"``, ``"5 cm"`` or ``"[2, 5)"``.
 
     Returns:
-        The answer's syntax tree (see :mod:`reasongym.verifiers.mathast`).
+        The answer's syntax tree (see :mod:`reasongym.verifiers.math.nodes`).
 
     Raises:
         Unparseable: The text is empty or outside the grammar; the message says what was not understood.

@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 
-from reasongym.verifiers import mathast as ast
-from reasongym.verifiers.mathast import Node, Unparseable
-from reasongym.verifiers.mathunits import DEGREE
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.nodes import Node, Unparseable
+from reasongym.verifiers.math.units import DEGREE
 
 __all__ = ["finish_answer", "relation_node", "signed", "union"]
 

@@ -2,7 +2,7 @@
 
 Nodes are small frozen dataclasses so that they hash (parsed gold answers are cached), compare
 structurally, and pickle (the sympy step runs them in a worker process). Nothing here evaluates
-anything: :mod:`reasongym.verifiers.matheval` and :mod:`reasongym.verifiers.mathsympy` do.
+anything: :mod:`reasongym.verifiers.math.evaluate` and :mod:`reasongym.verifiers.math.to_sympy` do.
 """
 
 from __future__ import annotations

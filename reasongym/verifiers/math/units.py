@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from reasongym.verifiers.mathast import Unit
+from reasongym.verifiers.math.nodes import Unit
 
 __all__ = ["DEGREE", "DOLLAR", "PERCENT_WORDS", "SHORT_UNIT_WORDS", "lookup_unit", "combine_units"]
 
