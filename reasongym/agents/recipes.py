@@ -18,7 +18,7 @@ import torch
 
 from reasongym.agents.dapo import DAPOConfig
 from reasongym.agents.grpo import GRPOConfig
-from reasongym.agents.rl_loop import greedy_pass_at_1
+from reasongym.agents.runtime.session import greedy_pass_at_1
 from reasongym.errors import ConfigError
 
 DEMO_ENV = "reasongym/Arithmetic-v0"

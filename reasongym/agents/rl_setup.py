@@ -1,6 +1,6 @@
 """Checks and preparation shared by the GRPO and DAPO configs and sessions: field validation, splits, dropout.
 
-Kept apart from `reasongym.agents.rl_loop` so that the loop reads as the loop.
+Kept apart from `reasongym.agents.runtime.session` so that the loop reads as the loop.
 """
 
 from __future__ import annotations

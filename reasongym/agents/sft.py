@@ -26,16 +26,8 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase, get_cosine_schedule_with_warmup
 
-from reasongym.agents import distributed
 from reasongym.agents.common import seed_everything
-from reasongym.agents.runs import (
-    RunDir,
-    checkpoint_step,
-    ensure_steps_remaining,
-    latest_checkpoint,
-    load_checkpoint,
-    save_checkpoint,
-)
+from reasongym.agents.runtime import distributed
 from reasongym.agents.sft_data import (
     IGNORE_INDEX,
     EpochStream,
@@ -48,6 +40,14 @@ from reasongym.agents.sft_data import (
 )
 from reasongym.errors import ConfigError
 from reasongym.metrics import MetricsWriter
+from reasongym.runs import (
+    RunDir,
+    checkpoint_step,
+    ensure_steps_remaining,
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+)
 
 __all__ = [
     "IGNORE_INDEX",

@@ -31,12 +31,12 @@ from safetensors.torch import load_file, save_file
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import reasongym
-from reasongym.agents.runs import RunDir, latest_checkpoint, load_checkpoint, save_checkpoint
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
 from reasongym.errors import ConfigError
 from reasongym.generation import Generator, HFGenerator, SamplingParams
 from reasongym.metrics import MetricsWriter, plot_metrics
 from reasongym.models import format_prompt
+from reasongym.runs import RunDir, latest_checkpoint, load_checkpoint, save_checkpoint
 
 __all__ = [
     "IterationStats",

@@ -1,6 +1,6 @@
 """Turn what ``evaluate`` accepts as a model into a sampler: a model object, a path, a run, a Generator.
 
-A run folder written by the trainers (``reasongym.agents.runs``) loads its latest checkpoint; its
+A run folder written by the trainers (``reasongym.runs``) loads its latest checkpoint; its
 tokenizer is found in the checkpoint, the run folder or ``<run>/tokenizer``. torch and transformers are
 imported only inside the functions.
 """
@@ -89,7 +89,7 @@ def _load_checkpoint_model(checkpoint: Path, tokenizer_dir: Path, device: str | 
 def find_checkpoint(folder: Path) -> Path | None:
     """The checkpoint a folder names: itself (``step-N`` with a manifest), or a run folder's latest one.
 
-    Reads the layout written by ``reasongym.agents.runs`` (``checkpoints/latest`` pointer, ``step-N``
+    Reads the layout written by ``reasongym.runs`` (``checkpoints/latest`` pointer, ``step-N``
     folders with ``checkpoint.json``) without importing the agents layer. None for a plain model folder.
     """
     if (folder / "checkpoint.json").is_file():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from reasongym.agents import distributed
+from reasongym.agents.runtime import distributed
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.models import make_char_tokenizer, make_tiny_model
 

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 import torch
 
-from reasongym.agents import rl_loop
 from reasongym.agents.dapo import DAPOConfig, sample_training_batch, train_dapo
+from reasongym.agents.runtime import session as rl_loop
 from reasongym.metrics import read_metrics
 from reasongym.models import make_char_tokenizer, make_tiny_model
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from reasongym.agents import distributed
+from reasongym.agents.runtime import distributed
 from reasongym.agents.sft import train_sft
 from reasongym.errors import ConfigError
 

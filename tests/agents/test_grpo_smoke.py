@@ -11,8 +11,8 @@ import torch
 import reasongym
 from reasongym.agents.common import token_logprobs
 from reasongym.agents.grpo import GRPOConfig, grpo_loss, train_grpo
-from reasongym.agents.rl_loop import RLSession, accumulate_gradients
-from reasongym.agents.rollout import collect_rollouts
+from reasongym.agents.runtime.rollout import collect_rollouts
+from reasongym.agents.runtime.session import RLSession, accumulate_gradients
 from reasongym.envs.core import ReasoningEnv
 from reasongym.envs.problem import Problem
 from reasongym.envs.sources import DatasetSource

@@ -15,7 +15,7 @@ import torch
 
 from reasongym.agents.grpo import train_grpo
 from reasongym.agents.recipes import DEMO_ENV, demo_grpo_config, tiny_policy, warm_start
-from reasongym.agents.rl_loop import greedy_pass_at_1
+from reasongym.agents.runtime.session import greedy_pass_at_1
 
 
 @pytest.mark.slow

@@ -11,7 +11,6 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from reasongym.agents.runs import RunDir, latest_checkpoint
 from reasongym.agents.sft import (
     IGNORE_INDEX,
     SFTConfig,
@@ -25,6 +24,7 @@ from reasongym.agents.sft import (
 )
 from reasongym.errors import ConfigError
 from reasongym.metrics import read_metrics
+from reasongym.runs import RunDir, latest_checkpoint
 
 WORKER_PATH = Path(__file__).with_name("sft_worker.py")
 _spec = importlib.util.spec_from_file_location("sft_worker", WORKER_PATH)

@@ -232,9 +232,9 @@ def test_a_tiny_model_runs_end_to_end(tmp_path: Path) -> None:
 
 
 def test_a_run_folder_loads_its_latest_checkpoint_and_needs_a_tokenizer(tmp_path: Path) -> None:
-    from reasongym.agents.runs import save_checkpoint
     from reasongym.evaluation.loading import find_checkpoint, load_model
     from reasongym.models import make_char_tokenizer, make_tiny_model
+    from reasongym.runs import save_checkpoint
 
     tokenizer = make_char_tokenizer()
     model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reasongym.cli_train import ArgParser, UsageError
+from reasongym.cli.train import ArgParser, UsageError
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
 from reasongym.metrics import dumps_strict
 
@@ -207,7 +207,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train with SFT, GRPO, DAPO or STaR from a config file plus flag overrides."""
-    from reasongym import cli_train
+    from reasongym.cli import train as cli_train
 
     result = cli_train.run_training(args)
     print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
@@ -216,7 +216,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Warm-start the tiny model, evaluate, train with GRPO or DAPO, evaluate again."""
-    from reasongym.demo import run_demo
+    from reasongym.cli.demo import run_demo
 
     summary = run_demo(
         algo=args.algo, minutes=args.minutes, out_dir=args.out, quick=args.quick, seed=args.seed

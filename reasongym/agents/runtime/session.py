@@ -33,7 +33,9 @@ from torch import Tensor
 
 from reasongym.agents.common import masked_mean, seed_everything, token_logprobs
 from reasongym.agents.rl_setup import disable_dropout, resolve_splits
-from reasongym.agents.runs import (
+from reasongym.errors import ConfigError
+from reasongym.metrics import MetricsWriter, plot_metrics
+from reasongym.runs import (
     RunDir,
     SamplesWriter,
     checkpoint_step,
@@ -42,8 +44,6 @@ from reasongym.agents.runs import (
     load_checkpoint,
     save_checkpoint,
 )
-from reasongym.errors import ConfigError
-from reasongym.metrics import MetricsWriter, plot_metrics
 
 REFERENCE_FILE = "reference.safetensors"
 """Weights of the frozen KL reference, saved in the run folder so that a resumed run keeps the same one."""
@@ -208,7 +208,7 @@ def greedy_pass_at_1(
     Returns:
         The fraction correct, in [0, 1].
     """
-    from reasongym.agents.rollout import collect_rollouts
+    from reasongym.agents.runtime.rollout import collect_rollouts
     from reasongym.generation import HFGenerator, SamplingParams
 
     generator = generator or HFGenerator(model, tokenizer)
@@ -334,7 +334,7 @@ class RLSession:
 
     def rollouts(self, num_prompts: int) -> Any:
         """Sample ``group_size`` completions for each of the next ``num_prompts`` problems and score them."""
-        from reasongym.agents.rollout import collect_rollouts
+        from reasongym.agents.runtime.rollout import collect_rollouts
         from reasongym.generation import SamplingParams
 
         params = SamplingParams(

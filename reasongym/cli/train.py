@@ -271,7 +271,7 @@ def _resume_base(
             f"--run-dir {str(folder)!r} does not exist: to start a new run use --output-dir (the parent "
             "folder of the new run folder); --run-dir resumes an existing run folder"
         )
-    from reasongym.agents.runs import RunDir
+    from reasongym.runs import RunDir
 
     run = RunDir(folder)
     saved_run = run.read_run_info()
@@ -336,8 +336,8 @@ def _warn_change(folder: Path, key: str, value: Any, saved: Any) -> None:
 
 
 def _train(algo: str, cfg: Any, train: Any, run: Mapping[str, Any]) -> dict[str, Any]:
-    from reasongym.agents.runs import RunDir
     from reasongym.envs import make, spec
+    from reasongym.runs import RunDir
 
     env_id = spec(run["env"]).id  # unknown ids fail here, before any model is built
     resuming = RunDir(Path(run["run_dir"])) if run.get("run_dir") else None

@@ -138,7 +138,7 @@ def _say(message: str, show: bool) -> None:
 def build(cfg: DemoConfig, out_dir: str | Path) -> tuple[Any, Any, Path]:
     """The tiny model, its character tokenizer (saved in the run folder), and the new run folder."""
     from reasongym.agents.recipes import tiny_policy
-    from reasongym.agents.runs import RunDir
+    from reasongym.runs import RunDir
 
     model, tokenizer = tiny_policy(cfg.seed)
     run = RunDir.create(out_dir, algo=f"demo-{cfg.algo}", env=ENV_ID, seed=cfg.seed)

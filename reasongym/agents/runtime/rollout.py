@@ -8,7 +8,7 @@ would for a user stepping the env by hand, and a multi-turn environment (tool ca
 needs nothing special: a non-terminal step's observation is tokenized and appended to the
 sequence, masked out of the loss, and the model continues from there. Single-turn environments
 are the case where the first step terminates. Steps of one turn run in a thread pool
-(`reasongym.agents.parallel_verify`), so one slow sympy comparison does not hold up the batch.
+(`reasongym.agents.runtime.episodes`), so one slow sympy comparison does not hold up the batch.
 
 Rows come in group layout (the G samples of problem 0 first, then problem 1, ...), and the
 sequence layout is the one `reasongym.agents.common.token_logprobs` scores::
@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 from transformers import PreTrainedTokenizerBase
 
-from reasongym.agents.parallel_verify import Episode, env_attr, play_turn, start_episodes
+from reasongym.agents.runtime.episodes import Episode, env_attr, play_turn, start_episodes
 from reasongym.errors import ConfigError
 from reasongym.generation.base import Generator, SamplingParams
 

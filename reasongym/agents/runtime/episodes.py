@@ -1,6 +1,6 @@
 """Play a batch of episodes a turn at a time: one env copy per episode, steps in a thread pool.
 
-The machinery under `reasongym.agents.rollout.collect_rollouts`. Each episode (one row of a rollout
+The machinery under `reasongym.agents.runtime.rollout.collect_rollouts`. Each episode (one row of a rollout
 batch) gets its own deep copy of the environment, wrappers included, sharing only the read-only
 problem source, so stepping the copies from several threads shares no state. The expensive part of
 a step is the verifier: its sympy work runs in worker processes (`reasongym.verifiers.timeout`, up to
