@@ -297,7 +297,11 @@ def _config_to_dict(config: Mapping[str, Any] | Any | None) -> dict[str, Any]:
     if dataclasses.is_dataclass(config) and not isinstance(config, type):
         return dataclasses.asdict(config)
     if isinstance(config, Mapping):
-        return dict(config)
+        # A run's configs by section ({"run": RunConfig(...), "grpo": GRPOConfig(...)}) become nested tables.
+        return {
+            key: dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value
+            for key, value in config.items()
+        }
     raise ConfigError(f"config={config!r} is not allowed; expected a mapping, a dataclass instance or None")
 
 

@@ -55,7 +55,8 @@ def load_policy(
     when it has none.
 
     Args:
-        name_or_path: A local folder written by ``save_pretrained`` or a hub id such as
+        name_or_path: A local folder written by ``save_pretrained``, a run folder of a reasongym trainer
+            (its latest checkpoint) or one of its ``checkpoints/step-N`` folders, or a hub id such as
             ``"Qwen/Qwen2.5-0.5B-Instruct"``.
         dtype: Weight dtype, e.g. ``torch.bfloat16`` or ``"auto"``; ``None`` keeps the transformers
             default (float32).
@@ -68,17 +69,23 @@ def load_policy(
     Raises:
         ConfigError: The path does not exist locally and could not be loaded from the hub.
     """
+    from reasongym.checkpoints import resolve_weights
+
     looks_local = name_or_path.startswith((".", "/", "~")) or Path(name_or_path).exists()
     if looks_local and not Path(name_or_path).expanduser().is_dir():
         raise ConfigError(_not_found_message(name_or_path, "not an existing local folder"))
     source = str(Path(name_or_path).expanduser()) if looks_local else name_or_path
+    tokenizer_source = source
+    resolved = resolve_weights(source) if looks_local else None
+    if resolved is not None:  # a run folder or one of its checkpoints
+        source, tokenizer_source = str(resolved[0]), str(resolved[1])
     kwargs: dict[str, object] = {"trust_remote_code": trust_remote_code}
     if dtype is not None:
         kwargs["dtype"] = dtype
     try:
         # The model first: when the hub is unreachable, only one loader sits through the retries.
         model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
-        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code)
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer_source, trust_remote_code=trust_remote_code)
     except OSError as exc:  # transformers reports both "not on the hub" and "hub unreachable" as OSError
         raise ConfigError(_not_found_message(name_or_path, str(exc).splitlines()[0])) from exc
     if device is not None:
@@ -219,3 +226,26 @@ def make_tiny_model(
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.bos_token_id = tokenizer.bos_token_id
     return model
+
+
+def tiny_policy(
+    seed: int = 0, *, hidden_size: int = 128, num_layers: int = 2
+) -> tuple[PreTrainedModel, PreTrainedTokenizerFast]:
+    """The character tokenizer and a random-init Llama-style model of about 0.5M parameters (at the defaults).
+
+    The policy of the demo, the ``tiny`` preset and the CPU benchmarks.
+
+    Args:
+        seed: Seed of the weight initialisation.
+        hidden_size: Width of the model (intermediate size is 4x).
+        num_layers: Decoder blocks.
+
+    Returns:
+        ``(model, tokenizer)``.
+    """
+    tokenizer = make_char_tokenizer()
+    model = make_tiny_model(
+        tokenizer, hidden_size=hidden_size, num_layers=num_layers, num_heads=4,
+        intermediate_size=4 * hidden_size, seed=seed,
+    )  # fmt: skip
+    return model, tokenizer

@@ -177,3 +177,16 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+def disable_dropout(model: torch.nn.Module) -> None:
+    """Turn every dropout of ``model`` off in place: ``nn.Dropout`` modules and functional attention dropout.
+
+    Llama and Qwen2 apply attention dropout functionally from a float ``attention_dropout`` attribute of
+    each attention module, which no ``nn.Dropout`` covers, so that attribute is zeroed too.
+    """
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.dropout._DropoutNd):
+            module.p = 0.0
+        if isinstance(getattr(module, "attention_dropout", None), float):
+            module.attention_dropout = 0.0

@@ -24,10 +24,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
-from transformers import PreTrainedTokenizerBase, get_cosine_schedule_with_warmup
+from transformers import PreTrainedTokenizerBase
 
 from reasongym.agents.common import seed_everything
+from reasongym.agents.config import RunConfig, at_least, check_field_types
 from reasongym.agents.runtime import distributed
+from reasongym.agents.runtime.update import build_optimizer, restore_optimizer
 from reasongym.agents.sft_data import (
     IGNORE_INDEX,
     EpochStream,
@@ -38,16 +40,16 @@ from reasongym.agents.sft_data import (
     sft_pairs_from_env,
     tokenize_pairs,
 )
-from reasongym.errors import ConfigError
-from reasongym.metrics import MetricsWriter
-from reasongym.runs import (
-    RunDir,
+from reasongym.checkpoints import (
     checkpoint_step,
     ensure_steps_remaining,
     latest_checkpoint,
     load_checkpoint,
     save_checkpoint,
 )
+from reasongym.errors import ConfigError
+from reasongym.metrics import MetricsWriter
+from reasongym.runs import RunDir
 
 __all__ = [
     "IGNORE_INDEX",
@@ -68,84 +70,21 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SFTConfig:
-    """Hyperparameters of ``train_sft``."""
+    """SFT's own settings; the optimizer, length and cadence are `RunConfig`'s (``lr``, ``lr_schedule``,
+    ``warmup_steps``, ``weight_decay``, ``max_grad_norm``, ``max_steps``, ``micro_batch_size`` ...)."""
 
-    lr: float = 1e-5
-    """Peak learning rate of AdamW, reached after warmup, then cosine-decayed to 0 at ``max_steps``."""
     batch_size: int = 8
-    """Sequences (packed rows with ``packing``) per micro-batch, per process."""
-    grad_accum_steps: int = 1
-    """Micro-batches per optimizer step; the gradient equals that of one batch of all of them."""
-    max_steps: int = 1000
-    """Optimizer steps in total (a resumed run counts the steps already done)."""
-    warmup_steps: int = 0
-    """Linear warmup steps; leave 0 to use ``warmup_ratio`` instead."""
-    warmup_ratio: float = 0.0
-    """Warmup as a fraction of ``max_steps``, used when ``warmup_steps`` is 0."""
-    weight_decay: float = 0.0
-    """AdamW weight decay, applied to matrices only (not to norms and biases)."""
-    max_grad_norm: float | None = 1.0
-    """Clip the global gradient norm to this; None does not clip."""
+    """Sequences (packed rows with ``packing``) per optimizer step, per process; ``RunConfig``'s
+    ``micro_batch_size`` splits them into micro-batches whose accumulated gradient is the same."""
     max_length: int = 1024
     """Longest sequence (prompt + completion + EOS) in tokens; longer ones are cut at the end."""
     packing: bool = False
     """Concatenate examples into rows of ``max_length``; attention stays within each example through
     restarting position ids (transformers' packed-sequence masks, transformers >= 4.54)."""
-    seed: int = 0
-    """Seeds the global RNGs and the data order (epoch ``e`` is shuffled with ``(seed, e)``)."""
-    log_every: int = 1
-    """Write a metrics line every this many steps."""
-    eval_every: int = 0
-    """Call ``eval_fn`` every this many steps; 0 never."""
-    save_every: int = 0
-    """Checkpoint every this many steps (needs a run folder); 0 only at the end."""
-    keep_checkpoints: int = 3
-    """Newest checkpoints kept on disk."""
-    tensorboard: bool | None = None
-    """Mirror metrics to TensorBoard; None: when it is installed."""
-    wandb_project: str | None = None
-    """Mirror metrics to this Weights & Biases project; None: off."""
-    progress_bar: bool = True
-    """Show a tqdm bar with the loss (rank 0 only)."""
 
     def __post_init__(self) -> None:
-        positive = (
-            "batch_size",
-            "grad_accum_steps",
-            "max_steps",
-            "max_length",
-            "log_every",
-            "keep_checkpoints",
-        )
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name}={getattr(self, name)!r} is not allowed; expected an integer >= 1")
-        for name in ("warmup_steps", "eval_every", "save_every"):
-            if getattr(self, name) < 0:
-                raise ConfigError(
-                    f"{name}={getattr(self, name)!r} is not allowed; expected an integer >= 0 (0: off)"
-                )
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise ConfigError(f"lr={self.lr!r} is not allowed; expected a finite float > 0")
-        if not 0.0 <= self.warmup_ratio < 1.0:
-            raise ConfigError(
-                f"warmup_ratio={self.warmup_ratio!r} is not allowed; expected 0 <= warmup_ratio < 1"
-            )
-        if self.warmup_steps and self.warmup_ratio:
-            raise ConfigError(
-                f"warmup_steps={self.warmup_steps} and warmup_ratio={self.warmup_ratio} are both set; set one"
-            )
-        if self.weight_decay < 0:
-            raise ConfigError(f"weight_decay={self.weight_decay!r} is not allowed; expected a float >= 0")
-        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
-            raise ConfigError(
-                f"max_grad_norm={self.max_grad_norm!r} is not allowed; expected a float > 0 or None"
-            )
-
-    @property
-    def num_warmup_steps(self) -> int:
-        """Warmup steps in effect: ``warmup_steps``, or ``warmup_ratio * max_steps`` rounded."""
-        return self.warmup_steps or round(self.warmup_ratio * self.max_steps)
+        check_field_types(self)
+        at_least(self, batch_size=1, max_length=2)
 
 
 @dataclass(frozen=True)
@@ -254,7 +193,7 @@ def sft_step(
     model: torch.nn.Module,
     micro_batches: Sequence[SFTBatch],
     optimizer: torch.optim.Optimizer,
-    cfg: SFTConfig,
+    run: RunConfig,
     info: distributed.DistInfo | None = None,
 ) -> dict[str, float]:
     """One optimizer step over ``micro_batches`` (this rank's share); skipped if anything is non-finite.
@@ -278,7 +217,7 @@ def sft_step(
             loss.backward()
         nll_sum += metrics["loss/sft"] * metrics["train/tokens"]
     params = [p for p in model.parameters() if p.grad is not None]
-    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm or math.inf))
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, run.max_grad_norm or math.inf))
     bad = float(not (math.isfinite(grad_norm) and math.isfinite(nll_sum)))
     skipped = distributed.all_reduce_max({"bad": bad}, info)["bad"] > 0
     if not skipped:
@@ -293,13 +232,6 @@ def sft_step(
     }
 
 
-def _make_optimizer(model: torch.nn.Module, cfg: SFTConfig) -> torch.optim.AdamW:
-    decay = [p for p in model.parameters() if p.requires_grad and p.ndim >= 2]
-    no_decay = [p for p in model.parameters() if p.requires_grad and p.ndim < 2]
-    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.lr)
-
-
 # ---------------------------------------------------------------------------------------------- loop
 
 
@@ -309,23 +241,25 @@ def train_sft(
     tokenizer: PreTrainedTokenizerBase,
     pairs: Sequence[tuple[str, str]],
     *,
+    run: RunConfig | None = None,
     run_dir: RunDir | str | Path | None = None,
     eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
     stop_when: Callable[[int], bool] | None = None,
 ) -> SFTResult:
-    """Fine-tune ``model`` on ``pairs`` for ``cfg.max_steps`` optimizer steps, resuming when possible.
+    """Fine-tune ``model`` on ``pairs`` for ``run.max_steps`` optimizer steps, resuming when possible.
 
     Under ``torchrun`` (process group initialised with ``distributed.init_distributed``) each rank trains
     on its shard of ``pairs`` and gradients are averaged; only rank 0 writes to ``run_dir``.
 
     Args:
-        cfg: Hyperparameters.
+        cfg: SFT's own settings (batch, length, packing).
         model: A causal LM on its training device; trained in place.
         tokenizer: Its tokenizer.
         pairs: ``(prompt, completion)`` texts, prompts already formatted.
+        run: Steps, optimizer, cadence and logging; None: the ``default`` preset's (lr 1e-5, cosine).
         run_dir: Run folder for config, metrics and checkpoints; if it holds a checkpoint, training
             resumes from the latest one. None: no files, no resume.
-        eval_fn: Called with the model every ``cfg.eval_every`` steps (rank 0); returns metrics, logged
+        eval_fn: Called with the model every ``run.eval_every`` steps (rank 0); returns metrics, logged
             under ``eval/`` unless already namespaced.
         stop_when: Called with the step after each step (rank 0); True ends training early, e.g. once
             a probe accuracy is reached.
@@ -336,40 +270,41 @@ def train_sft(
     Raises:
         ConfigError: Fewer pairs than processes, or the latest checkpoint already reached ``max_steps``.
     """
+    if run is None:
+        from reasongym.agents.presets import preset_configs
+
+        run = preset_configs("default", "sft")["run"]
     info = distributed.current()
-    run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-    state = _start_or_resume(cfg, model, tokenizer, pairs, run, info)
+    folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
+    state = _start_or_resume(cfg, run, model, tokenizer, pairs, folder, info)
     writer = None
-    if run is not None and info.is_main:
+    if folder is not None and info.is_main:
         writer = MetricsWriter(
-            run.path,
-            tensorboard=cfg.tensorboard,
-            wandb_project=cfg.wandb_project,
-            config=cfg,
-            resume_from_step=state.start,
-        )
+            folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project,
+            config={"algo": "sft", "run": run, "sft": cfg}, resume_from_step=state.start,
+        )  # fmt: skip
     ddp_model = distributed.wrap_model(model, info)
     model.train()
     history: list[dict[str, float]] = []
     step, stopped = state.start, False
-    show = cfg.progress_bar and info.is_main
-    bar = tqdm(total=cfg.max_steps, initial=step, disable=not show, desc="sft")
+    show = run.progress_bar and info.is_main
+    bar = tqdm(total=run.max_steps, initial=step, disable=not show, desc="sft")
     try:
-        while step < cfg.max_steps and not stopped:
-            metrics = _timed_step(ddp_model, state, cfg, info)
+        while step < run.max_steps and not stopped:
+            metrics = _timed_step(ddp_model, state, run, info)
             step += 1
-            stopped = _after_step(step, metrics, cfg, model, eval_fn, stop_when, writer, info)
+            stopped = _after_step(step, metrics, run, model, eval_fn, stop_when, writer, info)
             history.append(metrics)
             bar.update(1)
             bar.set_postfix(loss=f"{metrics['loss/sft']:.4f}")
-            due = cfg.save_every and step % cfg.save_every == 0
-            if run is not None and (due or step == cfg.max_steps or stopped):
-                _save(run, step, model, state, cfg, info)
+            due = run.save_every and step % run.save_every == 0
+            if folder is not None and (due or step == run.max_steps or stopped):
+                _save(folder, step, model, state, run, info)
     finally:
         bar.close()
         if writer is not None:
             writer.close()
-    path = None if run is None else run.path
+    path = None if folder is None else folder.path
     return SFTResult(step, state.resumed_from, stopped, tuple(history), path)
 
 
@@ -380,12 +315,15 @@ class _TrainState:
     optimizer: torch.optim.Optimizer
     scheduler: Any
     stream: EpochStream
+    micro_batches: int
+    """Micro-batches per optimizer step."""
     start: int
     resumed_from: int | None
 
 
 def _start_or_resume(
     cfg: SFTConfig,
+    run_cfg: RunConfig,
     model: torch.nn.Module,
     tokenizer: PreTrainedTokenizerBase,
     pairs: Sequence[tuple[str, str]],
@@ -397,37 +335,38 @@ def _start_or_resume(
         raise ConfigError(
             f"len(pairs)={len(pairs)} is not allowed; need at least one pair per rank ({info.world_size})"
         )
+    micro = run_cfg.micro_batch_size or cfg.batch_size
+    if cfg.batch_size % micro:
+        raise ConfigError(
+            f"micro_batch_size={micro} is not allowed with batch_size={cfg.batch_size}; it must divide it "
+            "(every optimizer step sees batch_size sequences)"
+        )
     examples = tokenize_pairs(tokenizer, distributed.shard(pairs, info), cfg.max_length)
-    optimizer = _make_optimizer(model, cfg)
-    scheduler = get_cosine_schedule_with_warmup(optimizer, cfg.num_warmup_steps, cfg.max_steps)
-    seed_everything(cfg.seed)
+    optimizer, scheduler = build_optimizer(model, run_cfg)
+    seed_everything(run_cfg.seed)
     start, cursor, resumed_from = 0, None, None
     checkpoint = latest_checkpoint(run) if run is not None else None
     if checkpoint is not None:
-        ensure_steps_remaining(checkpoint_step(checkpoint), cfg.max_steps)  # before touching the model
+        ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)  # before touching the model
         start, trainer_state = load_checkpoint(
             checkpoint, model=model, optimizer=optimizer, scheduler=scheduler
         )
+        restore_optimizer(optimizer, scheduler, run_cfg)
         cursor, resumed_from = trainer_state["data_cursor"], start
     stream = EpochStream(
-        examples,
-        seed=cfg.seed,
-        cursor=cursor,
-        batch_size=cfg.batch_size,
-        pad_id=pad_token_id(tokenizer),
-        packing=cfg.packing,
-        max_length=cfg.max_length,
-    )
-    return _TrainState(optimizer, scheduler, stream, start, resumed_from)
+        examples, seed=run_cfg.seed, cursor=cursor, batch_size=micro, pad_id=pad_token_id(tokenizer),
+        packing=cfg.packing, max_length=cfg.max_length,
+    )  # fmt: skip
+    return _TrainState(optimizer, scheduler, stream, cfg.batch_size // micro, start, resumed_from)
 
 
 def _timed_step(
-    model: torch.nn.Module, state: _TrainState, cfg: SFTConfig, info: distributed.DistInfo
+    model: torch.nn.Module, state: _TrainState, run: RunConfig, info: distributed.DistInfo
 ) -> dict[str, float]:
     """``sft_step`` on the next micro-batches, then the schedule; adds lr, epoch and speed metrics."""
     started = time.perf_counter()
     lr = state.optimizer.param_groups[0]["lr"]
-    metrics = sft_step(model, state.stream.take(cfg.grad_accum_steps), state.optimizer, cfg, info)
+    metrics = sft_step(model, state.stream.take(state.micro_batches), state.optimizer, run, info)
     state.scheduler.step()
     elapsed = time.perf_counter() - started
     metrics.update({"train/lr": lr, "train/epoch": float(state.stream.epoch), "perf/step_time_s": elapsed})
@@ -438,7 +377,7 @@ def _timed_step(
 def _after_step(
     step: int,
     metrics: dict[str, float],
-    cfg: SFTConfig,
+    cfg: RunConfig,
     model: torch.nn.Module,
     eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None,
     stop_when: Callable[[int], bool] | None,
@@ -463,7 +402,7 @@ def _save(
     step: int,
     model: torch.nn.Module,
     state: _TrainState,
-    cfg: SFTConfig,
+    cfg: RunConfig,
     info: distributed.DistInfo,
 ) -> None:
     if info.is_main:

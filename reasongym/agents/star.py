@@ -31,12 +31,16 @@ from safetensors.torch import load_file, save_file
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import reasongym
+from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
+from reasongym.agents.runtime.session import resolve_splits
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
+from reasongym.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
 from reasongym.errors import ConfigError
+from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
 from reasongym.metrics import MetricsWriter, plot_metrics
 from reasongym.models import format_prompt
-from reasongym.runs import RunDir, latest_checkpoint, load_checkpoint, save_checkpoint
+from reasongym.runs import RunDir
 
 __all__ = [
     "IterationStats",
@@ -61,20 +65,14 @@ STEP_NAMES = ("generate", "filter", "rationalize", "restore_base", "fine_tune", 
 
 @dataclass(frozen=True)
 class STaRConfig:
-    """Hyperparameters of ``train_star``; defaults follow the paper where it states a value."""
+    """STaR's own settings; defaults follow the paper where it states a value.
 
-    iterations: int = 10
-    """Outer iterations (generate, filter, rationalize, fine-tune, evaluate). The paper runs until
-    held-out accuracy stops improving; see ``patience``."""
-    samples_per_problem: int = 1
-    """Rationales sampled per training problem (and per hinted retry). Paper: 1."""
-    temperature: float = 0.0
-    """Sampling temperature of rationale generation; 0 is greedy. The paper decodes greedily and
-    reports that higher temperatures hurt (more right answers from wrong reasoning)."""
-    top_p: float = 1.0
-    """Nucleus sampling threshold of rationale generation; 1 = off."""
-    max_new_tokens: int = 256
-    """Longest rationale, in tokens; a rationale cut off at this length is never kept."""
+    The shared configs carry the rest: `RunConfig` (``max_steps`` outer iterations, the fine-tuning
+    optimizer ``lr``/``lr_schedule``/``warmup_steps``, ``split`` and ``eval_split``, ``eval_problems``,
+    ``difficulty``, ``seed``) and `RolloutConfig` (``group_size`` rationales per problem, ``temperature``,
+    ``top_p``, ``max_new_tokens``; ``num_prompts`` is not used: see ``num_train_problems``).
+    """
+
     rationalize: bool = True
     """Retry missed problems with the gold answer as a hint and keep verified rationales. Paper: on."""
     max_kept_per_problem: int = 1
@@ -84,56 +82,31 @@ class STaRConfig:
     would refer to something the prompt no longer shows."""
     num_train_problems: int | None = None
     """Training problems per iteration (the same ones every iteration, as in the paper, which uses the
-    whole training set); None: every problem of ``train_split`` (finite splits only)."""
-    train_split: str = "train"
-    """Split the training problems come from."""
+    whole training set); None: every problem of the training split (finite splits only)."""
     train_start: int = 0
     """Index of the first training problem; the few-shot examples come from the indices before it."""
-    difficulty: int | None = None
-    """Difficulty level of training and evaluation problems; None: the environment's own setting."""
     few_shot_examples: int = 0
-    """Worked examples (reference solutions of ``train_split`` problems ``0 .. train_start - 1``) shown
-    before each question when generating; hinted prompts show hinted examples. 0: zero-shot through
-    the chat template, the natural choice for instruction-tuned models (the paper gives GPT-J, a base
-    model, 10 for CommonsenseQA). Fine-tuning and evaluation prompts are always zero-shot."""
-    sft: SFTConfig = SFTConfig(lr=1e-6, batch_size=8, max_steps=40, progress_bar=False)
-    """Fine-tuning settings of iteration 1 (paper: 40 steps of batch 8 at learning rate 1e-6); later
-    iterations grow ``max_steps`` by ``step_growth`` and shift ``seed`` by the iteration."""
+    """Worked examples (reference solutions of training problems ``0 .. train_start - 1``) shown before
+    each question when generating; hinted prompts show hinted examples. 0: zero-shot through the chat
+    template, the natural choice for instruction-tuned models (the paper gives GPT-J, a base model, 10 for
+    CommonsenseQA). Fine-tuning and evaluation prompts are always zero-shot."""
+    sft_steps: int = 40
+    """Fine-tuning steps of iteration 1 (paper: 40 steps of batch 8); later iterations grow them by
+    ``step_growth``. The optimizer is the run's (``lr``: paper 1e-6)."""
     step_growth: float = 1.2
     """Factor by which fine-tuning steps grow per iteration. Paper: about 20% (1.2)."""
     restart_from_base: bool = True
     """Fine-tune every iteration from the original base weights (paper), not from the last model."""
-    eval_split: str = "test"
-    """Held-out split for accuracy before and after each iteration."""
-    eval_size: int = 200
-    """Held-out problems (the first ones of ``eval_split``, fewer if the split is smaller)."""
     patience: int | None = None
     """Stop after this many iterations without a new best held-out accuracy; None runs them all."""
-    generation_batch_size: int | None = None
-    """Rows decoded together by the default ``HFGenerator``; None: all at once."""
-    seed: int = 0
-    """Seeds the sampling of each iteration (``seed``, iteration and step derive the sampler seed)."""
-    plot: bool = True
-    """Redraw ``accuracy.png`` in the run folder after each iteration."""
+    sft: SFTConfig = SFTConfig(batch_size=8)
+    """Batch, length and packing of the fine-tuning (paper: batch 8)."""
 
     def __post_init__(self) -> None:
         """Raise ConfigError naming the first field whose value is not allowed."""
-        at_least = {
-            "iterations": 1, "samples_per_problem": 1, "max_new_tokens": 1, "max_kept_per_problem": 1,
-            "eval_size": 1, "train_start": 0, "few_shot_examples": 0,
-        }  # fmt: skip
-        for name, low in at_least.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigError(f"{name}={value!r} is not allowed; expected an integer >= {low}")
-        for name in ("num_train_problems", "patience"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ConfigError(f"{name}={value!r} is not allowed; expected an integer >= 1 or None")
-        if not (self.temperature >= 0 and math.isfinite(self.temperature)):
-            raise ConfigError(f"temperature={self.temperature!r} is not allowed; expected a float >= 0")
-        if not 0 < self.top_p <= 1:
-            raise ConfigError(f"top_p={self.top_p!r} is not allowed; expected a float in (0, 1]")
+        check_field_types(self)
+        at_least(self, max_kept_per_problem=1, train_start=0, few_shot_examples=0, sft_steps=1)
+        at_least_or_none(self, num_train_problems=1, patience=1)
         if not (self.step_growth >= 1 and math.isfinite(self.step_growth)):
             raise ConfigError(
                 f"step_growth={self.step_growth!r} is not allowed; expected a float >= 1 (1.2 = +20%/iteration)"
@@ -144,15 +117,13 @@ class STaRConfig:
                 "few-shot examples come from the problems before train_start, so set "
                 f"train_start >= {self.few_shot_examples}"
             )
-        if not isinstance(self.sft, SFTConfig):
-            raise ConfigError(f"sft={self.sft!r} is not allowed; expected an SFTConfig")
 
 
 def sft_steps_for_iteration(cfg: STaRConfig, iteration: int) -> int:
-    """Fine-tuning steps of ``iteration`` (1-based): ``sft.max_steps * step_growth ** (iteration - 1)``, rounded."""
+    """Fine-tuning steps of ``iteration`` (1-based): ``sft_steps * step_growth ** (iteration - 1)``, rounded."""
     if iteration < 1:
         raise ConfigError(f"iteration={iteration} is not allowed; iterations count from 1")
-    return max(1, round(cfg.sft.max_steps * cfg.step_growth ** (iteration - 1)))
+    return max(1, round(cfg.sft_steps * cfg.step_growth ** (iteration - 1)))
 
 
 @dataclass(frozen=True)
@@ -230,22 +201,32 @@ class STaRTask:
     """The unwrapped single-turn ``ReasoningEnv``."""
     tokenizer: PreTrainedTokenizerBase
     """The policy's tokenizer (its chat template formats the prompts)."""
+    split: str = "train"
+    """The split the training problems come from."""
+    eval_split: str = "test"
+    """The held-out split."""
+    difficulty: int | None = None
+    """Difficulty of training and held-out problems; None: the env's default."""
     shots: tuple[tuple[Any, str], ...] = ()
     """Few-shot examples: (problem, verified reference completion)."""
 
     @classmethod
-    def from_env(cls, env: Any, tokenizer: PreTrainedTokenizerBase, cfg: STaRConfig) -> STaRTask:
-        """Take ``cfg.few_shot_examples`` verified reference solutions from the problems before ``train_start``."""
+    def from_env(
+        cls, env: Any, tokenizer: PreTrainedTokenizerBase, cfg: STaRConfig, run: RunConfig
+    ) -> STaRTask:
+        """Resolve the splits; take ``cfg.few_shot_examples`` verified reference solutions from the problems
+        before ``train_start``."""
         env = getattr(env, "unwrapped", env)
+        split, eval_split = resolve_splits(run, env)
         shots = []
         for index in range(cfg.train_start):
             if len(shots) == cfg.few_shot_examples:
                 break
-            pair = sft_pairs_from_env(env, 1, split=cfg.train_split, start=index)
+            pair = sft_pairs_from_env(env, 1, split=split, start=index)
             if pair:
-                problem = env.problem_at(index, split=cfg.train_split, difficulty=cfg.difficulty)
+                problem = env.problem_at(index, split=split, difficulty=run.difficulty)
                 shots.append((problem, pair[0][1]))
-        return cls(env, tokenizer, tuple(shots))
+        return cls(env, tokenizer, split, eval_split, run.difficulty, tuple(shots))
 
     def prompt(self, problem: Any, *, hint: bool = False, few_shot: bool = False) -> str:
         """The formatted prompt; few-shot examples are hinted too when ``hint`` is set."""
@@ -319,21 +300,18 @@ def rationalize(
     )  # fmt: skip
 
 
-def evaluate_accuracy(task: STaRTask, generator: Generator, cfg: STaRConfig) -> float:
-    """Greedy zero-shot accuracy on the first ``eval_size`` problems of ``eval_split`` (never hinted)."""
-    size = task.env.source.size(cfg.eval_split, cfg.difficulty)
-    count = cfg.eval_size if size is None else min(cfg.eval_size, size)
-    problems = [task.env.problem_at(i, split=cfg.eval_split, difficulty=cfg.difficulty) for i in range(count)]
-    params = SamplingParams(max_new_tokens=cfg.max_new_tokens, temperature=0.0)
-    outputs = generator.generate([task.prompt(problem) for problem in problems], params)
-    correct = sum(
-        bool(task.env.score(p, out[0].text).correct) for p, out in zip(problems, outputs, strict=True)
-    )
-    return correct / max(count, 1)
+def evaluate_accuracy(task: STaRTask, generator: Generator, run: RunConfig, rollout: RolloutConfig) -> float:
+    """Greedy zero-shot pass@1 on the first ``eval_problems`` problems of the held-out split (never hinted),
+    through `reasongym.evaluation.evaluate` like every held-out number."""
+    return greedy_pass_at_1(
+        generator, task.env, tokenizer=task.tokenizer, split=task.eval_split, num_problems=run.eval_problems,
+        difficulty=task.difficulty, max_new_tokens=rollout.max_new_tokens,
+    )  # fmt: skip
 
 
 def fine_tune(
     cfg: STaRConfig,
+    run: RunConfig,
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
     kept: Sequence[KeptExample],
@@ -342,16 +320,21 @@ def fine_tune(
 ) -> tuple[int, float | None]:
     """Fine-tune ``model`` in place on the kept set for the steps of ``iteration``; log the curve in ``folder``.
 
+    The fine-tuning run takes the optimizer settings of ``run`` (lr, schedule, warmup, weight decay,
+    clipping, micro-batch) and its own length (`sft_steps_for_iteration`) and seed (``seed + iteration``).
+
     Returns:
         ``(steps, final SFT loss)``; ``(0, None)`` when nothing was kept (nothing to train on).
     """
     if not kept:
         return 0, None
-    steps = sft_steps_for_iteration(cfg, iteration)
-    sft_cfg = dataclasses.replace(cfg.sft, max_steps=steps, seed=cfg.sft.seed + iteration)
-    result = train_sft(sft_cfg, model, tokenizer, [(k.prompt, k.completion) for k in kept])
+    sft_run = dataclasses.replace(
+        run, max_steps=sft_steps_for_iteration(cfg, iteration), seed=run.seed + iteration, eval_every=0,
+        save_every=0, log_every=1, progress_bar=False, tensorboard=False, wandb_project=None,
+    )  # fmt: skip
+    result = train_sft(cfg.sft, model, tokenizer, [(k.prompt, k.completion) for k in kept], run=sft_run)
     if folder is not None:  # the SFT curve of this iteration, beside its data
-        with MetricsWriter(folder, tensorboard=False, config=sft_cfg) as writer:
+        with MetricsWriter(folder, tensorboard=False, config={"run": sft_run, "sft": cfg.sft}) as writer:
             for step, metrics in enumerate(result.history, start=1):
                 writer.log(step, metrics)
     return result.steps, result.final_loss
@@ -365,6 +348,8 @@ class _Loop:
     """What stays fixed across iterations, and what a checkpoint restores (``initial_accuracy``, ``history``)."""
 
     cfg: STaRConfig
+    run_cfg: RunConfig
+    rollout: RolloutConfig
     model: PreTrainedModel
     task: STaRTask
     generator: Generator
@@ -378,11 +363,11 @@ class _Loop:
 
     def iteration(self, iteration: int) -> IterationStats:
         """One outer iteration, as its named steps."""
-        cfg, model, task, hook = self.cfg, self.model, self.task, self.hook
+        cfg, rollout, model, task, hook = self.cfg, self.rollout, self.model, self.task, self.hook
         before = self.history[-1].accuracy_after if self.history else self.initial_accuracy
         params = SamplingParams(
-            max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
-            n=cfg.samples_per_problem, seed=cfg.seed * 1_000_003 + 2 * iteration,
+            max_new_tokens=rollout.max_new_tokens, temperature=rollout.temperature, top_p=rollout.top_p,
+            n=rollout.group_size, seed=self.run_cfg.seed * 1_000_003 + 2 * iteration,
         )  # fmt: skip
         hook(iteration, "generate", model)
         completions = generate_rationales(task, self.generator, self.problems, params)
@@ -405,10 +390,11 @@ class _Loop:
         if cfg.restart_from_base:
             model.load_state_dict(self.base)
         hook(iteration, "fine_tune", model)
-        steps, loss = fine_tune(cfg, model, task.tokenizer, kept, iteration, folder)
+        steps, loss = fine_tune(cfg, self.run_cfg, model, task.tokenizer, kept, iteration, folder)
         hook(iteration, "evaluate", model)
+        accuracy = evaluate_accuracy(task, self.generator, self.run_cfg, rollout)
         return IterationStats(
-            iteration=iteration, accuracy_before=before, accuracy_after=evaluate_accuracy(task, self.generator, cfg),
+            iteration=iteration, accuracy_before=before, accuracy_after=accuracy,
             train_accuracy=len(solved) / len(self.problems), kept_direct=len(direct),
             kept_rationalized=len(rationalized), rationalization_attempts=len(missed) if cfg.rationalize else 0,
             sft_steps=steps, sft_final_loss=loss,
@@ -427,15 +413,20 @@ class _Loop:
         if self.run is None or writer is None:
             return
         writer.log(iteration, metrics)
-        if self.cfg.plot:
-            plot_metrics(
-                self.run.metrics_path, self.run.path / "accuracy.png", keys=("eval/accuracy", "star/kept_")
-            )
+        plot_metrics(
+            self.run.metrics_path, self.run.path / "accuracy.png", keys=("eval/accuracy", "star/kept_")
+        )
         state = {
             "initial_accuracy": self.initial_accuracy,
             "history": [dataclasses.asdict(s) for s in self.history],
         }
-        save_checkpoint(self.run, iteration, model=self.model, trainer_state=state, keep_last=1)
+        save_checkpoint(
+            self.run,
+            iteration,
+            model=self.model,
+            trainer_state=state,
+            keep_last=self.run_cfg.keep_checkpoints,
+        )
 
 
 def train_star(
@@ -444,18 +435,23 @@ def train_star(
     tokenizer: PreTrainedTokenizerBase,
     env_id: str | Any,
     *,
+    run: RunConfig | None = None,
+    rollout: RolloutConfig | None = None,
     run_dir: RunDir | str | Path | None = None,
     generator: Generator | None = None,
     on_step: Callable[[int, str, PreTrainedModel], None] | None = None,
 ) -> STaRResult:
-    """Run STaR on ``model`` for ``cfg.iterations`` outer iterations, resuming when the run folder allows.
+    """Run STaR on ``model`` for ``run.max_steps`` outer iterations, resuming when the run folder allows.
 
     Args:
-        cfg: Hyperparameters.
+        cfg: STaR's own settings.
         model: The base causal LM, on its device; trained in place (it ends as the last iteration's
             model). On resume its weights are replaced by the run folder's base and latest weights.
         tokenizer: Its tokenizer.
         env_id: A single-turn environment id (``reasongym.make``) or a made environment.
+        run: Iterations, the fine-tuning optimizer, splits, held-out size and seed; None: the ``default``
+            preset's for STaR (10 iterations, lr 1e-6).
+        rollout: Rationale sampling; None: the ``default`` preset's for STaR (one greedy rationale).
         run_dir: Run folder for metrics, kept sets, plot and iteration checkpoints; one that holds a
             checkpoint is resumed from its last completed iteration. None: no files, no resume.
         generator: Samples completions; default ``HFGenerator(model, tokenizer)``. Must follow ``model``.
@@ -468,28 +464,42 @@ def train_star(
     Raises:
         ConfigError: ``num_train_problems`` is None on an endless split, or a finished run is resumed.
     """
+    if run is None or rollout is None:
+        from reasongym.agents.presets import preset_configs
+
+        default = preset_configs("default", "star")
+        run, rollout = run or default["run"], rollout or default["rollout"]
     env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
-    run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-    indices = _train_indices(env, cfg)
+    folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
+    task = STaRTask.from_env(env, tokenizer, cfg, run)
+    indices = _train_indices(env, cfg, task)
+    sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
+    problems = [env.problem_at(i, split=task.split, difficulty=task.difficulty) for i in indices]
     loop = _Loop(
-        cfg, model, STaRTask.from_env(env, tokenizer, cfg),
-        generator or HFGenerator(model, tokenizer, batch_size=cfg.generation_batch_size), indices,
-        [env.problem_at(i, split=cfg.train_split, difficulty=cfg.difficulty) for i in indices], run,
-        on_step or (lambda *_: None),
-    )  # fmt: skip
+        cfg, run, rollout, model, task, sampler, indices, problems, folder, on_step or (lambda *_: None)
+    )
     resumed_from = _start_or_resume(loop)
     writer = None
-    if run is not None:
-        config = {"star": dataclasses.asdict(cfg), "env": getattr(env.spec, "id", None)}
+    if folder is not None:
+        config = {
+            "algo": "star",
+            "run": run,
+            "rollout": rollout,
+            "star": cfg,
+            "env": getattr(env.spec, "id", None),
+        }
         config["env_config"] = dataclasses.asdict(env.config)
         # Lines after the last completed iteration belong to an attempt that is about to be redone.
         resume_from = -1 if resumed_from is None else resumed_from
-        writer = MetricsWriter(run.path, tensorboard=False, config=config, resume_from_step=resume_from)
+        writer = MetricsWriter(
+            folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project, config=config,
+            resume_from_step=resume_from,
+        )  # fmt: skip
     try:
         if loop.initial_accuracy is None:
-            loop.initial_accuracy = evaluate_accuracy(loop.task, loop.generator, cfg)
+            loop.initial_accuracy = evaluate_accuracy(task, sampler, run, rollout)
             loop.complete(writer, 0, {"eval/accuracy": loop.initial_accuracy})
-        for iteration in range(len(loop.history) + 1, cfg.iterations + 1):
+        for iteration in range(len(loop.history) + 1, run.max_steps + 1):
             if loop.plateaued():
                 break
             loop.history.append(loop.iteration(iteration))
@@ -497,7 +507,7 @@ def train_star(
     finally:
         if writer is not None:
             writer.close()
-    path = None if run is None else run.path
+    path = None if folder is None else folder.path
     return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, path)
 
 
@@ -515,11 +525,11 @@ def _iteration_metrics(stats: IterationStats) -> dict[str, float]:
     }
 
 
-def _train_indices(env: Any, cfg: STaRConfig) -> list[int]:
-    size = env.source.size(cfg.train_split, cfg.difficulty)
+def _train_indices(env: Any, cfg: STaRConfig, task: STaRTask) -> list[int]:
+    size = env.source.size(task.split, task.difficulty)
     if cfg.num_train_problems is None and size is None:
         raise ConfigError(
-            f"num_train_problems=None is not allowed for split {cfg.train_split!r}, which is endless "
+            f"num_train_problems=None is not allowed for split {task.split!r}, which is endless "
             "(procedural); set num_train_problems to an integer >= 1"
         )
     stop = cfg.train_start + (cfg.num_train_problems or size - cfg.train_start)
@@ -527,7 +537,7 @@ def _train_indices(env: Any, cfg: STaRConfig) -> list[int]:
         stop = min(stop, size)
     if stop <= cfg.train_start:
         raise ConfigError(
-            f"train_start={cfg.train_start} leaves no training problems in split {cfg.train_split!r} "
+            f"train_start={cfg.train_start} leaves no training problems in split {task.split!r} "
             f"({size} problems); choose train_start < {size}"
         )
     return list(range(cfg.train_start, stop))
@@ -550,9 +560,9 @@ def _start_or_resume(loop: _Loop) -> int | None:
         model.load_state_dict(loop.base)
         return None
     step, saved = load_checkpoint(checkpoint, model=model)
-    if step >= loop.cfg.iterations:
+    if step >= loop.run_cfg.max_steps:
         raise ConfigError(
-            f"the run in {str(run.path)!r} already completed {step} iterations; raise iterations above {step} "
+            f"the run in {str(run.path)!r} already completed {step} iterations; raise max_steps above {step} "
             "to continue it"
         )
     loop.initial_accuracy = saved["initial_accuracy"]

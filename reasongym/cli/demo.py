@@ -23,7 +23,9 @@ from typing import Any
 from reasongym.errors import ConfigError
 
 ENV_ID = "reasongym/Arithmetic-v0"
-"""The demo's environment (level 1: 2-digit addition, see ``reasongym.agents.recipes``)."""
+"""The demo's environment (at its default level 1: 2-digit addition written column by column)."""
+MAX_NEW_TOKENS = 72
+"""Longest completion (level-1 solutions take 40-56 characters plus EOS; the ``tiny`` preset's limit)."""
 ALGOS = ("grpo", "dapo")
 
 
@@ -137,7 +139,7 @@ def _say(message: str, show: bool) -> None:
 
 def build(cfg: DemoConfig, out_dir: str | Path) -> tuple[Any, Any, Path]:
     """The tiny model, its character tokenizer (saved in the run folder), and the new run folder."""
-    from reasongym.agents.recipes import tiny_policy
+    from reasongym.models import tiny_policy
     from reasongym.runs import RunDir
 
     model, tokenizer = tiny_policy(cfg.seed)
@@ -148,25 +150,22 @@ def build(cfg: DemoConfig, out_dir: str | Path) -> tuple[Any, Any, Path]:
 
 def warm_start(cfg: DemoConfig, model: Any, tokenizer: Any) -> Any:
     """SFT on reference solutions until the greedy validation probe reaches ``cfg.warm_start_target``."""
-    from reasongym.agents.recipes import warm_start as recipe_warm_start
+    from reasongym.agents.presets import preset_configs
+    from reasongym.agents.warm_start import warm_start as sft_warm_start
 
+    sft_run = preset_configs(
+        "tiny", "sft", {"run": {"max_steps": 800, "seed": cfg.seed, "progress_bar": False}}
+    )["run"]
     if cfg.quick:
-        return recipe_warm_start(
-            model,
-            tokenizer,
-            ENV_ID,
-            max_steps=2,
-            num_pairs=16,
-            probe_problems=2,
-            probe_every=1,
-            seed=cfg.seed,
+        sft_run = replace(sft_run, max_steps=2)
+        return sft_warm_start(
+            model, tokenizer, ENV_ID, run=sft_run, num_pairs=16, probe_problems=2, probe_every=1
         )
-    return recipe_warm_start(model, tokenizer, ENV_ID, target_accuracy=cfg.warm_start_target, seed=cfg.seed)
+    return sft_warm_start(model, tokenizer, ENV_ID, target_accuracy=cfg.warm_start_target, run=sft_run)
 
 
 def measure(cfg: DemoConfig, model: Any, tokenizer: Any, out_path: Path, progress: bool) -> Any:
     """pass@1 and pass@8 (from ``eval_samples`` samples) on held-out test problems."""
-    from reasongym.agents.recipes import DEMO_DIFFICULTY, DEMO_MAX_NEW_TOKENS
     from reasongym.evaluation import evaluate
 
     return evaluate(
@@ -176,9 +175,8 @@ def measure(cfg: DemoConfig, model: Any, tokenizer: Any, out_path: Path, progres
         n=cfg.eval_samples,
         ks=(1, 8),
         num_problems=cfg.eval_problems,
-        difficulty=DEMO_DIFFICULTY,
         temperature=cfg.eval_temperature,
-        max_new_tokens=DEMO_MAX_NEW_TOKENS,
+        max_new_tokens=MAX_NEW_TOKENS,
         seed=cfg.seed,
         out_path=out_path,
         resume=False,
@@ -188,13 +186,13 @@ def measure(cfg: DemoConfig, model: Any, tokenizer: Any, out_path: Path, progres
     )
 
 
-def rl_config(cfg: DemoConfig, max_steps: int, progress: bool) -> Any:
-    """The recipe's GRPO or DAPO config (16 prompts x 8 samples, lr 1e-4) at ``max_steps``."""
-    from reasongym.agents.recipes import demo_dapo_config, demo_grpo_config
+def rl_configs(cfg: DemoConfig, max_steps: int, progress: bool) -> dict[str, Any]:
+    """The ``tiny`` preset's GRPO or DAPO configs (16 prompts x 8 samples, lr 1e-4) at ``max_steps``."""
+    from reasongym.agents.presets import preset_configs
 
-    recipe = demo_grpo_config if cfg.algo == "grpo" else demo_dapo_config
-    small = {"num_prompts": 2, "group_size": 2} if cfg.quick else {}
-    return recipe(max_steps=max_steps, seed=cfg.seed, progress_bar=progress, tensorboard=False, **small)
+    run = {"max_steps": max_steps, "seed": cfg.seed, "progress_bar": progress, "tensorboard": False}
+    rollout = {"num_prompts": 2, "group_size": 2} if cfg.quick else {}
+    return preset_configs("tiny", cfg.algo, {"run": run, "rollout": rollout})
 
 
 def train_rl(cfg: DemoConfig, model: Any, tokenizer: Any, run_dir: Path, progress: bool) -> int:
@@ -207,7 +205,16 @@ def train_rl(cfg: DemoConfig, model: Any, tokenizer: Any, run_dir: Path, progres
     started, steps = time.perf_counter(), 0
     while steps < cfg.max_rl_steps:
         steps = min(steps + cfg.chunk_steps, cfg.max_rl_steps)
-        train(rl_config(cfg, steps, progress), model, tokenizer, ENV_ID, run_dir=run_dir)
+        configs = rl_configs(cfg, steps, progress)
+        train(
+            configs[cfg.algo],
+            model,
+            tokenizer,
+            ENV_ID,
+            run=configs["run"],
+            rollout=configs["rollout"],
+            run_dir=run_dir,
+        )
         if time.perf_counter() - started >= budget_s:
             break
     return steps

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reasongym.cli.train import ArgParser, UsageError
+from reasongym.cli.args import ArgParser, UsageError
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
 from reasongym.metrics import dumps_strict
 
@@ -210,7 +210,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from reasongym.cli import train as cli_train
 
     result = cli_train.run_training(args)
-    print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
+    if result:  # `train --help` prints its usage and returns nothing
+        print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
     return EXIT_OK
 
 

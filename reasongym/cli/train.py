@@ -1,278 +1,192 @@
-"""``reasongym train ALGO``: a config file (TOML or YAML) plus flags, turned into a frozen config and a run.
+"""``reasongym train ALGO``: a preset, a config file and flags, turned into the trainer's configs and a run.
 
-The flags of each algorithm are generated from its config dataclass: one ``--field-name`` per field, its
-help text the docstring under the field, its type from the annotation (``bool`` fields get
-``--field``/``--no-field``; a nested dataclass field ``sft`` gets ``--sft.lr`` and so on). Precedence:
-dataclass defaults, then the config file, then flags. A config file holds the same names (nested
-dataclasses as tables), plus the run keys ``model``, ``env``, ``output_dir``, ``run_dir``,
-``num_examples``, ``difficulty``. Resuming with ``--run-dir`` puts the run's saved config and run keys
-(``config.json``, ``run.json``) beneath the file and the flags, and warns about each value they change. Only the CLI imports this module; it imports nothing from the CLI.
+Each algorithm takes configs by section (`reasongym.agents.presets.SECTIONS`): ``run`` (`RunConfig`),
+``rollout`` (`RolloutConfig`, RL and STaR) and the algorithm's own. Flags are generated from them, one per
+field, grouped by section in ``--help``; field names are unique across an algorithm's sections, so a flag
+needs no section prefix (``--max-steps``, ``--group-size``, ``--clip-eps``; STaR's nested fine-tuning
+config is ``--sft.batch-size``). A config file holds the same names, flat or in section tables
+(``[run]``, ``[rollout]``, ``[grpo]``), plus the run keys ``model``, ``env``, ``preset``, ``output_dir``,
+``run_dir`` and (SFT) ``num_examples``.
+
+Precedence: the preset (``--preset``; ``tiny`` when ``--model tiny``, else ``default``), then a resumed
+run's saved configs, then the config file, then flags. ``--run-dir`` resumes a run folder: its saved
+configs and run keys (``config.json``, ``run.json``) are the base, and every value the file or flags change
+is warned about on stderr. Only the CLI imports this module.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
 import difflib
 import importlib
-import inspect
 import json
 import sys
-import textwrap
-import types
-import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from reasongym.cli.args import (
+    ArgParser,
+    UsageError,
+    add_config_arguments,
+    config_fields,
+    flatten,
+    merge,
+    nest,
+    read_config_file,
+)
 from reasongym.errors import ConfigError
 
-TRAINERS: dict[str, tuple[str, str, str]] = {
-    "sft": ("reasongym.agents.sft", "SFTConfig", "train_sft"),
-    "grpo": ("reasongym.agents.grpo", "GRPOConfig", "train_grpo"),
-    "dapo": ("reasongym.agents.dapo", "DAPOConfig", "train_dapo"),
-    "star": ("reasongym.agents.star", "STaRConfig", "train_star"),
+TRAINERS: dict[str, tuple[str, str]] = {
+    "sft": ("reasongym.agents.sft", "train_sft"),
+    "grpo": ("reasongym.agents.grpo", "train_grpo"),
+    "dapo": ("reasongym.agents.dapo", "train_dapo"),
+    "star": ("reasongym.agents.star", "train_star"),
 }
-"""Algorithm name -> (module, config class, train function)."""
+"""Algorithm name -> (module, train function)."""
+RUN_KEYS = ("model", "env", "preset", "output_dir", "run_dir", "num_examples")
+"""Keys of a config file (and ``run.json``) that choose what to train rather than how."""
+SECTION_TITLES = {
+    "run": "run: steps, optimizer, cadence, data, logging (RunConfig, every trainer)",
+    "rollout": "rollout: how completions are sampled (RolloutConfig)",
+}
+TRAIN_USAGE = (
+    f"usage: reasongym train {{{','.join(TRAINERS)}}} [--preset NAME] [--config FILE] [flags]\n"
+    "`reasongym train ALGO --help` lists every flag, grouped by config section"
+)
 
 
-class UsageError(Exception):
-    """A command-line argument is wrong (exit code 2)."""
+def train_parser(algo: str) -> argparse.ArgumentParser:
+    """The parser of ``reasongym train ALGO``: run options, then one group of flags per config section."""
+    from reasongym.agents.presets import PRESETS, SECTIONS, config_class, preset_values
 
-
-class ArgParser(argparse.ArgumentParser):
-    """An ArgumentParser that raises UsageError instead of exiting, so ``main`` owns every exit code."""
-
-    def error(self, message: str) -> typing.NoReturn:
-        """Raise UsageError with the message and the usage line."""
-        raise UsageError(f"{message}\n{self.format_usage().strip()}")
-
-
-RUN_KEYS = ("model", "env", "output_dir", "run_dir", "num_examples", "difficulty")
-
-
-def field_docs(cls: type) -> dict[str, str]:
-    """The docstring written under each field of a dataclass, by field name (read from its source)."""
-    docs: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
-        except (OSError, TypeError, SyntaxError):
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for node, after in zip(body, body[1:], strict=False):
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
-                    docs[node.target.id] = " ".join(str(after.value.value).split())
-    return docs
-
-
-def _converter(tp: Any) -> tuple[Any, dict[str, Any]]:
-    """``(type function, extra add_argument kwargs)`` for a field type."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType) and type(None) in args:
-        inner = [a for a in args if a is not type(None)]
-        convert, extra = _converter(inner[0] if len(inner) == 1 else str)
-        return (lambda text: None if text.lower() in ("none", "null") else convert(text)), extra
-    if origin is typing.Literal:
-        return type(args[0]), {"choices": list(args)}
-    if origin in (tuple, list):
-        item = args[0] if args else str
-        return _converter(item)[0], {"nargs": "*"}
-    if tp is bool:
-        return None, {"action": argparse.BooleanOptionalAction}
-    if tp in (int, float, str):
-        return tp, {}
-    return str, {}
-
-
-def add_config_arguments(parser: argparse.ArgumentParser, cls: type, prefix: str = "") -> None:
-    """Add one flag per field of the dataclass ``cls`` (recursing into nested dataclass fields)."""
-    hints, docs = typing.get_type_hints(cls), field_docs(cls)
-    for item in dataclasses.fields(cls):
-        tp = hints[item.name]
-        dest = f"{prefix}{item.name}"
-        if dataclasses.is_dataclass(tp):
-            add_config_arguments(parser, tp, prefix=f"{dest}.")
-            continue
-        convert, extra = _converter(tp)
-        default = item.default if item.default is not dataclasses.MISSING else "(required)"
-        help_text = f"{docs.get(item.name, '')} (default: {default!r})".replace("%", "%%")
-        flags = [f"--{dest.replace('_', '-')}"]
-        kwargs: dict[str, Any] = {}
-        if convert is not None:  # not a bool switch
-            flags += [f"--{dest}"] if "_" in dest else []
-            kwargs = {"type": convert, "metavar": _metavar(tp)}
-        parser.add_argument(
-            *flags, dest=f"cfg:{dest}", default=argparse.SUPPRESS, help=help_text, **kwargs, **extra
-        )
-
-
-def _metavar(tp: Any) -> str:
-    names = [getattr(a, "__name__", str(a)) for a in (typing.get_args(tp) or (tp,)) if a is not type(None)]
-    return "|".join(names).upper() if typing.get_origin(tp) is not typing.Literal else None
-
-
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """A TOML (``.toml``) or YAML (``.yaml``/``.yml``) file as a dict.
-
-    Raises:
-        ConfigError: Missing file, unknown extension, a parse error, or a missing YAML/TOML reader.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist")
-    text = path.read_text(encoding="utf-8")
-    try:
-        if path.suffix == ".toml":
-            try:
-                import tomllib
-            except ModuleNotFoundError:  # Python 3.10
-                import tomli as tomllib  # type: ignore[no-redef]
-            data = tomllib.loads(text)
-        elif path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text) or {}
-        else:
-            raise ConfigError(f"config file {str(path)!r} must end in .toml, .yaml or .yml")
-    except ModuleNotFoundError as exc:
-        raise ConfigError(f"reading {path.suffix} needs {exc.name}: pip install {exc.name}") from exc
-    except ValueError as exc:  # tomllib.TOMLDecodeError and yaml.YAMLError's parse errors
-        raise ConfigError(f"config file {str(path)!r} could not be parsed: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {str(path)!r} must hold a mapping of field names to values")
-    return data
-
-
-def build_config(cls: type, values: Mapping[str, Any], where: str = "config") -> Any:
-    """Instantiate ``cls`` from nested ``values``; unknown names raise with the nearest field."""
-    hints = typing.get_type_hints(cls)
-    names = [item.name for item in dataclasses.fields(cls)]
-    kwargs = {}
-    for key, value in values.items():
-        if key not in names:
-            close = difflib.get_close_matches(key, names, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"{where}: unknown field {key!r} of {cls.__name__}{hint}; fields: {names}")
-        tp = hints[key]
-        if dataclasses.is_dataclass(tp):
-            value = build_config(tp, value or {}, where=f"{where}.{key}")
-        elif isinstance(value, list) and tuple in (
-            typing.get_origin(tp),
-            *map(typing.get_origin, typing.get_args(tp)),
-        ):
-            value = tuple(value)
-        kwargs[key] = value
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:  # a required field missing
-        raise ConfigError(f"{where}: {exc}") from exc
-
-
-def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
-    nested: dict[str, Any] = {}
-    for dotted, value in flat.items():
-        *parents, leaf = dotted.split(".")
-        node = nested
-        for parent in parents:
-            node = node.setdefault(parent, {})
-        node[leaf] = value
-    return nested
-
-
-def _merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _merge(dict(merged[key]), value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def train_parser(algo: str, config_cls: type) -> argparse.ArgumentParser:
-    """The parser of ``reasongym train ALGO``: run options, then the config's fields."""
     parser = ArgParser(
         prog=f"reasongym train {algo}",
-        description=f"Train with {algo.upper()}. Precedence: config defaults < --config file < flags.",
+        description=f"Train with {algo.upper()}. Precedence: preset < resumed run < --config file < flags.",
     )
-    run = parser.add_argument_group("run")
+    run = parser.add_argument_group("what to train")
     run.add_argument("--config", help="TOML or YAML file of config fields (and run keys)")
     run.add_argument(
-        "--model", help="'tiny' (random-init tiny model, char tokenizer) or a model/run folder or hub id"
+        "--model",
+        help="'tiny' (random-init tiny model, char tokenizer), a model or run folder, a .gguf file, or a hub id",
     )
     run.add_argument("--env", help="environment id, e.g. reasongym/Arithmetic-v0")
-    run.add_argument("--output-dir", help="parent folder of the new run folder (default ./runs)")
     run.add_argument(
-        "--run-dir",
-        help="an existing run folder to resume; its saved config, model and env are the defaults",
+        "--preset",
+        choices=sorted(PRESETS),
+        help="named settings (default: tiny for --model tiny, else default)",
     )
+    run.add_argument("--output-dir", help="parent folder of the new run folder (default ./runs)")
+    run.add_argument("--run-dir", help="an existing run folder to resume; its saved configs are the base")
     if algo == "sft":
         run.add_argument(
             "--num-examples", type=int, help="reference solutions taken from the train split (default 1000)"
         )
-        run.add_argument("--difficulty", type=int, help="difficulty level of the examples")
-    add_config_arguments(parser.add_argument_group(f"{config_cls.__name__} fields"), config_cls)
+    presets = {name: flatten(preset_values(name, algo)) for name in ("default", "tiny")}
+    for section in SECTIONS[algo]:
+        cls = config_class(algo, section)
+        title = SECTION_TITLES.get(section, f"{section}: {algo.upper()}'s own ({cls.__name__})")
+        group = parser.add_argument_group(title)
+        class_defaults = {name: default for name, _, default, _ in config_fields(cls)}
+
+        def describe(dotted: str, section: str = section, defaults: dict = class_defaults) -> str:
+            values = {name: presets[name].get(f"{section}.{dotted}", defaults[dotted]) for name in presets}
+            if values["tiny"] == values["default"]:
+                return f"default: {values['default']!r}"
+            return f"default: {values['default']!r}; preset tiny: {values['tiny']!r}"
+
+        add_config_arguments(group, cls, section, describe)
     return parser
 
 
 def run_training(args: argparse.Namespace) -> dict[str, Any]:
-    """Parse ``train ALGO ...``, build the config, model and run folder, and train; returns a summary.
-
-    With ``--run-dir`` the run resumes: its saved config (``config.json``) and run keys (``run.json``)
-    are the base, under the ``--config`` file and then the flags; each value that changes is warned
-    about on stderr.
-    """
+    """Parse ``train ALGO ...``, build the configs, model and run folder, and train; returns a summary."""
     rest = list(args.rest)
     if not rest or rest[0] in ("-h", "--help"):
-        raise UsageError(
-            f"usage: reasongym train {{{','.join(TRAINERS)}}} [--config FILE] [flags]; "
-            "`reasongym train ALGO --help` lists the flags"
-        )
+        if rest:
+            print(TRAIN_USAGE)
+            return {}
+        raise UsageError(TRAIN_USAGE)
     algo = rest.pop(0)
     if algo not in TRAINERS:
         close = difflib.get_close_matches(algo, TRAINERS, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise UsageError(f"unknown algorithm {algo!r}{hint}; choose one of {list(TRAINERS)}")
-    module_name, config_name, train_name = TRAINERS[algo]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise RuntimeError(f"{module_name} is not available in this installation: {exc}") from exc
-    config_cls, train = getattr(module, config_name), getattr(module, train_name)
-    parsed = vars(train_parser(algo, config_cls).parse_args(rest))
+    parsed = vars(train_parser(algo).parse_args(rest))
     file_values = read_config_file(parsed["config"]) if parsed.get("config") else {}
-    run_keys = [key for key in RUN_KEYS if key not in {item.name for item in dataclasses.fields(config_cls)}]
-    run_values = {key: file_values.pop(key) for key in run_keys if key in file_values}
-    run_values.update({key: parsed[key] for key in run_keys if parsed.get(key) is not None})
-    flags = _nest({key[4:]: value for key, value in parsed.items() if key.startswith("cfg:")})
-    saved_config: dict[str, Any] = {}
+    run_values = {key: file_values.pop(key) for key in RUN_KEYS if key in file_values}
+    run_values.update({key: parsed[key] for key in RUN_KEYS if parsed.get(key) is not None})
+    file_sections = sort_into_sections(algo, file_values, where=str(parsed.get("config")))
+    flags = nest(
+        {key[4:].replace(":", ".", 1): value for key, value in parsed.items() if key.startswith("cfg:")}
+    )
+    saved: dict[str, Any] = {}
     if run_values.get("run_dir"):
-        saved_config, run_values = _resume_base(algo, config_cls, run_values, file_values, flags)
-    cfg = build_config(config_cls, _merge(_merge(saved_config, file_values), flags))
+        saved, run_values = _resume_base(algo, run_values, merge(file_sections, flags))
+    run_values["preset"] = choose_preset(run_values)
+    from reasongym.agents.presets import preset_configs
+
+    configs = preset_configs(run_values["preset"], algo, merge(merge(saved, file_sections), flags))
     if not run_values.get("env"):
         raise UsageError("--env is required (or `env = ...` in the config file)")
-    return _train(algo, cfg, train, run_values)
+    return _train(algo, configs, run_values)
+
+
+def sort_into_sections(algo: str, values: Mapping[str, Any], where: str) -> dict[str, dict[str, Any]]:
+    """A config file's values by section: section tables as they are, flat field names to their section.
+
+    Raises:
+        ConfigError: A name that is neither a section, a run key nor a field of the algorithm's configs.
+    """
+    from reasongym.agents.presets import SECTIONS, config_class
+
+    owner = {}
+    for section in SECTIONS[algo]:
+        for dotted, *_ in config_fields(config_class(algo, section)):
+            owner[dotted.split(".")[0]] = section
+    sections: dict[str, dict[str, Any]] = {}
+    for key, value in values.items():
+        if key in SECTIONS[algo] and isinstance(value, Mapping):
+            sections[key] = merge(sections.get(key, {}), value)
+        elif key in owner:
+            sections.setdefault(owner[key], {})[key] = value
+        else:
+            known = [*SECTIONS[algo], *RUN_KEYS, *owner]
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(
+                f"{where}: unknown name {key!r} for {algo}{hint}; sections: {list(SECTIONS[algo])}"
+            )
+    return sections
+
+
+def choose_preset(run_values: Mapping[str, Any]) -> str:
+    """``--preset`` if given, else the preset of the run folder given as ``--model``, else ``tiny`` for
+    ``--model tiny``, else ``default``; the choice is announced on stderr when it was not explicit."""
+    if run_values.get("preset"):
+        return str(run_values["preset"])
+    model = str(run_values.get("model") or "tiny")
+    from reasongym.runs import RunDir
+
+    from_run = RunDir(Path(model)).read_run_info().get("preset") if Path(model).is_dir() else None
+    chosen = from_run or ("tiny" if model == "tiny" else "default")
+    reason = f"the preset of {model}" if from_run else f"--model {model}"
+    print(f"reasongym: using preset {chosen!r} ({reason}; --preset changes it)", file=sys.stderr)
+    return chosen
 
 
 def _resume_base(
-    algo: str,
-    config_cls: type,
-    run_values: Mapping[str, Any],
-    file_values: Mapping[str, Any],
-    flags: Mapping[str, Any],
+    algo: str, run_values: Mapping[str, Any], overrides: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The saved config of the run folder being resumed, and the run keys with the saved ones beneath."""
+    """The saved configs of the run folder being resumed, and the run keys with the saved ones beneath."""
+    from reasongym.runs import RunDir
+
     folder = Path(run_values["run_dir"])
     if not folder.is_dir():
         raise UsageError(
-            f"--run-dir {str(folder)!r} does not exist: to start a new run use --output-dir (the parent "
-            "folder of the new run folder); --run-dir resumes an existing run folder"
+            f"--run-dir {str(folder)!r} is not an existing folder: to start a new run use --output-dir (the "
+            "parent folder of the new run folder); --run-dir resumes an existing run folder"
         )
-    from reasongym.runs import RunDir
-
     run = RunDir(folder)
     saved_run = run.read_run_info()
     if saved_run.get("algo") not in (None, algo):
@@ -280,46 +194,41 @@ def _resume_base(
             f"--run-dir {str(folder)!r} is a {saved_run['algo']} run; resume it with "
             f"`reasongym train {saved_run['algo']} --run-dir ...`, not {algo}"
         )
-    saved_config = _saved_config(run.config_path, algo, config_cls)
+    saved = _saved_configs(run.config_path, algo)
     for key, value in run_values.items():
-        if key in saved_run and saved_run[key] != value:
+        if key in saved_run and key != "run_dir" and saved_run[key] != value:
             _warn_change(folder, key, value, saved_run[key])
     merged_run = {key: value for key, value in saved_run.items() if key in RUN_KEYS and value is not None}
     merged_run.update(run_values)
-    overrides = _flatten(_merge(dict(file_values), flags))
-    saved_flat = _flatten(saved_config)
-    for key, value in overrides.items():
+    saved_flat = flatten(saved)
+    for key, value in flatten(overrides).items():
         if key in saved_flat and _plain(saved_flat[key]) != _plain(value):
             _warn_change(folder, key, value, saved_flat[key])
-    return saved_config, merged_run
+    return saved, merged_run
 
 
-def _saved_config(path: Path, algo: str, config_cls: type) -> dict[str, Any]:
-    """The config a run folder was trained with; fields this version does not know are dropped."""
+def _saved_configs(path: Path, algo: str) -> dict[str, Any]:
+    """The configs a run folder was trained with, by section; fields this version lacks are dropped."""
+    from reasongym.agents.presets import SECTIONS, config_class
+
     if not path.is_file():
         return {}
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
-    if algo == "star" and isinstance(saved.get("star"), dict):  # STaR stores {"star": cfg, "env": ...}
-        saved = saved["star"]
-    known = {item.name for item in dataclasses.fields(config_cls)}
-    dropped = sorted(set(saved) - known)
-    if dropped:
-        print(f"reasongym: warning: ignoring fields of {path} that {config_cls.__name__} lacks: {dropped}",
-              file=sys.stderr)  # fmt: skip
-    return {key: value for key, value in saved.items() if key in known}
-
-
-def _flatten(nested: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in nested.items():
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
+    sections = {}
+    for section in SECTIONS[algo]:
+        values = saved.get(section) if isinstance(saved, dict) else None
+        if not isinstance(values, dict):
+            continue
+        known = {dotted.split(".")[0] for dotted, *_ in config_fields(config_class(algo, section))}
+        dropped = sorted(set(values) - known)
+        if dropped:
+            print(f"reasongym: warning: ignoring fields of {path} [{section}] that this version lacks: {dropped}",
+                  file=sys.stderr)  # fmt: skip
+        sections[section] = {key: value for key, value in values.items() if key in known}
+    return sections
 
 
 def _plain(value: Any) -> Any:
@@ -335,39 +244,51 @@ def _warn_change(folder: Path, key: str, value: Any, saved: Any) -> None:
     )
 
 
-def _train(algo: str, cfg: Any, train: Any, run: Mapping[str, Any]) -> dict[str, Any]:
-    from reasongym.envs import make, spec
+def _train(algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any]) -> dict[str, Any]:
+    from reasongym.envs import spec
     from reasongym.runs import RunDir
 
-    env_id = spec(run["env"]).id  # unknown ids fail here, before any model is built
-    resuming = RunDir(Path(run["run_dir"])) if run.get("run_dir") else None
-    if resuming is not None and not run.get("model"):
+    env_id = spec(run_keys["env"]).id  # unknown ids fail here, before any model is built
+    resuming = RunDir(Path(run_keys["run_dir"])) if run_keys.get("run_dir") else None
+    if resuming is not None and not run_keys.get("model"):
         # Defaulting to a fresh tiny model would load the checkpoint into a model it may not come from.
         raise UsageError(
             f"--run-dir {str(resuming.path)!r} has no run.json naming its model; pass --model "
             "(the model the run was started from, e.g. 'tiny')"
         )
-    model_name = run.get("model") or "tiny"
-    model, tokenizer = load_training_model(model_name, seed=getattr(cfg, "seed", 0))
+    run_cfg = configs["run"]
+    model_name = str(run_keys.get("model") or "tiny")
+    model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
     folder = resuming or RunDir.create(
-        run.get("output_dir") or "runs", algo=algo, env=env_id, seed=getattr(cfg, "seed", 0)
+        run_keys.get("output_dir") or "runs", algo=algo, env=env_id, seed=run_cfg.seed
     )
-    info = {"algo": algo, "model": model_name, "env": env_id}
+    info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
-        info.update(num_examples=int(run.get("num_examples") or 1000), difficulty=run.get("difficulty"))
+        info["num_examples"] = int(run_keys.get("num_examples") or 1000)
     folder.write_run_info(info)
     tokenizer.save_pretrained(
         folder.path
     )  # so that `reasongym eval RUN_DIR` finds it next to the checkpoints
+    module_name, train_name = TRAINERS[algo]
+    train = getattr(importlib.import_module(module_name), train_name)
     if algo == "sft":
-        from reasongym.agents.sft import sft_pairs_from_env
-
-        env_kwargs = {"difficulty": info["difficulty"]} if info["difficulty"] is not None else {}
-        pairs = sft_pairs_from_env(make(env_id, **env_kwargs), info["num_examples"], tokenizer=tokenizer)
-        result = train(cfg, model, tokenizer, pairs, run_dir=folder.path)
+        result = train(configs["sft"], model, tokenizer, _sft_pairs(env_id, info["num_examples"], run_cfg, tokenizer),
+                       run=run_cfg, run_dir=folder.path)  # fmt: skip
     else:
-        result = train(cfg, model, tokenizer, env_id, run_dir=folder.path)
+        result = train(configs[algo], model, tokenizer, env_id, run=run_cfg, rollout=configs["rollout"],
+                       run_dir=folder.path)  # fmt: skip
     return {"algo": algo, "env": env_id, "run_dir": str(folder.path), **result_summary(result)}
+
+
+def _sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> list[tuple[str, str]]:
+    """Reference solutions of the run's training split (and difficulty) as SFT pairs."""
+    from reasongym.agents.runtime.session import resolve_splits
+    from reasongym.agents.sft import sft_pairs_from_env
+    from reasongym.envs import make
+
+    env = make(env_id, difficulty=run.difficulty) if run.difficulty is not None else make(env_id)
+    split, _ = resolve_splits(run, env)
+    return sft_pairs_from_env(env, count, split=split, tokenizer=tokenizer)
 
 
 def result_summary(result: Any) -> dict[str, Any]:
@@ -388,10 +309,9 @@ def result_summary(result: Any) -> dict[str, Any]:
 def load_training_model(name: str, *, seed: int = 0) -> tuple[Any, Any]:
     """``"tiny"``: the random-init tiny model over the character tokenizer; else a model, run or checkpoint."""
     if name == "tiny":
-        from reasongym.models import make_char_tokenizer, make_tiny_model
+        from reasongym.models import tiny_policy
 
-        tokenizer = make_char_tokenizer()
-        return make_tiny_model(tokenizer, seed=seed), tokenizer
-    from reasongym.evaluation.loading import load_model
+        return tiny_policy(seed)
+    from reasongym.models import load_policy
 
-    return load_model(name)
+    return load_policy(name)

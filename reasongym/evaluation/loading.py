@@ -1,20 +1,16 @@
 """Turn what ``evaluate`` accepts as a model into a sampler: a model object, a path, a run, a Generator.
 
-A run folder written by the trainers (``reasongym.runs``) loads its latest checkpoint; its
-tokenizer is found in the checkpoint, the run folder or ``<run>/tokenizer``. torch and transformers are
-imported only inside the functions.
+Paths (hub ids, model folders, run folders, checkpoints) load through `reasongym.models.load_policy`,
+which resolves runs and checkpoints with `reasongym.checkpoints.resolve_weights`, the same code a resumed
+training run uses. torch and transformers are imported only inside the functions.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from pathlib import Path
 from typing import Any
 
 from reasongym.errors import ConfigError
-
-_STEP_DIR = re.compile(r"^step-(\d+)$")
 
 
 def load_generator(
@@ -43,9 +39,6 @@ def load_generator(
 def load_model(path: str | os.PathLike[str], *, device: str | None = None) -> tuple[Any, Any]:
     """Load ``(model, tokenizer)`` from a hub id, a model folder, a run folder or a checkpoint folder.
 
-    A run folder loads its latest checkpoint. A checkpoint folder holds the weights and config only;
-    the tokenizer is looked for in the checkpoint, then in the run folder and its ``tokenizer/`` folder.
-
     Raises:
         ConfigError: The folder has no checkpoint or no tokenizer, or the model cannot be loaded.
     """
@@ -54,59 +47,4 @@ def load_model(path: str | os.PathLike[str], *, device: str | None = None) -> tu
     from reasongym.models import load_policy
 
     device = device or ("cuda" if torch.cuda.is_available() else None)
-    folder = Path(path).expanduser()
-    checkpoint = find_checkpoint(folder) if folder.is_dir() else None
-    if checkpoint is None:
-        return load_policy(str(path), device=device)
-    for candidate in (checkpoint, checkpoint.parent.parent, checkpoint.parent.parent / "tokenizer"):
-        if (candidate / "tokenizer_config.json").is_file():
-            break
-    else:
-        raise ConfigError(
-            f"no tokenizer found for checkpoint {str(checkpoint)!r} (looked in the checkpoint, its run folder "
-            "and <run>/tokenizer); save it there with tokenizer.save_pretrained(run_dir)"
-        )
-    return _load_checkpoint_model(checkpoint, candidate, device)
-
-
-def _load_checkpoint_model(checkpoint: Path, tokenizer_dir: Path, device: str | None) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from reasongym.models import _prepare_for_generation
-
-    if not (checkpoint / "config.json").is_file():
-        raise ConfigError(
-            f"checkpoint {str(checkpoint)!r} has no config.json; it cannot be loaded as a model"
-        )
-    model = AutoModelForCausalLM.from_pretrained(str(checkpoint))
-    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
-    if device is not None:
-        model = model.to(device)
-    _prepare_for_generation(model, tokenizer)
-    return model, tokenizer
-
-
-def find_checkpoint(folder: Path) -> Path | None:
-    """The checkpoint a folder names: itself (``step-N`` with a manifest), or a run folder's latest one.
-
-    Reads the layout written by ``reasongym.runs`` (``checkpoints/latest`` pointer, ``step-N``
-    folders with ``checkpoint.json``) without importing the agents layer. None for a plain model folder.
-    """
-    if (folder / "checkpoint.json").is_file():
-        return folder
-    checkpoints = folder / "checkpoints"
-    if not checkpoints.is_dir():
-        return None
-    pointer = checkpoints / "latest"
-    if pointer.is_file():
-        named = checkpoints / pointer.read_text(encoding="utf-8").strip()
-        if (named / "checkpoint.json").is_file():
-            return named
-    steps = sorted(
-        (int(match.group(1)), child)
-        for child in checkpoints.iterdir()
-        if (match := _STEP_DIR.match(child.name)) and (child / "checkpoint.json").is_file()
-    )
-    if not steps:
-        raise ConfigError(f"run folder {str(folder)!r} has no complete checkpoint under checkpoints/")
-    return steps[-1][1]
+    return load_policy(str(path), device=device)

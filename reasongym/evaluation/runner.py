@@ -28,6 +28,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import gymnasium
+
 from reasongym.envs import make, spec
 from reasongym.envs.problem import Problem
 from reasongym.errors import ConfigError
@@ -42,7 +44,7 @@ _SEED_STRIDE = 1_000_003  # a prime: batch seeds of different runs rarely collid
 
 def evaluate(
     model_or_path: Any,
-    env_id: str,
+    env_id: str | gymnasium.Env,
     *,
     n: int = 1,
     ks: Sequence[int] | None = None,
@@ -68,7 +70,8 @@ def evaluate(
         model_or_path: A transformers causal LM (pass ``tokenizer``), a hub id or local model folder, a
             run folder or ``checkpoints/step-N`` folder of a trained run, or any
             :class:`~reasongym.generation.Generator` (e.g. a vLLM wrapper).
-        env_id: A registered environment id.
+        env_id: A registered environment id, or a made environment (wrappers included; trainers pass
+            theirs). Multi-turn environments are played turn by turn, their tools and feedback included.
         n: Completions sampled per problem.
         ks: k values of pass@k and maj@k; None: powers of two up to ``n``, and ``n``.
         split: The split to evaluate; None: ``test`` if the environment has it, else its validation split,
@@ -100,14 +103,16 @@ def evaluate(
     """
     from reasongym.generation import SamplingParams
 
-    env = make(env_id, **dict(env_kwargs or {})).unwrapped
-    split = split or default_eval_split(env)
-    indices = problem_indices(env, split, num_problems, difficulty)
+    env = make(env_id, **dict(env_kwargs or {})) if isinstance(env_id, str) else env_id
+    base = env.unwrapped
+    split = split or default_eval_split(base)
+    indices = problem_indices(base, split, num_problems, difficulty)
     ks = check_ks(ks, n)
     params = SamplingParams(
         n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed
     )
-    header = {"env_id": spec(env_id).id, "split": split, "n": n}
+    env_name = spec(env_id).id if isinstance(env_id, str) else getattr(env.spec, "id", None)
+    header = {"env_id": env_name, "split": split, "n": n}
     done = _finished_records(out_path, resume, header)
     todo = [index for index in indices if index not in done]
     if todo:  # load the model first: a model that fails to load leaves out_path untouched
@@ -135,6 +140,30 @@ def evaluate(
     if verbose:
         print(report.table())
     return report
+
+
+def greedy_pass_at_1(
+    generator: Any,
+    env: str | gymnasium.Env,
+    *,
+    tokenizer: Any,
+    split: str | None = None,
+    num_problems: int = 100,
+    difficulty: int | None = None,
+    max_new_tokens: int = 512,
+) -> float:
+    """Held-out greedy pass@1 of ``generator`` on the first ``num_problems`` problems of ``split``.
+
+    The one held-out measurement of the trainers (GRPO, DAPO, STaR, the SFT warm start): `evaluate` with
+    one greedy sample per problem, nothing written, problems sampled in one batch. Problems whose gold is
+    ungradable are left out, as in every evaluation report.
+    """
+    report = evaluate(
+        generator, env, n=1, ks=(1,), split=split, num_problems=num_problems, difficulty=difficulty,
+        temperature=0.0, max_new_tokens=max_new_tokens, tokenizer=tokenizer, out_path=None,
+        batch_size=num_problems, progress=False, verbose=False,
+    )  # fmt: skip
+    return report.metrics.get("pass@1", 0.0) if report.num_problems else 0.0
 
 
 def default_eval_split(env: Any) -> str:
@@ -202,26 +231,30 @@ def _sample_and_write(
     done: dict[int, dict[str, Any]],
     progress: bool,
 ) -> None:
-    """Sample the ``todo`` problems batch by batch; append each batch's records as soon as it is graded."""
+    """Play the ``todo`` problems batch by batch; append each batch's records as soon as it is graded."""
     from dataclasses import replace
 
     from tqdm.auto import tqdm
+
+    from reasongym.evaluation.episodes import play_episodes
 
     if batch_size < 1:
         raise ConfigError(f"batch_size={batch_size!r} is not allowed; expected an integer >= 1")
     handle = None if out_path is None else Path(out_path).open("a", encoding="utf-8")
     bar = tqdm(total=len(todo), desc=f"eval {header['env_id']}", unit="problem", disable=not progress)
+    n = params.n
     try:
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
-            problems = [env.problem_at(index, split=split, difficulty=difficulty) for index in chunk]
-            prompts = [_prompt_text(env, problem, tokenizer) for problem in problems]
             batch_params = replace(params, seed=params.seed + _SEED_STRIDE * chunk[0])
-            samples = generator.generate(prompts, batch_params)
-            for index, problem, completions in zip(chunk, problems, samples, strict=True):
+            episodes, _ = play_episodes(
+                env, generator, tokenizer, chunk, group_size=n, params=batch_params, split=split,
+                difficulty=difficulty,
+            )  # fmt: skip
+            for position, index in enumerate(chunk):
+                problem = env.unwrapped.problem_at(index, split=split, difficulty=difficulty)
                 record = {"index": index, **header, **problem_fields(problem)}
-                record.update(grade(env, problem, [c.text for c in completions]))
-                record["finish_reasons"] = [c.finish_reason for c in completions]
+                record.update(episode_fields(episodes[position * n : (position + 1) * n]))
                 done[index] = record
                 if handle is not None:
                     handle.write(json.dumps(record) + "\n")
@@ -234,12 +267,21 @@ def _sample_and_write(
             handle.close()
 
 
-def _prompt_text(env: Any, problem: Problem, tokenizer: Any) -> str:
-    if tokenizer is None:
-        return env.prompt(problem)
-    from reasongym.models import format_prompt
+def episode_fields(episodes: Sequence[Any]) -> dict[str, Any]:
+    """The graded record fields of one problem's finished episodes (``Episode`` objects).
 
-    return format_prompt(tokenizer, env.messages(problem))
+    ``completions`` hold everything after the prompt (model turns and, in multi-turn environments, the
+    observations between them); the verdict fields are those of each episode's last step. An episode that
+    ran out of turns is wrong, with outcome ``max_turns``.
+    """
+    finish = ["max_turns" if e.cut_off else "length" if e.truncated else "stop" for e in episodes]
+    return {
+        "completions": ["".join(e.pieces) for e in episodes],
+        "extracted": [None if e.cut_off else e.info.get("extracted") for e in episodes],
+        "outcomes": ["max_turns" if e.cut_off else str(e.info.get("outcome", "")) for e in episodes],
+        "correct": [False if e.cut_off else e.info.get("correct") for e in episodes],
+        "finish_reasons": finish,
+    }
 
 
 def problem_fields(problem: Problem) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import torch
 
 import reasongym
 from reasongym.agents.common import token_logprobs
-from reasongym.agents.runtime.episodes import _episode_envs, step_all
+from reasongym.evaluation.episodes import _episode_envs, step_all
 from reasongym.agents.runtime.rollout import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
 from reasongym.envs.core import TextSpace, format_final_answer
 from reasongym.errors import ConfigError

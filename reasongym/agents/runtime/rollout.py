@@ -8,7 +8,7 @@ would for a user stepping the env by hand, and a multi-turn environment (tool ca
 needs nothing special: a non-terminal step's observation is tokenized and appended to the
 sequence, masked out of the loss, and the model continues from there. Single-turn environments
 are the case where the first step terminates. Steps of one turn run in a thread pool
-(`reasongym.agents.runtime.episodes`), so one slow sympy comparison does not hold up the batch.
+(`reasongym.evaluation.episodes`), so one slow sympy comparison does not hold up the batch.
 
 Rows come in group layout (the G samples of problem 0 first, then problem 1, ...), and the
 sequence layout is the one `reasongym.agents.common.token_logprobs` scores::
@@ -38,12 +38,10 @@ import torch
 from torch import Tensor
 from transformers import PreTrainedTokenizerBase
 
-from reasongym.agents.runtime.episodes import Episode, env_attr, play_turn, start_episodes
 from reasongym.errors import ConfigError
+from reasongym.evaluation.episodes import Episode, play_episodes
 from reasongym.generation.base import Generator, SamplingParams
 
-DEFAULT_MAX_TURNS = 32
-"""Safety cap on model turns per episode when ``max_turns`` is None (environments set their own limits)."""
 TURN_CAP_OUTCOME = "max_turns"
 """``outcomes`` entry of an episode that `collect_rollouts` cut off at the turn cap."""
 EQUAL_REWARD_ATOL = 1e-6
@@ -290,28 +288,15 @@ def collect_rollouts(
     """
     _check_arguments(indices, group_size, params, max_turns)
     env = _resolve_env(env_id_or_env)
-    device = getattr(getattr(generator, "model", None), "device", None)
-    stops = tuple(dict.fromkeys((*params.stop, *env_attr(env, "stop_strings", ()))))
-    episodes: list[Episode] = []
     try:
-        episodes = start_episodes(env, tokenizer, indices, group_size, split, difficulty, hint)
-        for turn in range(max_turns or DEFAULT_MAX_TURNS):
-            live = [episode for episode in episodes if not episode.done]
-            if not live:
-                break
-            seed = None if params.seed is None else params.seed + turn
-            turn_params = dataclasses.replace(params, n=1, stop=stops, seed=seed)
-            device = (
-                play_turn(live, generator, tokenizer, turn_params, group_size, first_turn=turn == 0) or device
-            )
-        for episode in episodes:
-            if not episode.done:
-                episode.done = episode.truncated = episode.cut_off = True
+        episodes, device = play_episodes(
+            env, generator, tokenizer, indices, group_size=group_size, params=params, split=split,
+            difficulty=difficulty, hint=hint, max_turns=max_turns,
+        )  # fmt: skip
     finally:
-        for episode in episodes:
-            episode.env.close()
         if env is not env_id_or_env:
             env.close()
+    device = device or getattr(getattr(generator, "model", None), "device", None)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     return _assemble(episodes, group_size, pad_id or 0, device)
 

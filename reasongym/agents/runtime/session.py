@@ -1,23 +1,21 @@
-"""The machinery GRPO and DAPO share: sampling rounds, the PPO-style update, logging, checkpoints, evaluation.
+"""One RL run in progress, shared by GRPO and DAPO: sampling rounds, the update, logging, checkpoints, evaluation.
 
-The algorithm files keep their config, loss and the order of a step; this module does the rest, so that
-each of them reads as "sample, score, advantages, update". ``RLSession.update`` runs ``mu`` optimizer
-steps over the same rollouts, each accumulated over micro-batches; the loss function receives the whole
-batch's sequence and token counts, so the accumulated gradient equals the full-batch gradient.
+The algorithm files keep their config, loss and the order of a step; the session does the rest, so that
+each of them reads as "sample, score, advantages, update". It is typed on the shared configs only
+(`RunConfig`, `RolloutConfig`); what differs between algorithms reaches it as arguments (the
+`PolicyLoss`, ``mu``, whether a KL reference is needed). ``update`` runs ``mu`` optimizer steps over the
+same rollouts, each accumulated over micro-batches normalised by the whole batch's totals.
 
-The configs are duck-typed: ``RLSession`` reads the fields both ``GRPOConfig`` and ``DAPOConfig`` define
-(``max_steps``, ``group_size``, ``max_new_tokens``, ``temperature``, ``lr``, ``mu``, ``micro_batch_size``,
-``max_grad_norm``, ``split``, ``eval_split``, ``difficulty``, ``eval_every``, ``eval_problems``, ``save_every``,
-``keep_checkpoints``, ``samples_every``, ``entropy_collapse_ratio``, ``seed``, ``progress_bar``, ``tensorboard``).
-A session disables dropout in the policy when it starts (TRL's ``disable_dropout=True``): the
-sampler scores ``old_logp`` in eval mode, so a training-mode forward with dropout on would make the
-importance ratio differ from 1 before any update.
-Shapes use the legend of `reasongym.agents.common`.
+A session disables dropout in the policy when it starts (TRL's ``disable_dropout=True``): the sampler
+scores ``old_logp`` in eval mode, so a training-mode forward with dropout on would make the importance
+ratio differ from 1 before any update. Held-out evaluation goes through `reasongym.evaluation.evaluate`,
+like ``reasongym eval``. Shapes use the legend of `reasongym.agents.common`.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 import math
 import time
 import warnings
@@ -31,25 +29,31 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from reasongym.agents.common import masked_mean, seed_everything, token_logprobs
-from reasongym.agents.rl_setup import disable_dropout, resolve_splits
-from reasongym.errors import ConfigError
-from reasongym.metrics import MetricsWriter, plot_metrics
-from reasongym.runs import (
-    RunDir,
-    SamplesWriter,
+from reasongym.agents.common import disable_dropout, seed_everything, token_logprobs
+from reasongym.agents.config import RolloutConfig, RunConfig
+from reasongym.agents.runtime.update import (
+    BatchTotals,
+    PolicyLoss,
+    accumulate_gradients,
+    build_optimizer,
+    optimizer_step,
+    restore_optimizer,
+)
+from reasongym.checkpoints import (
     checkpoint_step,
     ensure_steps_remaining,
     latest_checkpoint,
     load_checkpoint,
     save_checkpoint,
 )
+from reasongym.errors import ConfigError
+from reasongym.metrics import MetricsWriter, plot_metrics
+from reasongym.runs import RunDir, SamplesWriter
 
 REFERENCE_FILE = "reference.safetensors"
 """Weights of the frozen KL reference, saved in the run folder so that a resumed run keeps the same one."""
 PLOT_KEYS = ("rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/")
 """Panels of the plot written at the end of a run."""
-_SUMMED_KEYS = ("loss/policy", "loss/total")
 
 
 @dataclass(frozen=True)
@@ -68,99 +72,8 @@ class RLResult:
     """The run folder, when there was one."""
 
 
-def check_loss_shapes(
-    logp: Tensor, old_logp: Tensor, ref_logp: Tensor | None, adv: Tensor, mask: Tensor
-) -> None:
-    """Raise ConfigError unless logp, old_logp, mask (and ref_logp) are [B, T] and adv is [B]."""
-    shapes = {"logp": logp.shape, "old_logp": old_logp.shape, "mask": mask.shape}
-    if ref_logp is not None:
-        shapes["ref_logp"] = ref_logp.shape
-    if logp.ndim != 2 or len(set(shapes.values())) != 1 or adv.shape != logp.shape[:1]:
-        described = {name: tuple(shape) for name, shape in {**shapes, "adv": adv.shape}.items()}
-        raise ConfigError(f"loss inputs disagree: {described}; expected [B, T] tensors and adv of shape [B]")
-
-
-@torch.no_grad()
-def ratio_metrics(
-    ratio: Tensor, logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, low: float, high: float
-) -> dict[str, float]:
-    """Clip fractions (low and high apart), importance-ratio stats and k3 KL(pi || pi_old), over masked tokens.
-
-    A token is clipped low when ``A < 0`` and ``r < low`` and clipped high when ``A > 0`` and ``r > high``:
-    exactly the tokens whose gradient the clipped objective zeroes.
-    """
-    adv = adv.expand_as(ratio)  # [B, T]
-    clipped_low = ((ratio < low) & (adv < 0)).to(mask.dtype)  # [B, T]
-    clipped_high = ((ratio > high) & (adv > 0)).to(mask.dtype)  # [B, T]
-    log_ratio = old_logp - logp  # [B, T]
-    live = mask != 0  # [B, T]
-    any_live = bool(live.any())
-    return {
-        "train/clip_low_frac": float(masked_mean(clipped_low, mask)),
-        "train/clip_high_frac": float(masked_mean(clipped_high, mask)),
-        "train/ratio_mean": float(masked_mean(ratio, mask)),
-        "train/ratio_max": float(ratio[live].max()) if any_live else 1.0,
-        "train/ratio_min": float(ratio[live].min()) if any_live else 1.0,
-        "train/approx_kl_old": float(masked_mean(torch.exp(log_ratio) - log_ratio - 1, mask)),
-        "train/tokens": float(mask.sum()),
-    }
-
-
-def accumulate_gradients(
-    model: torch.nn.Module,
-    batch: Any,
-    adv: Tensor,
-    loss_fn: Callable[..., tuple[Tensor, dict[str, float]]],
-    *,
-    mask: Tensor,
-    ref_logp: Tensor | None = None,
-    micro_batch_size: int | None = None,
-    with_entropy: bool = False,
-) -> dict[str, float]:
-    """Backpropagate ``loss_fn`` over ``batch`` in micro-batches; the gradients add up to the full batch's.
-
-    Every call of ``loss_fn`` gets the WHOLE batch's sequence count and token count (``batch_sequences``,
-    ``batch_tokens``), so its normaliser does not depend on the split (trl#3021, verl#3741).
-
-    Args:
-        model: The policy; gradients accumulate in its ``.grad``.
-        batch: Has ``input_ids`` [B, P+T], ``attention_mask`` [B, P+T], ``completion_start`` and ``old_logp`` [B, T].
-        adv: [B] advantages.
-        loss_fn: ``(logp, old_logp, ref_logp, adv, mask, *, batch_sequences, batch_tokens) -> (loss, metrics)``.
-        mask: [B, T] loss mask.
-        ref_logp: [B, T] reference log-probs, or None.
-        micro_batch_size: Rows per forward/backward; None: all at once.
-        with_entropy: Also return ``train/entropy``, the mean token entropy of the policy over ``mask``.
-
-    Returns:
-        The loss metrics over the batch: losses summed over micro-batches, the rest token-weighted.
-    """
-    rows = batch.input_ids.shape[0]
-    size = micro_batch_size or rows
-    scale = {"batch_sequences": rows, "batch_tokens": float(mask.sum())}
-    totals: dict[str, float] = defaultdict(float)
-    entropy_sum = 0.0
-    for lo in range(0, rows, size):
-        part = slice(lo, lo + size)
-        logp, entropy = token_logprobs(
-            model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
-            with_entropy=with_entropy,
-        )  # fmt: skip
-        ref = ref_logp[part] if ref_logp is not None else None
-        loss, metrics = loss_fn(logp, batch.old_logp[part], ref, adv[part], mask[part], **scale)
-        loss.backward()
-        metrics["loss/total"] = float(loss.detach())
-        _accumulate(totals, metrics)
-        if entropy is not None:
-            entropy_sum += float((entropy.detach() * mask[part]).sum())
-    result = _finish(totals)
-    if with_entropy:
-        result["train/entropy"] = entropy_sum / max(scale["batch_tokens"], 1.0)
-    return result
-
-
 class _TimedGenerator:
-    """Wraps a generator and adds the seconds spent generating (the rest of a rollout is verification)."""
+    """Wraps a generator and adds up the seconds spent generating (the rest of a rollout is verification)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -182,61 +95,19 @@ class _TimedGenerator:
         return self._timed(self.inner.generate)(prompts, params)
 
 
-def greedy_pass_at_1(
-    model: torch.nn.Module,
-    tokenizer: Any,
-    env: Any,
-    indices: Sequence[int],
-    *,
-    split: str = "test",
-    difficulty: int | None = None,
-    max_new_tokens: int = 256,
-    generator: Any | None = None,
-) -> float:
-    """Fraction of problems ``indices`` of ``split`` that greedy decoding solves (held-out pass@1).
-
-    Args:
-        model: The policy.
-        tokenizer: Its tokenizer.
-        env: An environment id or a built environment.
-        indices: Problem indices.
-        split: Split to evaluate on.
-        difficulty: Problem difficulty; None: the env's default.
-        max_new_tokens: Longest completion.
-        generator: Sampler to use; None builds an ``HFGenerator``.
-
-    Returns:
-        The fraction correct, in [0, 1].
-    """
-    from reasongym.agents.runtime.rollout import collect_rollouts
-    from reasongym.generation import HFGenerator, SamplingParams
-
-    generator = generator or HFGenerator(model, tokenizer)
-    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0, n=1)
-    batch = collect_rollouts(
-        env,
-        generator,
-        tokenizer,
-        list(indices),
-        group_size=1,
-        params=params,
-        split=split,
-        difficulty=difficulty,
-    )
-    return float(batch.correct.float().mean())
-
-
 @dataclass
 class RLSession:
-    """One RL run in progress: model, optimizer, sampler, run folder, writer, bar, and the step's timings."""
+    """Model, optimizer, sampler, run folder, writers and bar of one RL run, and the step's timings."""
 
-    cfg: Any
+    run_cfg: RunConfig
+    rollout_cfg: RolloutConfig
     model: torch.nn.Module
     tokenizer: Any
     env: Any
     algo: str
     generator: _TimedGenerator
     optimizer: torch.optim.Optimizer
+    scheduler: Any
     run: RunDir | None
     writer: MetricsWriter | None
     samples: SamplesWriter | None
@@ -259,47 +130,54 @@ class RLSession:
     @classmethod
     def start(
         cls,
-        cfg: Any,
+        run_cfg: RunConfig,
+        rollout_cfg: RolloutConfig,
         model: torch.nn.Module,
         tokenizer: Any,
         env_id: str | Any,
         *,
         algo: str,
+        config_record: Mapping[str, Any],
         run_dir: str | Path | RunDir | None,
         generator: Any | None,
         with_reference: bool,
         eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
     ) -> RLSession:
         """Seed, build env, check its splits, disable dropout, build sampler, optimizer and (if asked) the
-        frozen reference; resume from a checkpoint."""
+        frozen reference; resume from the run folder's latest checkpoint. ``config_record`` is what
+        ``config.json`` stores (every config of the run, by section)."""
         import reasongym
         from reasongym.generation import HFGenerator
 
-        seed_everything(cfg.seed)
+        rollout_cfg.check_for_rl()
+        seed_everything(run_cfg.seed)
         env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
-        train_split, eval_split = resolve_splits(cfg, env)
+        train_split, eval_split = resolve_splits(run_cfg, env)
         disable_dropout(model)
         run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
         reference = _reference_model(model, run) if with_reference else None
-        optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+        optimizer, scheduler = build_optimizer(model, run_cfg)
         start, resumed_from, state = 0, None, {}
         checkpoint = latest_checkpoint(run) if run is not None else None
         if checkpoint is not None:
-            ensure_steps_remaining(checkpoint_step(checkpoint), cfg.max_steps)
-            start, state = load_checkpoint(checkpoint, model=model, optimizer=optimizer)
+            ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
+            start, state = load_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler)
+            restore_optimizer(optimizer, scheduler, run_cfg)
             resumed_from = start
         writer = samples = None
         if run is not None:
             writer = MetricsWriter(
-                run.path, tensorboard=cfg.tensorboard, config=cfg, resume_from_step=resumed_from
-            )
-            samples = SamplesWriter(run, every=cfg.samples_every, resume_from_step=resumed_from)
+                run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project,
+                config=config_record, resume_from_step=resumed_from,
+            )  # fmt: skip
+            samples = SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
+        sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout_cfg.generation_batch_size)
         session = cls(
-            cfg, model, tokenizer, env, algo, _TimedGenerator(generator or HFGenerator(model, tokenizer)),
-            optimizer, run, writer, samples, reference, eval_fn, start, resumed_from,
-            train_split=train_split, eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
+            run_cfg, rollout_cfg, model, tokenizer, env, algo, _TimedGenerator(sampler), optimizer, scheduler,
+            run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
+            eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
         )  # fmt: skip
-        if cfg.eval_every and resumed_from is None:
+        if run_cfg.eval_every and resumed_from is None:
             session._log(0, session.evaluate(0))
         return session
 
@@ -308,12 +186,10 @@ class RLSession:
         from tqdm.auto import tqdm
 
         self.bar = tqdm(
-            total=self.cfg.max_steps,
-            initial=self.start_step,
-            desc=self.algo,
-            disable=not self.cfg.progress_bar,
-        )
-        for step in range(self.start_step + 1, self.cfg.max_steps + 1):
+            total=self.run_cfg.max_steps, initial=self.start_step, desc=self.algo,
+            disable=not self.run_cfg.progress_bar,
+        )  # fmt: skip
+        for step in range(self.start_step + 1, self.run_cfg.max_steps + 1):
             self.step_started = time.perf_counter()
             self.phases.clear()
             self.generated_tokens = 0
@@ -321,15 +197,16 @@ class RLSession:
 
     def problem_indices(self, count: int) -> list[int]:
         """The next ``count`` training problems (a seeded order that wraps around finite splits)."""
+        seed = self.run_cfg.seed
         source = getattr(getattr(self.env, "unwrapped", self.env), "source", None)
-        size = source.size(self.train_split, self.cfg.difficulty) if source is not None else None
+        size = source.size(self.train_split, self.run_cfg.difficulty) if source is not None else None
         positions = range(self.cursor, self.cursor + count)
         self.cursor += count
         if not size:
-            return [self.cfg.seed * 1_000_003 + p for p in positions]
+            return [seed * 1_000_003 + p for p in positions]
         orders: dict[int, np.ndarray] = {}
         for p in positions:
-            orders.setdefault(p // size, np.random.default_rng([self.cfg.seed, p // size]).permutation(size))
+            orders.setdefault(p // size, np.random.default_rng([seed, p // size]).permutation(size))
         return [int(orders[p // size][p % size]) for p in positions]
 
     def rollouts(self, num_prompts: int) -> Any:
@@ -337,17 +214,16 @@ class RLSession:
         from reasongym.agents.runtime.rollout import collect_rollouts
         from reasongym.generation import SamplingParams
 
+        rollout = self.rollout_cfg
         params = SamplingParams(
-            max_new_tokens=self.cfg.max_new_tokens,
-            temperature=self.cfg.temperature,
-            n=self.cfg.group_size,
-            seed=self.cfg.seed * 1_000_003 + self.cursor,  # reproducible across a resume
-        )
+            max_new_tokens=rollout.max_new_tokens, temperature=rollout.temperature, top_p=rollout.top_p,
+            n=rollout.group_size, seed=self.run_cfg.seed * 1_000_003 + self.cursor,  # reproducible on resume
+        )  # fmt: skip
         indices = self.problem_indices(num_prompts)
         started, generating = time.perf_counter(), self.generator.seconds
         batch = collect_rollouts(
-            self.env, self.generator, self.tokenizer, indices, group_size=self.cfg.group_size,
-            params=params, split=self.train_split, difficulty=self.cfg.difficulty,
+            self.env, self.generator, self.tokenizer, indices, group_size=rollout.group_size,
+            params=params, split=self.train_split, difficulty=self.run_cfg.difficulty,
         )  # fmt: skip
         generate_s = self.generator.seconds - generating
         self.phases["generate"] += generate_s
@@ -363,7 +239,7 @@ class RLSession:
         started = time.perf_counter()
         logp, _ = token_logprobs(
             self.reference, batch.input_ids, batch.attention_mask, batch.completion_start,
-            micro_batch_size=self.cfg.micro_batch_size,
+            micro_batch_size=self.run_cfg.micro_batch_size,
         )  # fmt: skip
         self.phases["reference"] += time.perf_counter() - started
         return logp * batch.completion_mask
@@ -372,8 +248,9 @@ class RLSession:
         self,
         batch: Any,
         adv: Tensor,
-        loss_fn: Callable[..., tuple[Tensor, dict[str, float]]],
+        loss: PolicyLoss,
         *,
+        mu: int,
         ref_logp: Tensor | None = None,
         mask: Tensor | None = None,
     ) -> dict[str, float]:
@@ -382,54 +259,41 @@ class RLSession:
         Args:
             batch: The rollouts (a ``RolloutBatch``).
             adv: [B] advantages.
-            loss_fn: ``(logp, old_logp, ref_logp, adv, mask, *, batch_sequences, batch_tokens) -> (loss, metrics)``.
+            loss: The algorithm's loss with its config bound.
+            mu: Optimizer steps over the same rollouts (PPO epochs).
             ref_logp: [B, T] reference log-probs, or None.
             mask: [B, T] loss mask; None: ``batch.completion_mask``.
         """
         started = time.perf_counter()
         mask = batch.completion_mask if mask is None else mask  # [B, T]
+        totals = BatchTotals(len(batch), float(mask.sum()), self.rollout_cfg.max_new_tokens)
         per_epoch: list[dict[str, float]] = []
         entropy = 0.0
         self.model.train()
-        for epoch in range(self.cfg.mu):
-            totals = accumulate_gradients(
-                self.model, batch, adv, loss_fn, mask=mask, ref_logp=ref_logp,
-                micro_batch_size=self.cfg.micro_batch_size, with_entropy=epoch == 0,
+        for epoch in range(mu):
+            metrics = accumulate_gradients(
+                self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
+                micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
             )  # fmt: skip
-            entropy = totals.pop("train/entropy", entropy)
-            per_epoch.append({**totals, **self._optimizer_step()})
+            entropy = metrics.pop("train/entropy", entropy)
+            per_epoch.append(
+                {**metrics, **optimizer_step(self.model, self.optimizer, self.scheduler, self.run_cfg)}
+            )
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
-        metrics["train/lr"] = self.optimizer.param_groups[0]["lr"]
         self.phases["train"] += time.perf_counter() - started
         return metrics
 
-    def _optimizer_step(self) -> dict[str, float]:
-        """Clip, then step unless the gradient is non-finite; always clears the gradient."""
-        params = [p for p in self.model.parameters() if p.grad is not None]
-        norm = (
-            float(torch.nn.utils.clip_grad_norm_(params, self.cfg.max_grad_norm or math.inf))
-            if params
-            else 0.0
-        )
-        skipped = not math.isfinite(norm)
-        if not skipped:
-            self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
-        return {"train/grad_norm": norm, "train/skipped_nonfinite": float(skipped)}
-
     def evaluate(self, step: int) -> dict[str, float]:
-        """Greedy pass@1 on ``eval_split`` (and ``eval_fn``); records and returns ``eval/`` metrics."""
-        size_source = getattr(getattr(self.env, "unwrapped", self.env), "source", None)
-        size = size_source.size(self.eval_split, self.cfg.difficulty) if size_source is not None else None
-        count = min(self.cfg.eval_problems, size) if size else self.cfg.eval_problems
-        metrics = {
-            "eval/pass@1": greedy_pass_at_1(
-                self.model, self.tokenizer, self.env, range(count), split=self.eval_split,
-                difficulty=self.cfg.difficulty, max_new_tokens=self.cfg.max_new_tokens,
-                generator=self.generator.inner,
-            )
-        }  # fmt: skip
+        """Held-out greedy pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
+        from reasongym.evaluation.runner import greedy_pass_at_1
+
+        accuracy = greedy_pass_at_1(
+            self.generator.inner, self.env, tokenizer=self.tokenizer, split=self.eval_split,
+            num_problems=self.run_cfg.eval_problems, difficulty=self.run_cfg.difficulty,
+            max_new_tokens=self.rollout_cfg.max_new_tokens,
+        )  # fmt: skip
+        metrics = {"eval/pass@1": accuracy}
         if self.eval_fn is not None:
             extra = self.eval_fn(self.model)
             metrics.update({(k if "/" in k else f"eval/{k}"): float(v) for k, v in extra.items()})
@@ -439,25 +303,26 @@ class RLSession:
 
     def finish_step(self, step: int, metrics: dict[str, float], batch: Any) -> None:
         """Add timings and warnings, evaluate, log, write samples, checkpoint and advance the bar."""
+        run = self.run_cfg
         elapsed = time.perf_counter() - self.step_started
         metrics.update({f"perf/{name}_s": seconds for name, seconds in self.phases.items()})
         metrics["perf/step_s"] = elapsed
         metrics["perf/tokens_per_s"] = self.generated_tokens / max(elapsed, 1e-9)
         self._check_entropy(metrics)
-        cfg = self.cfg
-        if cfg.eval_every and (step % cfg.eval_every == 0 or step == cfg.max_steps):
+        if run.eval_every and (step % run.eval_every == 0 or step == run.max_steps):
             metrics.update(self.evaluate(step))
         self.history.append(metrics)
-        self._log(step, metrics)
+        if step % run.log_every == 0 or step == run.max_steps:
+            self._log(step, metrics)
         if batch is not None and self.samples is not None and self.samples.due(step):
-            self.samples.write(step, _sample_rows(batch, cfg.group_size))
+            self.samples.write(step, _sample_rows(batch, self.rollout_cfg.group_size))
         if self.run is not None and (
-            (cfg.save_every and step % cfg.save_every == 0) or step == cfg.max_steps
+            (run.save_every and step % run.save_every == 0) or step == run.max_steps
         ):
             state = {"cursor": self.cursor, "initial_entropy": self.initial_entropy}
             save_checkpoint(
-                self.run, step, model=self.model, optimizer=self.optimizer, trainer_state=state,
-                keep_last=cfg.keep_checkpoints,
+                self.run, step, model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
+                trainer_state=state, keep_last=run.keep_checkpoints,
             )  # fmt: skip
         self.bar.update(1)
         self.bar.set_postfix(
@@ -472,14 +337,15 @@ class RLSession:
             return
         if self.initial_entropy is None:
             self.initial_entropy = entropy
-        collapsed = entropy < self.cfg.entropy_collapse_ratio * self.initial_entropy
+        ratio = self.run_cfg.entropy_collapse_ratio
+        collapsed = entropy < ratio * self.initial_entropy
         metrics["train/entropy_collapsed"] = float(collapsed)
         if collapsed and not self.warned_entropy:
             self.warned_entropy = True
             warnings.warn(
-                f"{self.algo}: policy entropy {entropy:.4f} fell below {self.cfg.entropy_collapse_ratio} x its "
-                f"first value {self.initial_entropy:.4f} (entropy collapse: exploration is dying; consider "
-                "clip-higher, a lower lr or a higher temperature)",
+                f"{self.algo}: policy entropy {entropy:.4f} fell below {ratio} x its first value "
+                f"{self.initial_entropy:.4f} (entropy collapse: exploration is dying; consider clip-higher, a "
+                "lower lr or a higher temperature)",
                 RuntimeWarning,
                 stacklevel=3,
             )
@@ -508,6 +374,36 @@ class RLSession:
         return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), path)
 
 
+def resolve_splits(run: RunConfig, env: Any) -> tuple[str, str]:
+    """The training and evaluation splits (``run.split``, ``run.eval_split``) for ``env``'s problem source.
+
+    ``split=None`` means ``train`` if the source has it, else its default split. ``eval_split=None`` means
+    ``test``, else ``validation`` (or ``dev``), else the default split, as ``reasongym eval`` chooses.
+
+    Raises:
+        ConfigError: A split the source does not have, naming the field and the available splits.
+    """
+    from reasongym.evaluation.runner import default_eval_split
+
+    unwrapped = getattr(env, "unwrapped", env)
+    source = getattr(unwrapped, "source", None)
+    if source is None:  # a duck-typed env without a problem source: nothing to check against
+        return run.split or "train", run.eval_split or "test"
+    splits = tuple(source.splits())
+    train = run.split or ("train" if "train" in splits else source.default_split)
+    evaluation = run.eval_split or default_eval_split(unwrapped)
+    known = (*splits, *getattr(source, "split_aliases", ()))
+    for name, value in (("split", train), ("eval_split", evaluation)):
+        if value not in known:
+            nearest = difflib.get_close_matches(value, known, n=1)
+            hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
+            raise ConfigError(
+                f"{name}={value!r} is not a split of {source.name!r}; available: {list(splits)}{hint} "
+                "(None picks one the source has)"
+            )
+    return train, evaluation
+
+
 def _reference_model(model: torch.nn.Module, run: RunDir | None) -> torch.nn.Module:
     """A frozen copy of ``model``; a run folder keeps its weights so that a resume restores the same one."""
     from safetensors.torch import load_model, save_model
@@ -520,34 +416,6 @@ def _reference_model(model: torch.nn.Module, run: RunDir | None) -> torch.nn.Mod
         else:
             save_model(reference, str(path))
     return reference
-
-
-def _accumulate(totals: dict[str, float], metrics: Mapping[str, float]) -> None:
-    """Fold one micro-batch's metrics in: sums for losses, token-weighted sums for means, max/min as such."""
-    weight = metrics.get("train/tokens", 1.0)
-    totals["train/tokens"] += weight
-    for key, value in metrics.items():
-        if key == "train/tokens":
-            continue
-        if key.endswith("_max"):
-            totals[key] = max(totals.get(key, -math.inf), value)
-        elif key.endswith("_min"):
-            totals[key] = min(totals.get(key, math.inf), value)
-        elif key in _SUMMED_KEYS:
-            totals[key] += value
-        else:
-            totals[key] += value * weight
-
-
-def _finish(totals: Mapping[str, float]) -> dict[str, float]:
-    """Turn ``_accumulate``'s token-weighted sums into means."""
-    weight = max(totals.get("train/tokens", 0.0), 1.0)
-    return {
-        key: value
-        if key.endswith(("_max", "_min", "train/tokens")) or key in _SUMMED_KEYS
-        else value / weight
-        for key, value in totals.items()
-    }
 
 
 def _sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, Any]]:

@@ -1,7 +1,11 @@
 """Play a batch of episodes a turn at a time: one env copy per episode, steps in a thread pool.
 
-The machinery under `reasongym.agents.runtime.rollout.collect_rollouts`. Each episode (one row of a rollout
-batch) gets its own deep copy of the environment, wrappers included, sharing only the read-only
+`play_episodes` is where a sampler meets an environment, for evaluation (`reasongym.evaluation.evaluate`)
+and for training (`reasongym.agents.runtime.rollout.collect_rollouts` turns the episodes into tensors).
+Every episode goes through the plain Gymnasium loop, ``reset(options={"index", "split", "difficulty",
+"hint"})`` then ``step(text)`` until it terminates or is truncated, so wrappers, reward shaping and
+multi-turn environments (tool calls, retries) behave exactly as for a user stepping the env by hand.
+Each episode gets its own deep copy of the environment, wrappers included, sharing only the read-only
 problem source, so stepping the copies from several threads shares no state. The expensive part of
 a step is the verifier: its sympy work runs in worker processes (`reasongym.verifiers.timeout`, up to
 ``min(4, cpu_count)`` of them), which the calling thread waits on with the GIL released; a threaded
@@ -46,6 +50,9 @@ from reasongym.models import format_prompt
 
 StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
 """What ``env.step`` returns: ``(observation, reward, terminated, truncated, info)``."""
+
+DEFAULT_MAX_TURNS = 32
+"""Safety cap on model turns per episode when ``max_turns`` is None (environments set their own limits)."""
 
 DEFAULT_THREADS = max(1, min(4, os.cpu_count() or 1))
 """Threads used by `step_all`: as many as the verifier has worker processes, no more."""
@@ -129,6 +136,9 @@ class Episode:
     prompt_text: str
     """The formatted prompt of the first turn."""
     problem_id: str
+    """The problem's id (from the env's reset info)."""
+    messages: list[dict[str, str]] = field(default_factory=list)
+    """The chat messages of the prompt (what a chat endpoint is sent)."""
     prompt_ids: list[int] = field(default_factory=list)
     """Prompt tokens as the generator tokenized them on the first turn."""
     token_ids: list[int] = field(default_factory=list)
@@ -258,7 +268,7 @@ def _unpickle_sharing(blob: bytes, source: Any) -> gymnasium.Env:
 
 def start_episodes(
     env: gymnasium.Env,
-    tokenizer: PreTrainedTokenizerBase,
+    tokenizer: PreTrainedTokenizerBase | None,
     indices: Sequence[int],
     group_size: int,
     split: str | None,
@@ -277,9 +287,67 @@ def start_episodes(
         if hint:
             options["hint"] = True
         observation, info = row_env.reset(options=options)
-        text = format_prompt(tokenizer, _prompt_messages(str(observation), info))
-        episodes.append(Episode(row_env, text, str(info.get("problem_id", index))))
+        messages = _prompt_messages(str(observation), info)
+        text = format_prompt(tokenizer, messages) if tokenizer is not None else str(observation)
+        episodes.append(Episode(row_env, text, str(info.get("problem_id", index)), messages))
     return episodes
+
+
+def play_episodes(
+    env: gymnasium.Env,
+    generator: Generator,
+    tokenizer: PreTrainedTokenizerBase | None,
+    indices: Sequence[int],
+    *,
+    group_size: int,
+    params: SamplingParams,
+    split: str | None,
+    difficulty: int | None = None,
+    hint: bool = False,
+    max_turns: int | None = None,
+) -> tuple[list[Episode], torch.device | None]:
+    """Play ``group_size`` episodes of each problem to the end; returns them (index-major) and the device.
+
+    Args:
+        env: The environment (wrappers included); copied once per episode and never stepped itself.
+        generator: Any `Generator`; one with ``generate_batch`` (`HFGenerator`) is used through it.
+        tokenizer: Formats prompts with its chat template and tokenizes observations; None sends the env's
+            plain prompt text (a generator that formats prompts itself).
+        indices: Problem indices in ``split``.
+        group_size: G, episodes per problem.
+        params: Sampling parameters of every turn; ``n`` is ignored (the G samples of a problem share its
+            first prompt), the env's ``stop_strings`` are added to ``stop``, and turn k uses ``seed + k``.
+        split: Split of the problems; None means the env's default.
+        difficulty: Difficulty level; None means the env's default.
+        hint: Show the gold answer in the prompt (STaR rationalization).
+        max_turns: Most model turns per episode; None: the env decides, capped at `DEFAULT_MAX_TURNS`. An
+            episode cut off here is marked ``cut_off`` (and truncated).
+
+    Returns:
+        ``(episodes, device)``: the finished episodes, and the device of the generator's tensors (None for
+        a generator without ``generate_batch``).
+    """
+    stops = tuple(dict.fromkeys((*params.stop, *env_attr(env, "stop_strings", ()))))
+    device = None
+    episodes: list[Episode] = []
+    try:
+        episodes = start_episodes(env, tokenizer, indices, group_size, split, difficulty, hint)
+        for turn in range(max_turns or DEFAULT_MAX_TURNS):
+            live = [episode for episode in episodes if not episode.done]
+            if not live:
+                break
+            seed = None if params.seed is None else params.seed + turn
+            turn_params = dataclasses.replace(params, n=1, stop=stops, seed=seed)
+            device = (
+                play_turn(live, generator, tokenizer, turn_params, group_size, first_turn=turn == 0) or device
+            )
+        for episode in episodes:
+            if not episode.done:
+                episode.done = episode.truncated = episode.cut_off = True
+    finally:
+        for episode in episodes:
+            episode.env.close()
+    return episodes, device
 
 
 def _prompt_messages(observation: str, info: dict[str, Any]) -> list[dict[str, str]]:

@@ -1,0 +1,237 @@
+"""The configs every trainer shares: `RunConfig` (how long, how often, what data, how batched) and
+`RolloutConfig` (how completions are sampled), plus the checks that every config runs when built.
+
+An algorithm's own config (`GRPOConfig`, `DAPOConfig`, `STaRConfig`, `SFTConfig`) holds only its
+mathematics; a trainer takes ``(algo_cfg, model, tokenizer, env, run=RunConfig(...), rollout=...)``. The
+defaults here suit a real pretrained model; `reasongym.agents.presets` names the settings that differ
+(the tiny CPU model, the papers' full-scale values).
+
+Every config validates its fields when it is built (``__post_init__``): the type of each field against
+its annotation (so ``max_steps="abc"`` from a config file fails with the field's name, not deep inside
+the loop), then its range.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from reasongym.errors import ConfigError
+
+LR_SCHEDULES = ("constant", "cosine")
+"""Learning-rate schedules: constant after warmup, or cosine decay to 0 at ``max_steps``."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What every trainer has: length, optimizer, cadence, seed, data splits, batching and logging."""
+
+    max_steps: int = 200
+    """Steps to train in total, counting those before a resume: optimizer steps (SFT), rollout batches
+    (GRPO, DAPO; each gives ``mu`` optimizer steps) or outer iterations (STaR)."""
+    lr: float = 1e-6
+    """Peak AdamW learning rate (DeepSeekMath Sec. 4.2 and DAPO Sec. 4.1: 1e-6 for RL; STaR's fine-tuning
+    and SFT use it too). The tiny CPU model needs about 1e-4 for RL (preset ``tiny``)."""
+    lr_schedule: Literal["constant", "cosine"] = "constant"
+    """``constant`` after warmup, or ``cosine`` decay to 0 at the last step."""
+    warmup_steps: int = 0
+    """Linear warmup steps from 0 to ``lr``."""
+    weight_decay: float = 0.0
+    """AdamW weight decay, on matrices only (not on norms and biases)."""
+    max_grad_norm: float | None = 1.0
+    """Clip the global gradient norm to this (TRL's and verl's default); None does not clip."""
+    micro_batch_size: int | None = None
+    """Sequences per forward/backward pass (gradient accumulation adds them up to exactly the full-batch
+    gradient); None: the whole batch at once."""
+    seed: int = 0
+    """Seeds the global RNGs, the order of training problems and every sampling round."""
+    split: str | None = None
+    """Split the training problems come from; None: ``train`` if the source has it, else its default split
+    (a dataset registered with ``reasongym.register_dataset`` has only ``test``)."""
+    eval_split: str | None = None
+    """Split held-out evaluations draw from; None: the first of ``test``/``validation`` the source has, else
+    its default split."""
+    difficulty: int | None = None
+    """Difficulty of the training and evaluation problems; None: the environment's default."""
+    eval_every: int = 0
+    """Greedy pass@1 on ``eval_problems`` problems of ``eval_split`` before training, every this many steps
+    and at the end; 0: never (STaR evaluates every iteration regardless)."""
+    eval_problems: int = 100
+    """Problems of each held-out evaluation (the first ones of ``eval_split``, fewer if it is smaller)."""
+    save_every: int = 0
+    """Checkpoint every this many steps (with a run folder); 0: only at the end."""
+    keep_checkpoints: int = 3
+    """Newest checkpoints kept on disk."""
+    log_every: int = 1
+    """Write a metrics line every this many steps."""
+    samples_every: int = 10
+    """Write a few sampled completions to ``samples.jsonl`` every this many steps (RL); 0: never."""
+    entropy_collapse_ratio: float = 0.1
+    """RL: warn once when the policy's token entropy falls below this fraction of its first value."""
+    progress_bar: bool = True
+    """Show a tqdm bar with live metrics."""
+    tensorboard: bool | None = False
+    """Mirror metrics to TensorBoard; None: when it is installed."""
+    wandb_project: str | None = None
+    """Mirror metrics to this Weights & Biases project; None: off."""
+
+    def __post_init__(self) -> None:
+        check_field_types(self)
+        at_least(self, max_steps=1, eval_problems=1, keep_checkpoints=1, log_every=1)
+        at_least(self, warmup_steps=0, eval_every=0, save_every=0, samples_every=0)
+        at_least_or_none(self, micro_batch_size=1)
+        if not (self.lr >= 0 and math.isfinite(self.lr)):
+            raise ConfigError(
+                f"lr={self.lr!r} is not allowed; expected a finite float >= 0 (0 trains nothing)"
+            )
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ConfigError(
+                f"lr_schedule={self.lr_schedule!r} is not allowed; choose one of {LR_SCHEDULES}"
+            )
+        if not (self.weight_decay >= 0 and math.isfinite(self.weight_decay)):
+            raise ConfigError(f"weight_decay={self.weight_decay!r} is not allowed; expected a float >= 0")
+        if self.max_grad_norm is not None and not (
+            self.max_grad_norm > 0 and math.isfinite(self.max_grad_norm)
+        ):
+            raise ConfigError(
+                f"max_grad_norm={self.max_grad_norm!r} is not allowed; expected a float > 0 or None"
+            )
+        if not 0 <= self.entropy_collapse_ratio < 1:
+            raise ConfigError(
+                f"entropy_collapse_ratio={self.entropy_collapse_ratio!r} is not allowed; expected 0 <= ratio < 1"
+            )
+        at_least_or_none(self, difficulty=1)
+
+
+MAX_NEW_TOKENS_LIMIT = 1 << 20
+"""Most tokens a completion may have; past this a buffer of ``max_new_tokens`` floats is the problem."""
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """How completions are sampled for training: prompts per batch, samples per prompt, length, temperature."""
+
+    num_prompts: int = 16
+    """Problems per rollout batch (DAPO: groups kept after filtering). DeepSeekMath used 1,024 and DAPO
+    512; ours is a single-machine default."""
+    group_size: int = 8
+    """G, completions sampled per problem (DeepSeekMath: 64, DAPO: 16; STaR: 1)."""
+    max_new_tokens: int = 1024
+    """Longest completion in tokens (DeepSeekMath Sec. 4.2: 1,024); also Dr. GRPO's constant normaliser
+    and the end of DAPO's overlong buffer."""
+    temperature: float = 1.0
+    """Sampling temperature; 1.0 samples from the policy itself, as the RL objectives assume. 0 is greedy
+    (STaR's rationales; RL needs a temperature > 0)."""
+    top_p: float = 1.0
+    """Nucleus sampling threshold; 1.0 is off."""
+    generation_batch_size: int | None = None
+    """Rows decoded together by the in-process sampler; None: a whole round at once."""
+
+    def __post_init__(self) -> None:
+        check_field_types(self)
+        at_least(self, num_prompts=1, group_size=1, max_new_tokens=1)
+        at_least_or_none(self, generation_batch_size=1)
+        if self.max_new_tokens > MAX_NEW_TOKENS_LIMIT:
+            raise ConfigError(
+                f"max_new_tokens={self.max_new_tokens} is not allowed; expected at most {MAX_NEW_TOKENS_LIMIT}"
+            )
+        if not (self.temperature >= 0 and math.isfinite(self.temperature)):
+            raise ConfigError(
+                f"temperature={self.temperature!r} is not allowed; expected a finite float >= 0"
+            )
+        if not 0 < self.top_p <= 1:
+            raise ConfigError(f"top_p={self.top_p!r} is not allowed; expected a float in (0, 1]")
+
+    def check_for_rl(self) -> None:
+        """Raise ConfigError unless these settings can drive a policy-gradient method (GRPO, DAPO)."""
+        if self.temperature <= 0:
+            raise ConfigError(
+                f"temperature={self.temperature!r} is not allowed for RL: the objective needs samples from the "
+                "policy, so use a temperature > 0 (1.0 is the policy itself)"
+            )
+        if self.group_size < 2:
+            raise ConfigError(
+                f"group_size={self.group_size} is not allowed for RL: group advantages need at least 2 samples"
+            )
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+
+def check_field_types(cfg: Any) -> None:
+    """Raise ConfigError naming the first field whose value does not fit its annotation.
+
+    Understood annotations: ``int``, ``float`` (an int is accepted), ``bool``, ``str``, ``Literal[...]``,
+    ``tuple[...]``, unions with None, and nested dataclasses (checked by their own ``__post_init__``).
+    """
+    hints = typing.get_type_hints(type(cfg))
+    for item in dataclasses.fields(cfg):
+        value = getattr(cfg, item.name)
+        if not _fits(value, hints[item.name]):
+            raise ConfigError(f"{item.name}={value!r} is not allowed; expected {_describe(hints[item.name])}")
+
+
+def _fits(value: Any, tp: Any) -> bool:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arg) for arg in args)
+    if origin is Literal:
+        return value in args
+    if origin is tuple:
+        return (
+            isinstance(value, tuple)
+            and (
+                not args
+                or all(_fits(item, args[0 if args[-1] is Ellipsis else i]) for i, item in enumerate(value))
+            )
+            and (args[-1] is Ellipsis or not args or len(value) == len(args))
+        )
+    if tp is type(None):
+        return value is None
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if tp is str:
+        return isinstance(value, str)
+    if isinstance(tp, type):
+        return isinstance(value, tp)
+    return True  # an annotation this check does not understand: the field's own checks decide
+
+
+def _describe(tp: Any) -> str:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(arg) for arg in args)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(arg) for arg in args)
+    if origin is tuple:
+        return "a tuple of " + ", ".join(_describe(arg) for arg in args if arg is not Ellipsis)
+    if tp is type(None):
+        return "None"
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(
+        tp, getattr(tp, "__name__", str(tp))
+    )
+
+
+def at_least(cfg: Any, **lows: int) -> None:
+    """Raise ConfigError naming the first field (a keyword) whose value is below its bound."""
+    for name, low in lows.items():
+        value = getattr(cfg, name)
+        if value < low:
+            zero = " (0: off)" if low == 0 else ""
+            raise ConfigError(f"{name}={value!r} is not allowed; expected an integer >= {low}{zero}")
+
+
+def at_least_or_none(cfg: Any, **lows: int) -> None:
+    """Like `at_least`, for fields where None is also allowed."""
+    for name, low in lows.items():
+        value = getattr(cfg, name)
+        if value is not None and value < low:
+            raise ConfigError(f"{name}={value!r} is not allowed; expected an integer >= {low} or None")

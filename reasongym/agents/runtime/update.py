@@ -1,0 +1,242 @@
+"""The update every trainer shares: the RL loss interface, micro-batches and their metrics, the optimizer.
+
+An algorithm hands the loop one `PolicyLoss`: a function of per-token tensors and the `BatchTotals` of
+the whole batch. Every micro-batch (and, under torch.distributed, every rank) is normalised by those
+totals, never by its own counts, so the accumulated gradient equals the full-batch gradient whatever the
+split (the bug class of trl#3021 and verl#3741). Shapes use the legend of `reasongym.agents.common`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+from torch import Tensor
+
+from reasongym.agents.common import masked_mean, token_logprobs
+from reasongym.agents.config import RunConfig
+from reasongym.errors import ConfigError
+
+_SUMMED_KEYS = ("loss/policy", "loss/total")
+
+
+@dataclass(frozen=True)
+class BatchTotals:
+    """Normalisers of the whole batch, the same for every micro-batch and rank."""
+
+    sequences: int
+    """Sequences in the batch (B over all micro-batches and ranks)."""
+    tokens: float
+    """Loss tokens in the batch (the sum of the loss mask over all micro-batches and ranks)."""
+    max_new_tokens: int
+    """The rollout's length limit: Dr. GRPO's constant normaliser is ``sequences * max_new_tokens``."""
+
+
+class PolicyLoss(Protocol):
+    """What the loop calls on each micro-batch; the algorithm binds its config (``functools.partial``)."""
+
+    def __call__(
+        self,
+        logp: Tensor,
+        old_logp: Tensor,
+        ref_logp: Tensor | None,
+        adv: Tensor,
+        mask: Tensor,
+        totals: BatchTotals,
+    ) -> tuple[Tensor, dict[str, float]]:
+        """``(loss to minimise, metrics)`` of one micro-batch: [B, T] tensors, adv [B]."""
+
+
+def check_loss_shapes(
+    logp: Tensor, old_logp: Tensor, ref_logp: Tensor | None, adv: Tensor, mask: Tensor
+) -> None:
+    """Raise ConfigError unless logp, old_logp, mask (and ref_logp) are [B, T] and adv is [B]."""
+    shapes = {"logp": logp.shape, "old_logp": old_logp.shape, "mask": mask.shape}
+    if ref_logp is not None:
+        shapes["ref_logp"] = ref_logp.shape
+    if logp.ndim != 2 or len(set(shapes.values())) != 1 or adv.shape != logp.shape[:1]:
+        described = {name: tuple(shape) for name, shape in {**shapes, "adv": adv.shape}.items()}
+        raise ConfigError(f"loss inputs disagree: {described}; expected [B, T] tensors and adv of shape [B]")
+
+
+def totals_of(mask: Tensor, max_new_tokens: int) -> BatchTotals:
+    """`BatchTotals` of a whole (single-process) batch from its [B, T] loss mask."""
+    return BatchTotals(int(mask.shape[0]), float(mask.sum()), max_new_tokens)
+
+
+@torch.no_grad()
+def ratio_metrics(
+    ratio: Tensor, logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, low: float, high: float
+) -> dict[str, float]:
+    """Clip fractions (low and high apart), importance-ratio stats and k3 KL(pi || pi_old), over masked tokens.
+
+    A token is clipped low when ``A < 0`` and ``r < low`` and clipped high when ``A > 0`` and ``r > high``:
+    exactly the tokens whose gradient the clipped objective zeroes.
+    """
+    adv = adv.expand_as(ratio)  # [B, T]
+    clipped_low = ((ratio < low) & (adv < 0)).to(mask.dtype)  # [B, T]
+    clipped_high = ((ratio > high) & (adv > 0)).to(mask.dtype)  # [B, T]
+    log_ratio = old_logp - logp  # [B, T]
+    live = mask != 0  # [B, T]
+    any_live = bool(live.any())
+    return {
+        "train/clip_low_frac": float(masked_mean(clipped_low, mask)),
+        "train/clip_high_frac": float(masked_mean(clipped_high, mask)),
+        "train/ratio_mean": float(masked_mean(ratio, mask)),
+        "train/ratio_max": float(ratio[live].max()) if any_live else 1.0,
+        "train/ratio_min": float(ratio[live].min()) if any_live else 1.0,
+        "train/approx_kl_old": float(masked_mean(torch.exp(log_ratio) - log_ratio - 1, mask)),
+        "train/tokens": float(mask.sum()),
+    }
+
+
+def accumulate_gradients(
+    model: torch.nn.Module,
+    batch: Any,
+    adv: Tensor,
+    loss: PolicyLoss,
+    totals: BatchTotals,
+    *,
+    mask: Tensor,
+    ref_logp: Tensor | None = None,
+    micro_batch_size: int | None = None,
+    with_entropy: bool = False,
+) -> dict[str, float]:
+    """Backpropagate ``loss`` over ``batch`` in micro-batches; the gradients add up to the full batch's.
+
+    Args:
+        model: The policy; gradients accumulate in its ``.grad``.
+        batch: Has ``input_ids`` [B, P+T], ``attention_mask`` [B, P+T], ``completion_start`` and
+            ``old_logp`` [B, T] (a ``RolloutBatch``).
+        adv: [B] advantages.
+        loss: The algorithm's `PolicyLoss`.
+        totals: The whole batch's normalisers (over every rank under torch.distributed).
+        mask: [B, T] loss mask.
+        ref_logp: [B, T] reference log-probs, or None.
+        micro_batch_size: Rows per forward/backward; None: all at once.
+        with_entropy: Also return ``train/entropy``, the mean token entropy of the policy over ``mask``.
+
+    Returns:
+        The loss metrics over the batch: losses summed over micro-batches, the rest token-weighted.
+    """
+    rows = batch.input_ids.shape[0]
+    size = micro_batch_size or rows
+    sums: dict[str, float] = defaultdict(float)
+    entropy_sum = 0.0
+    for lo in range(0, rows, size):
+        part = slice(lo, lo + size)
+        logp, entropy = token_logprobs(
+            model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
+            with_entropy=with_entropy,
+        )  # fmt: skip
+        ref = ref_logp[part] if ref_logp is not None else None
+        value, metrics = loss(
+            logp=logp,
+            old_logp=batch.old_logp[part],
+            ref_logp=ref,
+            adv=adv[part],
+            mask=mask[part],
+            totals=totals,
+        )
+        value.backward()
+        metrics["loss/total"] = float(value.detach())
+        _accumulate(sums, metrics)
+        if entropy is not None:
+            entropy_sum += float((entropy.detach() * mask[part]).sum())
+    result = _finish(sums)
+    if with_entropy:
+        result["train/entropy"] = entropy_sum / max(float(mask.sum()), 1.0)
+    return result
+
+
+def _accumulate(sums: dict[str, float], metrics: Mapping[str, float]) -> None:
+    """Fold one micro-batch's metrics in: sums for losses, token-weighted sums for means, max/min as such."""
+    weight = metrics.get("train/tokens", 1.0)
+    sums["train/tokens"] += weight
+    for key, value in metrics.items():
+        if key == "train/tokens":
+            continue
+        if key.endswith("_max"):
+            sums[key] = max(sums.get(key, -math.inf), value)
+        elif key.endswith("_min"):
+            sums[key] = min(sums.get(key, math.inf), value)
+        elif key in _SUMMED_KEYS:
+            sums[key] += value
+        else:
+            sums[key] += value * weight
+
+
+def _finish(sums: Mapping[str, float]) -> dict[str, float]:
+    """Turn `_accumulate`'s token-weighted sums into means."""
+    weight = max(sums.get("train/tokens", 0.0), 1.0)
+    return {
+        key: value
+        if key.endswith(("_max", "_min", "train/tokens")) or key in _SUMMED_KEYS
+        else value / weight
+        for key, value in sums.items()
+    }
+
+
+# ---------------------------------------------------------------------------------------------- optimizer
+
+
+def build_optimizer(model: torch.nn.Module, run: RunConfig) -> tuple[torch.optim.AdamW, Any]:
+    """AdamW over the trainable parameters (weight decay on matrices only) and ``run``'s lr schedule."""
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in trainable if p.ndim >= 2], "weight_decay": run.weight_decay},
+        {"params": [p for p in trainable if p.ndim < 2], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=run.lr)
+    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(run))
+
+
+def _schedule(run: RunConfig) -> Callable[[int], float]:
+    """The multiplier of ``run.lr`` after ``step`` optimizer steps: linear warmup, then constant or cosine."""
+    warmup, total, cosine = run.warmup_steps, run.max_steps, run.lr_schedule == "cosine"
+
+    def multiplier(step: int) -> float:
+        if step < warmup:
+            return step / warmup
+        if not cosine:
+            return 1.0
+        progress = min(1.0, (step - warmup) / max(1, total - warmup))
+        return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+    return multiplier
+
+
+def restore_optimizer(optimizer: torch.optim.Optimizer, scheduler: Any, run: RunConfig) -> None:
+    """After loading a checkpoint: apply ``run``'s learning rate and schedule, which a resume may change.
+
+    A scheduler's state carries the learning rate it was built with; without this a resumed run would
+    announce a new ``lr`` and keep training with the old one.
+    """
+    scheduler.base_lrs = [run.lr for _ in optimizer.param_groups]
+    scheduler.lr_lambdas = [_schedule(run) for _ in optimizer.param_groups]
+    for group in optimizer.param_groups:
+        group["initial_lr"] = run.lr
+        group["lr"] = run.lr * scheduler.lr_lambdas[0](scheduler.last_epoch)
+
+
+def optimizer_step(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any, run: RunConfig
+) -> dict[str, float]:
+    """Clip, then step unless the gradient is non-finite (weights untouched); advance the schedule; clear.
+
+    Returns:
+        ``train/grad_norm``, ``train/skipped_nonfinite`` and ``train/lr`` (the rate this step used).
+    """
+    params = [p for p in model.parameters() if p.grad is not None]
+    norm = float(torch.nn.utils.clip_grad_norm_(params, run.max_grad_norm or math.inf)) if params else 0.0
+    lr = optimizer.param_groups[0]["lr"]
+    skipped = not math.isfinite(norm)
+    if not skipped:
+        optimizer.step()
+    scheduler.step()  # the schedule follows the step count, skipped steps included
+    optimizer.zero_grad(set_to_none=True)
+    return {"train/grad_norm": norm, "train/skipped_nonfinite": float(skipped), "train/lr": lr}
