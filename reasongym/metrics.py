@@ -299,7 +299,9 @@ def _config_to_dict(config: Mapping[str, Any] | Any | None) -> dict[str, Any]:
     if isinstance(config, Mapping):
         # A run's configs by section ({"run": RunConfig(...), "grpo": GRPOConfig(...)}) become nested tables.
         return {
-            key: dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value
+            key: dataclasses.asdict(value)
+            if dataclasses.is_dataclass(value) and not isinstance(value, type)
+            else value
             for key, value in config.items()
         }
     raise ConfigError(f"config={config!r} is not allowed; expected a mapping, a dataclass instance or None")

@@ -48,8 +48,14 @@ def test_help_of_each_command_exits_zero(args: list[str], capsys: pytest.Capture
 def test_train_help_lists_config_fields_with_their_docstrings(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["train", "sft", "--help"])
-    out = capsys.readouterr().out
-    assert "--max-steps" in out and "Optimizer steps in total" in out
+    out = " ".join(capsys.readouterr().out.split())  # help text is wrapped to the terminal
+    assert "--max-steps" in out and "Steps to train in total" in out and "preset tiny: 0.002" in out
+    assert "sft: SFT's own (SFTConfig)" in out and "run: steps, optimizer" in out
+
+
+def test_train_help_without_an_algorithm_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "--help"]) == 0
+    assert "reasongym train {sft,grpo,dapo,star}" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------------------------------------- list, show
@@ -157,14 +163,16 @@ def test_eval_grades_stored_completions_without_a_model(
     assert json.loads(capsys.readouterr().out)["metrics"]["pass@1"] == 0.5
 
 
-def test_config_file_values_and_flags_build_the_config(tmp_path: Path) -> None:
-    from reasongym.agents.sft import SFTConfig
-    from reasongym.cli.train import build_config, read_config_file
+@pytest.mark.parametrize("text", ["lr = 0.01\nbatch_size = 4\n", "[run]\nlr = 0.01\n[sft]\nbatch_size = 4\n"])
+def test_config_file_values_and_flags_build_the_config(tmp_path: Path, text: str) -> None:
+    from reasongym.agents.presets import preset_configs, sort_fields
+    from reasongym.cli.args import merge, read_config_file
 
     config = tmp_path / "sft.toml"
-    config.write_text("lr = 0.01\nbatch_size = 4\n", encoding="utf-8")
-    cfg = build_config(SFTConfig, {**read_config_file(config), "batch_size": 2})
-    assert (cfg.lr, cfg.batch_size, cfg.max_steps) == (0.01, 2, SFTConfig().max_steps)
+    config.write_text(text, encoding="utf-8")
+    from_file = sort_fields("sft", read_config_file(config), where="file")
+    configs = preset_configs("tiny", "sft", merge(from_file, {"sft": {"batch_size": 2}}))
+    assert (configs["run"].lr, configs["sft"].batch_size, configs["run"].max_steps) == (0.01, 2, 300)
 
 
 def _strict_loads(text: str) -> object:
@@ -210,8 +218,12 @@ def test_resuming_a_run_keeps_its_config_model_and_env(
     summary = _strict_loads(out.splitlines()[-1])  # strict: an undefined metric must be null, not NaN
     config = json.loads((Path(run_dir) / "config.json").read_text())
     assert summary["steps"] == 2 and summary["env"] == ENV
-    assert (config["group_size"], config["num_prompts"], config["max_steps"]) == (2, 2, 2)
-    assert "max_steps=2" in err and "max_steps=1" in err and "group_size" not in err
+    assert (
+        config["rollout"]["group_size"],
+        config["rollout"]["num_prompts"],
+        config["run"]["max_steps"],
+    ) == (2, 2, 2)
+    assert "run.max_steps=2" in err and "run.max_steps=1" in err and "group_size" not in err
     assert json.loads((Path(run_dir) / "run.json").read_text())["model"] == "tiny"
     for line in (Path(run_dir) / "metrics.jsonl").read_text().splitlines():
         _strict_loads(line)
@@ -222,7 +234,11 @@ def test_resuming_a_run_keeps_its_config_model_and_env(
         main(["train", "grpo", "--run-dir", run_dir, "--config", str(config_file), "--max-steps", "3"]) == 0
     )
     config = json.loads((Path(run_dir) / "config.json").read_text())
-    assert (config["group_size"], config["num_prompts"], config["max_steps"]) == (2, 1, 3)
+    assert (
+        config["rollout"]["group_size"],
+        config["rollout"]["num_prompts"],
+        config["run"]["max_steps"],
+    ) == (2, 1, 3)
 
 
 @pytest.mark.parametrize(
@@ -340,7 +356,7 @@ def test_a_config_file_with_an_unknown_field_names_the_nearest(
     config.write_text(text, encoding="utf-8")
     assert main(["train", "sft", "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert "unknown field 'max_step'" in err and "did you mean 'max_steps'" in err
+    assert "unknown field 'max_step'" in err and "did you mean 'max_steps'" in err and str(config) in err
 
 
 def test_a_missing_dataset_says_how_to_provide_it(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ the loop), then its range.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import types
 import typing
@@ -170,9 +171,15 @@ def check_field_types(cfg: Any) -> None:
     """
     hints = typing.get_type_hints(type(cfg))
     for item in dataclasses.fields(cfg):
-        value = getattr(cfg, item.name)
-        if not _fits(value, hints[item.name]):
-            raise ConfigError(f"{item.name}={value!r} is not allowed; expected {_describe(hints[item.name])}")
+        value, tp = getattr(cfg, item.name), hints[item.name]
+        if _fits(value, tp):
+            continue
+        names = [arg for arg in typing.get_args(tp) if isinstance(arg, str)]
+        if typing.get_origin(tp) is Literal and isinstance(value, str):
+            nearest = difflib.get_close_matches(value, names, n=1, cutoff=0.4)
+            hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
+            raise ConfigError(f"{item.name}={value!r} is not allowed; valid names: {sorted(names)}{hint}")
+        raise ConfigError(f"{item.name}={value!r} is not allowed; expected {_describe(tp)}")
 
 
 def _fits(value: Any, tp: Any) -> bool:

@@ -109,9 +109,16 @@ def preset_values(name: str, algo: str) -> dict[str, dict[str, Any]]:
 
 
 def preset_configs(
-    name: str, algo: str, overrides: dict[str, dict[str, Any]] | None = None
+    name: str, algo: str, overrides: dict[str, dict[str, Any]] | None = None, **fields: Any
 ) -> dict[str, Any]:
-    """The configs of ``algo`` under preset ``name``, with ``overrides`` (section -> field -> value) on top.
+    """The configs of ``algo`` under preset ``name``, with ``overrides`` and ``fields`` on top.
+
+    Args:
+        name: A preset name (``default``, ``tiny``, ``paper``).
+        algo: ``sft``, ``grpo``, ``dapo`` or ``star``.
+        overrides: Section -> field -> value, e.g. ``{"run": {"max_steps": 10}}``.
+        **fields: Field values by name alone (names are unique across an algorithm's sections), e.g.
+            ``preset_configs("tiny", "grpo", max_steps=10, group_size=4, kl="off")``.
 
     Returns:
         Section name -> config object, e.g. ``{"run": RunConfig, "rollout": RolloutConfig, "grpo": GRPOConfig}``.
@@ -120,13 +127,42 @@ def preset_configs(
         ConfigError: An unknown preset, algorithm, section or field, or a value a config refuses.
     """
     values = preset_values(name, algo)
-    for section, fields in (overrides or {}).items():
-        _check_name("section", section, values)
-        values[section] = _merge(values[section], fields)
+    for layer in (overrides or {}, sort_fields(algo, fields, where="fields")):
+        for section, section_fields in layer.items():
+            _check_name("section", section, values)
+            values[section] = _merge(values[section], section_fields)
     return {
         section: build(config_class(algo, section), fields, where=section)
         for section, fields in values.items()
     }
+
+
+def sort_fields(algo: str, values: dict[str, Any], where: str) -> dict[str, dict[str, Any]]:
+    """Values by section: section tables (``{"run": {...}}``) as they are, flat field names to their section.
+
+    Raises:
+        ConfigError: A name that is neither a section nor a field of the algorithm's configs.
+    """
+    _check_name("algo", algo, SECTIONS)
+    owner = {
+        item.name: section
+        for section in SECTIONS[algo]
+        for item in dataclasses.fields(config_class(algo, section))
+    }
+    sections: dict[str, dict[str, Any]] = {}
+    for key, value in values.items():
+        if key in SECTIONS[algo] and isinstance(value, dict):
+            sections[key] = _merge(sections.get(key, {}), value)
+        elif key in owner:
+            sections.setdefault(owner[key], {})[key] = value
+        else:
+            close = difflib.get_close_matches(key, [*SECTIONS[algo], *owner], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(
+                f"{where}: unknown field {key!r} for {algo}{hint}; sections: {list(SECTIONS[algo])}, each with "
+                "the fields `reasongym train ALGO --help` lists"
+            )
+    return sections
 
 
 def config_class(algo: str, section: str) -> type:

@@ -357,7 +357,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
-        args = build_parser().parse_args(argv)
+        words = [word for word in argv if word != "--debug"]
+        if words[:1] == ["train"]:  # everything after `train` is the trainer's (argparse would take --help)
+            args = argparse.Namespace(command="train", rest=words[1:], run=cmd_train)
+        else:
+            args = build_parser().parse_args(argv)
         return args.run(args)
     except UsageError as exc:
         return _fail(exc, EXIT_USAGE, debug)

@@ -116,63 +116,38 @@ def run_training(args: argparse.Namespace) -> dict[str, Any]:
     file_values = read_config_file(parsed["config"]) if parsed.get("config") else {}
     run_values = {key: file_values.pop(key) for key in RUN_KEYS if key in file_values}
     run_values.update({key: parsed[key] for key in RUN_KEYS if parsed.get(key) is not None})
-    file_sections = sort_into_sections(algo, file_values, where=str(parsed.get("config")))
+    from reasongym.agents.presets import preset_configs, sort_fields
+
+    file_sections = sort_fields(algo, file_values, where=f"config file {parsed.get('config')}")
     flags = nest(
         {key[4:].replace(":", ".", 1): value for key, value in parsed.items() if key.startswith("cfg:")}
     )
     saved: dict[str, Any] = {}
     if run_values.get("run_dir"):
         saved, run_values = _resume_base(algo, run_values, merge(file_sections, flags))
-    run_values["preset"] = choose_preset(run_values)
-    from reasongym.agents.presets import preset_configs
-
+    run_values["preset"], reason = choose_preset(run_values)
     configs = preset_configs(run_values["preset"], algo, merge(merge(saved, file_sections), flags))
     if not run_values.get("env"):
         raise UsageError("--env is required (or `env = ...` in the config file)")
+    if reason:
+        print(
+            f"reasongym: using preset {run_values['preset']!r} ({reason}; --preset changes it)",
+            file=sys.stderr,
+        )
     return _train(algo, configs, run_values)
 
 
-def sort_into_sections(algo: str, values: Mapping[str, Any], where: str) -> dict[str, dict[str, Any]]:
-    """A config file's values by section: section tables as they are, flat field names to their section.
-
-    Raises:
-        ConfigError: A name that is neither a section, a run key nor a field of the algorithm's configs.
-    """
-    from reasongym.agents.presets import SECTIONS, config_class
-
-    owner = {}
-    for section in SECTIONS[algo]:
-        for dotted, *_ in config_fields(config_class(algo, section)):
-            owner[dotted.split(".")[0]] = section
-    sections: dict[str, dict[str, Any]] = {}
-    for key, value in values.items():
-        if key in SECTIONS[algo] and isinstance(value, Mapping):
-            sections[key] = merge(sections.get(key, {}), value)
-        elif key in owner:
-            sections.setdefault(owner[key], {})[key] = value
-        else:
-            known = [*SECTIONS[algo], *RUN_KEYS, *owner]
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(
-                f"{where}: unknown name {key!r} for {algo}{hint}; sections: {list(SECTIONS[algo])}"
-            )
-    return sections
-
-
-def choose_preset(run_values: Mapping[str, Any]) -> str:
-    """``--preset`` if given, else the preset of the run folder given as ``--model``, else ``tiny`` for
-    ``--model tiny``, else ``default``; the choice is announced on stderr when it was not explicit."""
+def choose_preset(run_values: Mapping[str, Any]) -> tuple[str, str | None]:
+    """``--preset`` (or the resumed run's) if given, else the preset of the run folder given as ``--model``,
+    else ``tiny`` for ``--model tiny``, else ``default``; with the reason to announce when not explicit."""
     if run_values.get("preset"):
-        return str(run_values["preset"])
+        return str(run_values["preset"]), None
     model = str(run_values.get("model") or "tiny")
     from reasongym.runs import RunDir
 
     from_run = RunDir(Path(model)).read_run_info().get("preset") if Path(model).is_dir() else None
     chosen = from_run or ("tiny" if model == "tiny" else "default")
-    reason = f"the preset of {model}" if from_run else f"--model {model}"
-    print(f"reasongym: using preset {chosen!r} ({reason}; --preset changes it)", file=sys.stderr)
-    return chosen
+    return chosen, f"the preset of {model}" if from_run else f"--model {model}"
 
 
 def _resume_base(

@@ -160,8 +160,10 @@ class Episode:
     info: dict[str, Any] = field(default_factory=dict)
     """The info of the last step."""
 
-    def context(self, tokenizer: PreTrainedTokenizerBase) -> str:
+    def context(self, tokenizer: PreTrainedTokenizerBase | None) -> str:
         """The text the next turn continues: the prompt and every token so far, special ones kept."""
+        if tokenizer is None:  # a generator that works on text alone: the texts so far
+            return self.prompt_text + "".join(self.pieces)
         tail = tokenizer.decode(self.token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         return self.prompt_text + tail
 
@@ -184,7 +186,7 @@ class Episode:
             self.truncated = self.truncated or bool(truncated)
             return
         text = str(observation)
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"] if text else []
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"] if text and tokenizer is not None else []
         self.token_ids += ids
         self.logprobs += [0.0] * len(ids)
         self.model_mask += [0] * len(ids)
@@ -419,8 +421,10 @@ def _generate(
             f"the generator returned {[len(g) for g in groups]} completions for {len(contexts)} prompts; "
             f"expected {params.n} per prompt"
         )
-    encoded = _encode_prompts(tokenizer, contexts) if with_prompt_ids else []
-    prompt_ids = [ids for ids in encoded for _ in range(params.n)]
+    encoded = _encode_prompts(tokenizer, contexts) if with_prompt_ids and tokenizer is not None else []
+    prompt_ids = [ids for ids in encoded for _ in range(params.n)] or [
+        [] for _ in range(len(contexts) * params.n)
+    ]
     return prompt_ids, [c for group in groups for c in group], None
 
 
@@ -434,7 +438,7 @@ def _encode_prompts(tokenizer: PreTrainedTokenizerBase, prompts: list[str]) -> l
 def _completion_tokens(completion: Completion, tokenizer: Any) -> tuple[list[int], list[float]]:
     """A completion's token ids and log-probs; text-only completions are tokenized, log-probs 0."""
     token_ids = list(completion.token_ids)
-    if not token_ids and completion.text:
+    if not token_ids and completion.text and tokenizer is not None:
         token_ids = tokenizer(completion.text, add_special_tokens=False)["input_ids"]
     logprobs = list(completion.logprobs)
     if len(logprobs) != len(token_ids):

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import torch
 
+from reasongym.agents.config import RunConfig
 from reasongym.agents.runtime import distributed
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.models import make_char_tokenizer, make_tiny_model
 
-RESUME_CONFIG = SFTConfig(
-    lr=3e-3, batch_size=8, max_steps=6, warmup_steps=2, save_every=2, keep_checkpoints=2,
+RESUME_RUN = RunConfig(
+    lr=3e-3, lr_schedule="cosine", max_steps=6, warmup_steps=2, save_every=2, keep_checkpoints=2,
     seed=3, progress_bar=False, tensorboard=False,
 )  # fmt: skip
-DDP_CONFIG = SFTConfig(
-    lr=1e-2, batch_size=4, max_steps=1, max_grad_norm=None, progress_bar=False, tensorboard=False
-)
+DDP_RUN = RunConfig(lr=1e-2, max_steps=1, max_grad_norm=None, progress_bar=False, tensorboard=False)
+DDP_CONFIG = SFTConfig(batch_size=4)
 
 
 def addition_pairs(limit: int | None = None) -> list[tuple[str, str]]:
@@ -53,14 +53,15 @@ def run_resumable(run_dir: str, kill_after: int | None = None) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         return False
 
-    train_sft(RESUME_CONFIG, model, tokenizer, addition_pairs(40), run_dir=run_dir, stop_when=stop_when)
+    train_sft(SFTConfig(batch_size=8), model, tokenizer, addition_pairs(40), run=RESUME_RUN, run_dir=run_dir,
+              stop_when=stop_when)  # fmt: skip
 
 
 def run_data_parallel(out_dir: str) -> None:
     """One DDP step over 8 pairs split across the ranks; each rank saves its weights and their checksum."""
     info = distributed.init_distributed()
     model, tokenizer = tiny_setup()
-    train_sft(DDP_CONFIG, model, tokenizer, addition_pairs(8))
+    train_sft(DDP_CONFIG, model, tokenizer, addition_pairs(8), run=DDP_RUN)
     state = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
     torch.save(state, Path(out_dir) / f"rank{info.rank}.pt")
     checksum = float(sum(tensor.double().sum() for tensor in state.values()))

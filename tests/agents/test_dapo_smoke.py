@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 import torch
 
-from reasongym.agents.dapo import DAPOConfig, sample_training_batch, train_dapo
+from reasongym.agents.dapo import sample_training_batch, train_dapo
+from reasongym.agents.presets import preset_configs
 from reasongym.agents.runtime import session as rl_loop
 from reasongym.metrics import read_metrics
 from reasongym.models import make_char_tokenizer, make_tiny_model
@@ -25,12 +26,27 @@ def _tiny() -> tuple[torch.nn.Module, object]:
     return make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64), tokenizer
 
 
-def _cfg(**overrides: object) -> DAPOConfig:
+def _cfg(**overrides: object) -> dict[str, object]:
     base = {
         "max_steps": 2, "num_prompts": 2, "group_size": 3, "max_new_tokens": 12, "overlong_buffer": 4,
         "lr": 1e-3, "mu": 2, "difficulty": 1, "progress_bar": False, "max_extra_rounds": 1,
     }  # fmt: skip
-    return DAPOConfig(**{**base, **overrides})
+    return preset_configs("default", "dapo", **{**base, **overrides})
+
+
+def _train(
+    configs: dict[str, object], model: object, tokenizer: object, env: object, **kwargs: object
+) -> object:
+    return train_dapo(
+        configs["dapo"], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"], **kwargs
+    )
+
+
+def _session(configs: dict[str, object], model: object, tokenizer: object) -> rl_loop.RLSession:
+    return rl_loop.RLSession.start(
+        configs["run"], configs["rollout"], model, tokenizer, ENV, algo="dapo", config_record={}, run_dir=None,
+        generator=None, with_reference=False,
+    )  # fmt: skip
 
 
 def _first_of_group_zero_right(
@@ -45,7 +61,7 @@ def _first_of_group_zero_right(
 def test_dapo_runs_and_logs_dynamic_sampling(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rl_loop.RLSession, "rollouts", _first_of_group_zero_right)
     model, tokenizer = _tiny()
-    result = train_dapo(
+    result = _train(
         _cfg(overlong_filtering=True, micro_batch_size=2), model, tokenizer, ENV, run_dir=tmp_path
     )
     assert result.steps == 2
@@ -71,7 +87,7 @@ def test_no_informative_group_skips_the_update_without_crashing(monkeypatch: pyt
     monkeypatch.setattr(rl_loop.RLSession, "rollouts", _constant_rewards)
     model, tokenizer = _tiny()
     before = [p.detach().clone() for p in model.parameters()]
-    result = train_dapo(_cfg(max_extra_rounds=2), model, tokenizer, ENV)
+    result = _train(_cfg(max_extra_rounds=2), model, tokenizer, ENV)
     for record in result.history:
         assert record["train/skipped_empty"] == 1.0
         assert record["dapo/extra_rounds"] == 2.0  # the cap was hit
@@ -86,9 +102,7 @@ def test_partial_batch_trains_on_what_it_has() -> None:
     # Rewards 0/1 alternating inside each group: every group informative, but ask for more groups than one
     # round gives and allow no extra round.
     cfg = _cfg(num_prompts=2, max_extra_rounds=0)
-    session = rl_loop.RLSession.start(
-        cfg, model, tokenizer, ENV, algo="dapo", run_dir=None, generator=None, with_reference=False
-    )
+    session = _session(cfg, model, tokenizer)
     original = rl_loop.RLSession.rollouts
 
     def half_informative(self: rl_loop.RLSession, num_prompts: int) -> object:
@@ -98,7 +112,7 @@ def test_partial_batch_trains_on_what_it_has() -> None:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(rl_loop.RLSession, "rollouts", half_informative)
-        batch, metrics = sample_training_batch(session, cfg)
+        batch, metrics = sample_training_batch(session, cfg["dapo"], cfg["rollout"])
     assert batch is not None and batch.num_groups == 1
     assert metrics["dapo/partial_batch"] == 1.0 and metrics["dapo/kept_groups"] == 1.0
     assert metrics["dapo/dropped_groups"] == 1.0
@@ -107,9 +121,7 @@ def test_partial_batch_trains_on_what_it_has() -> None:
 def test_dynamic_sampling_filters_on_correctness_not_on_the_length_penalty() -> None:
     model, tokenizer = _tiny()
     cfg = _cfg(num_prompts=2, max_extra_rounds=0, max_new_tokens=12, overlong_buffer=4)
-    session = rl_loop.RLSession.start(
-        cfg, model, tokenizer, ENV, algo="dapo", run_dir=None, generator=None, with_reference=False
-    )
+    session = _session(cfg, model, tokenizer)
     original = rl_loop.RLSession.rollouts
 
     def all_wrong_then_mixed(self: rl_loop.RLSession, num_prompts: int) -> object:
@@ -125,7 +137,7 @@ def test_dynamic_sampling_filters_on_correctness_not_on_the_length_penalty() -> 
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(rl_loop.RLSession, "rollouts", all_wrong_then_mixed)
-        batch, metrics = sample_training_batch(session, cfg)
+        batch, metrics = sample_training_batch(session, cfg["dapo"], cfg["rollout"])
     assert metrics["dapo/kept_groups"] == 1.0 and metrics["dapo/dropped_groups"] == 1.0
     assert batch is not None and batch.correct.tolist() == [True, False, False]  # group 1 only
     # The kept group's rewards are shaped: the 12-token completion sits at L_max and gets the full -1.

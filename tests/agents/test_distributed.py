@@ -68,16 +68,19 @@ def test_two_ranks_average_their_gradients_and_keep_identical_weights(tmp_path: 
 
     # Adam's first update is lr * g / (|g| + eps): float reordering moves it by at most a few % of lr
     # where g is tiny, while a different gradient moves whole tensors by up to 2 * lr.
-    tolerance = 0.01 * worker.DDP_CONFIG.lr
+    tolerance = 0.01 * worker.DDP_RUN.lr
     pairs = worker.addition_pairs(8)
     alone, tokenizer = worker.tiny_setup()  # rank 0's shard only: what no averaging would give
-    train_sft(worker.DDP_CONFIG, alone, tokenizer, distributed.shard(pairs, distributed.DistInfo(0, 2, 0)))
+    shard = distributed.shard(pairs, distributed.DistInfo(0, 2, 0))
+    train_sft(worker.DDP_CONFIG, alone, tokenizer, shard, run=worker.DDP_RUN)
     largest_gap = max(
         (tensor - ranks[0][name]).abs().max().item() for name, tensor in alone.state_dict().items()
     )
     assert largest_gap > 10 * tolerance
 
     full, _ = worker.tiny_setup()  # one process over both shards in one batch: the same gradient as DDP
-    train_sft(dataclasses.replace(worker.DDP_CONFIG, batch_size=8), full, tokenizer, pairs)
+    train_sft(
+        dataclasses.replace(worker.DDP_CONFIG, batch_size=8), full, tokenizer, pairs, run=worker.DDP_RUN
+    )
     for name, tensor in full.state_dict().items():
         torch.testing.assert_close(ranks[0][name], tensor, rtol=0, atol=tolerance)

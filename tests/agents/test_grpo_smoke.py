@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from types import SimpleNamespace
 
@@ -10,9 +11,11 @@ import torch
 
 import reasongym
 from reasongym.agents.common import token_logprobs
-from reasongym.agents.grpo import GRPOConfig, grpo_loss, train_grpo
+from reasongym.agents.grpo import grpo_loss, train_grpo
+from reasongym.agents.presets import preset_configs
 from reasongym.agents.runtime.rollout import collect_rollouts
-from reasongym.agents.runtime.session import RLSession, accumulate_gradients
+from reasongym.agents.runtime.session import RLSession
+from reasongym.agents.runtime.update import BatchTotals, accumulate_gradients
 from reasongym.envs.core import ReasoningEnv
 from reasongym.envs.problem import Problem
 from reasongym.envs.sources import DatasetSource
@@ -34,21 +37,27 @@ def _tiny() -> tuple[torch.nn.Module, object]:
     return make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64), tokenizer
 
 
-def _cfg(**overrides: object) -> GRPOConfig:
+def _cfg(**overrides: object) -> dict[str, object]:
     base = {
         "max_steps": 2, "num_prompts": 2, "group_size": 3, "max_new_tokens": 12, "lr": 1e-3, "mu": 2,
         "difficulty": 1, "progress_bar": False, "samples_every": 1, "eval_problems": 3,
     }  # fmt: skip
-    return GRPOConfig(**{**base, **overrides})
+    return preset_configs("default", "grpo", **{**base, **overrides})
+
+
+def _train(
+    configs: dict[str, object], model: object, tokenizer: object, env: object, **kwargs: object
+) -> object:
+    return train_grpo(
+        configs["grpo"], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"], **kwargs
+    )
 
 
 @pytest.mark.parametrize("kl", ["off", "k3_loss", "k1_reward"])
 def test_grpo_runs_logs_and_checkpoints(tmp_path: object, kl: str) -> None:
     model, tokenizer = _tiny()
     before = [p.detach().clone() for p in model.parameters()]
-    result = train_grpo(
-        _cfg(kl=kl, eval_every=2, micro_batch_size=4), model, tokenizer, ENV, run_dir=tmp_path
-    )
+    result = _train(_cfg(kl=kl, eval_every=2, micro_batch_size=4), model, tokenizer, ENV, run_dir=tmp_path)
     assert result.steps == 2 and len(result.history) == 2
     assert [e["step"] for e in result.evals] == [0.0, 2.0]  # before training, and at the end
     records = read_metrics(tmp_path)
@@ -71,21 +80,21 @@ def test_grpo_runs_logs_and_checkpoints(tmp_path: object, kl: str) -> None:
 
 def test_grpo_resume_continues_and_zero_steps_left_is_an_error(tmp_path: object) -> None:
     model, tokenizer = _tiny()
-    train_grpo(_cfg(max_steps=1), model, tokenizer, ENV, run_dir=tmp_path)
-    resumed = train_grpo(_cfg(max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
+    _train(_cfg(max_steps=1), model, tokenizer, ENV, run_dir=tmp_path)
+    resumed = _train(_cfg(max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
     assert resumed.resumed_from == 1 and resumed.steps == 2 and len(resumed.history) == 1
     assert [r["step"] for r in read_metrics(tmp_path)] == [1, 2]
     with pytest.raises(reasongym.errors.ConfigError, match="already trained 2 of 2"):
-        train_grpo(_cfg(max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
+        _train(_cfg(max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
 
 
 def test_resume_reproduces_an_uninterrupted_run(tmp_path: object) -> None:
     straight, tokenizer = _tiny()
-    train_grpo(_cfg(max_steps=2, lr=1e-2), straight, tokenizer, ENV, run_dir=tmp_path / "a")
+    _train(_cfg(max_steps=2, lr=1e-2), straight, tokenizer, ENV, run_dir=tmp_path / "a")
     split, _ = _tiny()
-    train_grpo(_cfg(max_steps=1, lr=1e-2), split, tokenizer, ENV, run_dir=tmp_path / "b")
+    _train(_cfg(max_steps=1, lr=1e-2), split, tokenizer, ENV, run_dir=tmp_path / "b")
     fresh, _ = _tiny()  # a new process would start from the initial weights and load the checkpoint
-    train_grpo(_cfg(max_steps=2, lr=1e-2), fresh, tokenizer, ENV, run_dir=tmp_path / "b")
+    _train(_cfg(max_steps=2, lr=1e-2), fresh, tokenizer, ENV, run_dir=tmp_path / "b")
     for p, q in zip(straight.parameters(), fresh.parameters(), strict=True):
         torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6)
     a, b = read_metrics(tmp_path / "a"), read_metrics(tmp_path / "b")
@@ -100,15 +109,19 @@ def test_micro_batches_through_the_model_give_the_full_batch_gradient(aggregatio
         ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], group_size=3, params=params
     )
     adv = torch.linspace(-1.0, 1.0, len(batch))
-    cfg = _cfg(loss_aggregation=aggregation, max_new_tokens=10)
+    cfg = _cfg(loss_aggregation=aggregation)["grpo"]
+    totals = BatchTotals(len(batch), float(batch.completion_mask.sum()), 10)
 
-    def loss_fn(logp, old, ref, adv, mask, **scale):  # noqa: ANN001, ANN003, ANN202
-        return grpo_loss(logp, old - 0.05, old + 0.1, adv, mask, cfg, **scale)  # ratio != 1: clipping, KL
+    def loss_fn(logp, old_logp, ref_logp, adv, mask, totals):  # noqa: ANN001, ANN202
+        # ratio != 1 and a reference: clipping and KL both act
+        return grpo_loss(logp, old_logp - 0.05, old_logp + 0.1, adv, mask, totals, cfg=cfg)
 
     grads = {}
     for size in (None, 1, 4):
         model.zero_grad()
-        accumulate_gradients(model, batch, adv, loss_fn, mask=batch.completion_mask, micro_batch_size=size)
+        accumulate_gradients(
+            model, batch, adv, loss_fn, totals, mask=batch.completion_mask, micro_batch_size=size
+        )
         grads[size] = torch.cat([p.grad.flatten() for p in model.parameters()])
     torch.testing.assert_close(grads[1], grads[None], rtol=1e-4, atol=1e-7)
     torch.testing.assert_close(grads[4], grads[None], rtol=1e-4, atol=1e-7)
@@ -120,9 +133,9 @@ def test_accumulate_gradients_reports_entropy() -> None:
         input_ids=torch.randint(5, 60, (2, 6)), attention_mask=torch.ones(2, 6, dtype=torch.long),
         completion_start=3, old_logp=torch.zeros(2, 3),
     )  # fmt: skip
-    cfg = _cfg(kl="off")
+    cfg = _cfg(kl="off")["grpo"]
     metrics = accumulate_gradients(
-        model, batch, torch.zeros(2), lambda *a, **s: grpo_loss(*a, cfg, **s),
+        model, batch, torch.zeros(2), functools.partial(grpo_loss, cfg=cfg), BatchTotals(2, 6.0, 3),
         mask=torch.ones(2, 3), with_entropy=True,
     )  # fmt: skip
     vocab = model.config.vocab_size
@@ -157,7 +170,7 @@ def test_default_splits_are_ones_the_source_has(splits: tuple, train_split: str,
     with pytest.MonkeyPatch.context() as patch:
         seen: dict[str, str] = {}
         patch.setattr(RLSession, "start", _recording_start(seen))
-        result = train_grpo(cfg, model, tokenizer, _dataset_env(*splits))
+        result = _train(cfg, model, tokenizer, _dataset_env(*splits))
     assert (seen["train"], seen["eval"]) == (train_split, eval_split)
     assert result.steps == 1 and [e["step"] for e in result.evals] == [0.0, 1.0]
 
@@ -178,7 +191,7 @@ def _recording_start(seen: dict[str, str], original=RLSession.start) -> object: 
 def test_a_split_the_source_lacks_names_the_available_ones(field: str, value: str, available: str) -> None:
     model, tokenizer = _tiny()
     with pytest.raises(ConfigError, match=rf"{field}='{value}' is not a split of .*available: {available}"):
-        train_grpo(_cfg(**{field: value}), model, tokenizer, _dataset_env("train", "validation"))
+        _train(_cfg(**{field: value}), model, tokenizer, _dataset_env("train", "validation"))
 
 
 def _dropout_models(tokenizer: object) -> dict[str, torch.nn.Module]:
@@ -204,8 +217,9 @@ def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str) -> None:
     model = _dropout_models(tokenizer)[arch]
     cfg = _cfg(kl="off")
     RLSession.start(
-        cfg, model, tokenizer, ENV, algo="grpo", run_dir=None, generator=None, with_reference=False
-    )
+        cfg["run"], cfg["rollout"], model, tokenizer, ENV, algo="grpo", config_record={}, run_dir=None,
+        generator=None, with_reference=False,
+    )  # fmt: skip
     ids = torch.randint(5, 60, (2, 10))
     mask = torch.ones_like(ids)
     model.eval()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from types import SimpleNamespace
@@ -14,10 +15,13 @@ from reasongym.agents.dapo import (
     DAPOConfig,
     dapo_loss,
     dynamic_sampling_filter,
+    overlong_buffer_tokens,
     overlong_filter,
     overlong_penalty,
 )
+from reasongym.agents.config import RolloutConfig
 from reasongym.agents.grpo import GRPOConfig, grpo_loss, kl_k3, kl_reward_penalty
+from reasongym.agents.runtime.update import BatchTotals
 from reasongym.errors import ConfigError
 
 # The 2x3 case used throughout: old_logp = 0, so the ratio r = exp(logp) is set directly.
@@ -36,7 +40,11 @@ def _logp() -> torch.Tensor:
 
 
 def _grpo(**overrides: object) -> GRPOConfig:
-    return GRPOConfig(**{"kl": "off", "max_new_tokens": 4, **overrides})
+    return GRPOConfig(**{"kl": "off", **overrides})
+
+
+def _totals(mask: torch.Tensor, max_new_tokens: int = 4) -> BatchTotals:
+    return BatchTotals(int(mask.shape[0]), float(mask.sum()), max_new_tokens)
 
 
 @pytest.mark.parametrize(
@@ -49,7 +57,7 @@ def _grpo(**overrides: object) -> GRPOConfig:
 )
 def test_grpo_loss_aggregations(aggregation: str, expected: float) -> None:
     loss, metrics = grpo_loss(
-        _logp(), torch.zeros(2, 3), None, ADV, MASK, _grpo(loss_aggregation=aggregation)
+        _logp(), torch.zeros(2, 3), None, ADV, MASK, _totals(MASK), cfg=_grpo(loss_aggregation=aggregation)
     )
     assert loss.item() == pytest.approx(expected, abs=1e-6)
     # Clipped on both sides: 1.5 > 1.2 with A > 0 (high), 0.7 < 0.8 with A < 0 (low); 1 token of 5 each.
@@ -63,8 +71,8 @@ def test_token_mean_and_sequence_mean_weigh_long_sequences_differently() -> None
     # Row 0 has 3 live tokens, row 1 has 1. Every per-token loss is -A = -1 (row 0) and +1 (row 1), r = 1.
     mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
     zeros = torch.zeros(2, 3)
-    seq, _ = grpo_loss(zeros, zeros, None, ADV, mask, _grpo(loss_aggregation="seq_mean_token_mean"))
-    tok, _ = grpo_loss(zeros, zeros, None, ADV, mask, _grpo(loss_aggregation="token_mean"))
+    seq, _ = grpo_loss(zeros, zeros, None, ADV, mask, cfg=_grpo(loss_aggregation="seq_mean_token_mean"))
+    tok, _ = grpo_loss(zeros, zeros, None, ADV, mask, cfg=_grpo(loss_aggregation="token_mean"))
     assert seq.item() == pytest.approx((-1 + 1) / 2)  # each sequence counts once: 0
     assert tok.item() == pytest.approx((-3 + 1) / 4)  # each token counts once: the long row dominates, -0.5
 
@@ -77,7 +85,7 @@ def test_k3_kl_by_hand() -> None:
     assert kl_k3(logp, ref)[0].tolist() == pytest.approx(expected, abs=1e-6)
     # In the loss (r = 1, A = 0): loss = beta * seq-mean-token-mean of k3.
     cfg = _grpo(kl="k3_loss", kl_coef=0.5)
-    loss, metrics = grpo_loss(logp, logp, ref, torch.zeros(1), torch.ones(1, 3), cfg)
+    loss, metrics = grpo_loss(logp, logp, ref, torch.zeros(1), torch.ones(1, 3), cfg=cfg)
     assert loss.item() == pytest.approx(0.5 * sum(expected) / 3, abs=1e-6)
     assert metrics["loss/kl"] == pytest.approx(sum(expected) / 3, abs=1e-6)
 
@@ -93,7 +101,7 @@ def test_k1_kl_goes_into_the_reward() -> None:
 
 def test_dapo_clip_higher_by_hand() -> None:
     # eps_low 0.2, eps_high 0.28: row 0 -> -[min(1.5, 1.28), 1.0, 0.5] (sum -2.78); row 1 as before (1.9).
-    loss, metrics = dapo_loss(_logp(), torch.zeros(2, 3), ADV, MASK, DAPOConfig())
+    loss, metrics = dapo_loss(_logp(), torch.zeros(2, 3), None, ADV, MASK, cfg=DAPOConfig())
     assert loss.item() == pytest.approx((-2.78 + 1.9) / 5, abs=1e-6)
     assert metrics["train/clip_high_frac"] == pytest.approx(0.2)
     assert metrics["train/clip_low_frac"] == pytest.approx(0.2)
@@ -102,9 +110,11 @@ def test_dapo_clip_higher_by_hand() -> None:
 def test_ratio_between_the_clips_moves_only_under_clip_higher() -> None:
     # r = 1.25 with A > 0: clipped (no gradient) at eps 0.2, live under eps_high 0.28.
     logp = torch.full((1, 1), math.log(1.25), requires_grad=True)
-    grpo, _ = grpo_loss(logp, torch.zeros(1, 1), None, torch.ones(1), torch.ones(1, 1), _grpo())
+    grpo, _ = grpo_loss(logp, torch.zeros(1, 1), None, torch.ones(1), torch.ones(1, 1), cfg=_grpo())
     (grad_grpo,) = torch.autograd.grad(grpo, logp)
-    dapo, metrics = dapo_loss(logp, torch.zeros(1, 1), torch.ones(1), torch.ones(1, 1), DAPOConfig())
+    dapo, metrics = dapo_loss(
+        logp, torch.zeros(1, 1), None, torch.ones(1), torch.ones(1, 1), cfg=DAPOConfig()
+    )
     (grad_dapo,) = torch.autograd.grad(dapo, logp)
     assert grad_grpo.item() == 0.0
     assert grad_dapo.item() == pytest.approx(-1.25)  # d(-r)/d(logp) = -r
@@ -137,11 +147,11 @@ def test_dynamic_sampling_filter_and_band() -> None:
 
 
 def test_overlong_penalty_and_filter_by_hand() -> None:
-    cfg = DAPOConfig(max_new_tokens=10, overlong_buffer=4, overlong_penalty=1.0)
+    cfg = DAPOConfig(overlong_buffer=4, overlong_penalty=1.0)
     # Safe up to 10 - 4 = 6 tokens, then -(len - 6) / 4: 8 -> -0.5, 10 -> -1.
-    assert overlong_penalty(torch.tensor([5, 6, 8, 10]), cfg).tolist() == [0.0, 0.0, -0.5, -1.0]
-    off = DAPOConfig(max_new_tokens=10, overlong_buffer=0)
-    assert overlong_penalty(torch.tensor([10]), off).tolist() == [0.0]
+    assert overlong_penalty(torch.tensor([5, 6, 8, 10]), cfg, 10).tolist() == [0.0, 0.0, -0.5, -1.0]
+    off = DAPOConfig(overlong_buffer=0)
+    assert overlong_penalty(torch.tensor([10]), off, 10).tolist() == [0.0]
     filtered = overlong_filter(torch.ones(2, 3), torch.tensor([False, True]))
     assert filtered.tolist() == [[1, 1, 1], [0, 0, 0]]
 
@@ -164,10 +174,10 @@ def test_unknown_names_list_the_valid_ones(make: object, field: str, nearest: st
     [(20480, 4096), (256, 51), (12, 2), (4, 0)],  # the paper's 4096-of-20480, then a fifth of L_max
 )
 def test_default_overlong_buffer_fits_any_max_new_tokens(max_new_tokens: int, expected: int) -> None:
-    cfg = DAPOConfig(max_new_tokens=max_new_tokens)
-    assert cfg.overlong_buffer is None  # the config keeps what was asked for; the property resolves it
-    assert cfg.overlong_buffer_tokens == expected
-    assert DAPOConfig(max_new_tokens=max_new_tokens, overlong_buffer=3).overlong_buffer_tokens == 3
+    cfg = DAPOConfig()
+    assert cfg.overlong_buffer is None  # the config keeps what was asked for; the function resolves it
+    assert overlong_buffer_tokens(cfg, max_new_tokens) == expected
+    assert overlong_buffer_tokens(DAPOConfig(overlong_buffer=3), max_new_tokens) == 3
 
 
 def test_config_errors_name_the_field() -> None:
@@ -175,9 +185,13 @@ def test_config_errors_name_the_field() -> None:
         ConfigError,
         match=r"overlong_buffer=8 is not allowed; expected 0 <= overlong_buffer < max_new_tokens=8",
     ):
-        DAPOConfig(max_new_tokens=8, overlong_buffer=8)
-    with pytest.raises(ConfigError, match="group_size=1"):
-        GRPOConfig(group_size=1)
+        overlong_buffer_tokens(DAPOConfig(overlong_buffer=8), 8)
+    with pytest.raises(ConfigError, match="group_size=1 is not allowed for RL"):
+        RolloutConfig(group_size=1).check_for_rl()
+    with pytest.raises(ConfigError, match="temperature=0.0 is not allowed for RL"):
+        RolloutConfig(temperature=0.0).check_for_rl()
+    with pytest.raises(ConfigError, match="clip_eps=1.5 is not allowed"):
+        GRPOConfig(clip_eps=1.5)
     with pytest.raises(ConfigError, match="accuracy_band"):
         DAPOConfig(accuracy_band=(0.9, 0.1))
 
@@ -201,14 +215,9 @@ def _random_case(seed: int, rows: int = 7, cols: int = 5) -> dict[str, torch.Ten
 def _loss_fns() -> dict[str, object]:
     fns: dict[str, object] = {}
     for aggregation in ("seq_mean_token_mean", "token_mean", "constant"):
-        cfg = GRPOConfig(loss_aggregation=aggregation, kl="k3_loss", max_new_tokens=5)
-        fns[f"grpo/{aggregation}"] = lambda lp, old, ref, adv, m, cfg=cfg, **s: grpo_loss(
-            lp, old, ref, adv, m, cfg, **s
-        )
-    dapo_cfg = DAPOConfig(max_new_tokens=5, overlong_buffer=1)
-    fns["dapo"] = lambda lp, old, ref, adv, m, batch_tokens, **_: dapo_loss(
-        lp, old, adv, m, dapo_cfg, batch_tokens=batch_tokens
-    )
+        cfg = GRPOConfig(loss_aggregation=aggregation, kl="k3_loss")
+        fns[f"grpo/{aggregation}"] = functools.partial(grpo_loss, cfg=cfg)
+    fns["dapo"] = functools.partial(dapo_loss, cfg=DAPOConfig(overlong_buffer=1))
     return fns
 
 
@@ -218,9 +227,10 @@ def test_accumulated_gradient_equals_full_batch_gradient_for_random_splits(name:
     for seed in range(20):
         case = _random_case(seed)
         rows = case["theta"].shape[0]
-        scale = {"batch_sequences": rows, "batch_tokens": float(case["mask"].sum())}
+        totals = _totals(case["mask"], max_new_tokens=5)
+        ref = None if name == "dapo" else case["ref"]
         full_theta = case["theta"].clone().requires_grad_(True)
-        loss_fn(full_theta, case["old"], case["ref"], case["adv"], case["mask"], **scale)[0].backward()
+        loss_fn(full_theta, case["old"], ref, case["adv"], case["mask"], totals=totals)[0].backward()
         # A random split into uneven contiguous micro-batches (sizes 1..rows).
         cuts = sorted(
             torch.randperm(rows - 1, generator=torch.Generator().manual_seed(seed))[: seed % 4 + 1] + 1
@@ -229,8 +239,9 @@ def test_accumulated_gradient_equals_full_batch_gradient_for_random_splits(name:
         theta = case["theta"].clone().requires_grad_(True)
         for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
             part = slice(lo, hi)
-            args = (theta[part], case["old"][part], case["ref"][part], case["adv"][part], case["mask"][part])
-            loss_fn(*args, **scale)[0].backward()
+            part_ref = None if ref is None else ref[part]
+            args = (theta[part], case["old"][part], part_ref, case["adv"][part], case["mask"][part])
+            loss_fn(*args, totals=totals)[0].backward()
         torch.testing.assert_close(theta.grad, full_theta.grad, rtol=1e-5, atol=1e-7)
 
 
@@ -239,11 +250,12 @@ def test_per_micro_batch_normalisation_would_break_invariance() -> None:
     case = _random_case(3)
     cfg = GRPOConfig(loss_aggregation="token_mean", kl="off")
     full = case["theta"].clone().requires_grad_(True)
-    grpo_loss(full, case["old"], None, case["adv"], case["mask"], cfg)[0].backward()
+    grpo_loss(full, case["old"], None, case["adv"], case["mask"], cfg=cfg)[0].backward()
     split = case["theta"].clone().requires_grad_(True)
     for part in (slice(0, 2), slice(2, 7)):  # local normalisers, averaged over the 2 micro-batches
         (
-            grpo_loss(split[part], case["old"][part], None, case["adv"][part], case["mask"][part], cfg)[0] / 2
+            grpo_loss(split[part], case["old"][part], None, case["adv"][part], case["mask"][part], cfg=cfg)[0]
+            / 2
         ).backward()
     assert not torch.allclose(split.grad, full.grad, rtol=1e-3)
 
@@ -298,14 +310,14 @@ def test_parity_with_trl_grpo_trainer(loss_type: str, ours: str) -> None:
         expected = _trl_loss(
             loss_type, logp, old, ref, adv, mask, beta=0.0, eps_low=0.2, eps_high=0.28, max_len=5
         )
-        got = dapo_loss(logp, old, adv, mask, DAPOConfig(max_new_tokens=5, overlong_buffer=1))[0]
+        got = dapo_loss(logp, old, None, adv, mask, _totals(mask, 5), cfg=DAPOConfig(overlong_buffer=1))[0]
     else:
         aggregation = ours.split("/")[1]
-        cfg = GRPOConfig(loss_aggregation=aggregation, kl="k3_loss", kl_coef=0.04, max_new_tokens=5)
+        cfg = GRPOConfig(loss_aggregation=aggregation, kl="k3_loss", kl_coef=0.04)
         expected = _trl_loss(
             loss_type, logp, old, ref, adv, mask, beta=0.04, eps_low=0.2, eps_high=0.2, max_len=5
         )
-        got = grpo_loss(logp, old, ref, adv, mask, cfg)[0]
+        got = grpo_loss(logp, old, ref, adv, mask, _totals(mask, 5), cfg=cfg)[0]
     assert got.item() == pytest.approx(expected, rel=1e-5, abs=1e-7)
 
 

@@ -14,32 +14,43 @@ import pytest
 import torch
 
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.recipes import DEMO_ENV, demo_grpo_config, tiny_policy, warm_start
-from reasongym.agents.runtime.session import greedy_pass_at_1
+from reasongym.agents.presets import preset_configs
+from reasongym.agents.sft import SFTConfig
+from reasongym.agents.warm_start import warm_start
+from reasongym.evaluation.runner import greedy_pass_at_1
+from reasongym.generation import HFGenerator
+from reasongym.models import tiny_policy
+
+ENV = "reasongym/Arithmetic-v0"
 
 
 @pytest.mark.slow
 def test_grpo_raises_held_out_accuracy_above_a_zero_lr_run() -> None:
     torch.set_num_threads(1)
     model, tokenizer = tiny_policy(0, hidden_size=96)
-    warm = warm_start(model, tokenizer, target_accuracy=0.3, batch_size=16, probe_problems=32, probe_every=20)
+    sft_run = preset_configs("tiny", "sft", max_steps=800, progress_bar=False)["run"]
+    warm = warm_start(
+        model, tokenizer, ENV, target_accuracy=0.3, run=sft_run, sft=SFTConfig(batch_size=16, max_length=256),
+        probe_problems=32, probe_every=20,
+    )  # fmt: skip
     assert warm.reached_target
 
     def held_out(m: torch.nn.Module) -> float:
         return greedy_pass_at_1(
-            m, tokenizer, DEMO_ENV, range(64), split="test", difficulty=1, max_new_tokens=72
+            HFGenerator(m, tokenizer),
+            ENV,
+            tokenizer=tokenizer,
+            split="test",
+            num_problems=64,
+            max_new_tokens=72,
         )
 
     before = held_out(model)
     after = {}
     for lr in (0.0, 1e-4):
         policy = copy.deepcopy(model)
-        train_grpo(
-            demo_grpo_config(max_steps=20, lr=lr, progress_bar=False, samples_every=0),
-            policy,
-            tokenizer,
-            DEMO_ENV,
-        )
+        configs = preset_configs("tiny", "grpo", max_steps=20, lr=lr, progress_bar=False, samples_every=0)
+        train_grpo(configs["grpo"], policy, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"])
         after[lr] = held_out(policy)
     assert after[0.0] == pytest.approx(before)  # lr = 0 changes nothing
     assert after[1e-4] > before + 0.1, (before, after)  # measured: +23 points

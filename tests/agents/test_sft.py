@@ -11,6 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from reasongym.agents.config import RunConfig
 from reasongym.agents.sft import (
     IGNORE_INDEX,
     SFTConfig,
@@ -24,30 +25,27 @@ from reasongym.agents.sft import (
 )
 from reasongym.errors import ConfigError
 from reasongym.metrics import read_metrics
-from reasongym.runs import RunDir, latest_checkpoint
+from reasongym.checkpoints import latest_checkpoint
+from reasongym.runs import RunDir
 
 WORKER_PATH = Path(__file__).with_name("sft_worker.py")
 _spec = importlib.util.spec_from_file_location("sft_worker", WORKER_PATH)
 worker = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(worker)
 
-QUIET = {"progress_bar": False, "tensorboard": False}
+QUIET = {"progress_bar": False, "tensorboard": False, "lr_schedule": "cosine"}
+
+
+def _run(**fields: object) -> RunConfig:
+    return RunConfig(**{**QUIET, **fields})
 
 
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"lr": 0.0}, "lr=0.0 is not allowed; expected a finite float > 0"),
         ({"batch_size": 0}, "batch_size=0 is not allowed; expected an integer >= 1"),
-        ({"grad_accum_steps": 0}, "grad_accum_steps=0 is not allowed"),
-        ({"save_every": -1}, "save_every=-1 is not allowed; expected an integer >= 0 (0: off)"),
-        ({"warmup_ratio": 1.0}, "warmup_ratio=1.0 is not allowed; expected 0 <= warmup_ratio < 1"),
-        (
-            {"warmup_steps": 5, "warmup_ratio": 0.1},
-            "warmup_steps=5 and warmup_ratio=0.1 are both set; set one",
-        ),
-        ({"max_grad_norm": 0.0}, "max_grad_norm=0.0 is not allowed; expected a float > 0 or None"),
-        ({"weight_decay": -0.1}, "weight_decay=-0.1 is not allowed"),
+        ({"max_length": 1}, "max_length=1 is not allowed; expected an integer >= 2"),
+        ({"packing": "yes"}, "packing='yes' is not allowed; expected true or false"),
     ],
 )
 def test_config_rejects_bad_values_naming_the_field(overrides: dict, message: str) -> None:
@@ -56,14 +54,19 @@ def test_config_rejects_bad_values_naming_the_field(overrides: dict, message: st
     assert message in str(raised.value)
 
 
-def test_warmup_steps_come_from_the_ratio_when_not_given() -> None:
-    assert SFTConfig(max_steps=200, warmup_ratio=0.1).num_warmup_steps == 20
-    assert SFTConfig(max_steps=200, warmup_steps=7).num_warmup_steps == 7
+def test_a_micro_batch_must_divide_the_batch() -> None:
+    model, tokenizer = worker.tiny_setup()
+    with pytest.raises(
+        ConfigError, match="micro_batch_size=3 is not allowed with batch_size=4; it must divide it"
+    ):
+        train_sft(
+            SFTConfig(batch_size=4), model, tokenizer, worker.addition_pairs(8), run=_run(micro_batch_size=3)
+        )
 
 
 def test_labels_cover_completion_and_eos_only() -> None:
     _, tokenizer = worker.tiny_setup()
-    cfg = SFTConfig(batch_size=2, **QUIET)
+    cfg = SFTConfig(batch_size=2)
     (batch,) = build_sft_batches(tokenizer, [("12+3=", "15"), ("1+1=", "2")], cfg)
     eos = tokenizer.eos_token_id
     for row, (prompt, completion) in enumerate([("12+3=", "15"), ("1+1=", "2")]):
@@ -113,11 +116,9 @@ def test_gradient_accumulation_gives_the_full_batch_gradient() -> None:
     examples = tokenize_pairs(tokenizer, pairs, max_length=64)
     gradients = []
     for batch_size in (8, 2):
-        cfg = SFTConfig(batch_size=batch_size, grad_accum_steps=8 // batch_size, max_grad_norm=None, **QUIET)
         recorder = _GradRecorder(model.parameters(), lr=0.0)
-        sft_step(
-            model, collate(examples, batch_size=batch_size, pad_id=tokenizer.pad_token_id), recorder, cfg
-        )
+        micro_batches = collate(examples, batch_size=batch_size, pad_id=tokenizer.pad_token_id)
+        sft_step(model, micro_batches, recorder, _run(max_grad_norm=None))
         gradients.append(recorder.grads)
     for full, accumulated in zip(*gradients, strict=True):
         torch.testing.assert_close(accumulated, full, rtol=1e-4, atol=1e-6)
@@ -130,15 +131,15 @@ def test_a_non_finite_step_is_skipped_and_leaves_the_weights_alone(tmp_path: Pat
 
     def poison(module, args, output):  # noqa: ANN001, ANN202 - forward hook signature
         calls["n"] += 1
-        if calls["n"] == poisoned_step:  # one forward per step (grad_accum_steps=1)
+        if calls["n"] == poisoned_step:  # one forward per step (one micro-batch)
             output.logits = output.logits * float("inf")
         return output
 
     snapshots = []
     model.register_forward_hook(poison)
-    cfg = SFTConfig(lr=1e-2, batch_size=4, max_steps=3, **QUIET)
     result = train_sft(
-        cfg, model, tokenizer, worker.addition_pairs(12), run_dir=tmp_path,
+        SFTConfig(batch_size=4), model, tokenizer, worker.addition_pairs(12), run=_run(lr=1e-2, max_steps=3),
+        run_dir=tmp_path,
         stop_when=lambda step: snapshots.append({k: v.clone() for k, v in model.state_dict().items()}) or False,
     )  # fmt: skip
     skipped = [m["train/skipped_nonfinite"] for m in result.history]
@@ -171,7 +172,7 @@ def test_sft_learns_single_digit_addition_and_stops_on_accuracy(tmp_path: Path) 
     model, tokenizer = worker.tiny_setup()
     pairs = worker.addition_pairs()
     before = _greedy_accuracy(model, tokenizer, pairs)
-    cfg = SFTConfig(lr=3e-3, batch_size=16, max_steps=300, warmup_steps=10, eval_every=25, **QUIET)
+    run = _run(lr=3e-3, max_steps=300, warmup_steps=10, eval_every=25)
     accuracy = {"value": before}
 
     def eval_fn(m: torch.nn.Module) -> dict[str, float]:
@@ -179,17 +180,18 @@ def test_sft_learns_single_digit_addition_and_stops_on_accuracy(tmp_path: Path) 
         return {"accuracy": accuracy["value"]}
 
     result = train_sft(
-        cfg,
+        SFTConfig(batch_size=16),
         model,
         tokenizer,
         pairs,
+        run=run,
         run_dir=tmp_path,
         eval_fn=eval_fn,
         stop_when=lambda _: accuracy["value"] >= 0.8,
     )
     assert result.history[-1]["loss/sft"] < 0.5 * result.history[0]["loss/sft"]
     assert before <= 0.1 and _greedy_accuracy(model, tokenizer, pairs) >= 0.8
-    assert result.stopped_early and result.steps < cfg.max_steps and result.steps % cfg.eval_every == 0
+    assert result.stopped_early and result.steps < run.max_steps and result.steps % run.eval_every == 0
     logged = read_metrics(tmp_path)
     assert (
         logged[-1]["eval/accuracy"] >= 0.8 and latest_checkpoint(tmp_path).name == f"step-{result.steps:06d}"
@@ -222,15 +224,18 @@ def test_a_killed_run_resumes_to_the_same_weights_and_metrics(tmp_path: Path) ->
 
 def test_a_resume_with_no_steps_left_is_refused_before_touching_the_model(tmp_path: Path) -> None:
     model, tokenizer = worker.tiny_setup()
-    cfg = SFTConfig(lr=1e-2, batch_size=4, max_steps=2, **QUIET)
-    train_sft(cfg, model, tokenizer, worker.addition_pairs(8), run_dir=tmp_path)
+    cfg = SFTConfig(batch_size=4)
+    train_sft(
+        cfg, model, tokenizer, worker.addition_pairs(8), run=_run(lr=1e-2, max_steps=2), run_dir=tmp_path
+    )
     fresh, _ = worker.tiny_setup()
     before = {k: v.clone() for k, v in fresh.state_dict().items()}
     with pytest.raises(ConfigError, match="already trained 2 of 2 steps; raise total steps to continue"):
-        train_sft(cfg, fresh, tokenizer, worker.addition_pairs(8), run_dir=RunDir.open(tmp_path))
+        train_sft(cfg, fresh, tokenizer, worker.addition_pairs(8), run=_run(lr=1e-2, max_steps=2),
+                  run_dir=RunDir.open(tmp_path))  # fmt: skip
     assert all(torch.equal(before[k], v) for k, v in fresh.state_dict().items())
-    result = train_sft(SFTConfig(lr=1e-2, batch_size=4, max_steps=3, **QUIET), fresh, tokenizer,
-                       worker.addition_pairs(8), run_dir=tmp_path)  # fmt: skip
+    result = train_sft(cfg, fresh, tokenizer, worker.addition_pairs(8), run=_run(lr=1e-2, max_steps=3),
+                       run_dir=tmp_path)  # fmt: skip
     assert result.resumed_from == 2 and result.steps == 3 and len(result.history) == 1
 
 

@@ -11,6 +11,8 @@ import pytest
 import torch
 
 import reasongym
+from reasongym.agents.config import RunConfig
+from reasongym.agents.presets import preset_configs
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
 from reasongym.agents.star import (
     STEP_NAMES,
@@ -28,7 +30,7 @@ from reasongym.generation import Completion, SamplingParams
 from reasongym.metrics import read_metrics
 from reasongym.models import format_prompt, make_char_tokenizer, make_tiny_model
 
-QUIET_SFT = SFTConfig(lr=1e-3, batch_size=4, max_steps=2, progress_bar=False, tensorboard=False)
+QUIET = {"lr": 1e-3, "lr_schedule": "cosine", "progress_bar": False, "tensorboard": False}
 ARITHMETIC = "reasongym/Arithmetic-v0"
 
 
@@ -87,17 +89,26 @@ def _short_arithmetic() -> object:
     return reasongym.make(ARITHMETIC, difficulty=1, prompt_template="{question}")
 
 
-def _loop_config(**overrides: object) -> STaRConfig:
+def _loop_config(**overrides: object) -> dict[str, object]:
     settings = dict(
-        iterations=3, num_train_problems=6, eval_size=4, max_new_tokens=8, sft=QUIET_SFT, plot=False
+        max_steps=3, num_train_problems=6, eval_problems=4, max_new_tokens=8, sft_steps=2, sft={"batch_size": 4},
+        **QUIET,
+    )  # fmt: skip
+    return preset_configs("default", "star", **{**settings, **overrides})
+
+
+def _star(
+    configs: dict[str, object], model: object, tokenizer: object, env: object, **kwargs: object
+) -> object:
+    return train_star(
+        configs["star"], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"], **kwargs
     )
-    return STaRConfig(**{**settings, **overrides})
 
 
-def _scripted(env: object, cfg: STaRConfig, **kwargs: set[int]) -> ScriptedGenerator:
-    base = env.unwrapped
+def _scripted(env: object, configs: dict[str, object], **kwargs: set[int]) -> ScriptedGenerator:
+    base, cfg = env.unwrapped, configs["star"]
     indices = range(cfg.train_start, cfg.train_start + cfg.num_train_problems)
-    problems = {i: base.problem_at(i, split=cfg.train_split) for i in indices}
+    problems = {i: base.problem_at(i, split="train") for i in indices}
     return ScriptedGenerator(problems, **kwargs)
 
 
@@ -107,21 +118,23 @@ def _scripted(env: object, cfg: STaRConfig, **kwargs: set[int]) -> ScriptedGener
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"iterations": 0}, "iterations=0 is not allowed; expected an integer >= 1"),
-        ({"samples_per_problem": 0}, "samples_per_problem=0 is not allowed"),
-        ({"temperature": -0.5}, "temperature=-0.5 is not allowed; expected a float >= 0"),
+        ({"max_steps": 0}, "max_steps=0 is not allowed; expected an integer >= 1"),
+        ({"group_size": 0}, "group_size=0 is not allowed"),
+        ({"temperature": -0.5}, "temperature=-0.5 is not allowed; expected a finite float >= 0"),
         ({"top_p": 0.0}, "top_p=0.0 is not allowed; expected a float in (0, 1]"),
         ({"step_growth": 0.8}, "step_growth=0.8 is not allowed; expected a float >= 1"),
         ({"num_train_problems": 0}, "num_train_problems=0 is not allowed; expected an integer >= 1 or None"),
         ({"patience": 0}, "patience=0 is not allowed"),
         ({"few_shot_examples": 3}, "few_shot_examples=3 is not allowed with train_start=0"),
-        ({"sft": {"lr": 1e-5}}, "sft={'lr': 1e-05} is not allowed; expected an SFTConfig"),
+        ({"sft": {"lr": 1e-5}}, "unknown field 'lr' of SFTConfig"),
     ],
 )
 def test_config_rejects_bad_values_naming_the_field(overrides: dict, message: str) -> None:
     with pytest.raises(ConfigError) as raised:
-        STaRConfig(**overrides)
+        preset_configs("default", "star", **overrides)
     assert message in str(raised.value)
+    with pytest.raises(ConfigError, match=r"sft=\{'batch_size': 4\} is not allowed; expected SFTConfig"):
+        STaRConfig(sft={"batch_size": 4})
 
 
 def test_an_endless_split_needs_a_problem_count() -> None:
@@ -135,19 +148,19 @@ def test_an_endless_split_needs_a_problem_count() -> None:
     [(1.2, 40, [40, 48, 58, 69, 83]), (1.0, 10, [10, 10, 10, 10, 10]), (1.5, 4, [4, 6, 9, 14, 20])],
 )
 def test_fine_tuning_steps_grow_by_the_configured_factor(growth: float, first: int, expected: list) -> None:
-    cfg = STaRConfig(step_growth=growth, sft=dataclasses.replace(QUIET_SFT, max_steps=first))
+    cfg = STaRConfig(step_growth=growth, sft_steps=first)
     assert [sft_steps_for_iteration(cfg, i) for i in range(1, 6)] == expected
 
 
 def test_the_loop_trains_the_grown_number_of_steps(tmp_path: Path) -> None:
     env, model_and_tokenizer = _short_arithmetic(), _tiny()
-    cfg = _loop_config(step_growth=1.5, sft=dataclasses.replace(QUIET_SFT, max_steps=2))
+    cfg = _loop_config(step_growth=1.5, sft_steps=2)
     generator = _scripted(env, cfg, solves={0, 1, 2})
-    result = train_star(cfg, *model_and_tokenizer, env, run_dir=tmp_path, generator=generator)
+    result = _star(cfg, *model_and_tokenizer, env, run_dir=tmp_path, generator=generator)
     assert [s.sft_steps for s in result.iterations] == [2, 3, 4]  # round(2 * 1.5 ** k)
     for iteration, steps in zip((1, 2, 3), (2, 3, 4), strict=True):
         folder = tmp_path / f"iteration-{iteration:03d}"
-        assert json.loads((folder / "config.json").read_text())["max_steps"] == steps
+        assert json.loads((folder / "config.json").read_text())["run"]["max_steps"] == steps
         assert [line["step"] for line in read_metrics(folder)] == list(range(1, steps + 1))
 
 
@@ -199,8 +212,9 @@ def test_rationalized_examples_are_stored_without_the_hint(env_id: str, options:
     generator = ScriptedGenerator(
         dict(enumerate(problems)), solves=set(), hinted_solves={1, 2, 4}, mentions_hint={2}
     )
-    cfg = STaRConfig(num_train_problems=6)
-    kept = rationalize(task, generator, problems, range(6), SamplingParams(), cfg)
+    kept = rationalize(
+        task, generator, problems, range(6), SamplingParams(), STaRConfig(num_train_problems=6)
+    )
     assert [example.index for example in kept] == [1, 4]  # 2 refers to a hint the stored prompt lacks
     assert all("Hint:" in prompt for prompt in generator.hinted_prompts)  # the model did see the gold
     for example in kept:
@@ -210,9 +224,9 @@ def test_rationalized_examples_are_stored_without_the_hint(env_id: str, options:
 
 def test_hinted_successes_never_count_as_the_policys_own(tmp_path: Path) -> None:
     env = _short_arithmetic()
-    cfg = _loop_config(iterations=1)
+    cfg = _loop_config(max_steps=1)
     generator = _scripted(env, cfg, solves={0, 1}, hinted_solves={2, 3, 4, 5})
-    result = train_star(cfg, *_tiny(), env, run_dir=tmp_path, generator=generator)
+    result = _star(cfg, *_tiny(), env, run_dir=tmp_path, generator=generator)
     (stats,) = result.iterations
     assert (stats.kept_direct, stats.kept_rationalized, stats.rationalization_attempts) == (2, 4, 4)
     assert stats.train_accuracy == pytest.approx(2 / 6)
@@ -231,8 +245,8 @@ def test_hinted_successes_never_count_as_the_policys_own(tmp_path: Path) -> None
         6,
     )
 
-    without = train_star(
-        dataclasses.replace(cfg, rationalize=False),
+    without = _star(
+        {**cfg, "star": dataclasses.replace(cfg["star"], rationalize=False)},
         *_tiny(),
         env,
         generator=_scripted(env, cfg, solves={0, 1}),
@@ -244,7 +258,7 @@ def test_few_shot_examples_come_before_the_question_and_are_hinted_with_it() -> 
     env = _short_arithmetic()
     _, tokenizer = _tiny()
     cfg = STaRConfig(few_shot_examples=2, train_start=2, num_train_problems=3)
-    task = STaRTask.from_env(env, tokenizer, cfg)
+    task = STaRTask.from_env(env, tokenizer, cfg, RunConfig())
     problem = env.unwrapped.problem_at(2, split="train")
     plain, hinted = task.prompt(problem, few_shot=True), task.prompt(problem, hint=True, few_shot=True)
     shots = [env.unwrapped.problem_at(i, split="train") for i in range(2)]
@@ -268,7 +282,7 @@ def test_each_fine_tune_starts_from_the_base_weights(restart: bool) -> None:
             seen.append(all(torch.equal(v, base[k]) for k, v in m.state_dict().items()))
 
     cfg = _loop_config(restart_from_base=restart)
-    train_star(cfg, model, tokenizer, env, generator=_scripted(env, cfg, solves={0, 1, 2}), on_step=check)
+    _star(cfg, model, tokenizer, env, generator=_scripted(env, cfg, solves={0, 1, 2}), on_step=check)
     assert seen == ([True, True, True] if restart else [True, False, False])
     assert not all(torch.equal(v, base[k]) for k, v in model.state_dict().items())  # it did train
 
@@ -278,7 +292,7 @@ def test_a_crashed_run_resumes_from_the_last_completed_iteration(tmp_path: Path)
     cfg = _loop_config()
     scripted = {"solves": {0, 1, 3}, "hinted_solves": {2, 4}}
     full_model, tokenizer = _tiny()
-    full = train_star(
+    full = _star(
         cfg, full_model, tokenizer, env, run_dir=tmp_path / "full", generator=_scripted(env, cfg, **scripted)
     )
 
@@ -290,11 +304,11 @@ def test_a_crashed_run_resumes_from_the_last_completed_iteration(tmp_path: Path)
             raise _Crash("simulated crash")
 
     with pytest.raises(_Crash):
-        train_star(cfg, *_tiny(), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted),
-                   on_step=crash_in_iteration_2)  # fmt: skip
+        _star(cfg, *_tiny(), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted),
+              on_step=crash_in_iteration_2)  # fmt: skip
     steps_run.clear()
     resumed_model, _ = _tiny()
-    resumed = train_star(cfg, resumed_model, tokenizer, env, run_dir=tmp_path / "crashed",
+    resumed = _star(cfg, resumed_model, tokenizer, env, run_dir=tmp_path / "crashed",
                          generator=_scripted(env, cfg, **scripted), on_step=lambda i, s, m: steps_run.append((i, s)))  # fmt: skip
 
     assert resumed.resumed_from == 1 and [i for i, s in steps_run if s == "generate"] == [2, 3]
@@ -305,22 +319,20 @@ def test_a_crashed_run_resumes_from_the_last_completed_iteration(tmp_path: Path)
     assert [line["step"] for line in logged] == [0, 1, 2, 3]  # the crashed attempt left no duplicate
     for iteration in (1, 2, 3):
         assert (tmp_path / "crashed" / f"iteration-{iteration:03d}" / "kept.jsonl").is_file()
-    with pytest.raises(ConfigError, match="already completed 3 iterations; raise iterations above 3"):
-        train_star(
-            cfg, *_tiny(), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted)
-        )
+    with pytest.raises(ConfigError, match="already completed 3 iterations; raise max_steps above 3"):
+        _star(cfg, *_tiny(), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted))
 
 
 def test_named_steps_run_in_order_and_the_plot_is_drawn(tmp_path: Path) -> None:
     env = _short_arithmetic()
-    cfg = _loop_config(iterations=1, plot=True)
+    cfg = _loop_config(max_steps=1)
     steps: list[str] = []
-    train_star(cfg, *_tiny(), env, run_dir=tmp_path, generator=_scripted(env, cfg, solves={1}),
+    _star(cfg, *_tiny(), env, run_dir=tmp_path, generator=_scripted(env, cfg, solves={1}),
                on_step=lambda i, s, m: steps.append(s))  # fmt: skip
     assert tuple(steps) == STEP_NAMES
     assert (tmp_path / "accuracy.png").stat().st_size > 0 and (tmp_path / "base_model.safetensors").is_file()
     config = json.loads((tmp_path / "config.json").read_text())
-    assert config["env"] == ARITHMETIC and config["star"]["iterations"] == 1
+    assert config["env"] == ARITHMETIC and config["run"]["max_steps"] == 1 and config["algo"] == "star"
 
 
 # ---------------------------------------------------------------------------------------------- learning
@@ -338,15 +350,15 @@ def _warm_start(model: torch.nn.Module, tokenizer: object, env: object, steps: i
     pairs += [
         (format_prompt(tokenizer, base.messages(p, hint=True)), pairs[i][1]) for i, p in enumerate(hinted)
     ]
-    cfg = SFTConfig(
-        lr=3e-3, batch_size=16, max_steps=1000, warmup_steps=10, progress_bar=False, tensorboard=False
+    run = RunConfig(**{**QUIET, "lr": 3e-3, "max_steps": 1000, "warmup_steps": 10})
+    train_sft(
+        SFTConfig(batch_size=16), model, tokenizer, pairs, run=run, stop_when=lambda step: step >= steps
     )
-    train_sft(cfg, model, tokenizer, pairs, stop_when=lambda step: step >= steps)
 
 
-LEARNING_CONFIG = STaRConfig(
-    iterations=3, samples_per_problem=4, temperature=0.5, max_new_tokens=64, num_train_problems=256,
-    eval_size=128, sft=SFTConfig(lr=1e-3, batch_size=16, max_steps=40, warmup_steps=5, progress_bar=False),
+LEARNING_CONFIG = preset_configs(
+    "default", "star", max_steps=3, group_size=4, temperature=0.5, max_new_tokens=64, num_train_problems=256,
+    eval_problems=128, sft_steps=40, warmup_steps=5, sft={"batch_size": 16}, **QUIET,
 )  # fmt: skip
 
 
@@ -356,7 +368,7 @@ def test_star_raises_held_out_accuracy_on_arithmetic(tmp_path: Path) -> None:
     model = make_tiny_model(tokenizer)
     env = _short_arithmetic()
     _warm_start(model, tokenizer, env, steps=300)
-    result = train_star(LEARNING_CONFIG, model, tokenizer, env, run_dir=tmp_path)
+    result = _star(LEARNING_CONFIG, model, tokenizer, env, run_dir=tmp_path)
     accuracies = [result.initial_accuracy] + [s.accuracy_after for s in result.iterations]
     assert accuracies[-1] > accuracies[0] + 0.05, accuracies
     assert sum(s.kept_rationalized for s in result.iterations) > 0  # examples the plain filter drops

@@ -232,17 +232,19 @@ def test_a_tiny_model_runs_end_to_end(tmp_path: Path) -> None:
 
 
 def test_a_run_folder_loads_its_latest_checkpoint_and_needs_a_tokenizer(tmp_path: Path) -> None:
-    from reasongym.evaluation.loading import find_checkpoint, load_model
+    from reasongym.checkpoints import resolve_weights, save_checkpoint
+    from reasongym.evaluation.loading import load_model
     from reasongym.models import make_char_tokenizer, make_tiny_model
-    from reasongym.runs import save_checkpoint
 
     tokenizer = make_char_tokenizer()
     model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)
     for step in (1, 2):
         save_checkpoint(tmp_path, step, model=model)
-    assert find_checkpoint(tmp_path).name == "step-000002"
+    with pytest.raises(ConfigError, match="no tokenizer found"):
+        resolve_weights(tmp_path)
     with pytest.raises(ConfigError, match="no tokenizer found"):
         load_model(tmp_path, device="cpu")
     tokenizer.save_pretrained(tmp_path)
+    assert resolve_weights(tmp_path) == (tmp_path / "checkpoints" / "step-000002", tmp_path)
     loaded, loaded_tokenizer = load_model(tmp_path, device="cpu")
     assert loaded.config.hidden_size == 32 and loaded_tokenizer.padding_side == "left"

@@ -14,14 +14,8 @@ import pytest
 import torch
 
 from reasongym.errors import ConfigError
-from reasongym.runs import (
-    RunDir,
-    SamplesWriter,
-    ensure_steps_remaining,
-    latest_checkpoint,
-    load_checkpoint,
-    save_checkpoint,
-)
+from reasongym.checkpoints import ensure_steps_remaining, latest_checkpoint, load_checkpoint, save_checkpoint
+from reasongym.runs import RunDir, SamplesWriter
 
 
 def _model_and_optimizer(seed: int) -> tuple[torch.nn.Module, torch.optim.Optimizer, object]:
@@ -114,7 +108,7 @@ def test_a_process_killed_mid_write_leaves_the_previous_checkpoint(tmp_path: Pat
     script = textwrap.dedent(
         f"""
         import os, signal, torch
-        from reasongym import runs
+        from reasongym import checkpoints as runs
         model = torch.nn.Linear(3, 3)
         runs.save_checkpoint({str(tmp_path)!r}, 1, model=model)
         def die(path):  # files of step 2 are written, nothing is published yet
