@@ -19,9 +19,6 @@ import json
 import time
 
 import torch
-
-from reasongym.agents.dapo import train_dapo
-from reasongym.agents.grpo import train_grpo
 from reasongym.agents.recipes import (
     DEMO_DIFFICULTY,
     DEMO_ENV,
@@ -31,6 +28,9 @@ from reasongym.agents.recipes import (
     tiny_policy,
     warm_start,
 )
+
+from reasongym.agents.dapo import train_dapo
+from reasongym.agents.grpo import train_grpo
 from reasongym.agents.runtime import session as rl_loop
 from reasongym.agents.runtime.session import greedy_pass_at_1
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from reasongym.errors import ConfigError
 from reasongym.checkpoints import ensure_steps_remaining, latest_checkpoint, load_checkpoint, save_checkpoint
+from reasongym.errors import ConfigError
 from reasongym.runs import RunDir, SamplesWriter
 
 

@@ -144,7 +144,11 @@ class Episode:
     token_ids: list[int] = field(default_factory=list)
     """Completion tokens so far: model turns and observations in order."""
     logprobs: list[float] = field(default_factory=list)
-    """Sampler log-prob per entry of ``token_ids``; 0 on observation tokens."""
+    """Sampler log-prob per entry of ``token_ids``; 0 on observation tokens (and, until a trainer recomputes
+    them, on the tokens of a generator that returned text only: see ``logprobs_known``)."""
+    logprobs_known: bool = True
+    """False once a model turn came from a generator that returned no log-probs (a server that sends text
+    only): the trainer must then recompute the old log-probs with a forward pass, never use these zeros."""
     model_mask: list[int] = field(default_factory=list)
     """1 per model token, 0 per observation token of ``token_ids``."""
     pieces: list[str] = field(default_factory=list)
@@ -167,10 +171,13 @@ class Episode:
         tail = tokenizer.decode(self.token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         return self.prompt_text + tail
 
-    def add_turn(self, completion: Completion, token_ids: list[int], logprobs: list[float]) -> None:
-        """Append the model's tokens (mask 1) and remember whether they ran out of room."""
+    def add_turn(self, completion: Completion, token_ids: list[int], logprobs: list[float] | None) -> None:
+        """Append the model's tokens (mask 1) and remember whether they ran out of room; ``logprobs`` None:
+        the generator returned none (placeholders of 0 are stored and ``logprobs_known`` turns False).
+        """
         self.token_ids += token_ids
-        self.logprobs += logprobs
+        self.logprobs += logprobs if logprobs is not None else [0.0] * len(token_ids)
+        self.logprobs_known = self.logprobs_known and logprobs is not None
         self.model_mask += [1] * len(token_ids)
         self.pieces.append(completion.text)
         self.turns += 1
@@ -392,7 +399,7 @@ def play_turn(
     for row, (episode, completion) in enumerate(zip(live, completions, strict=True)):
         if first_turn:
             episode.prompt_ids = prompt_ids[row]
-        episode.add_turn(completion, *_completion_tokens(completion, tokenizer))
+        episode.add_turn(completion, *_completion_tokens(completion, tokenizer, params.stop))
     results = step_all([episode.env for episode in live], [completion.text for completion in completions])
     for episode, result in zip(live, results, strict=True):
         episode.add_step(result, tokenizer)
@@ -435,12 +442,22 @@ def _encode_prompts(tokenizer: PreTrainedTokenizerBase, prompts: list[str]) -> l
     return tokenizer(prompts, add_special_tokens=add_special)["input_ids"]
 
 
-def _completion_tokens(completion: Completion, tokenizer: Any) -> tuple[list[int], list[float]]:
-    """A completion's token ids and log-probs; text-only completions are tokenized, log-probs 0."""
+def _completion_tokens(
+    completion: Completion, tokenizer: Any, stops: Sequence[str] = ()
+) -> tuple[list[int], list[float] | None]:
+    """A completion's token ids and log-probs; None for the log-probs of a text-only completion.
+
+    A text-only completion is tokenized (nothing else is possible without the ids the server sampled); one
+    that finished with ``stop`` without ending in a stop string ended on the model's EOS, which the text
+    leaves out, so the EOS id is appended: the trainer then scores the sequence the model produced.
+    """
     token_ids = list(completion.token_ids)
+    logprobs = list(completion.logprobs)
+    if token_ids and len(logprobs) == len(token_ids):
+        return token_ids, logprobs
     if not token_ids and completion.text and tokenizer is not None:
         token_ids = tokenizer(completion.text, add_special_tokens=False)["input_ids"]
-    logprobs = list(completion.logprobs)
-    if len(logprobs) != len(token_ids):
-        logprobs = [0.0] * len(token_ids)
-    return token_ids, logprobs
+        ended_on_eos = completion.finish_reason == "stop" and not completion.text.endswith(tuple(stops))
+        if ended_on_eos and getattr(tokenizer, "eos_token_id", None) is not None:
+            token_ids.append(tokenizer.eos_token_id)
+    return token_ids, None

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from reasongym.agents.advantages import group_advantages, zero_variance_groups
+from reasongym.agents.config import RolloutConfig
 from reasongym.agents.dapo import (
     DAPOConfig,
     dapo_loss,
@@ -19,7 +20,6 @@ from reasongym.agents.dapo import (
     overlong_filter,
     overlong_penalty,
 )
-from reasongym.agents.config import RolloutConfig
 from reasongym.agents.grpo import GRPOConfig, grpo_loss, kl_k3, kl_reward_penalty
 from reasongym.agents.runtime.update import BatchTotals
 from reasongym.errors import ConfigError

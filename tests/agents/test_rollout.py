@@ -16,10 +16,10 @@ import torch
 
 import reasongym
 from reasongym.agents.common import token_logprobs
-from reasongym.evaluation.episodes import _episode_envs, step_all
 from reasongym.agents.runtime.rollout import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
 from reasongym.envs.core import TextSpace, format_final_answer
 from reasongym.errors import ConfigError
+from reasongym.evaluation.episodes import _episode_envs, step_all
 from reasongym.generation import Completion, HFGenerator, SamplingParams
 from reasongym.models import format_prompt, make_char_tokenizer, make_tiny_model
 
@@ -174,7 +174,11 @@ def test_wrappers_and_shaping_apply_as_in_step(tokenizer) -> None:
         reference.reset(options={"index": INDICES[row // 4], "split": "train"})
         assert batch.rewards[row].item() == pytest.approx(reference.step(batch.texts[row])[1])
     assert len(set(batch.rewards.tolist())) >= 3  # shaping and the wrapper made the rewards differ
-    assert batch.old_logp.abs().sum() == 0  # text-only completions carry no sampler log-probs
+    assert not batch.old_logp_known  # text-only completions carry no sampler log-probs: a trainer recomputes
+    eos = tokenizer.eos_token_id
+    assert all(
+        batch.completion_ids[row][batch.completion_mask[row].bool()][-1] == eos for row in range(len(batch))
+    )
 
 
 class CountingToolEnv(gymnasium.Env):
@@ -451,3 +455,51 @@ def test_episode_envs_are_independent_and_share_the_source() -> None:
         assert len({id(copy.unwrapped) for copy in copies}) == 3
         assert all(copy.unwrapped.source is original.unwrapped.source for copy in copies)
         assert all(copy.unwrapped is not original.unwrapped for copy in copies)
+
+
+class TextOnly:
+    """Wraps a generator and hands back only each completion's text and finish reason (a served model)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+        groups = self.inner.generate(prompts, params)
+        return [[Completion(c.text, (), (), c.finish_reason) for c in group] for group in groups]
+
+
+def test_a_text_only_generator_gives_the_same_grpo_loss_and_gradient(model, tokenizer) -> None:
+    """The sampling contract: without sampler log-probs the trainer recomputes them, never uses zeros."""
+    import functools
+
+    from reasongym.agents.grpo import GRPOConfig, grpo_loss
+    from reasongym.agents.runtime.rollout import recompute_old_logp
+    from reasongym.agents.runtime.update import BatchTotals, accumulate_gradients
+
+    params = SamplingParams(max_new_tokens=16, temperature=1.0, seed=7)
+    indices = list(range(12))
+    full = collect_rollouts(
+        ENV_ID, HFGenerator(model, tokenizer), tokenizer, indices, group_size=1, params=params
+    )
+    text = collect_rollouts(ENV_ID, TextOnly(HFGenerator(model, tokenizer)), tokenizer, indices, group_size=1,
+                            params=params)  # fmt: skip
+    assert full.old_logp_known and not text.old_logp_known
+    # An untrained model also samples special tokens, which no text can carry: compare the rows whose
+    # text gives back the sampled tokens (the reconstruction of everything else, EOS included, is exact).
+    same = [torch.equal(a, b) for a, b in zip(full.input_ids, text.input_ids, strict=True)]
+    assert sum(same) >= 3, same
+    full, text = full.select_groups(same), recompute_old_logp(model, text.select_groups(same))
+    assert torch.equal(text.completion_mask, full.completion_mask)
+    torch.testing.assert_close(text.old_logp, full.old_logp, atol=1e-4, rtol=0)
+    adv = torch.linspace(-1.0, 1.0, len(full))
+    loss = functools.partial(grpo_loss, cfg=GRPOConfig(kl="off"))
+    grads, values = [], []
+    for batch in (full, text):
+        model.zero_grad()
+        totals = BatchTotals(len(batch), float(batch.completion_mask.sum()), 16)
+        metrics = accumulate_gradients(model, batch, adv, loss, totals, mask=batch.completion_mask)
+        values.append(metrics["loss/total"])
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
+    model.zero_grad()
+    assert values[1] == pytest.approx(values[0], abs=1e-5)
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-3, atol=1e-6)

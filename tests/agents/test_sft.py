@@ -23,9 +23,9 @@ from reasongym.agents.sft import (
     tokenize_pairs,
     train_sft,
 )
+from reasongym.checkpoints import latest_checkpoint
 from reasongym.errors import ConfigError
 from reasongym.metrics import read_metrics
-from reasongym.checkpoints import latest_checkpoint
 from reasongym.runs import RunDir
 
 WORKER_PATH = Path(__file__).with_name("sft_worker.py")

@@ -69,7 +69,8 @@ class RolloutBatch:
     completion_mask: Tensor
     """[B, T] 1 on model-generated tokens only (not padding, not observation tokens)."""
     old_logp: Tensor
-    """[B, T] float32 sampler log-probs (raw, temperature 1) of completion tokens; 0 where the mask is 0."""
+    """[B, T] float32 sampler log-probs (raw, temperature 1) of completion tokens; 0 where the mask is 0.
+    Only meaningful when ``old_logp_known``: see `recompute_old_logp`."""
     rewards: Tensor
     """[B] float32 episode return: the sum of the env's step rewards (shaping included)."""
     correct: Tensor
@@ -96,6 +97,9 @@ class RolloutBatch:
     """Token id used for padding ``input_ids`` and ``completion_ids``."""
     turns: Tensor | None = None
     """[B] int64 model turns per episode (1 for single-turn envs); None if unknown."""
+    old_logp_known: bool = True
+    """False when some row came from a generator that returned text only: ``old_logp`` then holds
+    placeholders, and a trainer must call `recompute_old_logp` before any loss (the sessions do)."""
 
     def __len__(self) -> int:
         """B, the number of sequences."""
@@ -301,6 +305,33 @@ def collect_rollouts(
     return _assemble(episodes, group_size, pad_id or 0, device)
 
 
+@torch.no_grad()
+def recompute_old_logp(
+    model: torch.nn.Module, batch: RolloutBatch, micro_batch_size: int | None = None
+) -> RolloutBatch:
+    """``batch`` with ``old_logp`` from one no-grad forward pass of ``model`` over its tokens (eval mode).
+
+    The contract for generators that return text only (most served models): the policy that will be
+    updated scores what was sampled, as TRL does, so the importance ratio starts at exactly 1. Using the
+    placeholder zeros instead would make the ratio ``p / 1``: rows with a negative advantage would get no
+    gradient and the rest would be scaled by ``p``.
+    """
+    from reasongym.agents.common import token_logprobs
+
+    was_training = model.training
+    model.eval()
+    logp, _ = token_logprobs(
+        model,
+        batch.input_ids,
+        batch.attention_mask,
+        batch.completion_start,
+        micro_batch_size=micro_batch_size,
+    )  # [B, T]
+    model.train(was_training)
+    old_logp = (logp * batch.completion_mask).float()  # [B, T]
+    return dataclasses.replace(batch, old_logp=old_logp, old_logp_known=True)
+
+
 def _check_arguments(
     indices: Sequence[int], group_size: int, params: SamplingParams, max_turns: int | None
 ) -> None:
@@ -366,5 +397,6 @@ def _assemble(
         extracted=[None if e.cut_off else e.info.get("extracted") for e in episodes],
         pad_token_id=pad_id,
         turns=torch.tensor([episode.turns for episode in episodes], dtype=torch.long),
+        old_logp_known=all(episode.logprobs_known for episode in episodes),
     )
     return batch.to(device) if device is not None else batch

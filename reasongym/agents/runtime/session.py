@@ -211,7 +211,7 @@ class RLSession:
 
     def rollouts(self, num_prompts: int) -> Any:
         """Sample ``group_size`` completions for each of the next ``num_prompts`` problems and score them."""
-        from reasongym.agents.runtime.rollout import collect_rollouts
+        from reasongym.agents.runtime.rollout import collect_rollouts, recompute_old_logp
         from reasongym.generation import SamplingParams
 
         rollout = self.rollout_cfg
@@ -229,6 +229,10 @@ class RLSession:
         self.phases["generate"] += generate_s
         self.phases["verify"] += time.perf_counter() - started - generate_s
         self.generated_tokens += int(batch.lengths.sum())
+        if not batch.old_logp_known:  # a text-only generator: the policy scores what was sampled
+            started = time.perf_counter()
+            batch = recompute_old_logp(self.model, batch, self.run_cfg.micro_batch_size)
+            self.phases["old_logp"] += time.perf_counter() - started
         return batch
 
     @torch.no_grad()
@@ -264,6 +268,11 @@ class RLSession:
             ref_logp: [B, T] reference log-probs, or None.
             mask: [B, T] loss mask; None: ``batch.completion_mask``.
         """
+        if not batch.old_logp_known:
+            raise ConfigError(
+                "batch.old_logp holds placeholders (its generator returned text only); call "
+                "recompute_old_logp(model, batch) first: the clipped objective needs the sampler's log-probs"
+            )
         started = time.perf_counter()
         mask = batch.completion_mask if mask is None else mask  # [B, T]
         totals = BatchTotals(len(batch), float(mask.sum()), self.rollout_cfg.max_new_tokens)
