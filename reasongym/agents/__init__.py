@@ -1,0 +1,90 @@
+"""The trainers and what they share; names load on first use, so this import pulls in no torch.
+
+Algorithms, one file each: `sft` (supervised fine-tuning), `star` (STaR), `grpo` (GRPO, Dr. GRPO), `dapo`
+(DAPO). Shared configs: `config` (`RunConfig`, `RolloutConfig`) and `presets` (named settings: ``default``,
+``tiny``, ``paper``). The RL runtime: `runtime` (episodes into `RolloutBatch`, the training session, the
+update and its `PolicyLoss` interface, torch.distributed helpers). `warm_start` fine-tunes until a probe
+shows the answer format is learnt.
+
+Example:
+    >>> from reasongym.agents import preset_configs, train_grpo
+    >>> c = preset_configs("tiny", "grpo", max_steps=20)
+    >>> train_grpo(c["grpo"], model, tokenizer, "reasongym/Arithmetic-v0", run=c["run"], rollout=c["rollout"])
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reasongym.agents.config import RolloutConfig, RunConfig
+    from reasongym.agents.dapo import DAPOConfig, dapo_loss, train_dapo
+    from reasongym.agents.grpo import GRPOConfig, grpo_loss, train_grpo
+    from reasongym.agents.presets import PRESETS, preset_configs
+    from reasongym.agents.runtime.rollout import RolloutBatch, collect_rollouts, recompute_old_logp
+    from reasongym.agents.runtime.session import RLResult
+    from reasongym.agents.runtime.update import BatchTotals, PolicyLoss
+    from reasongym.agents.sft import SFTConfig, SFTResult, train_sft
+    from reasongym.agents.star import STaRConfig, STaRResult, train_star
+    from reasongym.agents.warm_start import WarmStart, warm_start
+
+_LAZY = {
+    "RunConfig": "config",
+    "RolloutConfig": "config",
+    "PRESETS": "presets",
+    "preset_configs": "presets",
+    "GRPOConfig": "grpo",
+    "grpo_loss": "grpo",
+    "train_grpo": "grpo",
+    "DAPOConfig": "dapo",
+    "dapo_loss": "dapo",
+    "train_dapo": "dapo",
+    "SFTConfig": "sft",
+    "SFTResult": "sft",
+    "train_sft": "sft",
+    "STaRConfig": "star",
+    "STaRResult": "star",
+    "train_star": "star",
+    "RLResult": "runtime.session",
+    "RolloutBatch": "runtime.rollout",
+    "collect_rollouts": "runtime.rollout",
+    "recompute_old_logp": "runtime.rollout",
+    "BatchTotals": "runtime.update",
+    "PolicyLoss": "runtime.update",
+    "WarmStart": "warm_start",
+    "warm_start": "warm_start",
+}
+
+__all__ = [
+    "BatchTotals",
+    "DAPOConfig",
+    "GRPOConfig",
+    "PRESETS",
+    "PolicyLoss",
+    "RLResult",
+    "RolloutBatch",
+    "RolloutConfig",
+    "RunConfig",
+    "SFTConfig",
+    "SFTResult",
+    "STaRConfig",
+    "STaRResult",
+    "WarmStart",
+    "collect_rollouts",
+    "dapo_loss",
+    "grpo_loss",
+    "preset_configs",
+    "recompute_old_logp",
+    "train_dapo",
+    "train_grpo",
+    "train_sft",
+    "train_star",
+    "warm_start",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"reasongym.agents.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'reasongym.agents' has no attribute {name!r}")

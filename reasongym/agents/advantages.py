@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 import torch
 from torch import Tensor
@@ -58,7 +59,10 @@ ADVANTAGE_NORMALIZATIONS: Mapping[str, Callable[[Tensor, int], Tensor]] = {
 """Advantage normalisations by name: each maps ([B] rewards, G) to [B] advantages."""
 
 
-def lookup(registry: Mapping[str, Callable], name: str, field: str) -> Callable:
+T = TypeVar("T")
+
+
+def lookup(registry: Mapping[str, T], name: str, field: str) -> T:
     """``registry[name]``, or a ConfigError naming ``field``, the valid names and the nearest one.
 
     Args:

@@ -25,7 +25,7 @@ from reasongym.errors import ConfigError
 
 
 def token_logprobs(
-    model: PreTrainedModel,
+    model: torch.nn.Module,
     input_ids: Tensor,
     attention_mask: Tensor,
     completion_start: int | Sequence[int] | Tensor,

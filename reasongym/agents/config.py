@@ -160,6 +160,36 @@ class RolloutConfig:
             )
 
 
+def resolve_splits(run: RunConfig, env: Any) -> tuple[str, str]:
+    """The training and evaluation splits (``run.split``, ``run.eval_split``) for ``env``'s problem source.
+
+    ``split=None`` means ``train`` if the source has it, else its default split. ``eval_split=None`` means
+    ``test``, else ``validation`` (or ``dev``), else the default split, as ``reasongym eval`` chooses.
+
+    Raises:
+        ConfigError: A split the source does not have, naming the field and the available splits.
+    """
+    from reasongym.evaluation.runner import default_eval_split
+
+    unwrapped = getattr(env, "unwrapped", env)
+    source = getattr(unwrapped, "source", None)
+    if source is None:  # a duck-typed env without a problem source: nothing to check against
+        return run.split or "train", run.eval_split or "test"
+    splits = tuple(source.splits())
+    train = run.split or ("train" if "train" in splits else source.default_split)
+    evaluation = run.eval_split or default_eval_split(unwrapped)
+    known = (*splits, *getattr(source, "split_aliases", ()))
+    for name, value in (("split", train), ("eval_split", evaluation)):
+        if value not in known:
+            nearest = difflib.get_close_matches(value, known, n=1)
+            hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
+            raise ConfigError(
+                f"{name}={value!r} is not a split of {source.name!r}; available: {list(splits)}{hint} "
+                "(None picks one the source has)"
+            )
+    return train, evaluation
+
+
 # ---------------------------------------------------------------------------------------------- checks
 
 

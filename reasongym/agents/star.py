@@ -31,8 +31,14 @@ from safetensors.torch import load_file, save_file
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import reasongym
-from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
-from reasongym.agents.runtime.session import resolve_splits
+from reasongym.agents.config import (
+    RolloutConfig,
+    RunConfig,
+    at_least,
+    at_least_or_none,
+    check_field_types,
+    resolve_splits,
+)
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
 from reasongym.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
 from reasongym.errors import ConfigError
@@ -218,7 +224,7 @@ class STaRTask:
         before ``train_start``."""
         env = getattr(env, "unwrapped", env)
         split, eval_split = resolve_splits(run, env)
-        shots = []
+        shots: list[tuple[Any, str]] = []
         for index in range(cfg.train_start):
             if len(shots) == cfg.few_shot_examples:
                 break
@@ -365,9 +371,11 @@ class _Loop:
         """One outer iteration, as its named steps."""
         cfg, rollout, model, task, hook = self.cfg, self.rollout, self.model, self.task, self.hook
         before = self.history[-1].accuracy_after if self.history else self.initial_accuracy
+        assert before is not None  # the base model is evaluated before the first iteration
+        seed = self.run_cfg.seed * 1_000_003 + 2 * iteration
         params = SamplingParams(
             max_new_tokens=rollout.max_new_tokens, temperature=rollout.temperature, top_p=rollout.top_p,
-            n=rollout.group_size, seed=self.run_cfg.seed * 1_000_003 + 2 * iteration,
+            n=rollout.group_size, seed=seed,
         )  # fmt: skip
         hook(iteration, "generate", model)
         completions = generate_rationales(task, self.generator, self.problems, params)
@@ -382,7 +390,7 @@ class _Loop:
         if cfg.rationalize and missed:
             rationalized = rationalize(
                 task, self.generator, [self.problems[i] for i in missed], [self.indices[i] for i in missed],
-                dataclasses.replace(params, seed=params.seed + 1), cfg,
+                dataclasses.replace(params, seed=seed + 1), cfg,
             )  # fmt: skip
         kept = direct + rationalized
         folder = None if self.run is None else _write_kept(self.run, iteration, kept)
@@ -405,7 +413,7 @@ class _Loop:
         patience = self.cfg.patience
         if patience is None or len(self.history) < patience:
             return False
-        accuracies = [self.initial_accuracy] + [stats.accuracy_after for stats in self.history]
+        accuracies = [self.initial_accuracy or 0.0] + [stats.accuracy_after for stats in self.history]
         return max(accuracies[-patience:]) <= max(accuracies[:-patience])
 
     def complete(self, writer: MetricsWriter | None, iteration: int, metrics: dict[str, Any]) -> None:

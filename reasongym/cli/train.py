@@ -257,7 +257,7 @@ def _train(algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any]) -
 
 def _sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> list[tuple[str, str]]:
     """Reference solutions of the run's training split (and difficulty) as SFT pairs."""
-    from reasongym.agents.runtime.session import resolve_splits
+    from reasongym.agents.config import resolve_splits
     from reasongym.agents.sft import sft_pairs_from_env
     from reasongym.envs import make
 

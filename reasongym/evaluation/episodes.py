@@ -5,38 +5,13 @@ and for training (`reasongym.agents.runtime.rollout.collect_rollouts` turns the 
 Every episode goes through the plain Gymnasium loop, ``reset(options={"index", "split", "difficulty",
 "hint"})`` then ``step(text)`` until it terminates or is truncated, so wrappers, reward shaping and
 multi-turn environments (tool calls, retries) behave exactly as for a user stepping the env by hand.
-Each episode gets its own deep copy of the environment, wrappers included, sharing only the read-only
-problem source, so stepping the copies from several threads shares no state. The expensive part of
-a step is the verifier: its sympy work runs in worker processes (`reasongym.verifiers.timeout`, up to
-``min(4, cpu_count)`` of them), which the calling thread waits on with the GIL released; a threaded
-batch therefore keeps every worker busy, and a comparison that runs into its time limit (graded
-``timeout``, reward 0) blocks only its own thread.
-
-The pool widens only when it has something to overlap: one thread steps the rows in order, and the
-rest of the threads join once a single step runs past `SLOW_STEP_S`. Cheap batches (64 integer
-answers: about 3 ms of stepping) so skip the thread handoffs, which cost as much again. The copies
-are made by pickling the env once and unpickling it per row (a deep copy per row was 13 of the
-28 ms that 64 single-turn Arithmetic rows spent outside the generator).
-
-Measured before keeping the pool (2 cores, 128 completions: 16 MATH-500 problems x 8 answers that
-are right or wrong in symbolic ways, about 27 sympy calls per batch, fresh answers on every run):
-1 thread 0.25 s, 2 threads 0.13-0.15 s, 4 threads 0.14-0.17 s per batch. The pool is kept: it
-halves the grading time here and turns a 1 s sympy timeout from a stall of the batch into a stall
-of one thread.
+The copies and their parallel stepping are `reasongym.evaluation.env_pool`'s.
 """
 
 from __future__ import annotations
 
-import collections
-import copy
 import dataclasses
-import io
-import math
-import os
-import pickle
-import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,86 +20,12 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from reasongym.errors import ConfigError
+from reasongym.evaluation.env_pool import env_attr, episode_envs, step_all
 from reasongym.generation.base import Completion, Generator, SamplingParams
 from reasongym.models import format_prompt
 
-StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
-"""What ``env.step`` returns: ``(observation, reward, terminated, truncated, info)``."""
-
 DEFAULT_MAX_TURNS = 32
 """Safety cap on model turns per episode when ``max_turns`` is None (environments set their own limits)."""
-
-DEFAULT_THREADS = max(1, min(4, os.cpu_count() or 1))
-"""Threads used by `step_all`: as many as the verifier has worker processes, no more."""
-SLOW_STEP_S = 0.005
-"""A step running longer than this makes `step_all` spread the remaining rows over its threads.
-
-Grading an integer-like answer takes about 0.05 ms; one that needs sympy goes to a worker process
-and takes milliseconds, so a step this slow means there is waiting worth overlapping."""
-STALL_POLL_S = 0.002
-"""How often `step_all` checks whether the step in progress has become slow."""
-
-
-def step_all(
-    envs: Sequence[gymnasium.Env], actions: Sequence[str], *, threads: int | None = None
-) -> list[StepResult]:
-    """Call ``envs[i].step(actions[i])`` for every ``i``, widening to a thread pool once a step is slow.
-
-    One thread steps the rows in order while the caller watches it; as soon as a single step has
-    run longer than `SLOW_STEP_S` (a sympy comparison, a time limit), the remaining rows go to
-    ``threads - 1`` more threads. A batch of cheap steps (integer answers) thus pays for no thread
-    handoffs, and a slow step still holds up only its own thread.
-
-    Args:
-        envs: Distinct environment instances, each with an open episode (never the same one twice:
-            an environment is not safe to step from two threads).
-        actions: One action (the model's text) per environment.
-        threads: Most steps running at once; ``None`` means `DEFAULT_THREADS`, 1 steps in order.
-
-    Returns:
-        One step result per environment, in order.
-
-    Raises:
-        ConfigError: ``envs`` and ``actions`` differ in length, or the same environment appears twice.
-        Exception: Whatever a step raises is re-raised here.
-    """
-    if len(envs) != len(actions):
-        raise ConfigError(f"got {len(envs)} envs but {len(actions)} actions; give one action per env")
-    if len({id(env) for env in envs}) != len(envs):
-        raise ConfigError("the same environment instance appears twice; each episode needs its own env")
-    workers = min(threads or DEFAULT_THREADS, len(envs))
-    if workers <= 1:
-        return [env.step(action) for env, action in zip(envs, actions, strict=True)]
-    queue = _StepQueue(envs, actions)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="reasongym-step") as pool:
-        futures = [pool.submit(queue.drain)]
-        while not wait(futures, timeout=STALL_POLL_S).done:
-            if time.perf_counter() - queue.step_started > SLOW_STEP_S:
-                futures += [pool.submit(queue.drain) for _ in range(workers - 1)]
-                break
-        for future in futures:
-            future.result()  # re-raises a step's exception
-    return queue.results
-
-
-class _StepQueue:
-    """Rows waiting to be stepped, taken in order by however many threads drain it."""
-
-    def __init__(self, envs: Sequence[gymnasium.Env], actions: Sequence[str]) -> None:
-        self.pending = collections.deque(enumerate(zip(envs, actions, strict=True)))
-        self.results: list[Any] = [None] * len(envs)
-        self.step_started = math.inf
-        """When the latest step began (``perf_counter``); inf before the first one."""
-
-    def drain(self) -> None:
-        """Step rows until none are left (deque pops are atomic, so threads never share a row)."""
-        while True:
-            try:
-                row, (env, action) = self.pending.popleft()
-            except IndexError:
-                return
-            self.step_started = time.perf_counter()
-            self.results[row] = env.step(action)
 
 
 @dataclass
@@ -172,8 +73,10 @@ class Episode:
         return self.prompt_text + tail
 
     def add_turn(self, completion: Completion, token_ids: list[int], logprobs: list[float] | None) -> None:
-        """Append the model's tokens (mask 1) and remember whether they ran out of room; ``logprobs`` None:
-        the generator returned none (placeholders of 0 are stored and ``logprobs_known`` turns False).
+        """Append the model's tokens (mask 1) and remember whether they ran out of room.
+
+        ``logprobs`` None: the generator returned none (placeholders of 0 are stored and ``logprobs_known``
+        turns False).
         """
         self.token_ids += token_ids
         self.logprobs += logprobs if logprobs is not None else [0.0] * len(token_ids)
@@ -200,81 +103,6 @@ class Episode:
         self.pieces.append(text)
 
 
-def env_attr(env: gymnasium.Env, name: str, default: Any) -> Any:
-    """An attribute of the outermost wrapper that has it, else of the base env, else ``default``."""
-    try:
-        return env.get_wrapper_attr(name)
-    except AttributeError:
-        return default
-
-
-def _episode_envs(env: gymnasium.Env, count: int) -> list[gymnasium.Env]:
-    """``count`` independent copies of ``env`` (wrappers included) sharing its read-only problem source.
-
-    The env is pickled once and unpickled per copy, which yields what a deep copy does (a fresh
-    memo per copy, the source shared) at a quarter of the cost; an env that pickle cannot handle
-    (a local function, a lambda) is deep-copied instead.
-    """
-    source = getattr(env.unwrapped, "source", None)
-    try:
-        blob = _pickle_sharing(env, source)
-    except (pickle.PicklingError, TypeError, AttributeError):
-        blob = None
-    if blob is not None:
-        return [_unpickle_sharing(blob, source) for _ in range(count)]
-    shared = {id(source): source} if source is not None else {}
-    try:
-        # A fresh memo per copy: a shared one would hand every copy the same objects.
-        return [copy.deepcopy(env, dict(shared)) for _ in range(count)]
-    except (TypeError, copy.Error) as exc:  # holds something uncopyable, e.g. a lock or a socket
-        if env.spec is None:
-            raise ConfigError(
-                f"env {env} cannot be copied ({exc}) and has no spec to re-make it from; pass an env id "
-                "instead, or make the env deep-copyable"
-            ) from exc
-        return [gymnasium.make(env.spec) for _ in range(count)]
-
-
-_SHARED_SOURCE = "reasongym-shared-source"
-"""Pickle's stand-in for the problem source, which every copy shares instead of copying."""
-
-
-class _SharingPickler(pickle.Pickler):
-    """Pickles everything but ``shared``, which it writes as a reference."""
-
-    def __init__(self, buffer: io.BytesIO, shared: Any) -> None:
-        super().__init__(buffer, protocol=pickle.HIGHEST_PROTOCOL)
-        self.shared = shared
-
-    def persistent_id(self, obj: Any) -> str | None:
-        return _SHARED_SOURCE if self.shared is not None and obj is self.shared else None
-
-
-class _SharingUnpickler(pickle.Unpickler):
-    """Reads `_SharingPickler` bytes, resolving the reference to ``shared``."""
-
-    def __init__(self, blob: bytes, shared: Any) -> None:
-        super().__init__(io.BytesIO(blob))
-        self.shared = shared
-
-    def persistent_load(self, pid: Any) -> Any:
-        if pid != _SHARED_SOURCE:
-            raise pickle.UnpicklingError(f"unexpected persistent id {pid!r}")
-        return self.shared
-
-
-def _pickle_sharing(env: gymnasium.Env, source: Any) -> bytes:
-    """``env`` pickled with ``source`` (if not None) left out as a reference."""
-    buffer = io.BytesIO()
-    _SharingPickler(buffer, source).dump(env)
-    return buffer.getvalue()
-
-
-def _unpickle_sharing(blob: bytes, source: Any) -> gymnasium.Env:
-    """A fresh env from `_pickle_sharing`'s bytes, its source reference pointing at ``source``."""
-    return _SharingUnpickler(blob, source).load()
-
-
 def start_episodes(
     env: gymnasium.Env,
     tokenizer: PreTrainedTokenizerBase | None,
@@ -287,7 +115,7 @@ def start_episodes(
     """Reset one env copy per row (index-major, G copies per index) and format each prompt."""
     rows = [int(index) for index in indices for _ in range(group_size)]
     episodes = []
-    for row_env, index in zip(_episode_envs(env, len(rows)), rows, strict=True):
+    for row_env, index in zip(episode_envs(env, len(rows)), rows, strict=True):
         options: dict[str, Any] = {"index": index}
         if split is not None:
             options["split"] = split

@@ -6,9 +6,10 @@ so evaluation code can name `SamplingParams` and `Generator` without loading a m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from reasongym.errors import ConfigError
 
@@ -156,3 +157,29 @@ class Generator(Protocol):
             One list of ``params.n`` completions per prompt, in prompt order.
         """
         ...
+
+
+class TimedGenerator:
+    """Wraps a generator and adds up the seconds spent in it (a trainer splits a rollout's time this way)."""
+
+    def __init__(self, inner: Any) -> None:
+        """Wrap ``inner``; its ``generate_batch`` is timed too when it has one."""
+        self.inner = inner
+        self.seconds = 0.0
+        """Seconds spent generating so far."""
+        if hasattr(inner, "generate_batch"):
+            self.generate_batch = self._timed(inner.generate_batch)
+
+    def _timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - started
+
+        return timed
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+        """``inner.generate``, timed."""
+        return self._timed(self.inner.generate)(prompts, params)

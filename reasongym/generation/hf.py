@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Sequence
 
 import torch
-from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import DynamicCache, PreTrainedTokenizerBase
 
 # Older transformers has no per-layer cache objects; _new_cache then uses DynamicCache as it is.
 try:
@@ -35,7 +35,7 @@ class HFGenerator:
     """
 
     def __init__(
-        self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, batch_size: int | None = None
+        self, model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, *, batch_size: int | None = None
     ) -> None:
         """Check the settings; collect the EOS ids of the tokenizer and the model's generation config."""
         if batch_size is not None and batch_size < 1:

@@ -19,7 +19,8 @@ from reasongym.agents.common import token_logprobs
 from reasongym.agents.runtime.rollout import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
 from reasongym.envs.core import TextSpace, format_final_answer
 from reasongym.errors import ConfigError
-from reasongym.evaluation.episodes import _episode_envs, step_all
+from reasongym.evaluation.env_pool import episode_envs as _episode_envs
+from reasongym.evaluation.env_pool import step_all
 from reasongym.generation import Completion, HFGenerator, SamplingParams
 from reasongym.models import format_prompt, make_char_tokenizer, make_tiny_model
 

@@ -15,12 +15,11 @@ like ``reasongym eval``. Shapes use the legend of `reasongym.agents.common`.
 from __future__ import annotations
 
 import copy
-import difflib
 import math
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ import torch
 from torch import Tensor
 
 from reasongym.agents.common import disable_dropout, seed_everything, token_logprobs
-from reasongym.agents.config import RolloutConfig, RunConfig
+from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime.update import (
     BatchTotals,
     PolicyLoss,
@@ -47,6 +46,7 @@ from reasongym.checkpoints import (
     save_checkpoint,
 )
 from reasongym.errors import ConfigError
+from reasongym.generation.base import TimedGenerator
 from reasongym.metrics import MetricsWriter, plot_metrics
 from reasongym.runs import RunDir, SamplesWriter
 
@@ -72,29 +72,6 @@ class RLResult:
     """The run folder, when there was one."""
 
 
-class _TimedGenerator:
-    """Wraps a generator and adds up the seconds spent generating (the rest of a rollout is verification)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.seconds = 0.0
-        if hasattr(inner, "generate_batch"):
-            self.generate_batch = self._timed(inner.generate_batch)
-
-    def _timed(self, fn: Callable) -> Callable:
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - started
-
-        return timed
-
-    def generate(self, prompts: Sequence[str], params: Any) -> Any:
-        return self._timed(self.inner.generate)(prompts, params)
-
-
 @dataclass
 class RLSession:
     """Model, optimizer, sampler, run folder, writers and bar of one RL run, and the step's timings."""
@@ -105,7 +82,7 @@ class RLSession:
     tokenizer: Any
     env: Any
     algo: str
-    generator: _TimedGenerator
+    generator: TimedGenerator
     optimizer: torch.optim.Optimizer
     scheduler: Any
     run: RunDir | None
@@ -157,7 +134,7 @@ class RLSession:
         run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
         reference = _reference_model(model, run) if with_reference else None
         optimizer, scheduler = build_optimizer(model, run_cfg)
-        start, resumed_from, state = 0, None, {}
+        start, resumed_from, state = 0, None, dict[str, Any]()
         checkpoint = latest_checkpoint(run) if run is not None else None
         if checkpoint is not None:
             ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
@@ -173,7 +150,7 @@ class RLSession:
             samples = SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
         sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout_cfg.generation_batch_size)
         session = cls(
-            run_cfg, rollout_cfg, model, tokenizer, env, algo, _TimedGenerator(sampler), optimizer, scheduler,
+            run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
             run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
             eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
         )  # fmt: skip
@@ -381,36 +358,6 @@ class RLSession:
         steps = self.start_step + len(self.history)
         path = None if self.run is None else self.run.path
         return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), path)
-
-
-def resolve_splits(run: RunConfig, env: Any) -> tuple[str, str]:
-    """The training and evaluation splits (``run.split``, ``run.eval_split``) for ``env``'s problem source.
-
-    ``split=None`` means ``train`` if the source has it, else its default split. ``eval_split=None`` means
-    ``test``, else ``validation`` (or ``dev``), else the default split, as ``reasongym eval`` chooses.
-
-    Raises:
-        ConfigError: A split the source does not have, naming the field and the available splits.
-    """
-    from reasongym.evaluation.runner import default_eval_split
-
-    unwrapped = getattr(env, "unwrapped", env)
-    source = getattr(unwrapped, "source", None)
-    if source is None:  # a duck-typed env without a problem source: nothing to check against
-        return run.split or "train", run.eval_split or "test"
-    splits = tuple(source.splits())
-    train = run.split or ("train" if "train" in splits else source.default_split)
-    evaluation = run.eval_split or default_eval_split(unwrapped)
-    known = (*splits, *getattr(source, "split_aliases", ()))
-    for name, value in (("split", train), ("eval_split", evaluation)):
-        if value not in known:
-            nearest = difflib.get_close_matches(value, known, n=1)
-            hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
-            raise ConfigError(
-                f"{name}={value!r} is not a split of {source.name!r}; available: {list(splits)}{hint} "
-                "(None picks one the source has)"
-            )
-    return train, evaluation
 
 
 def _reference_model(model: torch.nn.Module, run: RunDir | None) -> torch.nn.Module:
