@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reasongym.envs.multiturn import make_tool_env
-from reasongym.errors import ConfigError
+from reasongym.errors import ConfigError, VerifierOutOfMemory
 from reasongym.verifiers import KINDS, Outcome, Verdict, api, verify, verify_many
+from reasongym.verifiers import timeout as timeout_module
 
 BOUND_S = 1.5  # per case; a refusal takes milliseconds, a timed-out sympy step about 1 s
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -223,6 +224,19 @@ def test_timeouts_past_a_day_are_refused_before_reaching_the_worker() -> None:
     with pytest.raises(ConfigError, match=message):
         verify(r"\boxed{\sin^2 x + \cos^2 x}", "1", timeout=3e6)
     assert verify(r"\boxed{\sin^2 x + \cos^2 x}", "1", timeout=86_400).correct is True
+
+
+def test_a_symbolic_step_out_of_memory_is_refused_naming_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    def out_of_memory(*args: object, **kwargs: object) -> None:
+        raise VerifierOutOfMemory("the worker ran out of memory")
+
+    monkeypatch.setattr(timeout_module, "run_with_timeout", out_of_memory)
+    verdict = verify(r"\boxed{\sin^2 x + \cos^2 x}", "1")  # needs sympy, so the worker
+    assert (verdict.correct, verdict.outcome, verdict.reason) == (
+        False,
+        Outcome.REFUSED,
+        "answer refused: the symbolic comparison needed more than 1024 MiB",
+    )
 
 
 # --- property: any string up to 100 KB gets a verdict (or a tool result) within a second -------------
