@@ -90,7 +90,7 @@ def gold_text(value: Any, answer_type: str, where: str) -> str:
     Args:
         value: The gold answer as stored (str, number or bool).
         answer_type: The verifier kind (booleans become "yes"/"no" for "yesno").
-        where: What holds the value, for the message (``"split 'test' row 3: the answer (column 'a')"``).
+        where: What holds the value, for the message (``"split 'test' row 3: column 'a' (the answer)"``).
 
     Raises:
         ConfigError: The value is None, an empty string, NaN or infinite, or not a string or number.
@@ -309,28 +309,19 @@ def _row_problem(name: str, split: str, index: int, row: Any, answer_type: str, 
     for role, column in (("question", columns.question), ("answer", columns.answer), ("id", columns.id)):
         if column is not None and column not in row:
             raise ConfigError(f"{where} has no {role} column {column!r}; its columns: {sorted(row)}")
-    used = {c for c in columns if c is not None}
+    where_of = {role: f"{where}: column {name_!r} (the {role})" for role, name_ in columns._asdict().items()}
     solution = row.get(columns.solution) if columns.solution else None
-    problem_id = f"{name}-{split}-{index}"
-    if columns.id:
-        problem_id = _id_text(row[columns.id], f"{where}: column {columns.id!r} (the id)")
     return Problem(
-        question=_question_text(
-            row[columns.question], f"{where}: column {columns.question!r} (the question)"
-        ),
-        answer=gold_text(
-            row[columns.answer], answer_type, f"{where}: column {columns.answer!r} (the answer)"
-        ),
+        question=_question_text(row[columns.question], where_of["question"]),
+        answer=gold_text(row[columns.answer], answer_type, where_of["answer"]),
         answer_type=answer_type,
-        id=problem_id,
-        choices=_choice_pairs(row.get(columns.choices), f"{where}: column {columns.choices!r} (the choices)")
-        if columns.choices
-        else (),
+        id=_id_text(row[columns.id], where_of["id"]) if columns.id else f"{name}-{split}-{index}",
+        choices=_choice_pairs(row.get(columns.choices), where_of["choices"]) if columns.choices else (),
         solution=None if solution is None else str(solution),
-        difficulty=_difficulty(
-            row.get(columns.difficulty), f"{where}: column {columns.difficulty!r} (the difficulty)"
-        )
+        difficulty=_difficulty(row.get(columns.difficulty), where_of["difficulty"])
         if columns.difficulty
         else None,
-        metadata={k: v for k, v in row.items() if k not in used and isinstance(v, (str, int, float, bool))},
+        metadata={
+            k: v for k, v in row.items() if k not in columns and isinstance(v, (str, int, float, bool))
+        },
     )
