@@ -4,7 +4,11 @@ Every kind first extracts the final answer from the full completion, then compar
 gold answer. The result is always a :class:`~reasongym.verifiers.base.Verdict`, never an exception
 for any string: correct (CORRECT), nothing extracted (UNPARSEABLE, ``correct=False``), extracted but
 wrong (WRONG), over a size limit (REFUSED), too slow (TIMEOUT, math only). An ungradable gold gives
-``correct=None`` so that trainers can skip the item.
+``correct=None`` so that trainers can skip the item. Size and nesting limits refuse every hostile
+input we know of before any work; as a last resort, whatever a grader still raises (a RecursionError,
+a bug) becomes REFUSED, with a RuntimeWarning for anything but deep nesting, so that one completion
+never ends a training run or an evaluation. Only option errors (ConfigError) and non-str inputs
+(TypeError) raise.
 
 Math (``kind="math"``): extraction follows :func:`~reasongym.verifiers.extract.extract_math_answer`;
 the answer is graded by :func:`reasongym.verifiers.math.grade.verify_math_answer` (imported on first

@@ -262,6 +262,26 @@ def tool_env():
     return env
 
 
+TOOL_ATTACKS = {
+    "calc_tags": "<calc>" * 16_000,  # 4.9 s with the lazy pattern, quadratic in the number of tags
+    "sympy_tags": "<sympy>" * 14_000,
+    "mixed_tags": "<calc><sympy>" * 8_000,
+    "huge_argument": "<calc>" + "9+" * 400_000 + "9</calc>",
+    "factorial_run": "<calc>3" + "!" * 1000 + "</calc>",  # was a RecursionError
+    "percent_run_in_sympy": "<sympy>simplify(4" + "%" * 500 + ")</sympy>",
+}
+
+
+@pytest.mark.parametrize("name", list(TOOL_ATTACKS))
+def test_tool_environment_answers_attacks_within_the_bound(name: str, tool_env) -> None:  # noqa: ANN001
+    tool_env.reset(seed=0)
+    started = time.perf_counter()
+    observation, reward, *_ = tool_env.step(TOOL_ATTACKS[name])
+    elapsed = time.perf_counter() - started
+    assert isinstance(observation, str) and reward == 0.0
+    assert elapsed < BOUND_S, f"took {elapsed:.2f} s"
+
+
 @settings(
     max_examples=20,
     deadline=None,
