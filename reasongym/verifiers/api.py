@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reasongym.errors import ConfigError, ReasonGymError
+from reasongym.errors import ConfigError
 from reasongym.verifiers.base import MAX_TIMEOUT_S, Outcome, Verdict
 from reasongym.verifiers.choice import Choices, make_choice_set, verify_choice
 from reasongym.verifiers.countdown import verify_countdown
@@ -189,8 +189,8 @@ def _grade_guarded(grade: Grader, completion: str, gold: str) -> Verdict:
         return grade(completion, gold)
     except RecursionError:
         return Verdict(False, Outcome.REFUSED, None, "The answer nests too deeply to grade.")
-    except ReasonGymError:
-        raise  # a bad option or gold, raised on purpose
+    except ConfigError:
+        raise  # a bad option, raised on purpose
     except Exception as error:  # noqa: BLE001 - a verifier bug must not crash a run; it is reported below
         warnings.warn(
             f"a verifier raised {type(error).__name__}: {error}; the completion is refused (please report it)",
