@@ -34,6 +34,10 @@ class ExtractionError(ReasonGymError, ValueError):
     """An answer could not be extracted where one was required."""
 
 
+class VerifierOutOfMemory(ReasonGymError, MemoryError):
+    """A verifier computation in the worker process ran past the worker's memory limit."""
+
+
 class VerifierTimeout(BaseException):
     """A verifier computation ran past its time limit.
 

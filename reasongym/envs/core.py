@@ -31,6 +31,7 @@ from reasongym.envs.problem import Problem
 from reasongym.envs.sources import ProblemSource
 from reasongym.errors import ConfigError
 from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify
+from reasongym.verifiers.base import MAX_TIMEOUT_S
 
 # What the model is told to do, per answer type; the checker writes gold answers in the same shape.
 INSTRUCTIONS: dict[str, str] = {
@@ -154,9 +155,10 @@ class ReasoningEnvConfig:
                 raise ConfigError(f"ReasoningEnvConfig.{name} must be a finite number, got {value!r}")
         if self.length_penalty < 0:
             raise ConfigError(f"ReasoningEnvConfig.length_penalty must be >= 0, got {self.length_penalty!r}")
-        if self.verify_timeout <= 0:
+        if not 0 < self.verify_timeout <= MAX_TIMEOUT_S:
             raise ConfigError(
-                f"ReasoningEnvConfig.verify_timeout must be > 0 seconds, got {self.verify_timeout!r}"
+                f"ReasoningEnvConfig.verify_timeout must be > 0 and at most {MAX_TIMEOUT_S:g} seconds, "
+                f"got {self.verify_timeout!r}"
             )
         for name in ("length_budget", "length_buffer"):
             value = getattr(self, name)

@@ -31,7 +31,6 @@ Example:
 from __future__ import annotations
 
 import difflib
-import math
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -52,6 +51,8 @@ from reasongym.envs.tools import (
     stop_strings,
 )
 from reasongym.errors import ConfigError
+from reasongym.verifiers.api import MAX_COMPLETION_CHARS
+from reasongym.verifiers.base import MAX_TIMEOUT_S
 
 DEFAULT_FEEDBACK = (
     "\n\n{judgement} You have {attempts_left} more attempt{plural}. Check your reasoning, then give a "
@@ -92,8 +93,15 @@ class ToolEnvConfig:
             )
         object.__setattr__(self, "tools", tools)
         timeout = self.tool_timeout
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
-            raise ConfigError(f"ToolEnvConfig.tool_timeout must be a finite number > 0, got {timeout!r}")
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not 0 < timeout <= MAX_TIMEOUT_S
+        ):
+            raise ConfigError(
+                f"ToolEnvConfig.tool_timeout must be a finite number > 0 and at most {MAX_TIMEOUT_S:g}, "
+                f"got {timeout!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -214,7 +222,9 @@ class ToolReasoningEnv(ReasoningEnv):
         """
         problem = _check_step(self, action)
         self._turn += 1
-        call = find_tool_call(action, self.tool_config.tools)
+        # An oversized turn is graded (and refused) as a final answer without being searched for calls.
+        too_long = len(action) > MAX_COMPLETION_CHARS
+        call = None if too_long else find_tool_call(action, self.tool_config.tools)
         if call is None:
             observation, reward, terminated, truncated, info = super().step(action)
             info.update(turn=self._turn, tool_calls=self._tool_calls)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from reasongym.errors import ConfigError
+
 ANSWER_TYPES = ("math", "integer", "choice", "exact", "yesno", "countdown")
 
 
@@ -32,3 +34,10 @@ class Problem:
     solution: str | None = None
     difficulty: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Refuse a question or gold answer that is not text: ``str(None)`` would grade as "None"."""
+        for name in ("question", "answer"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise ConfigError(f"Problem.{name} must be a str, got {type(value).__name__} {value!r:.60}")

@@ -27,18 +27,15 @@ or a generator:
 from __future__ import annotations
 
 import difflib
-import math
-import os
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields
-from pathlib import Path
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import gymnasium
 
 from reasongym.envs.catalog import CatalogEntry
-from reasongym.envs.problem import ANSWER_TYPES, Problem
+from reasongym.envs.problem import ANSWER_TYPES
+from reasongym.envs.rows import Columns, problem_maker, split_tables, table_loader, table_size
 from reasongym.envs.sources import DatasetSource, GeneratorSource, ProblemSource
 from reasongym.errors import ConfigError, UnknownEnvNameError, UnknownEnvVersionError
 
@@ -247,6 +244,11 @@ def register_generator(
     must draw randomness only from ``rng`` (a ``numpy.random.Generator``). ``make(id,
     source_kwargs={"seed": 3})`` picks another problem universe.
 
+    Raises:
+        ConfigError: ``generate`` is not callable, the id is malformed, or the answer type or
+            difficulties are invalid. What it returns is checked when a problem is made: a question
+            that is not a non-empty string or a missing or non-finite answer is an error naming it.
+
     Example:
         >>> def add(rng, difficulty):
         ...     a, b = (int(x) for x in rng.integers(1, 10 ** difficulty, size=2))
@@ -254,13 +256,19 @@ def register_generator(
         >>> register_generator("me/Add-v0", add, answer_type="integer", override=True)
     """
     name = parse_id(id)[1]
-    to_problem = _problem_maker(answer_type)
+    if not callable(generate):
+        raise ConfigError(
+            f"register_generator: generate must be a function (rng, difficulty) -> Problem | dict, "
+            f"got {type(generate).__name__} {generate!r:.60}"
+        )
+    to_problem = problem_maker(name, answer_type)
 
     def generator_source(seed: int = 0) -> GeneratorSource:
         return GeneratorSource(
             name, lambda rng, level: to_problem(generate(rng, level)), answer_type, difficulties, seed=seed
         )
 
+    generator_source()  # checks the answer type and difficulties now, without generating anything
     register(
         id,
         generator_source,
@@ -307,20 +315,24 @@ def register_dataset(
 
     Raises:
         ConfigError: Malformed id, unknown answer type, a named column is missing (the message lists
-            the columns present), or a path does not exist.
+            the columns present), a path does not exist, or a split has no rows. A row that is not a
+            dict, lacks the question or answer, has no gold answer (None, NaN, an empty string), a
+            question that is not a non-empty string, choices or a difficulty of the wrong shape, or
+            an id another row has, is refused naming the split, the row (from 0) and the column: at
+            registration for a list of rows, on first use for a file or a Dataset.
 
     Example:
         >>> rows = [{"q": "Is 7 prime?", "a": "yes"}]
         >>> register_dataset("me/Primes-v0", rows, question="q", answer="a", answer_type="yesno", override=True)
     """
     name = parse_id(id)[1]
-    columns = _Columns(question, answer, choices, solution, difficulty, id_column)
-    tables = _split_tables(data, split)
+    columns = Columns(question, answer, choices, solution, difficulty, id_column)
+    tables = split_tables(data, split)
     loaders = {
-        name_: _table_loader(name, name_, table, answer_type, columns) for name_, table in tables.items()
+        name_: table_loader(name, name_, table, answer_type, columns) for name_, table in tables.items()
     }
     source = DatasetSource(name, answer_type, loaders)
-    sizes = ", ".join(f"{s} {_table_size(t)}" for s, t in tables.items())
+    sizes = ", ".join(f"{s} {table_size(t)}" for s, t in tables.items())
     register(
         id,
         source,
@@ -329,153 +341,4 @@ def register_dataset(
         size=sizes,
         env_kwargs={"prompt_template": prompt_template} if prompt_template else None,
         override=override,
-    )
-
-
-# --- user data: rows in any of the accepted shapes -> Problem --------------------------------------
-
-_DATA_FORMATS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
-_PROBLEM_FIELDS = tuple(f.name for f in fields(Problem))
-
-
-class _Columns(NamedTuple):
-    question: str
-    answer: str
-    choices: str | None
-    solution: str | None
-    difficulty: str | None
-    id: str | None
-
-
-def _answer_text(value: Any, answer_type: str) -> str:
-    """A gold value as the verifier's string: booleans as yes/no, integral floats without ``.0``."""
-    if isinstance(value, bool):
-        return ("yes" if value else "no") if answer_type == "yesno" else str(value)
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
-
-
-def _choice_pairs(value: Any) -> tuple[tuple[str, str], ...]:
-    """Options in any accepted shape as ``(label, text)`` pairs (labels A, B, ... for a bare list)."""
-    if value is None:
-        return ()
-    if isinstance(value, Mapping):
-        if set(value) == {"label", "text"}:
-            return tuple((str(lab), str(txt)) for lab, txt in zip(value["label"], value["text"], strict=True))
-        return tuple((str(lab), str(txt)) for lab, txt in value.items())
-    pairs = []
-    for position, item in enumerate(value):
-        if isinstance(item, str):
-            pairs.append((chr(ord("A") + position), item))
-        else:
-            label, text = item
-            pairs.append((str(label), str(text)))
-    return tuple(pairs)
-
-
-def _problem_maker(answer_type: str) -> Callable[[Any], Problem]:
-    """A function turning what a user generator returns (Problem or dict) into a Problem."""
-
-    def to_problem(made: Any) -> Problem:
-        if isinstance(made, Problem):
-            return made
-        if not isinstance(made, Mapping) or "question" not in made or "answer" not in made:
-            raise ConfigError(
-                f"a generator must return a Problem or a dict with 'question' and 'answer', got {made!r:.200}"
-            )
-        unknown = sorted(set(made) - set(_PROBLEM_FIELDS))
-        if unknown:
-            raise ConfigError(f"generator dict keys {unknown} are not Problem fields {list(_PROBLEM_FIELDS)}")
-        values = dict(made)
-        values["answer"] = _answer_text(values["answer"], values.get("answer_type", answer_type))
-        values.setdefault("answer_type", answer_type)
-        values["choices"] = _choice_pairs(values.get("choices"))
-        return Problem(**values)
-
-    return to_problem
-
-
-def _split_tables(data: Any, split: str) -> dict[str, Any]:
-    """``data`` as split name -> one table (list of dicts, Dataset, or path)."""
-    if isinstance(data, Mapping):
-        if not data:
-            raise ConfigError("register_dataset: the data mapping has no splits")
-        tables = {str(name): table for name, table in data.items()}
-    else:
-        tables = {split: data}
-    for name, table in tables.items():
-        if isinstance(table, (str, os.PathLike)):
-            path = Path(table)
-            if path.suffix.lower() not in _DATA_FORMATS:
-                raise ConfigError(
-                    f"register_dataset: {str(path)!r} (split {name!r}) is not one of {sorted(_DATA_FORMATS)}"
-                )
-            if not path.exists():
-                raise ConfigError(f"register_dataset: file {str(path)!r} (split {name!r}) does not exist")
-        elif not (isinstance(table, Sequence) or hasattr(table, "column_names")):
-            raise ConfigError(
-                f"register_dataset: split {name!r} is a {type(table).__name__}; expected a datasets.Dataset, "
-                "a list of dicts, or a path to a .jsonl/.json/.csv/.parquet file"
-            )
-    return tables
-
-
-def _table_size(table: Any) -> str:
-    return f"file {Path(table).name}" if isinstance(table, (str, os.PathLike)) else str(len(table))
-
-
-def _read_rows(table: Any) -> list[Mapping[str, Any]]:
-    if isinstance(table, (str, os.PathLike)):
-        import datasets  # heavy: only when a user file is actually read
-
-        kind = _DATA_FORMATS[Path(table).suffix.lower()]
-        table = datasets.load_dataset(kind, data_files=str(table), split="train")
-    return table.to_list() if hasattr(table, "to_list") else list(table)
-
-
-def _check_columns(split: str, present: Sequence[str], columns: _Columns) -> None:
-    for role, column in columns._asdict().items():
-        if column is not None and column not in present:
-            near = difflib.get_close_matches(column, list(present), n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else ""
-            raise ConfigError(
-                f"register_dataset: {role} column {column!r} not found in split {split!r}; "
-                f"columns present: {sorted(present)}{hint}"
-            )
-
-
-def _table_loader(
-    name: str, split: str, table: Any, answer_type: str, columns: _Columns
-) -> Callable[[], list]:
-    """A zero-argument loader for one split; in-memory tables have their columns checked right away."""
-    if hasattr(table, "column_names"):
-        _check_columns(split, table.column_names, columns)
-    elif isinstance(table, Sequence) and not isinstance(table, str) and table:
-        _check_columns(split, list(table[0]), columns)
-
-    def load() -> list[Problem]:
-        rows = _read_rows(table)
-        if rows:
-            _check_columns(split, list(rows[0]), columns)
-        return [_row_problem(name, split, i, row, answer_type, columns) for i, row in enumerate(rows)]
-
-    return load
-
-
-def _row_problem(
-    name: str, split: str, row_index: int, row: Mapping[str, Any], answer_type: str, columns: _Columns
-) -> Problem:
-    used = {c for c in columns if c is not None}
-    level = row.get(columns.difficulty) if columns.difficulty else None
-    solution = row.get(columns.solution) if columns.solution else None
-    return Problem(
-        question=str(row[columns.question]),
-        answer=_answer_text(row[columns.answer], answer_type),
-        answer_type=answer_type,
-        id=str(row[columns.id]) if columns.id else f"{name}-{split}-{row_index}",
-        choices=_choice_pairs(row.get(columns.choices)) if columns.choices else (),
-        solution=None if solution is None else str(solution),
-        difficulty=None if level is None else int(level),
-        metadata={k: v for k, v in row.items() if k not in used and isinstance(v, (str, int, float, bool))},
     )

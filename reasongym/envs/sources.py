@@ -66,6 +66,22 @@ def _check_answer_type(name: str, answer_type: str) -> None:
         raise ConfigError(f"{name}: answer_type {answer_type!r} is not one of {list(ANSWER_TYPES)}")
 
 
+def check_unique_ids(name: str, split: str, rows: Sequence[Problem]) -> None:
+    """Refuse two rows with one id: results are matched to problems by id (``eval --completions``).
+
+    Raises:
+        ConfigError: Naming both rows and the id.
+    """
+    first: dict[str, int] = {}
+    for position, problem in enumerate(rows):
+        if problem.id in first:
+            raise ConfigError(
+                f"{name}: split {split!r} rows {first[problem.id]} and {position} share the id {problem.id!r}; "
+                "ids must be unique within a split (results are matched to problems by id)"
+            )
+        first[problem.id] = position
+
+
 class DatasetSource:
     """Finite splits of problems, each loaded on first use.
 
@@ -117,6 +133,7 @@ class DatasetSource:
             rows = self._loaders[split]()
             if len(rows) == 0:
                 raise ConfigError(f"{self.name}: split {split!r} is empty")
+            check_unique_ids(self.name, split, rows)
             self._rows[split] = rows
         return self._rows[split]
 
@@ -190,8 +207,18 @@ class GeneratorSource:
         seed: int = 0,
     ) -> None:
         _check_answer_type(name, answer_type)
-        if not difficulties:
-            raise ConfigError(f"{name}: difficulties must list at least one level")
+        if not callable(generate):
+            raise ConfigError(
+                f"{name}: generate must be a function (rng, difficulty) -> Problem, got {generate!r:.60}"
+            )
+        if (
+            isinstance(difficulties, (str, bytes))
+            or not difficulties
+            or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in difficulties)
+        ):
+            raise ConfigError(
+                f"{name}: difficulties must list at least one integer level, got {difficulties!r:.60}"
+            )
         self.name = name
         self.answer_type = answer_type
         self._generate = generate
@@ -228,6 +255,10 @@ class GeneratorSource:
         for draw in range(_MAX_DRAWS):
             sequence = np.random.SeedSequence(self.seed, spawn_key=(split_key, level, int(index), draw))
             candidate = self._generate(np.random.default_rng(sequence), level)
+            if not isinstance(candidate, Problem):
+                raise ConfigError(
+                    f"{self.name}: the generator returned a {type(candidate).__name__}, not a Problem"
+                )
             if split_of_question(candidate.question) == split:
                 if candidate.answer_type != self.answer_type:
                     raise ConfigError(

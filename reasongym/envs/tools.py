@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
-from reasongym.errors import ConfigError, VerifierTimeout
+from reasongym.errors import ConfigError, VerifierOutOfMemory, VerifierTimeout
 from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.cost import MAX_CHARS
 from reasongym.verifiers.math.evaluate import exact_value, numeric_value
 from reasongym.verifiers.math.nodes import AnswerRejected, Node
 from reasongym.verifiers.math.parser import parse_answer
@@ -40,6 +43,8 @@ TOOLS = ("calc", "sympy")
 """The tool names; each is called as ``<name>...</name>``."""
 SYMPY_OPERATIONS = ("simplify", "expand", "factor", "solve")
 """What ``<sympy>operation(...)</sympy>`` may ask for."""
+MAX_ARGUMENT_CHARS = MAX_CHARS + 100
+"""Longest text between a tool's tags that is read (the expression limit plus room for ``solve(...)``)."""
 RESULT_FORMAT = "\n<result>{result}</result>\n"
 """How a tool result is shown to the model (the observation after a tool call)."""
 TOOL_INSTRUCTION = (
@@ -54,7 +59,10 @@ TOOL_INSTRUCTION = (
 """The tool part of the prompt; ``{max_turns}`` is filled in by the environment."""
 
 _DECIMAL_DIGITS = 12
-_CALL = {name: re.compile(rf"<{name}>(.*?)</{name}>", re.DOTALL | re.IGNORECASE) for name in TOOLS}
+# Opening and closing tags are found separately: one lazy pattern "<calc>(.*?)</calc>" rescans the rest
+# of the text from every opening tag, which is quadratic in a reply of thousands of unclosed tags.
+_OPEN = {name: re.compile(rf"<{name}>", re.IGNORECASE) for name in TOOLS}
+_CLOSE = {name: re.compile(rf"</{name}>", re.IGNORECASE) for name in TOOLS}
 _OPERATION = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)\)\s*$", re.DOTALL)
 
 
@@ -91,11 +99,23 @@ def find_tool_call(text: str, tools: tuple[str, ...] = TOOLS) -> ToolCall | None
         >>> find_tool_call("First <calc>2+2</calc> then <calc>3</calc>").argument
         '2+2'
     """
-    found = [(m.start(), name, m) for name in tools if (m := _CALL[name].search(text)) is not None]
-    if not found:
+    found = [call for name in tools if (call := _first_call(text, name)) is not None]
+    return min(found, key=lambda call: call.start) if found else None
+
+
+def _first_call(text: str, tool: str) -> ToolCall | None:
+    """The first ``<tool>...</tool>``: the first opening tag, closed by the first closing tag after it.
+
+    That is what the lazy pattern ``<tool>(.*?)</tool>`` finds (when the first opening tag has no
+    closing tag after it, no later one has), in two linear scans.
+    """
+    opening = _OPEN[tool].search(text)
+    if opening is None:
         return None
-    _, tool, first = min(found, key=lambda hit: hit[0])
-    return ToolCall(tool, first.group(1), first.start(), first.end())
+    closing = _CLOSE[tool].search(text, opening.end())
+    if closing is None:
+        return None
+    return ToolCall(tool, text[opening.end() : closing.start()], opening.start(), closing.end())
 
 
 def run_tool(call: ToolCall, *, timeout: float = 1.0, max_chars: int = 500) -> tuple[str, bool]:
@@ -110,6 +130,10 @@ def run_tool(call: ToolCall, *, timeout: float = 1.0, max_chars: int = 500) -> t
         ``(result_text, ok)``: the result, or ``"error: ..."`` with ok False.
     """
     try:
+        if len(call.argument) > MAX_ARGUMENT_CHARS:
+            raise ToolError(
+                f"the call has {len(call.argument):,} characters; at most {MAX_ARGUMENT_CHARS:,} are read"
+            )
         if call.tool == "calc":
             result = calculate(call.argument)
         elif call.tool == "sympy":
@@ -118,6 +142,15 @@ def run_tool(call: ToolCall, *, timeout: float = 1.0, max_chars: int = 500) -> t
             raise ToolError(f"unknown tool {call.tool!r}; tools: {', '.join(TOOLS)}")
     except ToolError as exc:
         return f"error: {exc}", False
+    except RecursionError:
+        return "error: the expression nests too deeply", False
+    except ConfigError:
+        raise  # a bad timeout: the caller's mistake, not the model's
+    except Exception as exc:  # noqa: BLE001 - a tool bug must not end the episode; it is reported below
+        warnings.warn(
+            f"{call.tool} raised {type(exc).__name__}: {exc} (please report it)", RuntimeWarning, stacklevel=2
+        )
+        return f"error: the {call.tool} tool failed ({type(exc).__name__})", False
     if len(result) > max_chars:
         result = f"{result[:max_chars]}... (cut: {len(result)} characters)"
     return result, True
@@ -132,30 +165,54 @@ def _parse(text: str) -> Node:
         raise ToolError(f"could not read {text.strip()[:80]!r}: {exc.reason}") from None
 
 
+def _int_text(value: int) -> str:
+    """The digits of any int the cost check allows.
+
+    ``str(int)`` stops at 4,300 digits (Python's guard against parsing hostile text), below the
+    10,000 digits the calculator computes; ``Decimal`` converts an int exactly without that limit.
+    """
+    return str(Decimal(value))
+
+
 def _decimal(value: Fraction) -> str | None:
     """``value`` as a terminating decimal of at most 12 places, or None."""
-    den = value.denominator
-    for prime in (2, 5):
-        while den % prime == 0:
-            den //= prime
-    if den != 1:
+    scaled = value * 10**_DECIMAL_DIGITS
+    if scaled.denominator != 1:
         return None
-    text = f"{value.numerator / value.denominator:.{_DECIMAL_DIGITS}f}".rstrip("0").rstrip(".")
-    return text if Fraction(text) == value else None
+    digits = _int_text(abs(scaled.numerator)).rjust(_DECIMAL_DIGITS + 1, "0")
+    whole, fraction = digits[:-_DECIMAL_DIGITS], digits[-_DECIMAL_DIGITS:].rstrip("0")
+    return ("-" if value < 0 else "") + (f"{whole}.{fraction}" if fraction else whole)
+
+
+def _approximate(value: Fraction) -> str:
+    """``value`` to 12 significant digits; beyond the float range through ``Decimal``."""
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if math.isfinite(number) and (number != 0 or value == 0):
+        return f"{number:.{_DECIMAL_DIGITS}g}"
+    with localcontext() as context:
+        context.prec = _DECIMAL_DIGITS
+        return f"{Decimal(value.numerator) / Decimal(value.denominator):.{_DECIMAL_DIGITS}g}"
 
 
 def _show_exact(value: Fraction, approximate_input: bool) -> str:
     if value.denominator == 1:
-        return str(value.numerator)
+        return _int_text(value.numerator)
     decimal = _decimal(value)
     if approximate_input and decimal is not None:
         return decimal
-    shown = decimal if decimal is not None else f"{float(value):.{_DECIMAL_DIGITS}g}"
-    return f"{value.numerator}/{value.denominator} = {shown}" if decimal else f"{value} ≈ {shown}"
+    fraction = f"{_int_text(value.numerator)}/{_int_text(value.denominator)}"
+    return f"{fraction} = {decimal}" if decimal is not None else f"{fraction} ≈ {_approximate(value)}"
 
 
 def _show_numeric(value: Any) -> str:
     real, imag = (float(value.real), float(value.imag)) if hasattr(value, "imag") else (float(value), 0.0)
+    if imag == 0.0 and math.isinf(real) and value.real == value.real and abs(value.real) != math.inf:
+        import mpmath  # a finite value past the float range, such as sqrt(2) * 10^400
+
+        return f"≈ {mpmath.nstr(value.real, _DECIMAL_DIGITS)}"
     if not (math.isfinite(real) and math.isfinite(imag)):
         raise ToolError("the value is undefined or infinite")
     if real == 0.0 and imag != 0.0:
@@ -219,7 +276,7 @@ def sympy_tool(command: str, *, timeout: float = 1.0) -> str:
         >>> sympy_tool("factor(x^2 - 1)", timeout=30.0)
         '(x - 1)*(x + 1)'
     """
-    from reasongym.verifiers.timeout import run_with_timeout  # starts worker processes: only when used
+    from reasongym.verifiers.timeout import WORKER_MEMORY_BYTES, run_with_timeout  # starts workers when used
 
     match = _OPERATION.match(command)
     if match is None:
@@ -232,6 +289,8 @@ def sympy_tool(command: str, *, timeout: float = 1.0) -> str:
         return run_with_timeout(sympy_compute, (operation, arguments), seconds=timeout)
     except VerifierTimeout:
         raise ToolError(f"{operation} took longer than {timeout:g} s") from None
+    except VerifierOutOfMemory:
+        raise ToolError(f"{operation} needed more than {WORKER_MEMORY_BYTES >> 20} MiB of memory") from None
     except ConfigError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever sympy raised, the model reads a short error

@@ -32,6 +32,7 @@ import gymnasium
 
 from reasongym.envs import make, spec
 from reasongym.envs.problem import Problem
+from reasongym.envs.rows import gold_text
 from reasongym.errors import ConfigError
 from reasongym.evaluation.loading import load_generator
 from reasongym.evaluation.report import EvalReport, check_ks, load_records, summarize
@@ -356,7 +357,8 @@ def grade_completions(
         The :class:`EvalReport`.
 
     Raises:
-        ConfigError: A row lacks what its shape needs (the message names the line and the key).
+        ConfigError: A row lacks what its shape needs, or its gold is null, NaN or empty (the message
+            names the line and the key).
     """
     from tqdm.auto import tqdm
 
@@ -412,9 +414,10 @@ def _grade_with_gold(
         )
     kind = row.get("kind", "math")
     choices = row.get("choices") or None
-    verdicts = verify_many(completions, str(row["gold"]), kind, choices=choices, timeout=timeout)
+    gold = gold_text(row["gold"], kind, f"line {line}: 'gold'")  # a null gold is refused, never "None"
+    verdicts = verify_many(completions, gold, kind, choices=choices, timeout=timeout)
     extras = {key: row.get(key) for key in ("difficulty", "subject", "year")}
-    record = {"index": line - 1, "id": str(row.get("id", line - 1)), "kind": kind, "gold": str(row["gold"])}
+    record = {"index": line - 1, "id": str(row.get("id", line - 1)), "kind": kind, "gold": gold}
     return {**record, "n": len(completions), **extras, **_graded(completions, verdicts)}
 
 

@@ -4,7 +4,11 @@ Every kind first extracts the final answer from the full completion, then compar
 gold answer. The result is always a :class:`~reasongym.verifiers.base.Verdict`, never an exception
 for any string: correct (CORRECT), nothing extracted (UNPARSEABLE, ``correct=False``), extracted but
 wrong (WRONG), over a size limit (REFUSED), too slow (TIMEOUT, math only). An ungradable gold gives
-``correct=None`` so that trainers can skip the item.
+``correct=None`` so that trainers can skip the item. Size and nesting limits refuse every hostile
+input we know of before any work; as a last resort, whatever a grader still raises (a RecursionError,
+a bug) becomes REFUSED, with a RuntimeWarning for anything but deep nesting, so that one completion
+never ends a training run or an evaluation. Only option errors (ConfigError) and non-str inputs
+(TypeError) raise.
 
 Math (``kind="math"``): extraction follows :func:`~reasongym.verifiers.extract.extract_math_answer`;
 the answer is graded by :func:`reasongym.verifiers.math.grade.verify_math_answer` (imported on first
@@ -19,13 +23,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import re
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reasongym.errors import ConfigError
-from reasongym.verifiers.base import Outcome, Verdict
+from reasongym.verifiers.base import MAX_TIMEOUT_S, Outcome, Verdict
 from reasongym.verifiers.choice import Choices, make_choice_set, verify_choice
 from reasongym.verifiers.countdown import verify_countdown
 from reasongym.verifiers.exact import verify_exact, verify_yesno
@@ -66,9 +72,12 @@ def _check_timeout(timeout: object) -> float:
         isinstance(timeout, bool)
         or not isinstance(timeout, int | float)
         or not math.isfinite(timeout)
-        or timeout <= 0
+        or not 0 < timeout <= MAX_TIMEOUT_S
     ):
-        raise ConfigError(f"timeout={timeout!r}: must be a finite number of seconds > 0 (for example 1.0)")
+        raise ConfigError(
+            f"timeout={timeout!r}: must be a finite number of seconds > 0 and at most "
+            f"{MAX_TIMEOUT_S:g} (for example 1.0)"
+        )
     return float(timeout)
 
 
@@ -170,6 +179,29 @@ def _refuse_oversized(completion: str) -> Verdict | None:
     return None
 
 
+def _grade_guarded(grade: Grader, completion: str, gold: str) -> Verdict:
+    """``grade(completion, gold)``, with the last-resort promise: a verdict, never an exception.
+
+    Every known hostile input is refused earlier, by the size and nesting limits; this catches what
+    they miss, so that one completion can never end a training run or an evaluation.
+    """
+    try:
+        return grade(completion, gold)
+    except RecursionError:
+        return Verdict(False, Outcome.REFUSED, None, "The answer nests too deeply to grade.")
+    except ConfigError:
+        raise  # a bad option, raised on purpose
+    except Exception as error:  # noqa: BLE001 - a verifier bug must not crash a run; it is reported below
+        warnings.warn(
+            f"a verifier raised {type(error).__name__}: {error}; the completion is refused (please report it)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return Verdict(
+            False, Outcome.REFUSED, None, f"The verifier failed on this completion ({type(error).__name__})."
+        )
+
+
 def verify(
     completion: str,
     gold: str,
@@ -210,7 +242,7 @@ def verify(
     _, grade = _make_grader(kind, options)
     _check_text("completion", completion)
     _check_text("gold", gold)
-    return _refuse_oversized(completion) or grade(completion, gold)
+    return _refuse_oversized(completion) or _grade_guarded(grade, completion, gold)
 
 
 def _golds_for(golds: Sequence[str] | str, count: int) -> Sequence[str]:
@@ -266,7 +298,7 @@ def verify_many(
     for completion, gold in zip(completions, gold_list, strict=True):
         key = (gold, completion)
         if key not in cache:
-            cache[key] = _refuse_oversized(completion) or grade(completion, gold)
+            cache[key] = _refuse_oversized(completion) or _grade_guarded(grade, completion, gold)
         verdicts.append(cache[key])
     return verdicts
 
@@ -278,18 +310,22 @@ def _verify_many_math(
     timeout = _check_timeout(options.get("timeout", 1.0))
     fallback = bool(options.get("last_number_fallback", True))
     cache: dict[tuple[Any, ...], Verdict] = {}
-    verdicts = []
-    for completion, gold in zip(completions, golds, strict=True):
-        refused = _refuse_oversized(completion)
-        if refused is not None:
-            verdicts.append(refused)
-            continue
-        found = extract_math_answer(completion, last_number_fallback=fallback)
-        if found.answer is None:
-            key: tuple[Any, ...] = (gold, None, found.method, found.reason)
-        else:
-            key = (gold, found.answer, found.candidates if found.sprayed else None)
-        if key not in cache:
-            cache[key] = _grade_math(found, gold, timeout)
-        verdicts.append(cache[key])
-    return verdicts
+    grade = functools.partial(_grade_math_cached, fallback=fallback, timeout=timeout, cache=cache)
+    return [
+        _refuse_oversized(completion) or _grade_guarded(grade, completion, gold)
+        for completion, gold in zip(completions, golds, strict=True)
+    ]
+
+
+def _grade_math_cached(
+    completion: str, gold: str, *, fallback: bool, timeout: float, cache: dict[tuple[Any, ...], Verdict]
+) -> Verdict:
+    """Extract one completion and grade it, reusing the verdict of an equal (gold, answer) pair."""
+    found = extract_math_answer(completion, last_number_fallback=fallback)
+    if found.answer is None:
+        key: tuple[Any, ...] = (gold, None, found.method, found.reason)
+    else:
+        key = (gold, found.answer, found.candidates if found.sprayed else None)
+    if key not in cache:
+        cache[key] = _grade_math(found, gold, timeout)
+    return cache[key]

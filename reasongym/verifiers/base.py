@@ -5,6 +5,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+MAX_TIMEOUT_S = 86_400.0
+"""Longest time limit a verifier accepts, one day: the worker waits on a socket with a limit in
+milliseconds that must fit in 32 bits (about 2.1e6 s), and no comparison deserves more."""
+
 
 class Outcome(str, enum.Enum):
     """What happened when a completion was graded."""

@@ -4,7 +4,8 @@ r"""String answers: normalised exact match (``exact``) and yes/no questions (``y
 answer is", "Answer:", ...), else the whole completion. Both sides are normalised (Unicode, outer
 whitespace, whitespace runs, case, trailing periods, surrounding quotes, ``$`` and ``**``,
 ``\text{}`` wrappers) and must then be equal. There is no substring credit: "Paris, France" is
-not "Paris".
+not "Paris". An answer (or gold) longer than :data:`MAX_EXACT_CHARS` characters is not compared
+(REFUSED; an ungradable gold): stripping a million nested quotes one layer at a time is quadratic.
 
 ``yesno``: the final claim decides. In order: the last box or answer phrase ("The answer is no",
 "Answer: yes") when it starts with (or holds only one of) yes/no/true/false; else, with
@@ -22,7 +23,10 @@ from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.extract import TAIL_CHARS, clean_answer, extract_answer_span, strip_text_wrapper
 from reasongym.verifiers.text import normalize_unicode
 
-__all__ = ["normalize_exact", "read_yes_no", "verify_exact", "verify_yesno"]
+__all__ = ["MAX_EXACT_CHARS", "normalize_exact", "read_yes_no", "verify_exact", "verify_yesno"]
+
+MAX_EXACT_CHARS = 10_000
+"""Longest answer or gold that ``exact`` compares; string answers are words, not essays."""
 
 _SPACES = re.compile(r"\s+")
 _WRAPPERS = (("**", "**"), ("$", "$"), ('"', '"'), ("'", "'"), ("`", "`"))
@@ -82,13 +86,20 @@ def verify_exact(completion: str, gold: str) -> Verdict:
         >>> verify_exact("The answer is Paris, France.", "Paris").correct
         False
     """
+    if len(gold) > MAX_EXACT_CHARS:
+        reason = f"Gold has {len(gold):,} characters; at most {MAX_EXACT_CHARS:,} are compared."
+        return Verdict(None, Outcome.UNPARSEABLE, None, reason)
     gold_normalized = normalize_exact(gold)
     if not gold_normalized:
         return Verdict(None, Outcome.UNPARSEABLE, None, "Gold is empty after normalisation.")
     found = extract_answer_span(completion)
     if found.answer is None and found.method != "none":  # truncated box, empty box, bare phrase
         return Verdict(False, Outcome.UNPARSEABLE, None, found.reason)
-    answer = normalize_exact(found.answer if found.answer is not None else completion)
+    raw = found.answer if found.answer is not None else completion
+    if len(raw) > MAX_EXACT_CHARS:
+        reason = f"The answer has {len(raw):,} characters; at most {MAX_EXACT_CHARS:,} are compared."
+        return Verdict(False, Outcome.REFUSED, None, reason)
+    answer = normalize_exact(raw)
     if not answer:
         return Verdict(False, Outcome.UNPARSEABLE, None, "The completion holds no answer.")
     if found.sprayed and len({normalize_exact(candidate) for candidate in found.candidates}) > 1:

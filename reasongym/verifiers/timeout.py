@@ -22,6 +22,14 @@ Design notes:
 - The clock starts only once the worker has unpickled the call, so importing ``fn``'s module (for
   example sympy, the first time) is not charged to the call's budget.
 - The worker writes no files: it runs with ``PYTHONDONTWRITEBYTECODE=1`` and never touches disk.
+- Memory is bounded too: the worker's address space is limited to :data:`WORKER_MEMORY_BYTES`
+  (``resource.setrlimit``), so a call that needs more fails with ``VerifierOutOfMemory`` and the
+  worker is replaced, instead of the machine swapping until the time limit.
+- The worker prints integers of up to :data:`WORKER_INT_DIGITS` digits. Python's default of 4,300
+  guards against parsing hostile text, which never reaches the worker (it gets syntax trees whose
+  values the cost check bounded at 10,000 digits).
+- ``seconds`` is at most ``MAX_TIMEOUT_S`` (one day): waiting on a socket takes a limit in
+  milliseconds that must fit in 32 bits (about 2.1e6 s).
 """
 
 from __future__ import annotations
@@ -42,9 +50,15 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
-from reasongym.errors import ConfigError, VerifierTimeout
+from reasongym.errors import ConfigError, VerifierOutOfMemory, VerifierTimeout
+from reasongym.verifiers.base import MAX_TIMEOUT_S
 
 T = TypeVar("T")
+
+WORKER_MEMORY_BYTES = 1 << 30
+"""Address space a worker may use (1 GiB); a fresh worker with sympy loaded uses about 230 MB."""
+WORKER_INT_DIGITS = 100_000
+"""Longest integer a worker converts to or from text."""
 
 _MAX_WORKERS = max(1, min(4, os.cpu_count() or 1))
 _START_LIMIT_S = 60.0  # interpreter start + package imports on a loaded machine
@@ -74,8 +88,9 @@ def run_with_timeout(fn: Callable[..., T], args: Sequence[Any] = (), seconds: fl
         Whatever ``fn(*args)`` returns.
 
     Raises:
-        ConfigError: ``seconds`` is not a finite number > 0, or ``fn`` lives in ``__main__``.
+        ConfigError: ``seconds`` is not a number in (0, MAX_TIMEOUT_S], or ``fn`` lives in ``__main__``.
         VerifierTimeout: ``fn`` ran past ``seconds``; the worker was killed and will be replaced.
+        VerifierOutOfMemory: ``fn`` needed more than ``WORKER_MEMORY_BYTES``; the worker will be replaced.
         RuntimeError: The worker died (for example it was killed by the OS), or ``fn`` raised an
             exception that cannot be pickled back (the message names its type).
         Exception: Any exception ``fn`` raises is re-raised here with its own type.
@@ -92,9 +107,14 @@ def run_with_timeout(fn: Callable[..., T], args: Sequence[Any] = (), seconds: fl
     healthy = False
     try:
         reply = worker.call(payload, seconds, _describe(fn))
-        healthy = True
+        healthy = not _out_of_memory(reply)  # its heap may stay fragmented and large: replace it
     finally:
         pool.checkin(worker, healthy)
+    if _out_of_memory(reply):
+        raise VerifierOutOfMemory(
+            f"{_describe(fn)} needed more than the worker's memory limit of "
+            f"{WORKER_MEMORY_BYTES // 2**20} MiB; the worker process will be replaced"
+        )
     return _unpack_reply(reply)
 
 
@@ -111,13 +131,21 @@ def shutdown_workers() -> None:
 
 
 def _check_seconds(seconds: float) -> None:
-    """Raise ConfigError unless ``seconds`` is a finite number > 0."""
+    """Raise ConfigError unless ``seconds`` is a finite number in (0, MAX_TIMEOUT_S]."""
     is_number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
     if not is_number or not math.isfinite(seconds) or seconds <= 0:
         raise ConfigError(
             f"seconds={seconds!r} is not allowed: the time limit must be a finite number > 0 "
             "(e.g. seconds=1.0)"
         )
+    if seconds > MAX_TIMEOUT_S:
+        raise ConfigError(
+            f"seconds={seconds!r} is not allowed: the time limit must be at most {MAX_TIMEOUT_S:g} (one day)"
+        )
+
+
+def _out_of_memory(reply: tuple[Any, ...]) -> bool:
+    return reply[0] == "error" and reply[2] == "builtins.MemoryError"
 
 
 def _describe(fn: Callable[..., Any]) -> str:
@@ -318,6 +346,9 @@ if hasattr(os, "register_at_fork"):
 def _serve(fd: int) -> None:
     """The worker's loop: receive a pickled call, run it, send back the pickled reply."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle, not ours
+    _limit_memory(WORKER_MEMORY_BYTES)
+    if hasattr(sys, "set_int_max_str_digits"):  # Pythons without it have no such limit
+        sys.set_int_max_str_digits(WORKER_INT_DIGITS)
     _exit_with_parent()
     conn = Connection(fd)
     conn.send_bytes(_READY)
@@ -337,6 +368,19 @@ def _serve(fd: int) -> None:
         except BaseException as exc:  # fn's errors, and results that cannot be pickled
             reply = _error_reply(exc)
         conn.send_bytes(reply)
+
+
+def _limit_memory(limit: int) -> None:
+    """Cap this process's address space at ``limit`` bytes (never raising a lower cap)."""
+    try:
+        import resource
+    except ImportError:  # not a Unix: the time limit is the only bound
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    for cap in (soft, hard):
+        if cap != resource.RLIM_INFINITY:
+            limit = min(limit, cap)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
 def _error_reply(exc: BaseException) -> bytes:

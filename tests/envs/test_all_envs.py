@@ -87,6 +87,13 @@ class SubstringCreditEnv(ReasoningEnv):
         return Verdict(hit, Outcome.CORRECT if hit else Outcome.WRONG, None, "substring")
 
 
+class HalfRewardEnv(ReasoningEnv):
+    """Grades honestly but pays half the configured reward for a correct answer."""
+
+    def compute_reward(self, verdict: Verdict, completion: str) -> float:
+        return 0.5 * super().compute_reward(verdict, completion)
+
+
 class NumpyMetadataEnv(ReasoningEnv):
     """Leaks a numpy array into info, which is not JSON-serialisable."""
 
@@ -105,8 +112,12 @@ class NumpyMetadataEnv(ReasoningEnv):
         ),
         (SubstringCreditEnv(GeneratorSource("g", _sum_problem, "integer")), "must be wrong"),
         (NumpyMetadataEnv(GeneratorSource("g", _sum_problem, "integer")), "is not JSON-serialisable"),
+        (
+            HalfRewardEnv(GeneratorSource("g", _sum_problem, "integer")),
+            r"was graded 'correct' with reward 0\.5 ",
+        ),
     ],
-    ids=["unseeded", "substring-credit", "numpy-metadata"],
+    ids=["unseeded", "substring-credit", "numpy-metadata", "half-reward"],
 )
 def test_checker_rejects_broken_envs(env: ReasoningEnv, message: str) -> None:
     with pytest.raises(ConformanceError, match=message):

@@ -355,6 +355,34 @@ def test_unknown_layout_names_the_columns(no_routes, tmp_path):
         gsm8k.source(data_dir=tmp_path).size("test")
 
 
+@pytest.mark.parametrize(
+    ("answer", "reads"),
+    [(None, "'None'"), (float("nan"), "'nan'"), (float("inf"), "'inf'")],
+    ids=["null", "nan", "infinity"],
+)
+def test_a_row_without_a_gold_answer_is_refused_naming_it(no_routes, tmp_path, answer, reads):
+    # The gold used to become the text "None" (or "nan"), which \\boxed{None} matched for reward 1.
+    rows = [
+        {"question": "What is 2 + 3?", "answer": "#### 5"},
+        {"question": "What is 1 + 1?", "answer": answer},
+    ]
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    source = gsm8k.source(data_dir=path)
+    with pytest.raises(ConfigError) as caught:
+        source.size("train")
+    assert str(caught.value).startswith(
+        f"GSM8K: problem 'gsm8k-train-0001' (position 1 of split 'train', from {path}) has no gold answer: "
+        f"it reads {reads}, a missing or non-finite value"
+    )
+
+
+def test_a_malformed_json_line_is_named(no_routes, tmp_path):
+    (tmp_path / "test.jsonl").write_text('{"question": "a", "answer": "1"}\n{"question": "b", "answer": \n')
+    with pytest.raises(ConfigError, match=r"test\.jsonl: line 2 is not valid JSON \(Expecting value\)"):
+        gsm8k.source(data_dir=tmp_path).size("test")
+
+
 # --- laziness and the missing-data error --------------------------------------------------------------------
 
 

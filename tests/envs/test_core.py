@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -86,6 +87,7 @@ def test_text_space_is_cheap_and_compares_by_bounds() -> None:
         ({"correct_reward": float("nan")}, "correct_reward must be a finite number"),
         ({"length_penalty": -1.0}, "length_penalty must be >= 0"),
         ({"verify_timeout": 0}, "verify_timeout must be > 0"),
+        ({"verify_timeout": 3e6}, "verify_timeout must be > 0 and at most 86400 seconds, got 3000000.0"),
         ({"length_budget": -5}, "length_budget must be a non-negative int"),
         ({"difficulty": "hard"}, "difficulty must be an int or None"),
         ({"prompt_template": "{question} {answer}"}, "may use only ['choices', 'instruction', 'question']"),
@@ -137,12 +139,22 @@ def test_same_seed_same_problem_across_instances(env: ReasoningEnv) -> None:
 
 
 def test_same_seed_same_problem_in_a_fresh_process(env: ReasoningEnv) -> None:
+    # Compare the question text, not only the id: an id names the split and index whatever question
+    # was drawn, so a split hash that changes per process (Python's salted hash()) keeps ids equal.
     code = (
-        "from tests.envs.test_core import ReasoningEnv, adder_source; "
-        "print(ReasoningEnv(adder_source()).reset(seed=11)[1]['problem_id'])"
+        "import json; from tests.envs.test_core import ReasoningEnv, adder_source; env = ReasoningEnv(adder_source()); "
+        "print(json.dumps([(env.reset(seed=s)[1]['problem_id'], env.problem.question) for s in range(11, 19)]))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == env.reset(seed=11)[1]["problem_id"]
+    expected = [(env.reset(seed=s)[1]["problem_id"], env.problem.question) for s in range(11, 19)]
+    for hash_seed in ("1", "2"):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        )
+        assert [tuple(pair) for pair in json.loads(out.stdout)] == expected, f"PYTHONHASHSEED={hash_seed}"
 
 
 def test_unseeded_resets_follow_the_seeded_stream(env: ReasoningEnv) -> None:

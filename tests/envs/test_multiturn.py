@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from decimal import Decimal
 
 import gymnasium
 import numpy as np
@@ -24,7 +26,8 @@ from reasongym.envs.multiturn_table import MULTITURN_ENVS, RETRY_ENVS
 from reasongym.envs.problem import Problem
 from reasongym.envs.sources import GeneratorSource
 from reasongym.envs.tools import TOOL_INSTRUCTION, ToolCall, calculate, find_tool_call, run_tool
-from reasongym.errors import ConfigError
+from reasongym.errors import ConfigError, VerifierOutOfMemory
+from reasongym.verifiers import timeout as timeout_module
 
 
 def _gold(env: gymnasium.Env) -> str:
@@ -77,6 +80,9 @@ def test_calculator_is_exact(expression: str, expected: str) -> None:
         ("ln(0)", "undefined"),
         ("__import__('os').system('echo pwned')", "could not read"),
         ("9" * 5000, "characters"),
+        ("1+" * 1100 + "1", "error: the call has 2,201 characters; at most 2,100 are read"),
+        ("3" + "!" * 1000, ": nesting deeper than 50 levels"),  # was a RecursionError
+        ("4" + "%" * 300, ": nesting deeper than 50 levels"),
     ],
 )
 def test_calculator_errors_are_results_not_exceptions(argument: str, message: str) -> None:
@@ -113,6 +119,7 @@ def test_sympy_tool(command: str, expected: str) -> None:
         ("factor(x = 1)", "not an equation"),
         ("solve(x < 3, x)", "no lists"),
         ('factor(__import__("os"))', "could not read"),
+        ("simplify(3" + "!" * 1000 + ")", ": nesting deeper than 50 levels"),  # was a RecursionError
     ],
 )
 def test_sympy_tool_rejects_bad_commands(command: str, message: str) -> None:
@@ -123,6 +130,28 @@ def test_sympy_tool_rejects_bad_commands(command: str, message: str) -> None:
 def test_a_slow_sympy_call_times_out_into_an_error() -> None:
     result, ok = run_tool(ToolCall("sympy", "factor(x^{200} - 1)", 0, 0), timeout=0.001)
     assert (ok, result) == (False, "error: factor took longer than 0.001 s")
+
+
+def test_values_past_pythons_int_printing_limit_are_shown() -> None:
+    # str(int) stops at 4,300 digits; these were "the value is undefined (ValueError)".
+    assert calculate("10^{4400}") == "1" + "0" * 4400
+    assert Decimal(calculate("3000!")) == Decimal(math.factorial(3000))
+    assert calculate("10^{4400}/3") == f"1{'0' * 4400}/3 ≈ 3.33333333333e+4399"
+    assert calculate("10^{4400} + 0.5") == f"1{'0' * 4400}.5"
+    assert calculate("sqrt(2) * 10^{400}") == "≈ 1.41421356237e+400"
+    assert run_tool(ToolCall("sympy", "expand(10^{4400})", 0, 0), timeout=20.0, max_chars=10_000) == (
+        "1" + "0" * 4400,
+        True,
+    )
+
+
+def test_a_sympy_call_out_of_memory_is_an_error_naming_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    def out_of_memory(*args: object, **kwargs: object) -> None:
+        raise VerifierOutOfMemory("the worker ran out of memory")
+
+    monkeypatch.setattr(timeout_module, "run_with_timeout", out_of_memory)
+    result = run_tool(ToolCall("sympy", "factor(x^2 - 1)", 0, 0))
+    assert result == ("error: factor needed more than 1024 MiB of memory", False)
 
 
 def test_long_results_are_cut() -> None:
@@ -138,7 +167,22 @@ def test_long_results_are_cut() -> None:
         ("<CALC>3</CALC>", ("calc", "3")),
         ("an unfinished <calc>1+1", None),
         ("no tools here: \\boxed{2}", None),
+        ("<calc>1 <calc>2</calc>", ("calc", "1 <calc>2")),  # the first opening tag, the first close after it
+        ("</calc> <calc>5</calc>", ("calc", "5")),
+        ("<sympy>f(<calc>1</calc>)</sympy>", ("sympy", "f(<calc>1</calc>)")),
+        ("<calc>" * 16_000, None),  # 4.9 s with one lazy pattern; two linear scans now
     ],
+    ids=[
+        "two-calls",
+        "sympy-first",
+        "upper-case",
+        "unfinished",
+        "no-tools",
+        "nested-open",
+        "stray-close",
+        "call-inside-call",
+        "unclosed-run",
+    ],  # fmt: skip
 )
 def test_the_first_complete_call_is_found(text: str, expected: tuple[str, str] | None) -> None:
     call = find_tool_call(text)
@@ -205,6 +249,10 @@ def test_only_enabled_tools_run_and_stop_strings_follow_them() -> None:
         ({"max_turns": 0}, "ToolEnvConfig.max_turns"),
         ({"tools": ("python",)}, "ToolEnvConfig.tools"),
         ({"tool_timeout": -1}, "ToolEnvConfig.tool_timeout"),
+        (
+            {"tool_timeout": 3e6},
+            r"ToolEnvConfig.tool_timeout must be a finite number > 0 and at most 86400, got 3000000.0",
+        ),
         ({"max_turn": 3}, "did you mean 'max_turns'"),
     ],
 )
@@ -219,6 +267,21 @@ def test_tool_env_is_generic_over_sources_and_conforms() -> None:
         check_reasoning_env(env, n=2)
         check_env(env, skip_render_check=True)
         assert TOOL_INSTRUCTION.split(".")[0] in env.reset(seed=0)[0]
+
+
+def test_postfix_runs_in_a_tool_call_are_an_error_result_not_a_crash() -> None:
+    env = make_tool_env("reasongym/Arithmetic-v0")
+    env.reset(seed=0)
+    observation, reward, terminated, truncated, info = env.step("<calc>3" + "!" * 1000 + "</calc>")
+    assert (reward, terminated, truncated, info["tool_ok"]) == (0.0, False, False, False)
+    assert observation.strip().endswith(": nesting deeper than 50 levels</result>")
+
+
+def test_an_oversized_turn_is_graded_as_a_refused_answer_without_running_its_tool() -> None:
+    env = make_tool_env("reasongym/Arithmetic-v0")
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step("<calc>1+1</calc>" + " " * 1_000_000)
+    assert (reward, terminated, info["outcome"], "tool" in info) == (0.0, True, "refused", False)
 
 
 def test_tool_env_renders_the_transcript() -> None:

@@ -136,6 +136,117 @@ def test_bad_data_is_refused_at_registration(data, message: str, env_id: str) ->
     assert message in str(caught.value)
 
 
+GOLD_RULE = "every problem needs a gold answer: a non-empty string or a finite number"
+ONE = {"question": "What is 0 + 1?", "answer": "1"}
+
+
+@pytest.mark.parametrize(
+    ("rows", "options", "message"),
+    [
+        # A gold of None became the text "None", so \\boxed{None} earned reward 1 (NaN became "nan").
+        (
+            [ONE, {"question": "q", "answer": None}],
+            {},
+            f"register_dataset: split 'test' row 1: column 'answer' (the answer) is missing (None); {GOLD_RULE}",
+        ),
+        (
+            [{"question": "q", "answer": float("nan")}],
+            {},
+            f"register_dataset: split 'test' row 0: column 'answer' (the answer) is nan, not a finite number; {GOLD_RULE}",
+        ),
+        (
+            [{"question": "q", "answer": "  "}],
+            {},
+            f"register_dataset: split 'test' row 0: column 'answer' (the answer) is an empty string; {GOLD_RULE}",
+        ),
+        (
+            [{"question": "q", "answer": ["1", "2"]}],
+            {},
+            f"register_dataset: split 'test' row 0: column 'answer' (the answer) is a list (['1', '2']); {GOLD_RULE}",
+        ),
+        # Grading by id used the last of two rows sharing one.
+        (
+            [{**ONE, "key": "r0"}, {**ONE, "key": "r0"}],
+            {"id_column": "key"},
+            "register_dataset: split 'test' rows 0 and 1 share the id 'r0'; ids must be unique within a split "
+            "(results are matched to problems by id)",
+        ),
+        (
+            [ONE, {"question": "q"}],
+            {},
+            "register_dataset: split 'test' row 1 has no answer column 'answer'; its columns: ['question']",
+        ),
+        (
+            [ONE, ["q", "1"]],
+            {},
+            "register_dataset: split 'test' row 1 is a list (['q', '1']); every row must be a dict of column -> value",
+        ),
+        (
+            [{**ONE, "answer": "A", "options": 5}],
+            {"choices": "options", "answer_type": "choice"},
+            "register_dataset: split 'test' row 0: column 'options' (the choices) is an int (5); expected a list "
+            "of option texts, (label, text) pairs, a label -> text dict, or {'label': [...], 'text': [...]}",
+        ),
+        (
+            [{**ONE, "level": "hard"}],
+            {"difficulty": "level"},
+            "register_dataset: split 'test' row 0: column 'level' (the difficulty) is 'hard'; expected a whole "
+            "number (a level such as 1 to 5) or None",
+        ),
+        (
+            [{"question": None, "answer": "1"}],
+            {},
+            "register_dataset: split 'test' row 0: column 'question' (the question) is missing (None); "
+            "a question must be a non-empty string",
+        ),
+        ([], {}, "register_dataset: split 'test' has no rows"),
+        ({"train": [ONE], "test": []}, {}, "register_dataset: split 'test' has no rows"),
+    ],
+    ids=[
+        "null-gold",
+        "nan-gold",
+        "blank-gold",
+        "list-gold",
+        "duplicate-ids",
+        "missing-answer",
+        "row-not-a-dict",
+        "int-choices",
+        "word-difficulty",
+        "null-question",
+        "no-rows",
+        "a-split-without-rows",
+    ],  # fmt: skip
+)
+def test_bad_rows_are_refused_at_registration_naming_the_row(
+    rows: object, options: dict, message: str, env_id: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        reasongym.register_dataset(env_id, rows, **options)
+    assert str(caught.value) == message
+    assert env_id not in registration._ENTRIES
+
+
+def test_bad_rows_in_a_file_or_dataset_are_refused_on_first_use(tmp_path, env_id: str) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"question": "a", "answer": "1"}\n{"question": "b", "answer": \n', encoding="utf-8")
+    reasongym.register_dataset(env_id, path)
+    with pytest.raises(ConfigError, match=r"rows\.jsonl: line 2 is not valid JSON \(Expecting value\)"):
+        reasongym.make(env_id).reset(seed=0)
+    write_rows(path, [ONE, {"question": "b", "answer": None}])
+    reasongym.register_dataset(env_id, path, override=True)
+    with pytest.raises(
+        ConfigError, match=r"^register_dataset: split 'test' row 1: column 'answer' \(the answer\) is missing"
+    ):
+        reasongym.make(env_id).reset(seed=0)
+    reasongym.register_dataset(
+        env_id, datasets.Dataset.from_list([ONE, {**ONE, "answer": None}]), override=True
+    )
+    with pytest.raises(
+        ConfigError, match=r"^register_dataset: split 'test' row 1: column 'answer' \(the answer\) is missing"
+    ):
+        reasongym.make(env_id).reset(seed=0)
+
+
 # --- generators ---------------------------------------------------------------------------------
 
 
@@ -173,10 +284,67 @@ def test_generator_seed_is_a_source_kwarg(env_id: str) -> None:
             {"question": "q", "answer": "1", "hint": "x"},
             "generator dict keys ['hint'] are not Problem fields",
         ),
+        # A None answer became the gold "None"; a list question crashed in the split hash.
+        (
+            {"question": "q", "answer": None},
+            f"generator 'Mine': the answer it returned is missing (None); {GOLD_RULE}",
+        ),
+        (
+            {"question": "q", "answer": float("inf")},
+            f"generator 'Mine': the answer it returned is inf, not a finite number; {GOLD_RULE}",
+        ),
+        (
+            {"question": ["q"], "answer": "1"},
+            "generator 'Mine': the question it returned is a list (['q']); a question must be a non-empty string",
+        ),
+        (
+            {"question": None, "answer": "1"},
+            "generator 'Mine': the question it returned is missing (None); a question must be a non-empty string",
+        ),
+        (
+            Problem("q", "1", "integer", difficulty=None, metadata={}),
+            None,  # a ready Problem is fine
+        ),
     ],
 )
-def test_bad_generator_output_is_a_clear_error(returned: dict, message: str, env_id: str) -> None:
+def test_bad_generator_output_is_a_clear_error(returned: dict, message: str | None, env_id: str) -> None:
     reasongym.register_generator(env_id, lambda rng, level: returned, answer_type="integer")
+    if message is None:
+        assert reasongym.make(env_id).unwrapped.problem_at(0).question == "q"
+        return
     with pytest.raises(ConfigError) as caught:
         reasongym.make(env_id).reset(seed=0)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("generate", "options", "message"),
+    [
+        (
+            42,
+            {},
+            "register_generator: generate must be a function (rng, difficulty) -> Problem | dict, got int 42",
+        ),
+        (
+            add_dict,
+            {"difficulties": ("easy",)},
+            "Mine: difficulties must list at least one integer level, got ('easy',)",
+        ),
+        (add_dict, {"difficulties": ()}, "Mine: difficulties must list at least one integer level, got ()"),
+    ],
+    ids=["not-callable", "word-difficulty", "no-difficulty"],
+)
+def test_bad_generators_are_refused_at_registration(
+    generate, options: dict, message: str, env_id: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        reasongym.register_generator(env_id, generate, answer_type="integer", **options)
+    assert str(caught.value) == message
+    assert env_id not in registration._ENTRIES
+
+
+@pytest.mark.parametrize("field", ["question", "answer"])
+def test_a_problem_holds_text_not_none(field: str) -> None:
+    values = {"question": "q", "answer": "1", field: None}
+    with pytest.raises(ConfigError, match=f"^Problem.{field} must be a str, got NoneType None$"):
+        Problem(**values)

@@ -87,3 +87,18 @@ def test_avg_at_n_and_bootstrap() -> None:
     assert low < 0.5 < high
     assert 0.35 < low and high < 0.65
     assert bootstrap_ci([0.0, 1.0] * 50, seed=1) == (low, high)
+
+
+@pytest.mark.parametrize(
+    ("confidence", "expected"),
+    [
+        # 100 values of 0 and 1: the mean's standard error is sqrt(0.25 / 100) = 0.05, so the normal
+        # approximation gives 0.5 +- 1.96 * 0.05 = [0.402, 0.598] and 0.5 +- 1.645 * 0.05 = [0.418, 0.582];
+        # bootstrap means lie on a 0.01 grid. A 95% interval cut with 5% in each tail is the 90% row.
+        (0.95, (0.40, 0.60)),
+        (0.90, (0.42, 0.58)),
+    ],
+)
+def test_bootstrap_interval_width_on_a_fixed_sample(confidence: float, expected: tuple[float, float]) -> None:
+    low, high = bootstrap_ci([0.0, 1.0] * 50, confidence=confidence, seed=1)
+    assert (low, high) == pytest.approx(expected, abs=0.011)  # one grid step of slack for the RNG stream

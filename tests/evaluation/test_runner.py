@@ -193,6 +193,10 @@ def test_grade_completions_by_index_and_by_id_with_an_env(tmp_path: Path) -> Non
         ({"completions": ["x"]}, "needs 'gold'"),
         ({"gold": "1"}, "needs 'completions'"),
         ({"gold": "1", "completions": []}, "non-empty list"),
+        # A null gold was graded as the text "None", so \\boxed{None} scored pass@1 = 1.0.
+        ({"gold": None, "completion": "\\boxed{None}"}, r"line 1: 'gold' is missing \(None\); every problem"),
+        ({"gold": float("nan"), "completion": "\\boxed{nan}"}, "line 1: 'gold' is nan, not a finite number"),
+        ({"gold": " ", "completion": "\\boxed{1}"}, "line 1: 'gold' is an empty string"),
     ],
 )
 def test_bad_stored_rows_name_the_line_and_the_key(tmp_path: Path, row: dict, message: str) -> None:
@@ -200,6 +204,15 @@ def test_bad_stored_rows_name_the_line_and_the_key(tmp_path: Path, row: dict, me
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=message):
         grade_completions(path, progress=False, verbose=False)
+
+
+def test_a_completion_that_once_crashed_grading_is_refused(tmp_path: Path) -> None:
+    rows = [{"gold": "6", "completions": ["\\boxed{3" + "!" * 1000 + "}", "\\boxed{6}"]}]
+    path = tmp_path / "stored.jsonl"
+    path.write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    out = tmp_path / "graded.jsonl"
+    grade_completions(path, out_path=out, progress=False, verbose=False)
+    assert load_records(out)[0]["outcomes"] == ["refused", "correct"]
 
 
 def test_a_model_object_without_its_tokenizer_is_refused() -> None:

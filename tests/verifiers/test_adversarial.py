@@ -12,8 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from reasongym.verifiers import KINDS, Outcome, Verdict, verify, verify_many
+from reasongym.envs.multiturn import make_tool_env
+from reasongym.errors import ConfigError, VerifierOutOfMemory
+from reasongym.verifiers import KINDS, Outcome, Verdict, api, verify, verify_many
+from reasongym.verifiers import timeout as timeout_module
 
 BOUND_S = 1.5  # per case; a refusal takes milliseconds, a timed-out sympy step about 1 s
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -62,6 +67,18 @@ BOMBS = {
     "lone_surrogates": "\ud800\udfff\udc00 \\boxed{\ud83d}",
     "rtl_override": "The answer is \u202e24",  # renders as "42"; its value is 24
     "rtl_marks_box": "\u200f\\boxed{\u202b24\u202c}\u200f",
+    # Postfix runs once escaped the nesting limit and raised RecursionError (issue 16, item 1).
+    "percent_run": "The answer is 4" + "%" * 400,
+    "factorial_run": r"\boxed{3" + "!" * 1000 + "}",
+    "latex_percent_run": r"\boxed{3" + r"\%" * 600 + "}",
+    "double_factorial_run": r"\boxed{5" + "!!" * 500 + "}",
+    # Quadratic scans once took seconds (issue 16, item 7).
+    "calc_tags": "<calc>" * 16_000,
+    "sympy_tags": "<sympy>" * 14_000,
+    "million_double_quotes": '"' * 999_000,
+    "million_single_quotes": "'" * 999_000,
+    "million_backticks": "`" * 999_000,
+    "million_stars": "*" * 999_000,
 }
 
 CASES = {**INJECTIONS, **BOMBS}
@@ -137,3 +154,152 @@ def test_slow_symbolic_comparison_times_out_and_the_next_call_works() -> None:
     assert elapsed < 0.3 + BOUND_S
     assert verify(r"\boxed{\frac{84}{2}}", "42", "math").correct is True
     assert verify(r"\boxed{\sin^2 x + \cos^2 x}", "1", "math").correct is True
+
+
+# --- postfix runs: refused by the nesting limit, not by a RecursionError ---------------------------
+
+NESTING_REFUSAL = "answer refused: nesting deeper than 50 levels"
+
+
+@pytest.mark.parametrize(
+    "name", ["percent_run", "factorial_run", "latex_percent_run", "double_factorial_run"]
+)
+def test_postfix_runs_are_refused_as_too_deep(name: str) -> None:
+    verdict = verify(BOMBS[name], "42", "math")
+    assert (verdict.correct, verdict.outcome, verdict.reason) == (False, Outcome.REFUSED, NESTING_REFUSAL)
+
+
+def test_postfix_operators_count_one_level_each() -> None:
+    # 45 percents nest 46 levels with the number: graded; 60 are over the limit of 50.
+    assert verify(r"\boxed{4" + r"\%" * 45 + "}", "4e-90").outcome is Outcome.CORRECT
+    assert verify(r"\boxed{4" + r"\%" * 60 + "}", "4e-120").reason == NESTING_REFUSAL
+
+
+# --- the last-resort guard: whatever a grader raises becomes a verdict -----------------------------
+
+
+def test_an_unexpected_grader_error_is_refused_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(completion: str, gold: str) -> Verdict:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(api, "verify_exact", broken)
+    expected = Verdict(False, Outcome.REFUSED, None, "The verifier failed on this completion (KeyError).")
+    with pytest.warns(
+        RuntimeWarning, match=r"a verifier raised KeyError: 'a bug'; the completion is refused"
+    ):
+        assert verify("Paris", "Paris", "exact") == expected
+    with pytest.warns(RuntimeWarning):
+        assert verify_many(["Paris", "Rome"], "Paris", "exact") == [expected, expected]
+
+
+def test_a_recursion_error_in_math_grading_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    def too_deep(*args: object, **kwargs: object) -> Verdict:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(api, "_grade_math", too_deep)
+    expected = Verdict(False, Outcome.REFUSED, None, "The answer nests too deeply to grade.")
+    assert verify(r"\boxed{1}", "1") == expected
+    assert verify_many([r"\boxed{1}", r"\boxed{2}"], "1") == [expected, expected]
+
+
+def test_exact_answers_past_the_length_limit_are_refused_at_once() -> None:
+    started = time.perf_counter()
+    verdict = verify(BOMBS["million_double_quotes"], "Paris", "exact")
+    assert time.perf_counter() - started < BOUND_S
+    assert verdict == Verdict(
+        False, Outcome.REFUSED, None, "The answer has 999,000 characters; at most 10,000 are compared."
+    )
+    too_long_gold = verify("Paris", "x" * 10_001, "exact")
+    assert (too_long_gold.correct, too_long_gold.reason) == (
+        None,
+        "Gold has 10,001 characters; at most 10,000 are compared.",
+    )
+
+
+def test_timeouts_past_a_day_are_refused_before_reaching_the_worker() -> None:
+    # 3e6 s overflowed the worker's 32-bit millisecond wait and came back as a WRONG verdict.
+    message = (
+        r"timeout=3000000.0: must be a finite number of seconds > 0 and at most 86400 \(for example 1.0\)"
+    )
+    with pytest.raises(ConfigError, match=message):
+        verify(r"\boxed{\sin^2 x + \cos^2 x}", "1", timeout=3e6)
+    assert verify(r"\boxed{42}", "42", timeout=86_400).correct is True
+
+
+def test_a_symbolic_step_out_of_memory_is_refused_naming_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    def out_of_memory(*args: object, **kwargs: object) -> None:
+        raise VerifierOutOfMemory("the worker ran out of memory")
+
+    monkeypatch.setattr(timeout_module, "run_with_timeout", out_of_memory)
+    verdict = verify(r"\boxed{\sin^2 x + \cos^2 x}", "1")  # needs sympy, so the worker
+    assert (verdict.correct, verdict.outcome, verdict.reason) == (
+        False,
+        Outcome.REFUSED,
+        "answer refused: the symbolic comparison needed more than 1024 MiB",
+    )
+
+
+# --- property: any string up to 100 KB gets a verdict (or a tool result) within a second -------------
+
+PROPERTY_BOUND_S = 1.0
+PROPERTY_TIMEOUT_S = 0.3  # the sympy limit; a verdict that reaches sympy ends well within the bound
+PIECES = [
+    "<calc>", "</calc>", "<sympy>", "</sympy>", "simplify(", ")", "!", "%", "\\%", '"', "'", "`", "*",
+    "$", "\\boxed{", "{", "}", "(", "^", "2", "x", " ", "\\frac", "\\sqrt", "-", "yes", ",",
+    "The answer is ", "\\text{", "\n", "\\left(", "||",
+]  # fmt: skip
+runs = st.tuples(st.one_of(st.sampled_from(PIECES), st.text(min_size=1, max_size=6)), st.integers(1, 50_000))
+hostile_texts = st.lists(runs, min_size=1, max_size=4).map(
+    lambda parts: "".join(piece * count for piece, count in parts)[:100_000]
+)
+
+
+@pytest.fixture(scope="module")
+def tool_env():
+    """The tool environment, with the sympy worker started before anything is timed."""
+    env = make_tool_env("reasongym/ToolArithmetic-v0", tool_timeout=PROPERTY_TIMEOUT_S)
+    assert verify(r"\boxed{\sin^2 x + \cos^2 x}", "1", "math").correct is True
+    return env
+
+
+TOOL_ATTACKS = {
+    "calc_tags": "<calc>" * 16_000,  # 4.9 s with the lazy pattern, quadratic in the number of tags
+    "sympy_tags": "<sympy>" * 14_000,
+    "mixed_tags": "<calc><sympy>" * 8_000,
+    "huge_argument": "<calc>" + "9+" * 400_000 + "9</calc>",
+    "factorial_run": "<calc>3" + "!" * 1000 + "</calc>",  # was a RecursionError
+    "percent_run_in_sympy": "<sympy>simplify(4" + "%" * 500 + ")</sympy>",
+}
+
+
+@pytest.mark.parametrize("name", list(TOOL_ATTACKS))
+def test_tool_environment_answers_attacks_within_the_bound(name: str, tool_env) -> None:  # noqa: ANN001
+    tool_env.reset(seed=0)
+    started = time.perf_counter()
+    observation, reward, *_ = tool_env.step(TOOL_ATTACKS[name])
+    elapsed = time.perf_counter() - started
+    assert isinstance(observation, str) and reward == 0.0
+    assert elapsed < BOUND_S, f"took {elapsed:.2f} s"
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(text=hostile_texts)
+def test_any_text_up_to_100_kb_is_graded_within_a_second(text: str, tool_env) -> None:  # noqa: ANN001
+    for kind in KINDS:
+        started = time.perf_counter()
+        verdict = verify(text, GOLDS[kind], kind, timeout=PROPERTY_TIMEOUT_S)
+        elapsed = time.perf_counter() - started
+        assert isinstance(verdict, Verdict) and elapsed < PROPERTY_BOUND_S, (kind, elapsed, text[:80])
+    tool_env.reset(seed=0)
+    started = time.perf_counter()
+    observation, reward, *_ = tool_env.step(text)
+    elapsed = time.perf_counter() - started
+    assert isinstance(observation, str) and reward in (0.0, 1.0) and elapsed < PROPERTY_BOUND_S, (
+        elapsed,
+        text[:80],
+    )

@@ -108,6 +108,8 @@ ROWS = [
     ("25", "25\\%", True),
     ("0.25", "25\\%", True),
     ("12.5\\%", "0.125", True),
+    ("12.5\\%", "0.1254", True),  # within the gold's rounding: 12.54% shows as 12.5%
+    ("12.5\\%", "0.13", False),  # 13%: the tolerance 0.05 of "12.5" is 0.0005 as a fraction
     # scientific notation
     ("2000", "2e3", True),
     ("2000", "2E3", True),

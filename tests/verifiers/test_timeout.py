@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from reasongym.errors import ConfigError, VerifierTimeout
-from reasongym.verifiers.timeout import run_with_timeout, shutdown_workers
+from reasongym.errors import ConfigError, VerifierOutOfMemory, VerifierTimeout
+from reasongym.verifiers.timeout import WORKER_MEMORY_BYTES, run_with_timeout, shutdown_workers
 
 SLACK_S = 1.0  # generous for a loaded 2-core CI box; a kill normally lands within milliseconds
 PROC = Path("/proc")
@@ -61,6 +61,38 @@ def test_bad_limit_is_a_config_error_naming_the_value(seconds: object) -> None:
     with pytest.raises(ConfigError, match=rf"seconds={seconds!r}.*finite number > 0") as info:
         run_with_timeout(operator.add, (1, 2), seconds=seconds)  # type: ignore[arg-type]
     assert isinstance(info.value, ValueError)
+
+
+def test_limit_past_a_day_is_a_config_error() -> None:
+    # Waiting on the socket takes milliseconds in 32 bits: 3e6 s raised OverflowError in the worker call.
+    message = r"seconds=3000000.0 is not allowed: the time limit must be at most 86400 \(one day\)"
+    with pytest.raises(ConfigError, match=message):
+        run_with_timeout(operator.add, (1, 2), seconds=3e6)
+    assert run_with_timeout(operator.add, (1, 2), seconds=86_400) == 3
+
+
+def test_importing_the_functions_module_is_not_charged_to_the_call() -> None:
+    # No warm-up on purpose: the worker imports slow_import (1 s) while loading the call, and only
+    # running ready() counts against the 0.2 s limit.
+    import slow_import
+
+    assert run_with_timeout(slow_import.ready, (), seconds=0.2) == "ready"
+
+
+def test_memory_past_the_worker_limit_is_refused_and_the_worker_replaced() -> None:
+    import resource
+
+    assert run_with_timeout(resource.getrlimit, (resource.RLIMIT_AS,), seconds=10)[0] == WORKER_MEMORY_BYTES
+    before = worker_pid()
+    message = (
+        r"builtins.bytearray needed more than the worker's memory limit of 1024 MiB; "
+        r"the worker process will be replaced"
+    )
+    with pytest.raises(VerifierOutOfMemory, match=message) as caught:
+        run_with_timeout(bytearray, (2 * WORKER_MEMORY_BYTES,), seconds=30)
+    assert isinstance(caught.value, MemoryError)
+    assert worker_pid() != before
+    assert run_with_timeout(operator.add, (2, 3), seconds=5) == 5
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,7 @@ provide the data.
 
 from __future__ import annotations
 
-import csv
 import difflib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from reasongym.envs.problem import Problem
+from reasongym.envs.rows import read_rows
 from reasongym.envs.sources import DatasetSource
 from reasongym.errors import ConfigError, DatasetNotFoundError
 
@@ -38,6 +37,9 @@ DATA_DIR_ENV = "REASONGYM_DATA_DIR"
 FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 _OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 _TRUE_VALUES = {"1", "ON", "YES", "TRUE"}
+_MISSING_GOLDS = frozenset(
+    {"", "none", "null", "nan", "-nan", "inf", "+inf", "-inf", "infinity", "-infinity"}
+)
 
 Row = dict[str, Any]
 Converter = Callable[[list[Row], str], list[Problem]]
@@ -102,49 +104,6 @@ def canonical_number(value: Any) -> str:
     if number == number.to_integral_value():
         return str(int(number))
     return format(number.normalize(), "f")
-
-
-def read_rows(path: Path) -> list[Row]:
-    """Rows of a local ``.jsonl`` / ``.json`` / ``.csv`` / ``.parquet`` file as dicts.
-
-    A ``.json`` file may hold a list of rows, an object with one list of rows (``{"data": [...]}``), or
-    JSON lines (what ``datasets.Dataset.to_json`` writes).
-
-    Raises:
-        ConfigError: A line of a JSON lines file is not valid JSON.
-    """
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        with path.open(newline="", encoding="utf-8") as handle:
-            return list(csv.DictReader(handle))
-    if suffix == ".parquet":
-        import pyarrow.parquet
-
-        return pyarrow.parquet.read_table(path).to_pylist()
-    text = path.read_text(encoding="utf-8")
-    if suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            data = None  # JSON lines under a .json name
-        if isinstance(data, list):
-            return data
-        if isinstance(data, dict):
-            tables = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
-            return tables[0] if len(tables) == 1 else [data]  # else: a one-line JSON lines file
-    return _json_lines(path, text)
-
-
-def _json_lines(path: Path, text: str) -> list[Row]:
-    rows = []
-    # split on "\n" only: str.splitlines would also split at U+2028 inside strings (GSM8K has some).
-    for number, line in enumerate(text.split("\n"), start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ConfigError(f"{path}: line {number} is not valid JSON ({error.msg})") from error
-    return rows
 
 
 def _candidate_files(data_dir: DataDir, split: str, route: SplitRoute, default_split: str) -> list[Path]:
@@ -266,11 +225,13 @@ def benchmark_source(
         def load() -> list[Problem]:
             rows, origin = find_rows(name, split, routes[split], data_dir, default_split)
             try:
-                return convert(rows, split)
+                problems = convert(rows, split)
             except (AttributeError, KeyError, TypeError, ValueError) as error:
                 if isinstance(error, ConfigError):
                     raise
                 raise ConfigError(f"{name}: cannot read split {split!r} from {origin}: {error!r}") from error
+            check_golds(name, split, origin, problems)
+            return problems
 
         return load
 
@@ -281,6 +242,23 @@ def benchmark_source(
         default_split=default_split,
         split_aliases=split_aliases,
     )
+
+
+def check_golds(name: str, split: str, origin: str, problems: Sequence[Problem]) -> None:
+    """Refuse a problem whose gold reads as a missing value: ``str(None)`` or a NaN turned into text.
+
+    A benchmark's golds are numbers, option labels or yes/no, never these words, and a gold "None"
+    would pay full reward for ``\\boxed{None}``.
+
+    Raises:
+        ConfigError: Naming the problem, its position, the split and the file it came from.
+    """
+    for position, problem in enumerate(problems):
+        if problem.answer.strip().casefold() in _MISSING_GOLDS:
+            raise ConfigError(
+                f"{name}: problem {problem.id!r} (position {position} of split {split!r}, from {origin}) "
+                f"has no gold answer: it reads {problem.answer!r}, a missing or non-finite value"
+            )
 
 
 def hub_parts(repo: str | None, config: str | None, *splits: str) -> tuple[HubPart, ...]:

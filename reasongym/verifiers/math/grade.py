@@ -79,7 +79,7 @@ import functools
 import math
 
 from reasongym.errors import ConfigError, VerifierTimeout
-from reasongym.verifiers.base import Outcome, Verdict
+from reasongym.verifiers.base import MAX_TIMEOUT_S, Outcome, Verdict
 from reasongym.verifiers.math.equivalence import answers_equal
 from reasongym.verifiers.math.nodes import AnswerRejected, Node, Refused
 from reasongym.verifiers.math.parser import parse_answer
@@ -116,7 +116,7 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = 1.0) -> Verdi
         A :class:`~reasongym.verifiers.base.Verdict`; it never raises for any pair of strings.
 
     Raises:
-        ConfigError: ``timeout`` is not a finite number of seconds > 0.
+        ConfigError: ``timeout`` is not a number of seconds in (0, MAX_TIMEOUT_S].
 
     Example:
         >>> verify_math_answer("0.5", r"\frac{1}{2}").correct
@@ -124,10 +124,11 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = 1.0) -> Verdi
         >>> verify_math_answer("1 or 2", "1").outcome.value
         'wrong'
     """
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
+    number = not isinstance(timeout, bool) and isinstance(timeout, (int, float))
+    if not number or not 0 < timeout < math.inf or timeout > MAX_TIMEOUT_S:
         raise ConfigError(
             f"timeout={timeout!r} is not allowed: the sympy time limit must be a finite number of "
-            "seconds > 0 (e.g. timeout=1.0)"
+            f"seconds > 0 and at most {MAX_TIMEOUT_S:g} (e.g. timeout=1.0)"
         )
     parsed_gold = _parse_gold(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
     if isinstance(parsed_gold, AnswerRejected):

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from reasongym.errors import VerifierTimeout
+from reasongym.errors import VerifierOutOfMemory, VerifierTimeout
 from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.cost import estimate_digits
 from reasongym.verifiers.math.evaluate import exact_value, numeric_context, numeric_value
-from reasongym.verifiers.math.nodes import Node
+from reasongym.verifiers.math.nodes import Node, Refused
 
 __all__ = ["Match", "SymbolicCheck", "compare_scalars", "APPROX_REL_TOL"]
 
@@ -63,12 +63,20 @@ class SymbolicCheck:
         self.timeout = timeout
 
     def __call__(self, gold: Node, pred: Node) -> bool:
-        """True when sympy simplifies ``gold - pred`` to zero; raises VerifierTimeout when too slow."""
-        from reasongym.verifiers.timeout import run_with_timeout
+        """True when sympy simplifies ``gold - pred`` to zero.
+
+        Raises VerifierTimeout when too slow, and Refused (graded REFUSED, naming the limit) when it
+        needs more memory than the worker may use.
+        """
+        from reasongym.verifiers.timeout import WORKER_MEMORY_BYTES, run_with_timeout
 
         try:
             return bool(run_with_timeout(_SYMPY_STEP, (gold, pred), self.timeout))
-        except RuntimeError as error:  # the worker died (out of memory, killed), or deep recursion
+        except VerifierOutOfMemory as error:
+            raise Refused(
+                f"the symbolic comparison needed more than {WORKER_MEMORY_BYTES >> 20} MiB"
+            ) from error
+        except RuntimeError as error:  # the worker died (killed), or deep recursion
             raise VerifierTimeout(f"the sympy step failed: {error}") from error
 
 

@@ -9,7 +9,7 @@ The grammar, loosest binding first::
     term     := factor (("*" | "/") factor | implicit-product power)*
     factor   := ("-" | "+")* power
     power    := postfix ["^" exponent]                right-associative; "^\circ" is degrees
-    postfix  := atom ("!" | "!!" | "%" | "_base")*
+    postfix  := atom ("!" | "!!" | "%" | "_base")*             each operator counts as one nesting level
     atom     := number | variable | constant | (...) | [...) | {...} | \{...\} | |...|
               | \frac a b | \sqrt[n] a | \binom a b | function [^p] arg | matrix
 
@@ -267,7 +267,7 @@ class Parser:
         return _scalar(node, "as an exponent")
 
     def postfix(self) -> Node:
-        node = self.atom()
+        node, wrapped = self.atom(), 0
         while True:
             if self.at_op("!"):
                 self.take()
@@ -287,7 +287,10 @@ class Parser:
                     raise Unparseable(f"base {base!r} must be a whole number from 2 to 36")
                 node = ast.BaseNum(str(node.mantissa), int(base))
             else:
+                self.depth -= wrapped
                 return node
+            wrapped += 1
+            self.enter()  # each operator wraps the node once more: "3!!!...!" nests like brackets
 
     def subscript_text(self) -> str:
         if not self.at_op("{"):
