@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import importlib
 import math
 import string
 from collections.abc import Callable, Mapping
@@ -25,10 +24,10 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
 
 from reasongym.envs.problem import Problem
-from reasongym.envs.sources import ProblemSource
+from reasongym.envs.sources import ProblemSource, resolve_source
+from reasongym.envs.spaces import TextSpace
 from reasongym.errors import ConfigError
 from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify
 from reasongym.verifiers.base import MAX_TIMEOUT_S
@@ -57,67 +56,9 @@ ANSWER_FORMATS: dict[str, str] = {
 DEFAULT_TEMPLATE = "{question}{choices}\n\n{instruction}"
 _TEMPLATE_FIELDS = frozenset({"question", "choices", "instruction"})
 RESET_OPTIONS = ("index", "split", "difficulty", "hint", "include_answer")
+
+
 # The space's sample() draws from these (printable ASCII): contains() itself accepts any Unicode text.
-_SAMPLE_CHARSET = string.ascii_letters + string.digits + string.punctuation + " "
-
-
-class TextSpace(spaces.Text):
-    """A Gymnasium ``Text`` space holding any Unicode string up to ``max_length`` characters.
-
-    Gymnasium's default charset has no spaces or punctuation (it rejects ``"7 × 6"``), and a full-Unicode
-    charset costs seconds and hundreds of MB per space; so membership checks only the type and the length,
-    and :meth:`sample` draws short strings from printable ASCII.
-
-    Args:
-        max_length: The longest string the space holds.
-        min_length: The shortest string the space holds.
-        sample_max_length: The longest string :meth:`sample` draws (random completions need not be huge).
-        seed: Seed of the space's own sampling rng.
-    """
-
-    def __init__(
-        self,
-        max_length: int = 100_000,
-        *,
-        min_length: int = 0,
-        sample_max_length: int = 256,
-        seed: int | None = None,
-    ) -> None:
-        """Build the space; see the class docstring for the arguments."""
-        super().__init__(max_length, min_length=min_length, charset=_SAMPLE_CHARSET, seed=seed)
-        self.sample_max_length = max(min_length, min(int(sample_max_length), self.max_length))
-
-    def sample(self, mask: Any = None, probability: Any = None) -> str:
-        """A random printable-ASCII string, by default no longer than ``sample_max_length``."""
-        if mask is None and probability is None:
-            length = int(self.np_random.integers(self.min_length, self.sample_max_length + 1))
-            return "".join(self.np_random.choice(self.character_list, size=length))
-        return super().sample(mask=mask, probability=probability)
-
-    def contains(self, x: Any) -> bool:
-        """Whether ``x`` is a string whose length lies within the bounds (any characters)."""
-        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
-
-    def __repr__(self) -> str:
-        """``TextSpace(min_length, max_length)``."""
-        return f"TextSpace({self.min_length}, {self.max_length})"
-
-    def __eq__(self, other: object) -> bool:
-        """Equal when the length bounds are equal (the sampling charset is not part of the space)."""
-        return (
-            isinstance(other, TextSpace)
-            and self.min_length == other.min_length
-            and self.max_length == other.max_length
-        )
-
-    __hash__ = None  # type: ignore[assignment]  # mutable rng inside, like every Gymnasium space
-
-    @property
-    def is_np_flattenable(self) -> bool:
-        """Not flattenable: characters outside the sampling charset have no index."""
-        return False
-
-
 @dataclass(frozen=True)
 class ReasoningEnvConfig:
     """How a :class:`ReasoningEnv` shows problems and rewards completions."""
@@ -201,42 +142,6 @@ def _check_template(template: str) -> None:
             f"ReasoningEnvConfig.prompt_template must contain {{question}} and may use only "
             f"{sorted(_TEMPLATE_FIELDS)}; it uses {sorted(names)}"
         )
-
-
-def resolve_source(
-    source: ProblemSource | str | Callable[..., ProblemSource], **kwargs: Any
-) -> ProblemSource:
-    """Turn a source reference into a :class:`ProblemSource`.
-
-    Args:
-        source: A ProblemSource, a ``"module:function"`` string naming a function that returns one, or
-            such a function itself.
-        **kwargs: Keyword arguments for the function (not allowed with a ready ProblemSource).
-
-    Returns:
-        The problem source.
-
-    Raises:
-        ConfigError: The reference is malformed, cannot be imported, or does not give a ProblemSource.
-    """
-    if isinstance(source, str):
-        module_name, sep, attr = source.partition(":")
-        if not sep or not module_name or not attr:
-            raise ConfigError(f"source must look like 'package.module:function', got {source!r}")
-        try:
-            source = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"source {source!r} could not be imported: {exc}") from exc
-    if isinstance(source, ProblemSource):
-        if kwargs:
-            raise ConfigError(f"source_kwargs {sorted(kwargs)} given, but the source is already built")
-        return source
-    if not callable(source):
-        raise ConfigError(f"source must be a ProblemSource, a callable or 'module:function', got {source!r}")
-    built = source(**kwargs)
-    if not isinstance(built, ProblemSource):
-        raise ConfigError(f"source function {source!r} returned {type(built).__name__}, not a ProblemSource")
-    return built
 
 
 def format_final_answer(answer_type: str, answer: str) -> str:

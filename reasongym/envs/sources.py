@@ -13,9 +13,10 @@ about prompts, rewards or models. Two kinds exist:
 from __future__ import annotations
 
 import hashlib
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -270,3 +271,39 @@ class GeneratorSource:
             f"{self.name}: {_MAX_DRAWS} draws at difficulty {level} gave no question for split {split!r}; "
             "the generator's question space at this level is too small to split"
         )
+
+
+def resolve_source(
+    source: ProblemSource | str | Callable[..., ProblemSource], **kwargs: Any
+) -> ProblemSource:
+    """Turn a source reference into a :class:`ProblemSource`.
+
+    Args:
+        source: A ProblemSource, a ``"module:function"`` string naming a function that returns one, or
+            such a function itself.
+        **kwargs: Keyword arguments for the function (not allowed with a ready ProblemSource).
+
+    Returns:
+        The problem source.
+
+    Raises:
+        ConfigError: The reference is malformed, cannot be imported, or does not give a ProblemSource.
+    """
+    if isinstance(source, str):
+        module_name, sep, attr = source.partition(":")
+        if not sep or not module_name or not attr:
+            raise ConfigError(f"source must look like 'package.module:function', got {source!r}")
+        try:
+            source = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"source {source!r} could not be imported: {exc}") from exc
+    if isinstance(source, ProblemSource):
+        if kwargs:
+            raise ConfigError(f"source_kwargs {sorted(kwargs)} given, but the source is already built")
+        return source
+    if not callable(source):
+        raise ConfigError(f"source must be a ProblemSource, a callable or 'module:function', got {source!r}")
+    built = source(**kwargs)
+    if not isinstance(built, ProblemSource):
+        raise ConfigError(f"source function {source!r} returned {type(built).__name__}, not a ProblemSource")
+    return built

@@ -14,7 +14,8 @@ from reasongym.evaluation.report import (
     plot_pass_at_k,
     summarize,
 )
-from reasongym.evaluation.runner import evaluate, grade_completions
+from reasongym.evaluation.runner import evaluate
+from reasongym.evaluation.stored import grade_completions
 
 __all__ = [
     "EvalReport",

@@ -1,18 +1,8 @@
 r"""Sample n completions per problem through an environment, grade them, and write one record per problem.
 
-:func:`evaluate` runs a model; :func:`grade_completions` grades completions sampled elsewhere (vLLM, an
-API) without any model. Both write the JSONL record format of :mod:`reasongym.evaluation.report` and
-return an :class:`~reasongym.evaluation.report.EvalReport`.
-
-Input of :func:`grade_completions`: JSONL, one object per problem, in one of two shapes.
-
-- With ``env_id``: ``{"index": 3, "completions": ["...", ...]}`` (problem 3 of the split), or
-  ``{"id": "2024-I-1", "completions": [...]}`` (problem id, dataset environments only). An optional
-  ``"split"`` key overrides the split for that row.
-- Without ``env_id``: ``{"gold": "42", "kind": "integer", "completions": [...]}``, with optional ``"id"``,
-  ``"choices"`` (for kind ``choice``), ``"difficulty"``, ``"subject"`` and ``"year"``.
-
-A single ``"completion"`` string may stand in for a one-element ``"completions"`` list.
+:func:`evaluate` runs a model (or any Generator) through an environment, multi-turn ones included;
+:mod:`reasongym.evaluation.stored` grades completions sampled elsewhere. Both write the JSONL record
+format of :mod:`reasongym.evaluation.report` and return an :class:`~reasongym.evaluation.report.EvalReport`.
 
 Resume: with ``resume=True`` an existing output file is read, records of finished problems are kept
 (a line cut off by a crash is dropped), and only the missing problems are sampled. Each batch of
@@ -32,7 +22,6 @@ import gymnasium
 
 from reasongym.envs import make, spec
 from reasongym.envs.problem import Problem
-from reasongym.envs.rows import gold_text
 from reasongym.errors import ConfigError
 from reasongym.evaluation.loading import load_generator
 from reasongym.evaluation.report import EvalReport, check_ks, load_records, summarize
@@ -120,7 +109,7 @@ def evaluate(
         generator, tokenizer = load_generator(model_or_path, tokenizer=tokenizer, device=device)
     if out_path is not None:  # keep finished records only: drops a line cut off by a crash
         Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-        _rewrite(Path(out_path), done.values())
+        rewrite_records(Path(out_path), done.values())
     if todo:
         _sample_and_write(
             env,
@@ -212,7 +201,8 @@ def _finished_records(
     return {int(record["index"]): record for record in records}
 
 
-def _rewrite(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """Replace ``path`` with ``records`` as JSONL, through a temporary file and one rename."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     os.replace(tmp, path)
@@ -313,133 +303,14 @@ def grade(env: Any, problem: Problem, completions: Sequence[str]) -> dict[str, A
         last_number_fallback=env.config.last_number_fallback,
         timeout=env.config.verify_timeout,
     )
-    return _graded(completions, verdicts)
+    return graded_fields(completions, verdicts)
 
 
-def _graded(completions: Sequence[str], verdicts: Sequence[Any]) -> dict[str, Any]:
+def graded_fields(completions: Sequence[str], verdicts: Sequence[Any]) -> dict[str, Any]:
+    """The record fields of graded completions: the texts, extracted answers, outcomes and correctness."""
     return {
         "completions": list(completions),
         "extracted": [v.extracted for v in verdicts],
         "outcomes": [v.outcome.value for v in verdicts],
         "correct": [v.correct for v in verdicts],
     }
-
-
-# ---------------------------------------------------------------------------------------------- stored
-
-
-def grade_completions(
-    jsonl_path: str | os.PathLike[str],
-    env_id: str | None = None,
-    *,
-    ks: Sequence[int] | None = None,
-    split: str | None = None,
-    out_path: str | os.PathLike[str] | None = None,
-    env_kwargs: Mapping[str, Any] | None = None,
-    timeout: float = 1.0,
-    progress: bool = True,
-    verbose: bool = True,
-) -> EvalReport:
-    """Grade completions produced elsewhere (no model needed); the input format is in the module docstring.
-
-    Args:
-        jsonl_path: The stored completions.
-        env_id: The environment the rows index into; None: every row carries ``gold`` and ``kind``.
-        ks: k values of pass@k and maj@k; None: powers of two up to n, and n.
-        split: Split of the environment the rows index into; None as in :func:`evaluate`.
-        out_path: Write the graded records here (the evaluation file format).
-        env_kwargs: Options for ``reasongym.make``.
-        timeout: Seconds per symbolic comparison, for rows graded without an environment.
-        progress: Show a progress bar.
-        verbose: Print the report table.
-
-    Returns:
-        The :class:`EvalReport`.
-
-    Raises:
-        ConfigError: A row lacks what its shape needs, or its gold is null, NaN or empty (the message
-            names the line and the key).
-    """
-    from tqdm.auto import tqdm
-
-    rows = load_records(jsonl_path)
-    if not rows:
-        raise ConfigError(f"{str(jsonl_path)!r} holds no rows")
-    env = make(env_id, **dict(env_kwargs or {})).unwrapped if env_id is not None else None
-    split = (split or default_eval_split(env)) if env is not None else None
-    ids_by_split: dict[str, dict[str, int]] = {}
-    records = []
-    for line, row in enumerate(tqdm(rows, desc="grade", unit="problem", disable=not progress), start=1):
-        completions = _completions_of(row, line)
-        if env is None:
-            records.append(_grade_with_gold(row, completions, line, timeout))
-            continue
-        row_split = row.get("split", split)
-        if "index" not in row and row_split not in ids_by_split:
-            ids_by_split[row_split] = _id_index(env, row_split)
-        index = _index_of(row, ids_by_split.get(row_split), line)
-        problem = env.problem_at(index, split=row_split)
-        header = {"index": index, "env_id": spec(env_id).id, "split": row_split, "n": len(completions)}
-        records.append({**header, **problem_fields(problem), **grade(env, problem, completions)})
-    if out_path is not None:
-        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-        _rewrite(Path(out_path), records)
-    report = summarize(records, ks=ks, path=out_path)
-    if verbose:
-        print(report.table())
-    return report
-
-
-def _completions_of(row: Mapping[str, Any], line: int) -> list[str]:
-    completions = row.get("completions", [row["completion"]] if "completion" in row else None)
-    if (
-        not isinstance(completions, list)
-        or not completions
-        or not all(isinstance(c, str) for c in completions)
-    ):
-        raise ConfigError(
-            f"line {line}: needs 'completions' (a non-empty list of strings) or 'completion' (a string); "
-            f"keys present: {sorted(row)}"
-        )
-    return completions
-
-
-def _grade_with_gold(
-    row: Mapping[str, Any], completions: list[str], line: int, timeout: float
-) -> dict[str, Any]:
-    if "gold" not in row:
-        raise ConfigError(
-            f"line {line}: without env_id every row needs 'gold' (and 'kind', default 'math'); keys present: "
-            f"{sorted(row)}. Or pass env_id and give 'index' or 'id' per row"
-        )
-    kind = row.get("kind", "math")
-    choices = row.get("choices") or None
-    gold = gold_text(row["gold"], kind, f"line {line}: 'gold'")  # a null gold is refused, never "None"
-    verdicts = verify_many(completions, gold, kind, choices=choices, timeout=timeout)
-    extras = {key: row.get(key) for key in ("difficulty", "subject", "year")}
-    record = {"index": line - 1, "id": str(row.get("id", line - 1)), "kind": kind, "gold": gold}
-    return {**record, "n": len(completions), **extras, **_graded(completions, verdicts)}
-
-
-def _id_index(env: Any, split: str) -> dict[str, int]:
-    size = env.source.size(split)
-    if size is None:
-        raise ConfigError(
-            "rows of a procedural environment must give 'index', not 'id' (the stream is infinite)"
-        )
-    return {env.problem_at(index, split=split).id: index for index in range(size)}
-
-
-def _index_of(row: Mapping[str, Any], ids: Mapping[str, int] | None, line: int) -> int:
-    if "index" in row:
-        index = row["index"]
-        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
-            raise ConfigError(f"line {line}: 'index' must be a non-negative integer, got {index!r}")
-        return index
-    if "id" not in row:
-        raise ConfigError(
-            f"line {line}: with env_id every row needs 'index' or 'id'; keys present: {sorted(row)}"
-        )
-    if ids is None or str(row["id"]) not in ids:
-        raise ConfigError(f"line {line}: problem id {row['id']!r} is not in this split of the environment")
-    return ids[str(row["id"])]

@@ -1,0 +1,149 @@
+r"""Grade completions sampled elsewhere (vLLM, an API, another system), without any model.
+
+Input of :func:`grade_completions`: JSONL, one object per problem, in one of two shapes.
+
+- With ``env_id``: ``{"index": 3, "completions": ["...", ...]}`` (problem 3 of the split), or
+  ``{"id": "2024-I-1", "completions": [...]}`` (problem id, dataset environments only). An optional
+  ``"split"`` key overrides the split for that row.
+- Without ``env_id``: ``{"gold": "42", "kind": "integer", "completions": [...]}``, with optional ``"id"``,
+  ``"choices"`` (for kind ``choice``), ``"difficulty"``, ``"subject"`` and ``"year"``.
+
+A single ``"completion"`` string may stand in for a one-element ``"completions"`` list.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from reasongym.envs import make, spec
+from reasongym.envs.rows import gold_text
+from reasongym.errors import ConfigError
+from reasongym.evaluation.report import EvalReport, load_records, summarize
+from reasongym.evaluation.runner import (
+    default_eval_split,
+    grade,
+    graded_fields,
+    problem_fields,
+    rewrite_records,
+)
+from reasongym.verifiers import verify_many
+
+
+def grade_completions(
+    jsonl_path: str | os.PathLike[str],
+    env_id: str | None = None,
+    *,
+    ks: Sequence[int] | None = None,
+    split: str | None = None,
+    out_path: str | os.PathLike[str] | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    timeout: float = 1.0,
+    progress: bool = True,
+    verbose: bool = True,
+) -> EvalReport:
+    """Grade completions produced elsewhere (no model needed); the input format is in the module docstring.
+
+    Args:
+        jsonl_path: The stored completions.
+        env_id: The environment the rows index into; None: every row carries ``gold`` and ``kind``.
+        ks: k values of pass@k and maj@k; None: powers of two up to n, and n.
+        split: Split of the environment the rows index into; None as in :func:`evaluate`.
+        out_path: Write the graded records here (the evaluation file format).
+        env_kwargs: Options for ``reasongym.make``.
+        timeout: Seconds per symbolic comparison, for rows graded without an environment.
+        progress: Show a progress bar.
+        verbose: Print the report table.
+
+    Returns:
+        The :class:`EvalReport`.
+
+    Raises:
+        ConfigError: A row lacks what its shape needs, or its gold is null, NaN or empty (the message
+            names the line and the key).
+    """
+    from tqdm.auto import tqdm
+
+    rows = load_records(jsonl_path)
+    if not rows:
+        raise ConfigError(f"{str(jsonl_path)!r} holds no rows")
+    env = make(env_id, **dict(env_kwargs or {})).unwrapped if env_id is not None else None
+    split = (split or default_eval_split(env)) if env is not None else None
+    ids_by_split: dict[str, dict[str, int]] = {}
+    records = []
+    for line, row in enumerate(tqdm(rows, desc="grade", unit="problem", disable=not progress), start=1):
+        completions = _completions_of(row, line)
+        if env is None:
+            records.append(_grade_with_gold(row, completions, line, timeout))
+            continue
+        row_split = row.get("split", split)
+        if "index" not in row and row_split not in ids_by_split:
+            ids_by_split[row_split] = _id_index(env, row_split)
+        index = _index_of(row, ids_by_split.get(row_split), line)
+        problem = env.problem_at(index, split=row_split)
+        header = {"index": index, "env_id": spec(env_id).id, "split": row_split, "n": len(completions)}
+        records.append({**header, **problem_fields(problem), **grade(env, problem, completions)})
+    if out_path is not None:
+        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+        rewrite_records(Path(out_path), records)
+    report = summarize(records, ks=ks, path=out_path)
+    if verbose:
+        print(report.table())
+    return report
+
+
+def _completions_of(row: Mapping[str, Any], line: int) -> list[str]:
+    completions = row.get("completions", [row["completion"]] if "completion" in row else None)
+    if (
+        not isinstance(completions, list)
+        or not completions
+        or not all(isinstance(c, str) for c in completions)
+    ):
+        raise ConfigError(
+            f"line {line}: needs 'completions' (a non-empty list of strings) or 'completion' (a string); "
+            f"keys present: {sorted(row)}"
+        )
+    return completions
+
+
+def _grade_with_gold(
+    row: Mapping[str, Any], completions: list[str], line: int, timeout: float
+) -> dict[str, Any]:
+    if "gold" not in row:
+        raise ConfigError(
+            f"line {line}: without env_id every row needs 'gold' (and 'kind', default 'math'); keys present: "
+            f"{sorted(row)}. Or pass env_id and give 'index' or 'id' per row"
+        )
+    kind = row.get("kind", "math")
+    choices = row.get("choices") or None
+    gold = gold_text(row["gold"], kind, f"line {line}: 'gold'")  # a null gold is refused, never "None"
+    verdicts = verify_many(completions, gold, kind, choices=choices, timeout=timeout)
+    extras = {key: row.get(key) for key in ("difficulty", "subject", "year")}
+    record = {"index": line - 1, "id": str(row.get("id", line - 1)), "kind": kind, "gold": gold}
+    return {**record, "n": len(completions), **extras, **graded_fields(completions, verdicts)}
+
+
+def _id_index(env: Any, split: str) -> dict[str, int]:
+    size = env.source.size(split)
+    if size is None:
+        raise ConfigError(
+            "rows of a procedural environment must give 'index', not 'id' (the stream is infinite)"
+        )
+    return {env.problem_at(index, split=split).id: index for index in range(size)}
+
+
+def _index_of(row: Mapping[str, Any], ids: Mapping[str, int] | None, line: int) -> int:
+    if "index" in row:
+        index = row["index"]
+        if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+            raise ConfigError(f"line {line}: 'index' must be a non-negative integer, got {index!r}")
+        return index
+    if "id" not in row:
+        raise ConfigError(
+            f"line {line}: with env_id every row needs 'index' or 'id'; keys present: {sorted(row)}"
+        )
+    if ids is None or str(row["id"]) not in ids:
+        raise ConfigError(f"line {line}: problem id {row['id']!r} is not in this split of the environment")
+    return ids[str(row["id"])]
