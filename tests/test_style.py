@@ -1,37 +1,85 @@
-"""Size budgets and annotations: growth past them is a decision someone makes, not an accident."""
+"""Size budgets and annotations: growth past them is a decision someone makes and writes down.
+
+Targets from ../shared/STYLE.md: a module stays under 400 lines (an algorithm file, read top to bottom in
+run order, under 450), a function under 60 lines of code (its docstring not counted), a config dataclass
+under 25 fields. A module past its target must say why at its top (a "Why this file is long" paragraph in
+its docstring); nothing passes 600 lines, the line where it must be split.
+"""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import importlib
+import inspect
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "reasongym"
-MAX_MODULE_LINES = 600  # the "split it" line of ../shared/STYLE.md; the target is 400
-MAX_FUNCTION_LINES = 100  # losses and train loops included; the target is 60
+MODULE_TARGET = 400
+ALGORITHM_TARGET = 450  # agents/<algo>.py: one algorithm, read top to bottom (cleanrl's single file)
+ALGORITHMS = {"agents/grpo.py", "agents/dapo.py", "agents/star.py", "agents/sft.py"}
+MODULE_LIMIT = 600
+FUNCTION_TARGET = 60
+CONFIG_FIELDS_TARGET = 25
+WHY_LONG = "Why this file is long"
 
 
 def _modules() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
 
 
-def test_modules_stay_under_the_size_budget() -> None:
-    too_long = {
-        str(p.relative_to(PACKAGE)): n
-        for p in _modules()
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
-    }
+def test_modules_past_their_target_say_why_and_none_passes_the_limit() -> None:
+    unexplained, too_long = {}, {}
+    for path in _modules():
+        name = path.relative_to(PACKAGE).as_posix()
+        text = path.read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        target = ALGORITHM_TARGET if name in ALGORITHMS else MODULE_TARGET
+        if lines > MODULE_LIMIT:
+            too_long[name] = lines
+        elif lines > target and WHY_LONG not in (ast.get_docstring(ast.parse(text)) or ""):
+            unexplained[name] = lines
     assert too_long == {}
+    assert unexplained == {}
 
 
-def test_functions_stay_under_the_size_budget() -> None:
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines of a function without its docstring."""
+    body = node.body
+    has_doc = isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
+    start = body[0].end_lineno + 1 if has_doc and len(body) > 1 else node.lineno
+    return (node.end_lineno or node.lineno) - start + 1
+
+
+def test_functions_stay_under_the_size_target() -> None:
     too_long = {}
     for path in _modules():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                length = (node.end_lineno or node.lineno) - node.lineno + 1
-                if length > MAX_FUNCTION_LINES:
-                    too_long[f"{path.relative_to(PACKAGE)}:{node.name}"] = length
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and _code_lines(node) > FUNCTION_TARGET
+            ):
+                too_long[f"{path.relative_to(PACKAGE)}:{node.name}"] = _code_lines(node)
     assert too_long == {}
+
+
+def test_config_dataclasses_stay_under_the_field_target() -> None:
+    crowded = {}
+    for path in _modules():
+        if path.name == "__main__.py":  # running it is the command line
+            continue
+        module = importlib.import_module(
+            ".".join(("reasongym", *path.relative_to(PACKAGE).with_suffix("").parts))
+        )
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if (
+                name.endswith("Config")
+                and dataclasses.is_dataclass(cls)
+                and cls.__module__ == module.__name__
+            ):
+                if len(dataclasses.fields(cls)) > CONFIG_FIELDS_TARGET:
+                    crowded[name] = len(dataclasses.fields(cls))
+    assert crowded == {}
 
 
 def test_public_functions_are_annotated() -> None:

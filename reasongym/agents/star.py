@@ -14,6 +14,10 @@ Run folder: ``base_model.safetensors`` (the weights every iteration restarts fro
 (step = iteration, 0 = the base model), ``accuracy.png``, ``iteration-NNN/kept.jsonl`` (what the model
 learned from) with that iteration's SFT ``config.json`` and ``metrics.jsonl``, and
 ``checkpoints/step-NNNNNN`` (step = completed iteration) that a crashed run resumes from.
+
+Why this file is long: it is one algorithm read top to bottom in run order (config, results, the named
+steps, the loop, resume), as every algorithm here is; splitting the steps from the loop would make a reader
+jump between files to follow one iteration.
 """
 
 from __future__ import annotations

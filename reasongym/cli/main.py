@@ -241,7 +241,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgParser)
     commands.required = True
+    _add_inspection_parsers(commands)
+    _add_eval_parser(commands)
+    _add_training_parsers(commands)
+    return parser
 
+
+def _add_inspection_parsers(commands: Any) -> None:
+    """``list``, ``show`` and ``verify``: look at environments and grade by hand."""
     sub = commands.add_parser("list", help="list environment ids")
     sub.add_argument("--json", action="store_true", help="one JSON object per line")
     sub.set_defaults(run=cmd_list)
@@ -270,8 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--json", action="store_true", help="print the verdict as JSON")
     sub.set_defaults(run=cmd_verify)
 
-    _add_eval_parser(commands)
 
+def _add_training_parsers(commands: Any) -> None:
+    """``compare``, ``train`` and ``demo``."""
     sub = commands.add_parser("compare", help="put evaluation files side by side; plot pass@k")
     sub.add_argument("files", nargs="+", metavar="EVAL.jsonl", help="evaluation files written by eval")
     sub.add_argument("--k", type=_positive_int, action="append", help="a k of pass@k (repeatable)")
@@ -293,7 +301,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--seed", type=int, default=0, help="seed of everything")
     sub.add_argument("--quick", action="store_true", help="a budget of seconds (for tests): no real gain")
     sub.set_defaults(run=cmd_demo)
-    return parser
 
 
 def _add_eval_parser(commands: Any) -> None:

@@ -30,6 +30,9 @@ Design notes:
   values the cost check bounded at 10,000 digits).
 - ``seconds`` is at most ``MAX_TIMEOUT_S`` (one day): waiting on a socket takes a limit in
   milliseconds that must fit in 32 bits (about 2.1e6 s).
+
+Why this file is long: both sides of the worker protocol (the caller's pool, the worker's loop) live here,
+so that a change to the messages they exchange is made in one place.
 """
 
 from __future__ import annotations

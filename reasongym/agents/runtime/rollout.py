@@ -1,14 +1,9 @@
 """Rollouts: sample G completions per problem, play them through the environment, return tensors.
 
-`collect_rollouts` is the one place where the policy meets an environment during training. Every
-episode (one row of the batch) gets its own copy of the environment and goes through the plain
-Gymnasium loop: ``reset(options={"index", "split", "difficulty", "hint"})``, then ``step(text)``
-until the episode terminates or is truncated. So wrappers and reward shaping apply exactly as they
-would for a user stepping the env by hand, and a multi-turn environment (tool calls, retries)
-needs nothing special: a non-terminal step's observation is tokenized and appended to the
-sequence, masked out of the loss, and the model continues from there. Single-turn environments
-are the case where the first step terminates. Steps of one turn run in a thread pool
-(`reasongym.evaluation.episodes`), so one slow sympy comparison does not hold up the batch.
+`collect_rollouts` plays episodes with `reasongym.evaluation.episodes.play_episodes` (the same engine
+as evaluation: the plain Gymnasium loop, one env copy per episode, wrappers and reward shaping as for a
+user; a multi-turn environment's observations are tokenized, appended and masked out of the loss) and
+pads them into one `RolloutBatch`.
 
 Rows come in group layout (the G samples of problem 0 first, then problem 1, ...), and the
 sequence layout is the one `reasongym.agents.common.token_logprobs` scores::

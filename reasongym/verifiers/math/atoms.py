@@ -3,6 +3,9 @@ r"""The atoms of the math answer grammar: numbers, variables, brackets, commands
 The expression levels live in :mod:`parser`; an atom needs them back only for what it brackets
 (``\frac{expr}{expr}``, ``(expr, expr)``), so every function here takes the running parser through the
 small ``ExpressionParser`` interface below and this module never imports the parser.
+
+Why this file is long: every atom of the grammar (numbers, variables, brackets, sets, intervals, matrices,
+commands, functions, text and units) is parsed here, each a short function; they share one interface.
 """
 
 from __future__ import annotations

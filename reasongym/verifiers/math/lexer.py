@@ -10,6 +10,9 @@ Token kinds: ``num`` (value: a Num or exact Mul node), ``sym`` (a one-letter or 
 operator and bracket, with canonical names such as ``<=``, ``pm``, ``set{``, ``deg``, ``dollar``),
 ``colon`` (whole numbers joined by colons, ``4:30 pm`` or ``3:1``; value: the fields of a
 :class:`~reasongym.verifiers.math.nodes.Colon`).
+
+Why this file is long: the lexer is one left-to-right pass whose cases (numbers in their many spellings,
+LaTeX commands, words) share the cursor; the token patterns above it are the table it reads.
 """
 
 from __future__ import annotations
