@@ -1,0 +1,75 @@
+"""The README runs: every Python block executes, and every `reasongym` command runs in order, as written.
+
+Commands run in one scratch folder, in README order, through the shell (so that a glob like
+``runs/sft/sft-*`` means what it means to a user); each gets flags appended that shrink its budget (a
+couple of steps, a couple of problems) and change nothing else. The two commands of the top of the
+README, set-up and tests, are the ones `.ci/run` runs, which the last test checks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.DOTALL)
+SHRINK = {
+    "train": ["--max-steps", "2", "--num-prompts", "2", "--eval-problems", "4", "--no-progress-bar"],
+    "train sft": ["--max-steps", "2", "--num-examples", "64", "--no-progress-bar"],
+    "eval": ["--num-problems", "2", "--max-new-tokens", "16", "--no-progress"],
+    "demo": ["--quick"],
+}
+"""Flags appended to a README command to make it cheap, by command (the longest matching prefix wins)."""
+
+
+def _blocks(language: str) -> list[str]:
+    return [body for lang, body in BLOCK.findall(README) if lang == language]
+
+
+def _commands() -> list[str]:
+    lines = [
+        " ".join(line.split(" # ")[0].split()) for block in _blocks("bash") for line in block.splitlines()
+    ]
+    return [line for line in lines if line.startswith("reasongym ")]
+
+
+def _shrunk(command: str) -> str:
+    words = shlex.split(command)
+    for key in sorted(SHRINK, key=len, reverse=True):
+        if " ".join(words[1 : 1 + len(key.split())]) == key:
+            return command + " " + " ".join(SHRINK[key])
+    return command
+
+
+def test_python_blocks_run_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "readme"}  # later blocks continue earlier ones, as a reader's session would
+    for index, block in enumerate(_blocks("python")):
+        exec(compile(block, f"README.md python block {index}", "exec"), namespace)
+
+
+def test_the_commands_run_in_order(tmp_path: Path) -> None:
+    commands = _commands()
+    assert any(c.startswith("reasongym train sft --model tiny") for c in commands)  # the documented path
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for command in commands:
+        done = subprocess.run(
+            _shrunk(command), shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
+
+
+def test_the_two_top_commands_are_what_ci_runs() -> None:
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").replace(" --quiet", "")
+    setup, tests = _blocks("bash")[:2]
+    for step in (".venv/bin/pip install torch==2.13.0", '.venv/bin/pip install -e ".[dev]"'):
+        assert step in setup and step in ci, step
+    assert tests.strip() == "OMP_NUM_THREADS=1 .venv/bin/python -m pytest"
+    assert "OMP_NUM_THREADS=1 .venv/bin/python -m pytest" in ci
