@@ -67,7 +67,7 @@ def evaluate(
     Args:
         model_or_path: A transformers causal LM (pass ``tokenizer``), a hub id or local model folder, a
             run folder or ``checkpoints/step-N`` folder of a trained run, or any
-            :class:`~reasongym.generation.Generator` (e.g. a vLLM wrapper).
+            :class:`~reasongym.generation.Generator` (e.g. ``OpenAIGenerator`` for a served model).
         env_id: A registered environment id.
         n: Completions sampled per problem.
         ks: k values of pass@k and maj@k; None: powers of two up to ``n``, and ``n``.
@@ -215,7 +215,7 @@ def _sample_and_write(
         for start in range(0, len(todo), batch_size):
             chunk = todo[start : start + batch_size]
             problems = [env.problem_at(index, split=split, difficulty=difficulty) for index in chunk]
-            prompts = [_prompt_text(env, problem, tokenizer) for problem in problems]
+            prompts = [_prompt(env, problem, tokenizer, generator) for problem in problems]
             batch_params = replace(params, seed=params.seed + _SEED_STRIDE * chunk[0])
             samples = generator.generate(prompts, batch_params)
             for index, problem, completions in zip(chunk, problems, samples, strict=True):
@@ -234,7 +234,9 @@ def _sample_and_write(
             handle.close()
 
 
-def _prompt_text(env: Any, problem: Problem, tokenizer: Any) -> str:
+def _prompt(env: Any, problem: Problem, tokenizer: Any, generator: Any) -> Any:
+    if getattr(generator, "takes_messages", False):  # a served chat endpoint applies the model's template
+        return env.messages(problem)
     if tokenizer is None:
         return env.prompt(problem)
     from reasongym.models import format_prompt
