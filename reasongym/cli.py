@@ -5,7 +5,7 @@ Every command parses its arguments and calls one library function; nothing else 
 Exit codes, for scripts:
     0: success.
     1: runtime failure (a dataset that is neither local nor reachable on the hub; an error while sampling,
-       grading or training).
+       grading or training; a model server that refuses a request or keeps failing).
     2: usage error (unknown command, flag, environment id, algorithm or config field; a value that is not
        allowed; a model path that does not exist; a malformed input or config file).
     130: interrupted (Ctrl-C).

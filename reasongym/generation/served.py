@@ -142,6 +142,7 @@ class OpenAIGenerator:
         self._openai = openai
         self._counts = dict.fromkeys((f.name for f in fields(RequestCounts)), 0)
         self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="reasongym-served")
         self._server_takes_n: bool | None = None  # learnt from the first answer to an n > 1 request
 
     @property
@@ -156,7 +157,8 @@ class OpenAIGenerator:
             return RequestCounts(**self._counts)
 
     def close(self) -> None:
-        """Close the HTTP connections."""
+        """Close the HTTP connections and stop the request threads."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
         self._client.close()
 
     def __enter__(self) -> OpenAIGenerator:
@@ -214,21 +216,23 @@ class OpenAIGenerator:
     ) -> list[list[Completion]]:
         """Send one request per job, ``max_concurrency`` at a time; the first failure cancels the rest."""
         abort = threading.Event()
-        pool = ThreadPoolExecutor(max_workers=min(self.settings.max_concurrency, len(jobs)))
+        if len(jobs) == 1:  # nothing to overlap: skip the hand-off to a pool thread
+            prompt, first, count = jobs[0]
+            return [self._sample(bodies[prompt], params, prompt, first, count, abort)]
+        futures = [
+            self._pool.submit(self._sample_or_abort, bodies[prompt], params, prompt, first, count, abort)
+            for prompt, first, count in jobs
+        ]
         try:
-            futures = [
-                pool.submit(self._sample_or_abort, bodies[prompt], params, prompt, first, count, abort)
-                for prompt, first, count in jobs
-            ]
             for future in as_completed(futures):  # completion order: the failure that came first
                 error = future.exception()
                 if error is not None:
-                    abort.set()
                     raise error
             return [future.result() for future in futures]
         finally:
-            abort.set()  # stops the retries of requests still running after a failure or Ctrl-C
-            pool.shutdown(wait=False, cancel_futures=True)
+            abort.set()  # after a failure or Ctrl-C: requests still queued or retrying stop
+            for future in futures:
+                future.cancel()
 
     def _body(self, prompt: str | Sequence[Mapping[str, str]], params: SamplingParams) -> dict[str, Any]:
         """The request fields shared by every sample of one prompt."""
@@ -294,7 +298,7 @@ class OpenAIGenerator:
         return [self._completion(choice) for choice in choices]
 
     def _completion(self, choice: Any) -> Completion:
-        extra = choice.model_extra or {}
+        extra = getattr(choice, "model_extra", None) or {}  # fields beyond OpenAI's (pydantic 2)
         if self.settings.endpoint == "chat":
             text = choice.message.content or ""
             entries = getattr(choice.logprobs, "content", None) or []

@@ -77,6 +77,9 @@ def _handler(
     next_reply: Callable[[str, dict[str, Any], dict[str, str]], Reply],
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive and no Nagle delay, as real servers do
+        disable_nagle_algorithm = True
+
         def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
             length = int(self.headers.get("content-length", 0))
             request = json.loads(self.rfile.read(length) or b"{}")
@@ -113,3 +116,9 @@ def fake_server(script: list[Reply] | None = None) -> Iterator[FakeServer]:
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+if __name__ == "__main__":  # a server in its own process (the benchmark's overhead test): prints its URL
+    standalone = FakeServer()
+    print(standalone.base_url, flush=True)
+    standalone.httpd.serve_forever()

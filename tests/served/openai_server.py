@@ -21,7 +21,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,8 +67,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(folder: Path, log: Path, *, startup_timeout: float = 120.0) -> Iterator[Server]:
-    """Serve ``folder`` with ``transformers serve`` until the block ends.
+def running_server(
+    folder: Path, log: Path, *, startup_timeout: float = 120.0, extra_args: Sequence[str] = ()
+) -> Iterator[Server]:
+    """Serve ``folder`` with ``transformers serve`` (plus ``extra_args``) until the block ends.
 
     Raises:
         RuntimeError: The command is missing, or the server exited or did not answer /health in time
@@ -84,7 +86,18 @@ def running_server(folder: Path, log: Path, *, startup_timeout: float = 120.0) -
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
     }
-    command = [cli, "serve", str(folder), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
+    command = [
+        cli,
+        "serve",
+        str(folder),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        "cpu",
+        *extra_args,
+    ]
     with log.open("wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
     server = Server(f"http://127.0.0.1:{port}/v1", str(folder), process, log)
