@@ -2,8 +2,8 @@
 
 vLLM, SGLang, llama.cpp's server, TGI, ``transformers serve`` and hosted APIs all speak it. The
 ``openai`` package does the HTTP (its own retries are off: ours count what they retry); requests run
-on a thread pool bounded by ``max_concurrency``, so `generate` stays a plain blocking call that works
-inside a running event loop (a notebook) too.
+on at most ``max_concurrency`` threads, so `generate` stays a plain blocking call that works inside a
+running event loop (a notebook) too.
 
 What a server returns decides what a `Completion` holds:
 
@@ -21,11 +21,11 @@ What a server returns decides what a `Completion` holds:
 from __future__ import annotations
 
 import os
+import queue
 import random
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -142,7 +142,6 @@ class OpenAIGenerator:
         self._openai = openai
         self._counts = dict.fromkeys((f.name for f in fields(RequestCounts)), 0)
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="reasongym-served")
         self._server_takes_n: bool | None = None  # learnt from the first answer to an n > 1 request
 
     @property
@@ -157,8 +156,7 @@ class OpenAIGenerator:
             return RequestCounts(**self._counts)
 
     def close(self) -> None:
-        """Close the HTTP connections and stop the request threads."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Close the HTTP connections."""
         self._client.close()
 
     def __enter__(self) -> OpenAIGenerator:
@@ -214,25 +212,45 @@ class OpenAIGenerator:
         params: SamplingParams,
         jobs: Sequence[tuple[int, int, int]],
     ) -> list[list[Completion]]:
-        """Send one request per job, ``max_concurrency`` at a time; the first failure cancels the rest."""
+        """Send one request per job, ``max_concurrency`` at a time; the first failure stops the rest.
+
+        Daemon threads rather than a ThreadPoolExecutor: the interpreter joins an executor's threads at
+        exit, so after Ctrl-C the process would wait for every request in flight (up to the timeout).
+        """
         abort = threading.Event()
-        if len(jobs) == 1:  # nothing to overlap: skip the hand-off to a pool thread
+        if len(jobs) == 1:  # nothing to overlap: no thread hand-off
             prompt, first, count = jobs[0]
             return [self._sample(bodies[prompt], params, prompt, first, count, abort)]
-        futures = [
-            self._pool.submit(self._sample_or_abort, bodies[prompt], params, prompt, first, count, abort)
-            for prompt, first, count in jobs
-        ]
+        todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for index in range(len(jobs)):
+            todo.put(index)
+        done: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
+
+        def work() -> None:
+            while not abort.is_set():
+                try:
+                    index = todo.get_nowait()
+                except queue.Empty:
+                    return
+                prompt, first, count = jobs[index]
+                try:
+                    done.put((index, self._sample(bodies[prompt], params, prompt, first, count, abort)))
+                except BaseException as exc:  # handed to the caller, which raises it
+                    done.put((index, exc))
+                    abort.set()  # after the put: a request cancelled by it reports after this failure
+
+        for _ in range(min(self.settings.max_concurrency, len(jobs))):
+            threading.Thread(target=work, name="reasongym-served", daemon=True).start()
+        results: list[list[Completion]] = [[] for _ in jobs]
         try:
-            for future in as_completed(futures):  # completion order: the failure that came first
-                error = future.exception()
-                if error is not None:
-                    raise error
-            return [future.result() for future in futures]
+            for _ in jobs:
+                index, answer = done.get()
+                if isinstance(answer, BaseException):
+                    raise answer
+                results[index] = answer
+            return results
         finally:
-            abort.set()  # after a failure or Ctrl-C: requests still queued or retrying stop
-            for future in futures:
-                future.cancel()
+            abort.set()  # after a failure or Ctrl-C: queued requests are not sent, retries stop
 
     def _body(self, prompt: str | Sequence[Mapping[str, str]], params: SamplingParams) -> dict[str, Any]:
         """The request fields shared by every sample of one prompt."""
@@ -265,13 +283,6 @@ class OpenAIGenerator:
         if extra:
             body["extra_body"] = extra
         return body
-
-    def _sample_or_abort(self, *args: Any) -> list[Completion]:
-        try:
-            return self._sample(*args)
-        except Exception:
-            args[-1].set()  # before this worker takes the next job: no request goes out after a failure
-            raise
 
     def _sample(
         self,

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -394,3 +398,40 @@ def test_eval_usage_errors_of_the_served_flags(
 ) -> None:
     assert main(["eval", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_a_served_eval_without_waiting_for_the_requests_in_flight(tmp_path: Path) -> None:
+    # SIGINT may be ignored where the tests run (a background job); the child restores Python's handler.
+    argv = [
+        "eval",
+        "--base-url",
+        "URL",
+        "--model",
+        "m",
+        ENV,
+        "--num-problems",
+        "4",
+        "--out",
+        str(tmp_path / "o.jsonl"),
+    ]
+    code = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from reasongym.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    with fake_server([Reply(delay=60)] * 4) as server:
+        argv[2] = server.base_url
+        process = subprocess.Popen(
+            [sys.executable, "-c", code, *argv, "--no-progress"], stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 4 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)  # until all four requests are in flight
+        process.send_signal(signal.SIGINT)
+        try:
+            _, err = process.communicate(timeout=30)  # the requests in flight would hold it for 60 s
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            pytest.fail("the command kept running 30 s after Ctrl-C")
+    assert len(server.requests) == 4
+    assert (process.returncode, err) == (130, "reasongym: interrupted\n")
