@@ -27,6 +27,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from functools import partial
 from typing import Any, Literal
 
 from reasongym.errors import ConfigError, ServerError
@@ -142,6 +143,8 @@ class OpenAIGenerator:
         self._openai = openai
         self._counts = dict.fromkeys((f.name for f in fields(RequestCounts)), 0)
         self._lock = threading.Lock()
+        self._tasks: queue.SimpleQueue[Any] = queue.SimpleQueue()  # (index, task, done, abort) or None
+        self._threads: list[threading.Thread] = []  # up to max_concurrency, started as calls need them
         self._server_takes_n: bool | None = None  # learnt from the first answer to an n > 1 request
 
     @property
@@ -156,7 +159,10 @@ class OpenAIGenerator:
             return RequestCounts(**self._counts)
 
     def close(self) -> None:
-        """Close the HTTP connections."""
+        """Stop the request threads and close the HTTP connections."""
+        for _ in self._threads:
+            self._tasks.put(None)
+        self._threads.clear()
         self._client.close()
 
     def __enter__(self) -> OpenAIGenerator:
@@ -212,35 +218,20 @@ class OpenAIGenerator:
         params: SamplingParams,
         jobs: Sequence[tuple[int, int, int]],
     ) -> list[list[Completion]]:
-        """Send one request per job, ``max_concurrency`` at a time; the first failure stops the rest.
-
-        Daemon threads rather than a ThreadPoolExecutor: the interpreter joins an executor's threads at
-        exit, so after Ctrl-C the process would wait for every request in flight (up to the timeout).
-        """
+        """Send one request per job on the request threads; the first failure stops the rest."""
         abort = threading.Event()
         if len(jobs) == 1:  # nothing to overlap: no thread hand-off
             prompt, first, count = jobs[0]
             return [self._sample(bodies[prompt], params, prompt, first, count, abort)]
-        todo: queue.SimpleQueue[int] = queue.SimpleQueue()
-        for index in range(len(jobs)):
-            todo.put(index)
         done: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
-
-        def work() -> None:
-            while not abort.is_set():
-                try:
-                    index = todo.get_nowait()
-                except queue.Empty:
-                    return
-                prompt, first, count = jobs[index]
-                try:
-                    done.put((index, self._sample(bodies[prompt], params, prompt, first, count, abort)))
-                except BaseException as exc:  # handed to the caller, which raises it
-                    done.put((index, exc))
-                    abort.set()  # after the put: a request cancelled by it reports after this failure
-
-        for _ in range(min(self.settings.max_concurrency, len(jobs))):
-            threading.Thread(target=work, name="reasongym-served", daemon=True).start()
+        for index, (prompt, first, count) in enumerate(jobs):
+            task = partial(self._sample, bodies[prompt], params, prompt, first, count, abort)
+            self._tasks.put((index, task, done, abort))
+        while len(self._threads) < min(self.settings.max_concurrency, len(jobs)):
+            self._threads.append(
+                threading.Thread(target=self._serve_tasks, name="reasongym-served", daemon=True)
+            )
+            self._threads[-1].start()
         results: list[list[Completion]] = [[] for _ in jobs]
         try:
             for _ in jobs:
@@ -251,6 +242,20 @@ class OpenAIGenerator:
             return results
         finally:
             abort.set()  # after a failure or Ctrl-C: queued requests are not sent, retries stop
+
+    def _serve_tasks(self) -> None:
+        """A request thread: runs tasks until `close`.
+
+        Daemon threads rather than a ThreadPoolExecutor: the interpreter joins an executor's threads at
+        exit, so after Ctrl-C the process would wait for every request in flight (up to the timeout).
+        """
+        while (item := self._tasks.get()) is not None:
+            index, task, done, abort = item
+            try:
+                done.put((index, task() if not abort.is_set() else _Cancelled()))
+            except BaseException as exc:  # handed to the caller, which raises it
+                done.put((index, exc))
+                abort.set()  # after the put: a request it cancels reports after this failure
 
     def _body(self, prompt: str | Sequence[Mapping[str, str]], params: SamplingParams) -> dict[str, Any]:
         """The request fields shared by every sample of one prompt."""
