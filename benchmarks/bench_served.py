@@ -8,7 +8,7 @@ The model is the tiny random model over the character tokenizer (or ``--model-fo
 transformers folder, e.g. a dequantized SmolLM2), served by ``transformers serve`` on 127.0.0.1 on CPU
 with one torch thread, as the tests do (``tests/served/openai_server.py``). Every run evaluates the
 same ``--problems`` problems of ``reasongym/Arithmetic-v0`` (n=1, temperature 1, ``--max-new-tokens``
-tokens, no records file), end to end through ``reasongym.evaluate``:
+tokens, no records file), end to end through ``reasongym.evaluation.evaluate``:
 
 - ``in_process``: the model object in this process (``HFGenerator``, batches of 8 problems);
 - served: ``OpenAIGenerator`` on the chat endpoint with N requests in flight (batches of
@@ -184,12 +184,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     server_helper = _helper("openai_server")
-    if server_helper.transformers_cli() is None:
-        print(
-            json.dumps(
-                {"skipped": "`transformers serve` is not installed (pip install 'transformers[serving]')"}
-            )
-        )
+    if server_helper.transformers_cli() is None or importlib.util.find_spec("openai") is None:
+        print(json.dumps({"skipped": "needs `transformers serve` and openai: pip install 'reasongym[dev]'"}))
         return
     modes = (
         {"plain": []}

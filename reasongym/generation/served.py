@@ -55,7 +55,8 @@ class ServedModelConfig:
     """``chat``: the server applies the model's chat template to chat messages. ``completions``: the
     prompt text is sent as it is (format it yourself, e.g. pass ``tokenizer`` to ``evaluate``)."""
     max_concurrency: int = 8
-    """Most requests in flight at once."""
+    """Most requests in flight at once. One `generate` call sends at most ``len(prompts) * n`` requests, so
+    ``evaluate``'s ``batch_size`` times ``n`` should be at least this to keep them all busy."""
     request_timeout: float = 600.0
     """Seconds to wait for one response before the attempt fails as timed out (then retried)."""
     max_retries: int = 3
