@@ -17,6 +17,7 @@ from reasongym.errors import ConfigError, ServerError
 from reasongym.evaluation import load_records
 from reasongym.generation import Completion, OpenAIGenerator, RequestCounts, SamplingParams, ServedModelConfig
 
+pytest.importorskip("openai", reason="served models need the openai package (the serve extra)")
 ENV = "reasongym/Arithmetic-v0"
 
 

@@ -18,6 +18,7 @@ from reasongym.evaluation import evaluate, load_records
 from reasongym.generation import OpenAIGenerator, RequestCounts, ServedModelConfig
 from reasongym.generation import served as served_module
 
+pytest.importorskip("openai", reason="served models need the openai package (the serve extra)")
 ENV = "reasongym/Arithmetic-v0"
 pytestmark = pytest.mark.skipif(transformers_cli() is None, reason="`transformers serve` is not installed")
 
