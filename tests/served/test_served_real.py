@@ -133,3 +133,12 @@ def test_the_real_smollm2_through_the_chat_endpoint(
         served = _evaluate(_served(server), tmp_path / "served.jsonl", **options)
     assert served == local
     assert all(r["completions"][0].strip() for r in served)
+
+
+def test_a_server_that_does_not_come_up_in_time_fails_the_fixture_instead_of_hanging(tmp_path: Path) -> None:
+    with (
+        pytest.raises(RuntimeError) as info,
+        running_server(tmp_path / "no-model", tmp_path / "s.log", startup_timeout=0.5),
+    ):
+        pass
+    assert "/health within 0.5 s:" in str(info.value)  # then the end of its log
