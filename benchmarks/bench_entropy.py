@@ -21,9 +21,9 @@ import statistics
 from pathlib import Path
 
 import torch
+from reasongym.agents.recipes import DEMO_ENV, demo_dapo_config, tiny_policy, warm_start
 
 from reasongym.agents.dapo import train_dapo
-from reasongym.agents.recipes import DEMO_ENV, demo_dapo_config, tiny_policy, warm_start
 
 ARMS = {"symmetric": 0.2, "clip_higher": 0.28}
 KEYS = ("train/entropy", "train/clip_high_frac", "train/clip_low_frac", "rollout/correct_rate")

@@ -22,10 +22,10 @@ import time
 import warnings
 
 import torch
+from reasongym.agents.recipes import tiny_policy
 
 from reasongym.agents.dapo import DAPOConfig, train_dapo
 from reasongym.agents.grpo import GRPOConfig, train_grpo
-from reasongym.agents.recipes import tiny_policy
 
 ENV = "reasongym/Arithmetic-v0"
 

@@ -30,6 +30,10 @@ class DatasetNotFoundError(ReasonGymError, FileNotFoundError):
     """Benchmark data could not be found locally or loaded from the hub."""
 
 
+class ServerError(ReasonGymError, RuntimeError):
+    """A model server refused a request, or kept failing after the retries; the message names the status."""
+
+
 class ExtractionError(ReasonGymError, ValueError):
     """An answer could not be extracted where one was required."""
 

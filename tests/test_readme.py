@@ -8,12 +8,14 @@ README, set-up and tests, are the ones `.ci/run` runs, which the last test check
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,11 +61,36 @@ def test_the_commands_run_in_order(tmp_path: Path) -> None:
     commands = _commands()
     assert any(c.startswith("reasongym train sft --model tiny") for c in commands)  # the documented path
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    for command in commands:
-        done = subprocess.run(
-            _shrunk(command), shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-        )
-        assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
+    with contextlib.ExitStack() as stack:
+        for command in commands:
+            if "--base-url" in command:  # a served model: a real server of the tiny model, on a free port
+                command = _against(_server(stack, tmp_path), command)
+            done = subprocess.run(
+                _shrunk(command),
+                shell=True,
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
+
+
+def _server(stack: contextlib.ExitStack, folder: Path) -> Any:
+    sys.path.insert(0, str(Path(__file__).parent / "served"))
+    from openai_server import running_server, save_tiny_model, transformers_cli
+
+    if transformers_cli() is None:
+        pytest.skip("`transformers serve` is not installed (extra: transformers[serving])")
+    model = save_tiny_model(folder / "served-model")
+    return stack.enter_context(running_server(model, folder / "server.log"))
+
+
+def _against(server: Any, command: str) -> str:
+    """The README's served command pointed at ``server``: its URL and model name in place of the example's."""
+    command = re.sub(r"--base-url \S+", f"--base-url {server.base_url}", command)
+    return re.sub(r"--model \S+", f"--model {server.model}", command)
 
 
 def test_the_two_top_commands_are_what_ci_runs() -> None:

@@ -5,7 +5,7 @@ Every command parses its arguments and calls one library function; nothing else 
 Exit codes, for scripts:
     0: success.
     1: runtime failure (a dataset that is neither local nor reachable on the hub; an error while sampling,
-       grading or training).
+       grading or training; a model server that refuses a request or keeps failing).
     2: usage error (unknown command, flag, environment id, algorithm or config field; a value that is not
        allowed; a model path that does not exist; a malformed input or config file).
     130: interrupted (Ctrl-C).
@@ -161,12 +161,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
             verbose=not args.json,
         )
     else:
-        if args.model is None or args.env is None:
+        served = _served_generator(args)  # None unless --model NAME / --base-url: then MODEL is the server's
+        model, env_id = (args.model, args.env) if served is None else (served, args.env or args.model)
+        if model is None or env_id is None:
             raise UsageError("eval needs MODEL and ENV_ID (or --completions FILE [ENV_ID])")
-        out = args.out or str(Path("evals") / f"{_safe(args.model)}__{_safe(args.env)}.jsonl")
+        name = args.model if served is None else args.served_model
+        out = args.out or str(Path("evals") / f"{_safe(name)}__{_safe(env_id)}.jsonl")
         report = evaluate(
-            args.model,
-            args.env,
+            model,
+            env_id,
             n=args.n,
             ks=args.k,
             split=args.split,
@@ -178,16 +181,39 @@ def cmd_eval(args: argparse.Namespace) -> int:
             seed=args.seed,
             out_path=out,
             resume=not args.no_resume,
-            batch_size=args.batch_size,
+            batch_size=args.batch_size or (8 if served is None else max(8, 2 * args.max_concurrency)),
             device=args.device,
             progress=progress,
             verbose=not args.json,
         )
+        if served is not None:
+            served.close()
+            print(f"served: {served.counts}", file=sys.stderr)
     if args.json:
         print(dumps_strict(report.to_dict()))
     elif report.path:
         print(f"records: {report.path}")
     return EXIT_OK
+
+
+def _served_generator(args: argparse.Namespace) -> Any:
+    if args.served_model is None and args.base_url is None:
+        return None
+    if args.served_model is None:
+        raise UsageError("--base-url needs --model NAME, the model's name on the server")
+    if args.model is not None and args.env is not None:
+        raise UsageError("a served model takes one positional argument: eval --model NAME ENV_ID")
+    from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
+
+    settings = ServedModelConfig(
+        model=args.served_model,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        endpoint=args.endpoint,
+        max_concurrency=args.max_concurrency,
+        request_timeout=args.request_timeout,
+    )
+    return OpenAIGenerator(settings)
 
 
 def _safe(text: str) -> str:
@@ -323,12 +349,32 @@ def _add_eval_parser(commands: Any) -> None:
     sub.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling threshold")
     sub.add_argument("--max-new-tokens", type=_positive_int, default=512, help="most tokens per completion")
     sub.add_argument("--seed", type=int, default=0, help="sampling seed")
-    sub.add_argument("--batch-size", type=_positive_int, default=8, help="problems sampled together")
+    sub.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        help="problems sampled together (default 8; served: 2 x in flight)",
+    )
     sub.add_argument("--device", help="cuda, cpu, ... (default: cuda when available)")
     sub.add_argument("--out", help="records JSONL (default evals/<model>__<env>.jsonl)")
     sub.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
     sub.add_argument("--no-progress", action="store_true", help="no progress bar")
     sub.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    served = sub.add_argument_group("a served model (OpenAI-compatible: vLLM, SGLang, llama.cpp, TGI, ...)")
+    served.add_argument("--model", dest="served_model", metavar="NAME", help="the model's name on the server")
+    served.add_argument("--base-url", metavar="URL", help="e.g. http://127.0.0.1:8000/v1 ($OPENAI_BASE_URL)")
+    served.add_argument("--api-key", help="bearer token (default $OPENAI_API_KEY, else none)")
+    served.add_argument(
+        "--endpoint",
+        choices=("chat", "completions"),
+        default="chat",
+        help="chat applies the server's template",
+    )
+    served.add_argument(
+        "--max-concurrency", type=_positive_int, default=8, help="requests in flight (default 8)"
+    )
+    served.add_argument(
+        "--request-timeout", type=float, default=600.0, help="seconds per request (default 600)"
+    )
     sub.set_defaults(run=cmd_eval)
 
 

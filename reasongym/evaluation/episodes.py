@@ -72,6 +72,15 @@ class Episode:
         tail = tokenizer.decode(self.token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         return self.prompt_text + tail
 
+    def chat_messages(self) -> list[dict[str, str]]:
+        """The conversation so far as chat messages (what a chat endpoint continues).
+
+        The prompt's messages, then each model turn as the assistant's and each observation as the user's.
+        """
+        roles = ("assistant", "user")
+        turns = [{"role": roles[i % 2], "content": piece} for i, piece in enumerate(self.pieces)]
+        return [*self.messages, *turns]
+
     def add_turn(self, completion: Completion, token_ids: list[int], logprobs: list[float] | None) -> None:
         """Append the model's tokens (mask 1) and remember whether they ran out of room.
 
@@ -215,7 +224,11 @@ def play_turn(
     rows are live then, in group layout); later turns have one context per row. Returns the device
     of the generator's tensors (None for a generator without ``generate_batch``).
     """
-    contexts = [episode.prompt_text if first_turn else episode.context(tokenizer) for episode in live]
+    chat = bool(getattr(generator, "takes_messages", False))
+    if chat:  # a backend that applies the chat template itself gets the conversation so far
+        contexts: list[Any] = [episode.chat_messages() for episode in live]
+    else:
+        contexts = [episode.prompt_text if first_turn else episode.context(tokenizer) for episode in live]
     grouped = (
         first_turn
         and group_size > 1
@@ -223,7 +236,10 @@ def play_turn(
     )
     if grouped:
         contexts, params = contexts[::group_size], dataclasses.replace(params, n=group_size)
-    prompt_ids, completions, device = _generate(generator, tokenizer, contexts, params, first_turn)
+    prompt_texts = [episode.prompt_text for episode in live[:: group_size if grouped else 1]]
+    prompt_ids, completions, device = _generate(
+        generator, tokenizer, contexts, params, first_turn, prompt_texts
+    )
     for row, (episode, completion) in enumerate(zip(live, completions, strict=True)):
         if first_turn:
             episode.prompt_ids = prompt_ids[row]
@@ -237,9 +253,10 @@ def play_turn(
 def _generate(
     generator: Generator,
     tokenizer: PreTrainedTokenizerBase,
-    contexts: list[str],
+    contexts: list[Any],
     params: SamplingParams,
     with_prompt_ids: bool,
+    prompt_texts: list[str],
 ) -> tuple[list[list[int]], list[Completion], torch.device | None]:
     """Completions for every context (``n`` each, in group layout), the prompt tokens if asked, the device."""
     if hasattr(generator, "generate_batch"):
@@ -256,7 +273,7 @@ def _generate(
             f"the generator returned {[len(g) for g in groups]} completions for {len(contexts)} prompts; "
             f"expected {params.n} per prompt"
         )
-    encoded = _encode_prompts(tokenizer, contexts) if with_prompt_ids and tokenizer is not None else []
+    encoded = _encode_prompts(tokenizer, prompt_texts) if with_prompt_ids and tokenizer is not None else []
     prompt_ids = [ids for ids in encoded for _ in range(params.n)] or [
         [] for _ in range(len(contexts) * params.n)
     ]
@@ -279,8 +296,8 @@ def _completion_tokens(
     that finished with ``stop`` without ending in a stop string ended on the model's EOS, which the text
     leaves out, so the EOS id is appended: the trainer then scores the sequence the model produced.
     """
-    token_ids = list(completion.token_ids)
-    logprobs = list(completion.logprobs)
+    token_ids = list(completion.token_ids or ())
+    logprobs = list(completion.logprobs or ())
     if token_ids and len(logprobs) == len(token_ids):
         return token_ids, logprobs
     if not token_ids and completion.text and tokenizer is not None:

@@ -59,7 +59,7 @@ def evaluate(
     Args:
         model_or_path: A transformers causal LM (pass ``tokenizer``), a hub id or local model folder, a
             run folder or ``checkpoints/step-N`` folder of a trained run, or any
-            :class:`~reasongym.generation.Generator` (e.g. a vLLM wrapper).
+            :class:`~reasongym.generation.Generator` (e.g. ``OpenAIGenerator`` for a served model).
         env_id: A registered environment id, or a made environment (wrappers included; trainers pass
             theirs). Multi-turn environments are played turn by turn, their tools and feedback included.
         n: Completions sampled per problem.

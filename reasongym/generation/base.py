@@ -7,7 +7,7 @@ so evaluation code can name `SamplingParams` and `Generator` without loading a m
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -68,13 +68,33 @@ class Completion:
 
     text: str
     """Decoded completion without special tokens; ends with the stop string when one was hit."""
-    token_ids: tuple[int, ...]
-    """Generated token ids, up to and including the EOS token or the token that completed a stop string."""
-    logprobs: tuple[float, ...]
+    token_ids: tuple[int, ...] | None
+    """Generated token ids, up to and including the EOS token or the token that completed a stop string;
+    None for a text-only completion (a backend that does not report tokens, e.g. most served models)."""
+    logprobs: tuple[float, ...] | None
     """Log-probability of each token in ``token_ids`` under the model's raw distribution (softmax at
-    temperature 1, before top-k/top-p), whatever the sampling temperature was."""
+    temperature 1, before top-k/top-p), whatever the sampling temperature was; None exactly when
+    ``token_ids`` is None. A trainer must recompute them for a text-only completion, never assume 0."""
     finish_reason: FinishReason
     """``"stop"`` (EOS or a stop string) or ``"length"`` (reached ``max_new_tokens``)."""
+
+    def __post_init__(self) -> None:
+        """Raise ConfigError unless token ids and log-probs are both given (equally long) or both None."""
+        ids, logprobs = self.token_ids, self.logprobs
+        if (ids is None) != (logprobs is None) or (ids is not None and len(ids) != len(logprobs or ())):
+            raise ConfigError(
+                f"token_ids ({_length(ids)}) and logprobs ({_length(logprobs)}) must both be None "
+                "(a text-only completion) or both be given with one log-prob per token"
+            )
+
+    @property
+    def text_only(self) -> bool:
+        """Whether the backend reported only text (no token ids and log-probs)."""
+        return self.token_ids is None
+
+
+def _length(values: tuple[object, ...] | None) -> str:
+    return "None" if values is None else f"{len(values)} entries"
 
 
 @dataclass(frozen=True)
@@ -143,14 +163,24 @@ class GenerationBatch:
         return [rows[start : start + n] for start in range(0, len(rows), n)]
 
 
+Messages = Sequence[Mapping[str, str]]
+"""A prompt as chat messages: ``[{"role": "system", "content": ...}, {"role": "user", "content": ...}]``."""
+
+
 class Generator(Protocol):
-    """The small interface every generation backend implements (HF now, vLLM later)."""
+    """The small interface every generation backend implements (in-process HF, a served model, ...).
+
+    A backend that applies the model's chat template itself (a served chat endpoint) sets the attribute
+    ``takes_messages = True``: callers that have chat messages then pass each prompt as `Messages`
+    instead of template-formatted text. Without the attribute, prompts are text.
+    """
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
         """Sample ``params.n`` completions for each prompt.
 
         Args:
-            prompts: Prompt texts, already formatted (see `reasongym.models.format_prompt`).
+            prompts: Prompt texts, already formatted (see `reasongym.models.format_prompt`); `Messages`
+                for a backend with ``takes_messages = True``.
             params: Sampling parameters.
 
         Returns:

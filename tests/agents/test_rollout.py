@@ -67,7 +67,7 @@ class ScriptedGenerator:
 
     def _completion(self, text: str) -> Completion:
         if self.logprob is None:
-            return Completion(text, (), (), "stop")
+            return Completion(text, None, None, "stop")
         ids = tuple(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         return Completion(text, ids, (self.logprob,) * len(ids), "stop")
 
@@ -466,7 +466,7 @@ class TextOnly:
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
         groups = self.inner.generate(prompts, params)
-        return [[Completion(c.text, (), (), c.finish_reason) for c in group] for group in groups]
+        return [[Completion(c.text, None, None, c.finish_reason) for c in group] for group in groups]
 
 
 def test_a_text_only_generator_gives_the_same_grpo_loss_and_gradient(model, tokenizer) -> None:

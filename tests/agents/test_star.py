@@ -74,7 +74,7 @@ class ScriptedGenerator:
                 correct, mention = index in self.solves, False
             text = self._answer(index, correct, mention)
             finish = "length" if index in self.truncated and not hinted else "stop"
-            outputs.append([Completion(text, (), (), finish) for _ in range(params.n)])
+            outputs.append([Completion(text, None, None, finish) for _ in range(params.n)])
         return outputs
 
 
