@@ -64,11 +64,11 @@ class ShuffledRewards:
             order = torch.randperm(len(batch.rewards), generator=generator).to(batch.rewards.device)
             return dataclasses.replace(batch, rewards=batch.rewards[order])
 
-        RLSession.rollouts = shuffled  # type: ignore[method-assign]
+        RLSession.rollouts = shuffled
         return self
 
     def __exit__(self, *exc: object) -> None:
-        RLSession.rollouts = self.original  # type: ignore[method-assign]
+        RLSession.rollouts = self.original
 
 
 def run_arm(
