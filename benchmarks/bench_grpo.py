@@ -22,10 +22,11 @@ import time
 import warnings
 
 import torch
-from reasongym.agents.recipes import tiny_policy
 
+from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.dapo import DAPOConfig, train_dapo
 from reasongym.agents.grpo import GRPOConfig, train_grpo
+from reasongym.models import tiny_policy
 
 ENV = "reasongym/Arithmetic-v0"
 
@@ -33,16 +34,17 @@ ENV = "reasongym/Arithmetic-v0"
 def ours(algo: str, args: argparse.Namespace) -> dict[str, float]:
     """Median seconds per step of our trainer (after ``--warmup`` steps) and its phase split."""
     model, tokenizer = tiny_policy(0)
-    common = {
-        "max_steps": args.warmup + args.steps, "num_prompts": args.prompts, "group_size": args.group,
-        "max_new_tokens": args.tokens, "lr": 1e-4, "mu": 1, "difficulty": 1, "progress_bar": False,
-        "samples_every": 0,
-    }  # fmt: skip
+    run = RunConfig(
+        max_steps=args.warmup + args.steps, lr=1e-4, difficulty=1, progress_bar=False, samples_every=0
+    )
+    rollout = RolloutConfig(num_prompts=args.prompts, group_size=args.group, max_new_tokens=args.tokens)
     if algo == "grpo":
-        history = train_grpo(GRPOConfig(kl="off", **common), model, tokenizer, ENV).history
+        history = train_grpo(
+            GRPOConfig(kl="off", mu=1), model, tokenizer, ENV, run=run, rollout=rollout
+        ).history
     else:
-        cfg = DAPOConfig(dynamic_sampling=False, overlong_buffer=args.tokens // 4, **common)
-        history = train_dapo(cfg, model, tokenizer, ENV).history
+        cfg = DAPOConfig(dynamic_sampling=False, overlong_buffer=args.tokens // 4, mu=1)
+        history = train_dapo(cfg, model, tokenizer, ENV, run=run, rollout=rollout).history
     timed = history[args.warmup :]
     out = {"step_s": statistics.median(h["perf/step_s"] for h in timed)}
     for phase in ("generate", "verify", "train"):

@@ -1,13 +1,18 @@
 """Does RL from a verifier alone raise held-out accuracy? Warm start, then GRPO, DAPO and a shuffled-reward control.
 
-One run: build the tiny policy, SFT it on reference solutions of Arithmetic-v0 level 1 until a validation
-probe reaches ``--target`` (about a third), measure greedy pass@1 on ``--eval-problems`` test problems,
-then train three copies of that model from rewards: GRPO, DAPO, and GRPO with the rewards of each batch
-randomly permuted (a negative control: the same updates, no information about correctness). Each arm
-is evaluated again on the same test problems. Prints a table and, last, one JSON object.
+One run: build the tiny policy, SFT it (the ``tiny`` preset's SFT) on reference solutions of
+Arithmetic-v0 level 1 until a validation probe reaches ``--target`` (about a third), measure greedy
+pass@1 on ``--eval-problems`` test problems, then train three copies of that model from rewards (the
+``tiny`` preset's GRPO and DAPO): GRPO, DAPO, and GRPO with the rewards of each batch randomly permuted
+(a negative control: the same updates, no information about correctness). Each arm is evaluated again
+on the same test problems. Prints a table and, last, one JSON object.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_learning.py            # about 10 minutes on one core
     OMP_NUM_THREADS=1 python benchmarks/bench_learning.py --steps 10 --eval-problems 50   # quick look
+
+Smoke run (about a minute; checks that it runs, measures nothing)::
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_learning.py --steps 2 --eval-problems 8 --target 0.05 --sft-max-steps 40
 """
 
 from __future__ import annotations
@@ -19,27 +24,28 @@ import json
 import time
 
 import torch
-from reasongym.agents.recipes import (
-    DEMO_DIFFICULTY,
-    DEMO_ENV,
-    DEMO_MAX_NEW_TOKENS,
-    demo_dapo_config,
-    demo_grpo_config,
-    tiny_policy,
-    warm_start,
-)
 
 from reasongym.agents.dapo import train_dapo
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.runtime import session as rl_loop
-from reasongym.agents.runtime.session import greedy_pass_at_1
+from reasongym.agents.presets import preset_configs
+from reasongym.agents.runtime.session import RLSession
+from reasongym.agents.warm_start import warm_start
+from reasongym.evaluation.runner import greedy_pass_at_1
+from reasongym.generation import HFGenerator
+from reasongym.models import tiny_policy
+
+ENV = "reasongym/Arithmetic-v0"
+DIFFICULTY = 1
+"""Level 1: 2-digit addition with a column-by-column solution."""
+MAX_NEW_TOKENS = 72
+"""Longest completion (the ``tiny`` preset's; level-1 solutions take 40-56 characters plus EOS)."""
 
 
 def evaluate(model: torch.nn.Module, tokenizer: object, problems: int) -> float:
-    """Greedy pass@1 on the first ``problems`` test problems of the demo env."""
+    """Greedy pass@1 on the first ``problems`` test problems of the environment."""
     return greedy_pass_at_1(
-        model, tokenizer, DEMO_ENV, range(problems), split="test", difficulty=DEMO_DIFFICULTY,
-        max_new_tokens=DEMO_MAX_NEW_TOKENS,
+        HFGenerator(model, tokenizer), ENV, tokenizer=tokenizer, split="test", num_problems=problems,
+        difficulty=DIFFICULTY, max_new_tokens=MAX_NEW_TOKENS,
     )  # fmt: skip
 
 
@@ -48,21 +54,21 @@ class ShuffledRewards:
 
     def __init__(self, seed: int) -> None:
         self.generator = torch.Generator().manual_seed(seed)
-        self.original = rl_loop.RLSession.rollouts
+        self.original = RLSession.rollouts
 
     def __enter__(self) -> ShuffledRewards:
         original, generator = self.original, self.generator
 
-        def shuffled(session: rl_loop.RLSession, num_prompts: int) -> object:
+        def shuffled(session: RLSession, num_prompts: int) -> object:
             batch = original(session, num_prompts)
             order = torch.randperm(len(batch.rewards), generator=generator).to(batch.rewards.device)
             return dataclasses.replace(batch, rewards=batch.rewards[order])
 
-        rl_loop.RLSession.rollouts = shuffled
+        RLSession.rollouts = shuffled
         return self
 
     def __exit__(self, *exc: object) -> None:
-        rl_loop.RLSession.rollouts = self.original
+        RLSession.rollouts = self.original
 
 
 def run_arm(
@@ -70,14 +76,18 @@ def run_arm(
 ) -> dict[str, float]:
     """Train one copy of the warm-started model and evaluate it."""
     started, cpu_started = time.perf_counter(), time.process_time()
-    overrides = {"max_steps": args.steps, "lr": args.lr, "seed": args.seed, "progress_bar": False}
-    if name == "dapo":
-        result = train_dapo(demo_dapo_config(**overrides), model, tokenizer, DEMO_ENV)
-    elif name == "shuffled_control":
+    algo = "dapo" if name == "dapo" else "grpo"
+    configs = preset_configs(
+        "tiny", algo, max_steps=args.steps, lr=args.lr, seed=args.seed, difficulty=DIFFICULTY,
+        progress_bar=False,
+    )  # fmt: skip
+    train = train_dapo if algo == "dapo" else train_grpo
+    run, rollout = configs["run"], configs["rollout"]
+    if name == "shuffled_control":
         with ShuffledRewards(args.seed):
-            result = train_grpo(demo_grpo_config(**overrides), model, tokenizer, DEMO_ENV)
+            result = train(configs[algo], model, tokenizer, ENV, run=run, rollout=rollout)
     else:
-        result = train_grpo(demo_grpo_config(**overrides), model, tokenizer, DEMO_ENV)
+        result = train(configs[algo], model, tokenizer, ENV, run=run, rollout=rollout)
     rl_seconds, rl_cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     history = result.history
     return {
@@ -97,6 +107,9 @@ def main() -> None:
     )
     parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--target", type=float, default=0.3, help="warm-start probe accuracy to stop SFT at")
+    parser.add_argument(
+        "--sft-max-steps", type=int, default=800, help="most warm-start SFT steps (the schedule's length)"
+    )
     parser.add_argument("--eval-problems", type=int, default=200)
     parser.add_argument("--arms", default="grpo,dapo,shuffled_control")
     parser.add_argument("--seed", type=int, default=0)
@@ -105,7 +118,10 @@ def main() -> None:
 
     model, tokenizer = tiny_policy(args.seed)
     started = time.perf_counter()
-    warm = warm_start(model, tokenizer, target_accuracy=args.target, seed=args.seed)
+    sft_run = preset_configs(
+        "tiny", "sft", max_steps=args.sft_max_steps, seed=args.seed, difficulty=DIFFICULTY, progress_bar=False
+    )["run"]
+    warm = warm_start(model, tokenizer, ENV, target_accuracy=args.target, run=sft_run)
     sft_seconds = time.perf_counter() - started
     before = evaluate(model, tokenizer, args.eval_problems)
     print(f"warm start: {warm.steps} SFT steps in {sft_seconds:.0f}s, probe {warm.probe_accuracy:.3f}, "

@@ -25,6 +25,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch loads
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
+from reasongym.agents.config import RolloutConfig, RunConfig  # noqa: E402
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft  # noqa: E402
 from reasongym.agents.star import STaRConfig, STaRResult, train_star  # noqa: E402
 from reasongym.models import format_prompt, make_char_tokenizer, make_tiny_model  # noqa: E402
@@ -60,8 +61,12 @@ def _warm_start(model: torch.nn.Module, tokenizer: object, env: object, steps: i
     pairs += [
         (format_prompt(tokenizer, base.messages(p, hint=True)), pairs[i][1]) for i, p in enumerate(hinted)
     ]
-    cfg = SFTConfig(lr=3e-3, batch_size=16, max_steps=1000, warmup_steps=10, seed=seed, progress_bar=False)
-    train_sft(cfg, model, tokenizer, pairs, stop_when=lambda step: step >= steps)
+    run = RunConfig(
+        max_steps=1000, lr=3e-3, lr_schedule="cosine", warmup_steps=10, seed=seed, progress_bar=False
+    )
+    train_sft(
+        SFTConfig(batch_size=16), model, tokenizer, pairs, run=run, stop_when=lambda step: step >= steps
+    )
 
 
 def _table(with_r: STaRResult, without_r: STaRResult) -> str:
@@ -94,18 +99,24 @@ def main() -> None:
     _warm_start(model, tokenizer, env, args.warm_steps, args.seed)
     warm_seconds = time.perf_counter() - started
     base = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    cfg = STaRConfig(
-        iterations=args.iterations, samples_per_problem=args.samples, temperature=args.temperature,
-        max_new_tokens=64, num_train_problems=args.train_problems, eval_size=args.eval_size, seed=args.seed,
-        sft=SFTConfig(lr=args.lr, batch_size=16, max_steps=args.sft_steps, warmup_steps=5, progress_bar=False),
+    # Fine-tuning: cosine over each iteration's steps after 5 warmup steps, at --lr.
+    run = RunConfig(
+        max_steps=args.iterations, lr=args.lr, lr_schedule="cosine", warmup_steps=5,
+        eval_problems=args.eval_size, seed=args.seed, progress_bar=False,
     )  # fmt: skip
+    rollout = RolloutConfig(group_size=args.samples, temperature=args.temperature, max_new_tokens=64)
+    cfg = STaRConfig(
+        num_train_problems=args.train_problems, sft_steps=args.sft_steps, sft=SFTConfig(batch_size=16)
+    )
     root = args.run_root or tempfile.mkdtemp(prefix="bench_star_")
     results, seconds = {}, {}
     for name, rationalize in (("rationalize", True), ("filter_only", False)):
         model.load_state_dict(base)  # both runs start from the same warm-started base
         run_started = time.perf_counter()
-        run_cfg = dataclasses.replace(cfg, rationalize=rationalize)
-        results[name] = train_star(run_cfg, model, tokenizer, env, run_dir=os.path.join(root, name))
+        star_cfg = dataclasses.replace(cfg, rationalize=rationalize)
+        results[name] = train_star(
+            star_cfg, model, tokenizer, env, run=run, rollout=rollout, run_dir=os.path.join(root, name)
+        )
         seconds[name] = time.perf_counter() - run_started
     with_r, without_r = results["rationalize"], results["filter_only"]
     print(f"device {device}; warm start {args.warm_steps} steps in {warm_seconds:.1f}s; runs in {root}")

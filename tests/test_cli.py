@@ -172,7 +172,7 @@ def test_config_file_values_and_flags_build_the_config(tmp_path: Path, text: str
     config.write_text(text, encoding="utf-8")
     from_file = sort_fields("sft", read_config_file(config), where="file")
     configs = preset_configs("tiny", "sft", merge(from_file, {"sft": {"batch_size": 2}}))
-    assert (configs["run"].lr, configs["sft"].batch_size, configs["run"].max_steps) == (0.01, 2, 300)
+    assert (configs["run"].lr, configs["sft"].batch_size, configs["run"].max_steps) == (0.01, 2, 800)
 
 
 def _strict_loads(text: str) -> object:

@@ -46,15 +46,20 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
         },
     },
     "tiny": {
+        # SFT stops once greedy pass@1 on 64 validation problems reaches 0.4: accuracy jumps once the format
+        # is learnt (3% after 120 steps, 88% after 300), and RL needs room to improve (the demo aims at
+        # 25-50%); run to the end, SFT leaves GRPO at lr 1e-4 nothing to gain in 60 steps.
         "sft": {
             "run": {
-                "max_steps": 300,
+                "max_steps": 800,
                 "lr": 2e-3,
                 "lr_schedule": "cosine",
                 "warmup_steps": 20,
+                "eval_every": 10,
                 "eval_problems": 64,
+                "eval_split": "validation",
             },
-            "sft": {"batch_size": 32, "max_length": 256},
+            "sft": {"batch_size": 32, "max_length": 256, "stop_at_accuracy": 0.4, "eval_max_new_tokens": 72},
         },
         "grpo": {
             "run": {"max_steps": 60, "lr": 1e-4, "eval_problems": 64},

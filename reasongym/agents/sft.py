@@ -81,10 +81,20 @@ class SFTConfig:
     packing: bool = False
     """Concatenate examples into rows of ``max_length``; attention stays within each example through
     restarting position ids (transformers' packed-sequence masks, transformers >= 4.54)."""
+    stop_at_accuracy: float | None = None
+    """Stop once held-out greedy pass@1 reaches this (needs the environment: ``train_sft(..., env=)``, which
+    the command line passes; measured every ``eval_every`` steps). RL needs a policy that sometimes earns a
+    reward and room to improve, so a warm start stops here rather than at a step count. None: never."""
+    eval_max_new_tokens: int = 512
+    """Longest completion of the held-out evaluations (with an environment)."""
 
     def __post_init__(self) -> None:
         check_field_types(self)
-        at_least(self, batch_size=1, max_length=2)
+        at_least(self, batch_size=1, max_length=2, eval_max_new_tokens=1)
+        if self.stop_at_accuracy is not None and not 0 < self.stop_at_accuracy <= 1:
+            raise ConfigError(
+                f"stop_at_accuracy={self.stop_at_accuracy!r} is not allowed; expected 0 < value <= 1 or None"
+            )
 
 
 @dataclass(frozen=True)
@@ -245,6 +255,7 @@ def train_sft(
     run_dir: RunDir | str | Path | None = None,
     eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
     stop_when: Callable[[int], bool] | None = None,
+    env: Any | None = None,
 ) -> SFTResult:
     """Fine-tune ``model`` on ``pairs`` for ``run.max_steps`` optimizer steps, resuming when possible.
 
@@ -263,6 +274,9 @@ def train_sft(
             under ``eval/`` unless already namespaced.
         stop_when: Called with the step after each step (rank 0); True ends training early, e.g. once
             a probe accuracy is reached.
+        env: The environment the pairs come from: held-out greedy pass@1 on its evaluation split is then
+            logged as ``eval/pass@1`` every ``run.eval_every`` steps (through `reasongym.evaluation`),
+            and ``cfg.stop_at_accuracy`` stops on it.
 
     Returns:
         An ``SFTResult``.
@@ -274,6 +288,13 @@ def train_sft(
         from reasongym.agents.presets import preset_configs
 
         run = preset_configs("default", "sft")["run"]
+    if env is not None and run.eval_every:
+        eval_fn, stop_when = _held_out(cfg, run, tokenizer, env, eval_fn, stop_when)
+    elif cfg.stop_at_accuracy is not None:
+        raise ConfigError(
+            "stop_at_accuracy needs held-out evaluations: pass env= and set run.eval_every > 0 "
+            f"(got env={'set' if env is not None else None}, eval_every={run.eval_every})"
+        )
     info = distributed.current()
     folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
     state = _start_or_resume(cfg, run, model, tokenizer, pairs, folder, info)
@@ -306,6 +327,36 @@ def train_sft(
             writer.close()
     path = None if folder is None else folder.path
     return SFTResult(step, state.resumed_from, stopped, tuple(history), path)
+
+
+def _held_out(
+    cfg: SFTConfig,
+    run: RunConfig,
+    tokenizer: PreTrainedTokenizerBase,
+    env: Any,
+    eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None,
+    stop_when: Callable[[int], bool] | None,
+) -> tuple[Callable[[torch.nn.Module], Mapping[str, float]], Callable[[int], bool]]:
+    """``eval_fn`` and ``stop_when`` extended with held-out greedy pass@1 and ``cfg.stop_at_accuracy``."""
+    from reasongym.agents.config import resolve_splits
+    from reasongym.evaluation.runner import greedy_pass_at_1
+    from reasongym.generation import HFGenerator
+
+    _, eval_split = resolve_splits(run, env)
+    latest = {"pass@1": -1.0}
+
+    def evaluate(model: torch.nn.Module) -> dict[str, float]:
+        latest["pass@1"] = greedy_pass_at_1(
+            HFGenerator(model, tokenizer), env, tokenizer=tokenizer, split=eval_split,
+            num_problems=run.eval_problems, difficulty=run.difficulty, max_new_tokens=cfg.eval_max_new_tokens,
+        )  # fmt: skip
+        return {"eval/pass@1": latest["pass@1"], **(eval_fn(model) if eval_fn is not None else {})}
+
+    def stop(step: int) -> bool:
+        reached = cfg.stop_at_accuracy is not None and latest["pass@1"] >= cfg.stop_at_accuracy
+        return reached or (stop_when is not None and bool(stop_when(step)))
+
+    return evaluate, stop
 
 
 @dataclass

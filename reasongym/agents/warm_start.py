@@ -1,9 +1,10 @@
-"""A warm start: SFT on an environment's reference solutions until a greedy probe shows the format is learnt.
+"""A warm start: SFT on an environment's reference solutions until held-out accuracy shows the format is learnt.
 
 RL from a verifier needs a policy that sometimes earns a reward. A random-init model never does, so the
 demo, the benchmarks and the tiny-model recipes first fine-tune on reference solutions, and stop on a
-held-out probe rather than on a step count: accuracy jumps once the solution format is learnt, and RL needs
-room left to improve (the demo aims at 25-50%). The settings default to the ``tiny`` preset's SFT.
+held-out probe rather than on a step count (`SFTConfig.stop_at_accuracy`): accuracy jumps once the solution
+format is learnt, and RL needs room left to improve. The settings default to the ``tiny`` preset's SFT, which
+is what ``reasongym train sft --model tiny`` runs too.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import torch
 
 from reasongym.agents.config import RunConfig
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
-from reasongym.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,9 @@ class WarmStart:
     steps: int
     """SFT steps taken."""
     probe_accuracy: float
-    """Greedy pass@1 on the validation probe when SFT stopped."""
+    """Held-out greedy pass@1 at the last probe (0 if none ran)."""
     reached_target: bool
-    """Whether the probe reached ``target_accuracy`` before the last step."""
+    """Whether the probe reached the target before the last step."""
 
 
 def warm_start(
@@ -36,28 +36,23 @@ def warm_start(
     tokenizer: Any,
     env_id: str = "reasongym/Arithmetic-v0",
     *,
-    target_accuracy: float = 0.3,
+    target_accuracy: float | None = None,
     run: RunConfig | None = None,
     sft: SFTConfig | None = None,
     num_pairs: int = 4000,
-    probe_problems: int = 64,
-    probe_every: int = 10,
-    max_new_tokens: int = 72,
     run_dir: str | None = None,
 ) -> WarmStart:
-    """Fine-tune on reference solutions until a greedy probe on the validation split reaches ``target_accuracy``.
+    """Fine-tune on reference solutions until held-out greedy pass@1 reaches the target.
 
     Args:
         model: The policy, trained in place.
         tokenizer: Its tokenizer.
         env_id: Environment whose reference solutions are the SFT data (``run.difficulty`` picks the level).
-        target_accuracy: Stop once the probe's greedy pass@1 is at least this.
-        run: SFT length, optimizer and seed; None: the ``tiny`` preset's SFT run with up to 800 steps.
-        sft: Batch and length; None: the ``tiny`` preset's (batch 32, 256 tokens).
+        target_accuracy: Stop once the probe reaches this; None: ``sft.stop_at_accuracy``.
+        run: SFT length, optimizer, seed and probe (``eval_every``, ``eval_problems``, ``eval_split``);
+            None: the ``tiny`` preset's (800 steps at most, a 64-problem validation probe every 10 steps).
+        sft: Batch, length and stop; None: the ``tiny`` preset's (batch 32, stop at 0.4).
         num_pairs: Training problems turned into pairs.
-        probe_problems: Validation problems of each probe.
-        probe_every: Probe every this many steps.
-        max_new_tokens: Longest completion of the probe.
         run_dir: Run folder of the SFT run, or None.
 
     Returns:
@@ -65,31 +60,13 @@ def warm_start(
     """
     import reasongym
     from reasongym.agents.presets import preset_configs
-    from reasongym.evaluation.runner import greedy_pass_at_1
-    from reasongym.generation import HFGenerator
 
-    if not 0 < target_accuracy <= 1:
-        raise ConfigError(
-            f"target_accuracy={target_accuracy!r} is not allowed; expected 0 < target_accuracy <= 1"
-        )
-    tiny = preset_configs("tiny", "sft")
-    run = run or dataclasses.replace(tiny["run"], max_steps=800, progress_bar=False)
+    tiny = preset_configs("tiny", "sft", progress_bar=False)
+    run, sft = run or tiny["run"], sft or tiny["sft"]
+    if target_accuracy is not None:
+        sft = dataclasses.replace(sft, stop_at_accuracy=target_accuracy)
     env = reasongym.make(env_id, difficulty=run.difficulty) if run.difficulty else reasongym.make(env_id)
     pairs = sft_pairs_from_env(env, num_pairs, split="train", tokenizer=tokenizer)
-    probe = {"accuracy": 0.0}
-    generator = HFGenerator(model, tokenizer)
-
-    def stop_when(step: int) -> bool:
-        if step % probe_every:
-            return False
-        probe["accuracy"] = greedy_pass_at_1(
-            generator, env, tokenizer=tokenizer, split="validation", num_problems=probe_problems,
-            difficulty=run.difficulty, max_new_tokens=max_new_tokens,
-        )  # fmt: skip
-        model.train()
-        return probe["accuracy"] >= target_accuracy
-
-    result = train_sft(
-        sft or tiny["sft"], model, tokenizer, pairs, run=run, run_dir=run_dir, stop_when=stop_when
-    )
-    return WarmStart(result.steps, probe["accuracy"], result.stopped_early)
+    result = train_sft(sft, model, tokenizer, pairs, run=run, run_dir=run_dir, env=env)
+    probes = [m["eval/pass@1"] for m in result.history if "eval/pass@1" in m]
+    return WarmStart(result.steps, probes[-1] if probes else 0.0, result.stopped_early)

@@ -153,14 +153,10 @@ def warm_start(cfg: DemoConfig, model: Any, tokenizer: Any) -> Any:
     from reasongym.agents.presets import preset_configs
     from reasongym.agents.warm_start import warm_start as sft_warm_start
 
-    sft_run = preset_configs(
-        "tiny", "sft", {"run": {"max_steps": 800, "seed": cfg.seed, "progress_bar": False}}
-    )["run"]
+    sft_run = preset_configs("tiny", "sft", seed=cfg.seed, progress_bar=False)["run"]
     if cfg.quick:
-        sft_run = replace(sft_run, max_steps=2)
-        return sft_warm_start(
-            model, tokenizer, ENV_ID, run=sft_run, num_pairs=16, probe_problems=2, probe_every=1
-        )
+        sft_run = replace(sft_run, max_steps=2, eval_every=1, eval_problems=2)
+        return sft_warm_start(model, tokenizer, ENV_ID, run=sft_run, num_pairs=16)
     return sft_warm_start(model, tokenizer, ENV_ID, target_accuracy=cfg.warm_start_target, run=sft_run)
 
 

@@ -247,23 +247,23 @@ def _train(algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any]) -
     module_name, train_name = TRAINERS[algo]
     train = getattr(importlib.import_module(module_name), train_name)
     if algo == "sft":
-        result = train(configs["sft"], model, tokenizer, _sft_pairs(env_id, info["num_examples"], run_cfg, tokenizer),
-                       run=run_cfg, run_dir=folder.path)  # fmt: skip
+        pairs, env = _sft_pairs(env_id, info["num_examples"], run_cfg, tokenizer)
+        result = train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
     else:
         result = train(configs[algo], model, tokenizer, env_id, run=run_cfg, rollout=configs["rollout"],
                        run_dir=folder.path)  # fmt: skip
     return {"algo": algo, "env": env_id, "run_dir": str(folder.path), **result_summary(result)}
 
 
-def _sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> list[tuple[str, str]]:
-    """Reference solutions of the run's training split (and difficulty) as SFT pairs."""
+def _sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> tuple[list[tuple[str, str]], Any]:
+    """Reference solutions of the run's training split (and difficulty) as SFT pairs, and the env."""
     from reasongym.agents.config import resolve_splits
     from reasongym.agents.sft import sft_pairs_from_env
     from reasongym.envs import make
 
     env = make(env_id, difficulty=run.difficulty) if run.difficulty is not None else make(env_id)
     split, _ = resolve_splits(run, env)
-    return sft_pairs_from_env(env, count, split=split, tokenizer=tokenizer)
+    return sft_pairs_from_env(env, count, split=split, tokenizer=tokenizer), env
 
 
 def result_summary(result: Any) -> dict[str, Any]:

@@ -15,7 +15,6 @@ import torch
 
 from reasongym.agents.grpo import train_grpo
 from reasongym.agents.presets import preset_configs
-from reasongym.agents.sft import SFTConfig
 from reasongym.agents.warm_start import warm_start
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
@@ -28,11 +27,8 @@ ENV = "reasongym/Arithmetic-v0"
 def test_grpo_raises_held_out_accuracy_above_a_zero_lr_run() -> None:
     torch.set_num_threads(1)
     model, tokenizer = tiny_policy(0, hidden_size=96)
-    sft_run = preset_configs("tiny", "sft", max_steps=800, progress_bar=False)["run"]
-    warm = warm_start(
-        model, tokenizer, ENV, target_accuracy=0.3, run=sft_run, sft=SFTConfig(batch_size=16, max_length=256),
-        probe_problems=32, probe_every=20,
-    )  # fmt: skip
+    sft = preset_configs("tiny", "sft", eval_problems=32, eval_every=20, progress_bar=False, batch_size=16)
+    warm = warm_start(model, tokenizer, ENV, target_accuracy=0.3, run=sft["run"], sft=sft["sft"])
     assert warm.reached_target
 
     def held_out(m: torch.nn.Module) -> float:
