@@ -25,18 +25,15 @@ import statistics
 from pathlib import Path
 
 import torch
-from reasongym.agents.recipes import DEMO_ENV, demo_dapo_config, tiny_policy, warm_start
+from reasongym.agents.recipes import tiny_policy, warm_start
 
 from reasongym.agents.dapo import train_dapo
-<<<<<<< HEAD
-=======
 from reasongym.agents.presets import preset_configs
 from reasongym.agents.warm_start import warm_start
 from reasongym.models import tiny_policy
 
 ENV = "reasongym/Arithmetic-v0"
 DIFFICULTY = 1
->>>>>>> benchports
 
 ARMS = {"symmetric": 0.2, "clip_higher": 0.28}
 KEYS = ("train/entropy", "train/clip_high_frac", "train/clip_low_frac", "rollout/correct_rate")
