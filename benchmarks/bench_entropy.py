@@ -25,7 +25,6 @@ import statistics
 from pathlib import Path
 
 import torch
-from reasongym.agents.recipes import tiny_policy, warm_start
 
 from reasongym.agents.dapo import train_dapo
 from reasongym.agents.presets import preset_configs
