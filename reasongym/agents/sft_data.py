@@ -233,3 +233,31 @@ def sft_pairs_from_env(
         if base.score(problem, completion).correct:
             pairs.append((prompt, completion))
     return pairs
+
+
+def build_sft_batches(
+    tokenizer: PreTrainedTokenizerBase,
+    pairs: Sequence[tuple[str, str]],
+    cfg: Any,
+    rng: np.random.Generator | None = None,
+) -> list[SFTBatch]:
+    """Tokenize ``pairs`` and collate them into micro-batches, shuffled by ``rng`` (None keeps the order).
+
+    Args:
+        tokenizer: The policy's tokenizer (needs an EOS token).
+        pairs: ``(prompt, completion)`` texts; the prompt is already formatted (chat template applied).
+        cfg: An ``SFTConfig``: supplies ``batch_size``, ``max_length`` and ``packing``.
+        rng: Shuffles the examples before batching.
+
+    Returns:
+        One epoch of micro-batches.
+    """
+    examples = tokenize_pairs(tokenizer, pairs, cfg.max_length)
+    order = rng.permutation(len(examples)) if rng is not None else np.arange(len(examples))
+    return collate(
+        [examples[i] for i in order],
+        batch_size=cfg.batch_size,
+        pad_id=pad_token_id(tokenizer),
+        packing=cfg.packing,
+        max_length=cfg.max_length,
+    )

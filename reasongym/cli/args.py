@@ -21,6 +21,9 @@ from typing import Any
 
 from reasongym.errors import ConfigError
 
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+"""Exit codes of the command line (see `reasongym.cli.main`)."""
+
 
 class UsageError(Exception):
     """A command-line argument is wrong (exit code 2)."""
@@ -189,3 +192,19 @@ def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any
         else:
             merged[key] = value
     return merged
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed; expected an integer >= 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is not allowed; expected an integer >= 0")
+    return value

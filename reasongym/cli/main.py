@@ -23,12 +23,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reasongym.cli.args import ArgParser, UsageError
+from reasongym.cli.args import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    ArgParser,
+    UsageError,
+    non_negative_int,
+    positive_int,
+)
+from reasongym.cli.eval import add_eval_parser
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
 from reasongym.metrics import dumps_strict
-
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
 
 # ---------------------------------------------------------------------------------------------- commands
 
@@ -144,82 +151,6 @@ def _print_verdict(verdict: Any, as_json: bool) -> None:
     print(f"{word} (outcome {verdict.outcome.value}; extracted {verdict.extracted!r}): {verdict.reason}")
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
-    """Evaluate a model (or grade stored completions) and print the pass@k / maj@k table."""
-    from reasongym.evaluation import evaluate, grade_completions
-
-    progress = not args.no_progress
-    if args.completions is not None:
-        env_id = args.env or args.model  # `eval --completions F ENV` reads ENV from the first positional
-        report = grade_completions(
-            args.completions,
-            env_id,
-            ks=args.k,
-            split=args.split,
-            out_path=args.out,
-            progress=progress,
-            verbose=not args.json,
-        )
-    else:
-        served = _served_generator(args)  # None unless --model NAME / --base-url: then MODEL is the server's
-        model, env_id = (args.model, args.env) if served is None else (served, args.env or args.model)
-        if model is None or env_id is None:
-            raise UsageError("eval needs MODEL and ENV_ID (or --completions FILE [ENV_ID])")
-        name = args.model if served is None else args.served_model
-        out = args.out or str(Path("evals") / f"{_safe(name)}__{_safe(env_id)}.jsonl")
-        report = evaluate(
-            model,
-            env_id,
-            n=args.n,
-            ks=args.k,
-            split=args.split,
-            num_problems=args.num_problems,
-            difficulty=args.difficulty,
-            temperature=args.temperature,
-            top_p=args.top_p,
-            max_new_tokens=args.max_new_tokens,
-            seed=args.seed,
-            out_path=out,
-            resume=not args.no_resume,
-            batch_size=args.batch_size or (8 if served is None else max(8, 2 * args.max_concurrency)),
-            device=args.device,
-            progress=progress,
-            verbose=not args.json,
-        )
-        if served is not None:
-            served.close()
-            print(f"served: {served.counts}", file=sys.stderr)
-    if args.json:
-        print(dumps_strict(report.to_dict()))
-    elif report.path:
-        print(f"records: {report.path}")
-    return EXIT_OK
-
-
-def _served_generator(args: argparse.Namespace) -> Any:
-    if args.served_model is None and args.base_url is None:
-        return None
-    if args.served_model is None:
-        raise UsageError("--base-url needs --model NAME, the model's name on the server")
-    if args.model is not None and args.env is not None:
-        raise UsageError("a served model takes one positional argument: eval --model NAME ENV_ID")
-    from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
-
-    settings = ServedModelConfig(
-        model=args.served_model,
-        base_url=args.base_url,
-        api_key=args.api_key,
-        endpoint=args.endpoint,
-        max_concurrency=args.max_concurrency,
-        request_timeout=args.request_timeout,
-    )
-    return OpenAIGenerator(settings)
-
-
-def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(text).name or text).strip("_")
-
-
 def cmd_compare(args: argparse.Namespace) -> int:
     """Put evaluation files side by side, and optionally plot pass@k against k."""
     from reasongym.evaluation.report import compare_reports, load_report, plot_pass_at_k
@@ -268,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgParser)
     commands.required = True
     _add_inspection_parsers(commands)
-    _add_eval_parser(commands)
+    add_eval_parser(commands)
     _add_training_parsers(commands)
     return parser
 
@@ -281,8 +212,8 @@ def _add_inspection_parsers(commands: Any) -> None:
 
     sub = commands.add_parser("show", help="show problems with gold answers and reference solutions")
     sub.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. reasongym/Arithmetic-v0")
-    sub.add_argument("--n", type=_positive_int, default=3, help="how many problems (default 3)")
-    sub.add_argument("--start", type=_non_negative_int, default=0, help="index of the first problem")
+    sub.add_argument("--n", type=positive_int, default=3, help="how many problems (default 3)")
+    sub.add_argument("--start", type=non_negative_int, default=0, help="index of the first problem")
     sub.add_argument("--split", help="split (default: test if present)")
     sub.add_argument("--difficulty", type=int, help="difficulty level, where the environment has levels")
     sub.add_argument("--prompt", action="store_true", help="print the full prompt the model sees")
@@ -308,7 +239,7 @@ def _add_training_parsers(commands: Any) -> None:
     """``compare``, ``train`` and ``demo``."""
     sub = commands.add_parser("compare", help="put evaluation files side by side; plot pass@k")
     sub.add_argument("files", nargs="+", metavar="EVAL.jsonl", help="evaluation files written by eval")
-    sub.add_argument("--k", type=_positive_int, action="append", help="a k of pass@k (repeatable)")
+    sub.add_argument("--k", type=positive_int, action="append", help="a k of pass@k (repeatable)")
     sub.add_argument("--plot", metavar="PNG", help="also plot pass@k against k into this PNG")
     sub.set_defaults(run=cmd_compare)
 
@@ -329,73 +260,10 @@ def _add_training_parsers(commands: Any) -> None:
     sub.set_defaults(run=cmd_demo)
 
 
-def _add_eval_parser(commands: Any) -> None:
-    sub = commands.add_parser("eval", help="evaluate a model or stored completions: pass@k, maj@k, avg@n")
-    sub.add_argument(
-        "model", nargs="?", metavar="MODEL", help="hub id, model folder, run folder or checkpoint"
-    )
-    sub.add_argument("env", nargs="?", metavar="ENV_ID", help="environment id")
-    sub.add_argument(
-        "--completions", metavar="FILE", help="grade stored completions (JSONL) instead of a model"
-    )
-    sub.add_argument("--n", type=_positive_int, default=1, help="samples per problem (default 1)")
-    sub.add_argument("--k", type=_positive_int, action="append", help="a k of pass@k and maj@k (repeatable)")
-    sub.add_argument("--split", help="split (default: test if present)")
-    sub.add_argument(
-        "--num-problems", type=_positive_int, help="first N problems (default: all / 200 procedural)"
-    )
-    sub.add_argument("--difficulty", type=int, help="difficulty level, where the environment has levels")
-    sub.add_argument("--temperature", type=float, default=0.6, help="sampling temperature; 0 = greedy")
-    sub.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling threshold")
-    sub.add_argument("--max-new-tokens", type=_positive_int, default=512, help="most tokens per completion")
-    sub.add_argument("--seed", type=int, default=0, help="sampling seed")
-    sub.add_argument(
-        "--batch-size",
-        type=_positive_int,
-        help="problems sampled together (default 8; served: 2 x in flight)",
-    )
-    sub.add_argument("--device", help="cuda, cpu, ... (default: cuda when available)")
-    sub.add_argument("--out", help="records JSONL (default evals/<model>__<env>.jsonl)")
-    sub.add_argument("--no-resume", action="store_true", help="overwrite --out instead of resuming it")
-    sub.add_argument("--no-progress", action="store_true", help="no progress bar")
-    sub.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    served = sub.add_argument_group("a served model (OpenAI-compatible: vLLM, SGLang, llama.cpp, TGI, ...)")
-    served.add_argument("--model", dest="served_model", metavar="NAME", help="the model's name on the server")
-    served.add_argument("--base-url", metavar="URL", help="e.g. http://127.0.0.1:8000/v1 ($OPENAI_BASE_URL)")
-    served.add_argument("--api-key", help="bearer token (default $OPENAI_API_KEY, else none)")
-    served.add_argument(
-        "--endpoint",
-        choices=("chat", "completions"),
-        default="chat",
-        help="chat applies the server's template",
-    )
-    served.add_argument(
-        "--max-concurrency", type=_positive_int, default=8, help="requests in flight (default 8)"
-    )
-    served.add_argument(
-        "--request-timeout", type=float, default=600.0, help="seconds per request (default 600)"
-    )
-    sub.set_defaults(run=cmd_eval)
-
-
 def _version() -> str:
     from reasongym import __version__
 
     return __version__
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not allowed; expected an integer >= 1")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is not allowed; expected an integer >= 0")
-    return value
 
 
 # ---------------------------------------------------------------------------------------------- main

@@ -17,8 +17,8 @@ What a server returns decides what a `Completion` holds:
 - Stop strings: OpenAI servers cut the text before the stop string; where the server names the one it
   hit (vLLM's ``stop_reason``) it is appended, as our contract says. Other servers leave it out.
 
-The file runs a little past 400 lines because it is one idea, a request's life: its settings, its
-threads, its retries, and the reading of its answer; no part is useful without the others.
+Why this file is long: it is one idea, a request's life (its settings, its threads, its retries, and the
+reading of its answer); no part is useful without the others.
 """
 
 from __future__ import annotations
