@@ -41,15 +41,20 @@ from reasongym.agents.config import (
     at_least,
     at_least_or_none,
     check_field_types,
-    resolve_splits,
 )
-from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
+from reasongym.agents.rationales import (
+    KeptExample,
+    STaRTask,
+    filter_correct,
+    generate_rationales,
+    rationalize,
+)
+from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
 from reasongym.errors import ConfigError
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
 from reasongym.metrics import MetricsWriter, plot_metrics
-from reasongym.models import format_prompt
 from reasongym.runs import RunDir
 
 __all__ = [
@@ -137,22 +142,6 @@ def sft_steps_for_iteration(cfg: STaRConfig, iteration: int) -> int:
 
 
 @dataclass(frozen=True)
-class KeptExample:
-    """One verified rationale, as written to ``kept.jsonl`` and fine-tuned on."""
-
-    problem_id: str
-    """The problem's id."""
-    index: int
-    """The problem's index in the training split."""
-    prompt: str
-    """The zero-shot prompt without any hint, formatted for the policy (chat template applied)."""
-    completion: str
-    """The model's rationale and final answer."""
-    source: str
-    """``"direct"`` (the policy's own success) or ``"rationalized"`` (found with the hint shown)."""
-
-
-@dataclass(frozen=True)
 class IterationStats:
     """What one outer iteration did; one line of ``metrics.jsonl``."""
 
@@ -201,113 +190,7 @@ class STaRResult:
 
 
 # ---------------------------------------------------------------------------------------------- steps
-
-
-@dataclass(frozen=True)
-class STaRTask:
-    """The environment and the policy's prompt format: what every step needs to build prompts and grade."""
-
-    env: Any
-    """The unwrapped single-turn ``ReasoningEnv``."""
-    tokenizer: PreTrainedTokenizerBase
-    """The policy's tokenizer (its chat template formats the prompts)."""
-    split: str = "train"
-    """The split the training problems come from."""
-    eval_split: str = "test"
-    """The held-out split."""
-    difficulty: int | None = None
-    """Difficulty of training and held-out problems; None: the env's default."""
-    shots: tuple[tuple[Any, str], ...] = ()
-    """Few-shot examples: (problem, verified reference completion)."""
-
-    @classmethod
-    def from_env(
-        cls, env: Any, tokenizer: PreTrainedTokenizerBase, cfg: STaRConfig, run: RunConfig
-    ) -> STaRTask:
-        """Resolve the splits; take ``cfg.few_shot_examples`` verified reference solutions from the problems
-        before ``train_start``."""
-        env = getattr(env, "unwrapped", env)
-        split, eval_split = resolve_splits(run, env)
-        shots: list[tuple[Any, str]] = []
-        for index in range(cfg.train_start):
-            if len(shots) == cfg.few_shot_examples:
-                break
-            pair = sft_pairs_from_env(env, 1, split=split, start=index)
-            if pair:
-                problem = env.problem_at(index, split=split, difficulty=run.difficulty)
-                shots.append((problem, pair[0][1]))
-        return cls(env, tokenizer, split, eval_split, run.difficulty, tuple(shots))
-
-    def prompt(self, problem: Any, *, hint: bool = False, few_shot: bool = False) -> str:
-        """The formatted prompt; few-shot examples are hinted too when ``hint`` is set."""
-        messages = self.env.messages(problem, hint=hint)
-        turns = []
-        for example, completion in self.shots if few_shot else ():
-            turns += [
-                {"role": "user", "content": self.env.prompt(example, hint=hint)},
-                {"role": "assistant", "content": completion},
-            ]
-        return format_prompt(self.tokenizer, [*messages[:-1], *turns, messages[-1]])
-
-
-def generate_rationales(
-    task: STaRTask,
-    generator: Generator,
-    problems: Sequence[Any],
-    params: SamplingParams,
-    *,
-    hint: bool = False,
-) -> list[list[Any]]:
-    """Sample ``params.n`` completions per problem (``Completion`` objects), hinted or not."""
-    prompts = [task.prompt(problem, hint=hint, few_shot=True) for problem in problems]
-    return generator.generate(prompts, params)
-
-
-def filter_correct(
-    task: STaRTask,
-    problems: Sequence[Any],
-    indices: Sequence[int],
-    completions: Sequence[Sequence[Any]],
-    *,
-    source: str,
-    max_per_problem: int,
-    drop_hint_mentions: bool = False,
-) -> list[KeptExample]:
-    """Keep finished completions whose final answer the environment's verifier accepts.
-
-    Each kept example carries the zero-shot prompt without a hint, whatever prompt produced it.
-    """
-    kept = []
-    for problem, index, samples in zip(problems, indices, completions, strict=True):
-        texts: list[str] = []
-        for sample in samples:
-            if sample.finish_reason != "stop" or sample.text in texts:
-                continue
-            if drop_hint_mentions and "hint" in sample.text.lower():
-                continue
-            if task.env.score(problem, sample.text).correct and len(texts) < max_per_problem:
-                texts.append(sample.text)
-        prompt = task.prompt(problem) if texts else ""
-        kept += [KeptExample(problem.id, index, prompt, text, source) for text in texts]
-    return kept
-
-
-def rationalize(
-    task: STaRTask,
-    generator: Generator,
-    problems: Sequence[Any],
-    indices: Sequence[int],
-    params: SamplingParams,
-    cfg: STaRConfig,
-) -> list[KeptExample]:
-    """Retry ``problems`` with the gold answer as a hint; keep verified rationales, stored without it."""
-    if not problems:
-        return []
-    completions = generate_rationales(task, generator, problems, params, hint=True)
-    return filter_correct(
-        task, problems, indices, completions, source="rationalized",
-        max_per_problem=cfg.max_kept_per_problem, drop_hint_mentions=cfg.drop_hint_mentions,
-    )  # fmt: skip
+# The data-generating steps (generate, filter, rationalize) are `reasongym.agents.rationales`'s.
 
 
 def evaluate_accuracy(task: STaRTask, generator: Generator, run: RunConfig, rollout: RolloutConfig) -> float:
@@ -363,6 +246,7 @@ class _Loop:
     model: PreTrainedModel
     task: STaRTask
     generator: Generator
+    rationale_generator: Generator
     indices: list[int]
     problems: list[Any]
     run: RunDir | None
@@ -382,7 +266,7 @@ class _Loop:
             n=rollout.group_size, seed=seed,
         )  # fmt: skip
         hook(iteration, "generate", model)
-        completions = generate_rationales(task, self.generator, self.problems, params)
+        completions = generate_rationales(task, self.rationale_generator, self.problems, params)
         hook(iteration, "filter", model)
         direct = filter_correct(
             task, self.problems, self.indices, completions, source="direct", max_per_problem=cfg.max_kept_per_problem
@@ -393,8 +277,9 @@ class _Loop:
         rationalized = []
         if cfg.rationalize and missed:
             rationalized = rationalize(
-                task, self.generator, [self.problems[i] for i in missed], [self.indices[i] for i in missed],
-                dataclasses.replace(params, seed=seed + 1), cfg,
+                task, self.rationale_generator, [self.problems[i] for i in missed], [self.indices[i] for i in missed],
+                dataclasses.replace(params, seed=seed + 1), max_per_problem=cfg.max_kept_per_problem,
+                drop_hint_mentions=cfg.drop_hint_mentions,
             )  # fmt: skip
         kept = direct + rationalized
         folder = None if self.run is None else _write_kept(self.run, iteration, kept)
@@ -451,6 +336,7 @@ def train_star(
     rollout: RolloutConfig | None = None,
     run_dir: RunDir | str | Path | None = None,
     generator: Generator | None = None,
+    rationale_generator: Generator | None = None,
     on_step: Callable[[int, str, PreTrainedModel], None] | None = None,
 ) -> STaRResult:
     """Run STaR on ``model`` for ``run.max_steps`` outer iterations, resuming when the run folder allows.
@@ -466,7 +352,11 @@ def train_star(
         rollout: Rationale sampling; None: the ``default`` preset's for STaR (one greedy rationale).
         run_dir: Run folder for metrics, kept sets, plot and iteration checkpoints; one that holds a
             checkpoint is resumed from its last completed iteration. None: no files, no resume.
-        generator: Samples completions; default ``HFGenerator(model, tokenizer)``. Must follow ``model``.
+        generator: Samples the policy (rationales, unless ``rationale_generator`` is given, and the held-out
+            evaluations); default ``HFGenerator(model, tokenizer)``. Must follow ``model``.
+        rationale_generator: Samples the rationales (direct and hinted) instead of the policy, e.g. a served
+            teacher model (`reasongym.generation.OpenAIGenerator`): STaR's data generation is off-policy
+            anyway, and only the kept rationales reach the fine-tuning. Evaluation still samples the policy.
         on_step: Called before each named step (``STEP_NAMES``) with ``(iteration, step, model)``;
             for inspection and tests (an exception raised here aborts the run like a crash).
 
@@ -483,13 +373,16 @@ def train_star(
         run, rollout = run or default["run"], rollout or default["rollout"]
     env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
     folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-    task = STaRTask.from_env(env, tokenizer, cfg, run)
+    task = STaRTask.from_env(
+        env, tokenizer, run, few_shot_examples=cfg.few_shot_examples, train_start=cfg.train_start
+    )
     indices = _train_indices(env, cfg, task)
     sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
     problems = [env.problem_at(i, split=task.split, difficulty=task.difficulty) for i in indices]
     loop = _Loop(
-        cfg, run, rollout, model, task, sampler, indices, problems, folder, on_step or (lambda *_: None)
-    )
+        cfg, run, rollout, model, task, sampler, rationale_generator or sampler, indices, problems, folder,
+        on_step or (lambda *_: None),
+    )  # fmt: skip
     resumed_from = _start_or_resume(loop)
     writer = None
     if folder is not None:

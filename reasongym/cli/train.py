@@ -44,7 +44,16 @@ TRAINERS: dict[str, tuple[str, str]] = {
     "star": ("reasongym.agents.star", "train_star"),
 }
 """Algorithm name -> (module, train function)."""
-RUN_KEYS = ("model", "env", "preset", "output_dir", "run_dir", "num_examples")
+RUN_KEYS = (
+    "model",
+    "env",
+    "preset",
+    "output_dir",
+    "run_dir",
+    "num_examples",
+    "rationale_base_url",
+    "rationale_model",
+)
 """Keys of a config file (and ``run.json``) that choose what to train rather than how."""
 SECTION_TITLES = {
     "run": "run: steps, optimizer, cadence, data, logging (RunConfig, every trainer)",
@@ -82,6 +91,12 @@ def train_parser(algo: str) -> argparse.ArgumentParser:
         run.add_argument(
             "--num-examples", type=int, help="reference solutions taken from the train split (default 1000)"
         )
+    if algo == "star":
+        run.add_argument(
+            "--rationale-base-url",
+            help="draw the rationales from a served model at this OpenAI-compatible URL",
+        )
+        run.add_argument("--rationale-model", help="the served model's name (with --rationale-base-url)")
     presets = {name: flatten(preset_values(name, algo)) for name in ("default", "tiny")}
     for section in SECTIONS[algo]:
         cls = config_class(algo, section)
@@ -250,9 +265,24 @@ def _train(algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any]) -
         pairs, env = _sft_pairs(env_id, info["num_examples"], run_cfg, tokenizer)
         result = train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
     else:
+        extra = {"rationale_generator": _teacher(run_keys)} if algo == "star" else {}
         result = train(configs[algo], model, tokenizer, env_id, run=run_cfg, rollout=configs["rollout"],
-                       run_dir=folder.path)  # fmt: skip
+                       run_dir=folder.path, **extra)  # fmt: skip
     return {"algo": algo, "env": env_id, "run_dir": str(folder.path), **result_summary(result)}
+
+
+def _teacher(run_keys: Mapping[str, Any]) -> Any:
+    """STaR's served rationale model (``--rationale-base-url``, ``--rationale-model``), or None."""
+    url, name = run_keys.get("rationale_base_url"), run_keys.get("rationale_model")
+    if url is None and name is None:
+        return None
+    if url is None or name is None:
+        raise UsageError(
+            "--rationale-base-url and --rationale-model go together (the server and its model name)"
+        )
+    from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
+
+    return OpenAIGenerator(ServedModelConfig(model=name, base_url=url))
 
 
 def _sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> tuple[list[tuple[str, str]], Any]:

@@ -213,7 +213,7 @@ def test_rationalized_examples_are_stored_without_the_hint(env_id: str, options:
         dict(enumerate(problems)), solves=set(), hinted_solves={1, 2, 4}, mentions_hint={2}
     )
     kept = rationalize(
-        task, generator, problems, range(6), SamplingParams(), STaRConfig(num_train_problems=6)
+        task, generator, problems, range(6), SamplingParams(), max_per_problem=1, drop_hint_mentions=True
     )
     assert [example.index for example in kept] == [1, 4]  # 2 refers to a hint the stored prompt lacks
     assert all("Hint:" in prompt for prompt in generator.hinted_prompts)  # the model did see the gold
@@ -257,8 +257,7 @@ def test_hinted_successes_never_count_as_the_policys_own(tmp_path: Path) -> None
 def test_few_shot_examples_come_before_the_question_and_are_hinted_with_it() -> None:
     env = _short_arithmetic()
     _, tokenizer = _tiny()
-    cfg = STaRConfig(few_shot_examples=2, train_start=2, num_train_problems=3)
-    task = STaRTask.from_env(env, tokenizer, cfg, RunConfig())
+    task = STaRTask.from_env(env, tokenizer, RunConfig(), few_shot_examples=2, train_start=2)
     problem = env.unwrapped.problem_at(2, split="train")
     plain, hinted = task.prompt(problem, few_shot=True), task.prompt(problem, hint=True, few_shot=True)
     shots = [env.unwrapped.problem_at(i, split="train") for i in range(2)]
@@ -373,3 +372,35 @@ def test_star_raises_held_out_accuracy_on_arithmetic(tmp_path: Path) -> None:
     assert accuracies[-1] > accuracies[0] + 0.05, accuracies
     assert sum(s.kept_rationalized for s in result.iterations) > 0  # examples the plain filter drops
     assert [s.kept_direct for s in result.iterations] == sorted(s.kept_direct for s in result.iterations)
+
+
+class _ChatScripted(ScriptedGenerator):
+    """A scripted teacher that, like a served chat endpoint, takes chat messages rather than text."""
+
+    takes_messages = True
+
+    def generate(self, prompts: Sequence[object], params: SamplingParams) -> list[list[Completion]]:
+        assert all(isinstance(p, list) and p[-1]["role"] == "user" for p in prompts)  # messages, not text
+        return super().generate([p[-1]["content"] for p in prompts], params)
+
+
+def test_rationales_can_come_from_another_model_and_evaluation_stays_on_the_policy(tmp_path: Path) -> None:
+    env = _short_arithmetic()
+    cfg = _loop_config(max_steps=1)
+    train = _scripted(env, cfg, solves=set()).problems
+    teacher = _ChatScripted(train, solves={0, 1, 2}, hinted_solves={3, 4})
+    seen_by_policy: list[str] = []
+
+    class _Policy(ScriptedGenerator):
+        def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+            seen_by_policy.extend(prompts)
+            return super().generate(prompts, params)
+
+    result = _star(cfg, *_tiny(), env, run_dir=tmp_path, generator=_Policy(train, solves=set()),
+                   rationale_generator=teacher)  # fmt: skip
+    (stats,) = result.iterations
+    assert (stats.kept_direct, stats.kept_rationalized) == (3, 2)  # the teacher's rationales were kept
+    assert teacher.hinted_prompts and seen_by_policy  # the policy was evaluated ...
+    assert not any(
+        p.question in prompt for p in train.values() for prompt in seen_by_policy
+    )  # ... on held-out only

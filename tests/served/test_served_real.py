@@ -142,3 +142,21 @@ def test_a_server_that_does_not_come_up_in_time_fails_the_fixture_instead_of_han
     ):
         pass
     assert "/health within 0.5 s:" in str(info.value)  # then the end of its log
+
+
+def test_star_draws_its_rationales_from_a_served_model(tiny_server: Server, tmp_path: Path) -> None:
+    """`train star --rationale-base-url`: the served model writes the rationales, the local policy learns."""
+    from reasongym.cli import main
+
+    args = [
+        "train", "star", "--model", "tiny", "--env", "reasongym/Arithmetic-v0", "--output-dir", str(tmp_path),
+        "--rationale-base-url", tiny_server.base_url, "--rationale-model", tiny_server.model,
+        "--max-steps", "1", "--num-train-problems", "3", "--eval-problems", "2", "--max-new-tokens", "8",
+        "--sft-steps", "1", "--no-progress-bar",
+    ]  # fmt: skip
+    assert main(args) == 0
+    (run,) = tmp_path.iterdir()
+    kept = run / "iteration-001" / "kept.jsonl"
+    assert kept.is_file()  # the iteration ran on the served rationales (a random model: few or none kept)
+    log = tiny_server.log.read_text(encoding="utf-8", errors="replace")
+    assert log.count("/v1/chat/completions") >= 3  # one request per training problem at least

@@ -1,0 +1,168 @@
+"""Verified rationales from an environment: STaR's data-generating steps (Zelikman et al., 2022).
+
+`generate_rationales` samples completions for training problems (hinted or not), `filter_correct` keeps the
+finished ones whose final answer the environment's verifier accepts, and `rationalize` retries missed
+problems with the gold answer shown as a hint and keeps what then verifies, stored under the prompt
+*without* the hint. `STaRTask` holds what every step needs: the environment, the policy's prompt format
+and the few-shot examples. `reasongym.agents.star` runs these steps in its loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from transformers import PreTrainedTokenizerBase
+
+from reasongym.agents.config import RunConfig, resolve_splits
+from reasongym.agents.sft import sft_pairs_from_env
+from reasongym.generation import Generator, SamplingParams
+from reasongym.models import format_prompt
+
+__all__ = ["KeptExample", "STaRTask", "filter_correct", "generate_rationales", "rationalize"]
+
+
+@dataclass(frozen=True)
+class KeptExample:
+    """One verified rationale, as written to ``kept.jsonl`` and fine-tuned on."""
+
+    problem_id: str
+    """The problem's id."""
+    index: int
+    """The problem's index in the training split."""
+    prompt: str
+    """The zero-shot prompt without any hint, formatted for the policy (chat template applied)."""
+    completion: str
+    """The model's rationale and final answer."""
+    source: str
+    """``"direct"`` (the policy's own success) or ``"rationalized"`` (found with the hint shown)."""
+
+
+@dataclass(frozen=True)
+class STaRTask:
+    """The environment and the policy's prompt format: what every step needs to build prompts and grade."""
+
+    env: Any
+    """The unwrapped single-turn ``ReasoningEnv``."""
+    tokenizer: PreTrainedTokenizerBase
+    """The policy's tokenizer (its chat template formats the prompts)."""
+    split: str = "train"
+    """The split the training problems come from."""
+    eval_split: str = "test"
+    """The held-out split."""
+    difficulty: int | None = None
+    """Difficulty of training and held-out problems; None: the env's default."""
+    shots: tuple[tuple[Any, str], ...] = ()
+    """Few-shot examples: (problem, verified reference completion)."""
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Any,
+        tokenizer: PreTrainedTokenizerBase,
+        run: RunConfig,
+        *,
+        few_shot_examples: int = 0,
+        train_start: int = 0,
+    ) -> STaRTask:
+        """Resolve the run's splits; take ``few_shot_examples`` verified reference solutions from the problems
+        before ``train_start``."""
+        env = getattr(env, "unwrapped", env)
+        split, eval_split = resolve_splits(run, env)
+        shots: list[tuple[Any, str]] = []
+        for index in range(train_start):
+            if len(shots) == few_shot_examples:
+                break
+            pair = sft_pairs_from_env(env, 1, split=split, start=index)
+            if pair:
+                problem = env.problem_at(index, split=split, difficulty=run.difficulty)
+                shots.append((problem, pair[0][1]))
+        return cls(env, tokenizer, split, eval_split, run.difficulty, tuple(shots))
+
+    def messages(self, problem: Any, *, hint: bool = False, few_shot: bool = False) -> list[dict[str, str]]:
+        """The chat messages of the prompt; few-shot examples are hinted too when ``hint`` is set."""
+        messages = self.env.messages(problem, hint=hint)
+        turns = []
+        for example, completion in self.shots if few_shot else ():
+            turns += [
+                {"role": "user", "content": self.env.prompt(example, hint=hint)},
+                {"role": "assistant", "content": completion},
+            ]
+        return [*messages[:-1], *turns, messages[-1]]
+
+    def prompt(self, problem: Any, *, hint: bool = False, few_shot: bool = False) -> str:
+        """The prompt formatted for the policy (its chat template applied)."""
+        return format_prompt(self.tokenizer, self.messages(problem, hint=hint, few_shot=few_shot))
+
+
+def generate_rationales(
+    task: STaRTask,
+    generator: Generator,
+    problems: Sequence[Any],
+    params: SamplingParams,
+    *,
+    hint: bool = False,
+) -> list[list[Any]]:
+    """Sample ``params.n`` completions per problem (``Completion`` objects), hinted or not.
+
+    A generator that applies the chat template itself (``takes_messages``, e.g. a served model) gets the
+    messages; the in-process sampler gets them formatted with the policy's template.
+    """
+    chat = getattr(generator, "takes_messages", False)
+    prompts = [
+        task.messages(problem, hint=hint, few_shot=True)
+        if chat
+        else task.prompt(problem, hint=hint, few_shot=True)
+        for problem in problems
+    ]
+    return generator.generate(prompts, params)
+
+
+def filter_correct(
+    task: STaRTask,
+    problems: Sequence[Any],
+    indices: Sequence[int],
+    completions: Sequence[Sequence[Any]],
+    *,
+    source: str,
+    max_per_problem: int,
+    drop_hint_mentions: bool = False,
+) -> list[KeptExample]:
+    """Keep finished completions whose final answer the environment's verifier accepts.
+
+    Each kept example carries the zero-shot prompt without a hint, whatever prompt produced it.
+    """
+    kept = []
+    for problem, index, samples in zip(problems, indices, completions, strict=True):
+        texts: list[str] = []
+        for sample in samples:
+            if sample.finish_reason != "stop" or sample.text in texts:
+                continue
+            if drop_hint_mentions and "hint" in sample.text.lower():
+                continue
+            if task.env.score(problem, sample.text).correct and len(texts) < max_per_problem:
+                texts.append(sample.text)
+        prompt = task.prompt(problem) if texts else ""
+        kept += [KeptExample(problem.id, index, prompt, text, source) for text in texts]
+    return kept
+
+
+def rationalize(
+    task: STaRTask,
+    generator: Generator,
+    problems: Sequence[Any],
+    indices: Sequence[int],
+    params: SamplingParams,
+    *,
+    max_per_problem: int = 1,
+    drop_hint_mentions: bool = True,
+) -> list[KeptExample]:
+    """Retry ``problems`` with the gold answer as a hint; keep verified rationales, stored without it."""
+    if not problems:
+        return []
+    completions = generate_rationales(task, generator, problems, params, hint=True)
+    return filter_correct(
+        task, problems, indices, completions, source="rationalized", max_per_problem=max_per_problem,
+        drop_hint_mentions=drop_hint_mentions,
+    )  # fmt: skip
