@@ -42,7 +42,12 @@ _MAX_SPRAY_CANDIDATES = 8
 _MIN_LIST_SPRAY_ITEMS = 4
 _OPTIONS = ("choices", "last_number_fallback", "timeout")
 _THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_NO_ANSWER_OUTCOME = {"too_many_boxes": Outcome.REFUSED, "box_too_long": Outcome.REFUSED}
+_LATEX_GROUP_MARK = re.compile(r"(?<=\d)(?:,\s*\\!\s*|\{,\s*\}|\\,)(?=\d{3})")
+_NO_ANSWER_OUTCOME = {
+    "too_many_boxes": Outcome.REFUSED,
+    "box_too_long": Outcome.REFUSED,
+    "answer_too_long": Outcome.REFUSED,
+}
 
 Grader = Callable[[str, str], Verdict]
 
@@ -79,6 +84,7 @@ def _check_text(name: str, value: object) -> None:
 
 def _list_spray_size(answer: str) -> int:
     """How many top-level comma-separated items ``answer`` has (brackets nest; 1,000 is one item)."""
+    answer = _LATEX_GROUP_MARK.sub("", answer)
     if _THOUSANDS.fullmatch(answer.replace(" ", "")):
         return 1
     depth, items = 0, 1
@@ -92,25 +98,30 @@ def _list_spray_size(answer: str) -> int:
     return items
 
 
+def _grade_statement(found: Extraction, gold: str, timeout: float) -> Verdict:
+    """Several different values boxed together: each one the gold, or together a multi-valued gold."""
+    from reasongym.verifiers.math.grade import verify_math_answer, verify_math_statement
+
+    shown = ", ".join(found.candidates)
+    if len(found.candidates) > _MAX_SPRAY_CANDIDATES:
+        reason = f"{len(found.candidates)} different values boxed together (answer spraying)."
+        return Verdict(False, Outcome.WRONG, shown[:200], reason)
+    verdicts = [verify_math_answer(candidate, gold, timeout=timeout) for candidate in found.candidates]
+    ungradable = next((verdict for verdict in verdicts if verdict.correct is None), None)
+    if ungradable is not None:
+        return dataclasses.replace(ungradable, extracted=shown)
+    if all(verdict.correct for verdict in verdicts):
+        return Verdict(True, Outcome.CORRECT, shown, f"All {len(verdicts)} boxed values equal the gold.")
+    return verify_math_statement(found.candidates, gold, timeout=timeout)
+
+
 def _grade_math_candidates(found: Extraction, gold: str, timeout: float) -> Verdict:
     """Grade an extraction that has an answer: spraying checks first, then the math grader."""
     from reasongym.verifiers.math.grade import verify_math_answer  # loads sympy: only when needed
 
     answer = found.answer or ""
     if found.sprayed:
-        if len(found.candidates) > _MAX_SPRAY_CANDIDATES:
-            reason = f"{len(found.candidates)} different boxed answers (answer spraying)."
-            return Verdict(False, Outcome.WRONG, answer, reason)
-        verdicts = [verify_math_answer(candidate, gold, timeout=timeout) for candidate in found.candidates]
-        ungradable = next((verdict for verdict in verdicts if verdict.correct is None), None)
-        if ungradable is not None:
-            return dataclasses.replace(ungradable, extracted=answer)
-        if all(verdict.correct for verdict in verdicts):
-            return Verdict(
-                True, Outcome.CORRECT, answer, f"All {len(verdicts)} boxed answers equal the gold."
-            )
-        reason = f"{len(verdicts)} boxes hold different answers, not all equal to the gold (answer spraying)."
-        return Verdict(False, Outcome.WRONG, answer, reason)
+        return _grade_statement(found, gold, timeout)
     if "," not in gold and _list_spray_size(answer) >= _MIN_LIST_SPRAY_ITEMS:
         reason = (
             f"{_list_spray_size(answer)} comma-separated candidates for a one-value gold (answer spraying)."

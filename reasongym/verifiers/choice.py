@@ -235,7 +235,7 @@ def _read_span(span: str, options: ChoiceSet, *, strict: bool = False) -> _Readi
 
 
 def _reading_from_boxes(contents: tuple[str, ...], options: ChoiceSet) -> _Reading:
-    """Read the last box; several boxes naming different options are spraying."""
+    """Read the last box; boxes of the final statement naming different options are spraying."""
     readings = [_read_span(content, options) for content in contents]
     named = {reading.label for reading in readings if reading.label is not None}
     if len(named) > 1:
@@ -249,7 +249,7 @@ def _find_reading(completion: str, options: ChoiceSet, fallback: bool) -> tuple[
     if scan.problem is not None:
         return _Reading(None, "none", f"no usable box ({scan.problem.replace('_', ' ')})"), None
     if scan.contents:
-        return _reading_from_boxes(scan.contents, options), clean_answer(scan.contents[-1])
+        return _reading_from_boxes(scan.final, options), clean_answer(scan.contents[-1])
     found = extract_answer_span(completion, phrase=CHOICE_PHRASE)
     if found.answer is not None:
         return _read_span(found.answer, options), found.answer

@@ -1,33 +1,40 @@
 r"""Find the final answer in a full model completion.
 
 A completion is untrusted text of any size. Every function here runs in time linear in the input:
-boxes are found with ``str.count`` and one regex scan, each box argument is read through at most
-:data:`MAX_BOX_CHARS` characters, and answer phrases and the last number are looked for only in the
-last :data:`TAIL_CHARS` characters. No regex has nested quantifiers.
+boxes are found by :mod:`~reasongym.verifiers.boxes`, answer phrases and the last number are looked
+for only in the last :data:`TAIL_CHARS` characters, and no regex nests quantifiers.
 
 Rules for math answers (:func:`extract_math_answer`), in priority order:
 
-1. The last complete ``\boxed{...}`` / ``\fbox{...}`` (balanced, nested braces; ``\{`` and ``\}``
+1. When the completion closes a ``<think>`` block, the text after the last ``</think>`` is read
+   first; the whole completion only when that text holds no box and no answer phrase.
+2. The last complete ``\boxed{...}`` / ``\fbox{...}`` (balanced, nested braces; ``\{`` and ``\}``
    are escaped braces) or bare ``\boxed 5``. A box nested inside another box is part of the outer
-   one, and ``\boxed{\boxed{5}}`` reads as ``5``.
-2. The last answer phrase: "Final Answer: ...", "The final answer is ...", "The answer is ...",
-   "Answer: ...", or GSM8K's "#### ...". The answer runs to the end of its sentence or line (or to
-   the closing ``$`` when it starts with ``$``); when the line is empty after the phrase, the next
-   non-empty line is the answer.
-3. Only when ``last_number_fallback`` is true: the last number in the text (integers, thousands
-   groups, decimals, ``a/b`` and ``\frac{a}{b}``).
+   one, and ``\boxed{\boxed{5}}`` reads as ``5``. Earlier boxes are earlier attempts and are
+   ignored, except boxes written together with the last one in one statement (see
+   :mod:`~reasongym.verifiers.boxes`): those are ``candidates`` of one multi-valued answer.
+3. The last answer phrase: "Final Answer: ...", "The final answer is ...", "The answer is ...",
+   "Answer: ...", GSM8K's "#### ...", and for math also "The solutions are ..." / "The roots
+   are ...". The answer runs to the end of its sentence or line; when it starts with math
+   delimiters it runs to the closing one, and values joined by "or"/"and"/"," in several ``$...$``
+   are one answer (``$x = 4$ or $x = -1$``). When the line is empty after the phrase, the next
+   non-empty line is the answer, or the display math block (``$$ ... $$``, ``\[ ... \]``) that
+   starts there, over several lines. For math, a sentence after the phrase ("The smallest $k$ is
+   17.") is read for its value: the words after its last "is"/"are"/"was"/"=", else its one
+   number.
+4. Only when ``last_number_fallback`` is true: the last number in the text (integers, thousands
+   groups, decimals, ``a/b`` and ``\frac{a}{b}``) with a unit word right after it (``24 m^2``).
+   A number inside an exponent or a subscript is not a number of the text, and a number that ends
+   a longer arithmetic expression (``... + 1``) is no answer: it would be graded on a fragment.
 
 No answer at all (``answer is None``) when:
 
 - a box is never closed. The text then ends inside the box: the output was truncated, and a
   truncated completion must not be rewarded, so there is no fall back to phrases or numbers;
 - there are more than :data:`MAX_BOXES` boxes (degenerate output), or one box argument is longer
-  than :data:`MAX_BOX_CHARS` characters (no answer is that long).
-
-Answer spraying: when several boxes hold different candidates (compared after removing spaces,
-``$`` and trailing periods; repeated identical boxes are fine), the extraction is marked
-``sprayed`` and lists every distinct candidate. The grader decides what that means (``verify``
-counts it wrong unless every candidate is correct).
+  than :data:`MAX_BOX_CHARS` characters (no answer is that long);
+- the answer after a phrase is longer than 1,000 characters (``answer_too_long``): it is refused
+  whole, never graded on a cut-off piece.
 
 Cleaning: Unicode is normalised (:func:`~reasongym.verifiers.text.normalize_unicode`), then outer
 whitespace, ``$...$`` / ``\(...\)`` / ``\[...\]`` wrappers, Markdown ``**`` and trailing periods
@@ -39,10 +46,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reasongym.verifiers.boxes import (
+    MAX_BOX_CHARS,
+    MAX_BOXES,
+    BoxScan,
+    extract_boxed,
+    find_boxes,
+    read_box_argument,
+)
+from reasongym.verifiers.math.units import lookup_unit
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
     "ANSWER_PHRASE",
+    "MATH_PHRASE",
     "MAX_BOXES",
     "MAX_BOX_CHARS",
     "TAIL_CHARS",
@@ -57,19 +74,11 @@ __all__ = [
     "strip_text_wrapper",
 ]
 
-MAX_BOXES = 64
-"""More box commands than this in one completion is degenerate output: no answer is extracted."""
-MAX_BOX_CHARS = 5_000
-"""The longest box argument read; a longer one gives no answer (math graders refuse far less)."""
 TAIL_CHARS = 20_000
 """Answer phrases and the last number are looked for only this far back from the end."""
 _MAX_ANSWER_CHARS = 1_000
 _NEXT_LINE_CHARS = 300
-
-_BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
-_BRACE_TOKEN = re.compile(r"\\[\\{}]|[{}]")
-_SPACES = re.compile(r"[ \t]*")
-_BARE_ARGUMENT = re.compile(rf"[^\s$]{{1,{MAX_BOX_CHARS}}}")
+_THINK_END = "</think>"
 
 ANSWER_PHRASE = re.compile(
     r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|was\b|would\s+be\b|should\s+be\b|will\s+be\b|[:=])"
@@ -78,12 +87,24 @@ ANSWER_PHRASE = re.compile(
     re.IGNORECASE,
 )
 """Phrases that introduce a final answer ("The answer is", "Final Answer:", "#### ", ...)."""
+MATH_PHRASE = re.compile(
+    ANSWER_PHRASE.pattern + r"|\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)\b", re.IGNORECASE
+)
+"""The answer phrases of math answers: also "The solutions are", "The roots are"."""
 
 _SENTENCE_END = re.compile(r"[.!?;](?=\s|$)")
 _NUMBER = re.compile(
-    r"(?<![\w.])-?(?:\\[dt]?frac\{\d+\}\{\d+\}|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
+    r"(?<![\w.^_])-?(?:\\[dt]?frac\{\d+\}\{\d+\}|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
 )
+_UNIT_AFTER = re.compile(
+    r"[ \t]*(?:\\(?:text|mathrm|textrm|mbox)\{[ \t]*)?([A-Za-z]{1,12})\}?(?:\^\{?[23]\}?)?"
+)
+_EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*$")
+_EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*[\d(\\]")
 _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+_NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
+_SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
+_SENTENCE_VERB = re.compile(r"(?:\s(?:is|are|was|were|equals|be)|=)\s+", re.IGNORECASE)
 _SPACE_RUN = re.compile(r"\s+")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox)\s*\{")
@@ -96,10 +117,10 @@ class Extraction:
     Attributes:
         answer: The cleaned final answer; None when there is none (see ``reason``).
         method: How it was found: "boxed", "phrase", "gsm8k", "last_number", or, with no answer,
-            "none", "truncated", "too_many_boxes" or "box_too_long".
+            "none", "truncated", "too_many_boxes", "box_too_long" or "answer_too_long".
         reason: One sentence for people reading rollouts.
-        sprayed: True when several boxes hold different candidates.
-        candidates: Every distinct candidate the winning method found, last one = ``answer``.
+        sprayed: True when the final statement boxes several different values.
+        candidates: Every distinct value of the final statement, last one = ``answer``.
     """
 
     answer: str | None
@@ -107,113 +128,6 @@ class Extraction:
     reason: str
     sprayed: bool = False
     candidates: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class BoxScan:
-    """Every top-level box in a text.
-
-    Attributes:
-        contents: The raw arguments of the complete top-level boxes, in text order.
-        problem: None, or why no box answer may be used: "truncated", "too_many_boxes", "box_too_long".
-    """
-
-    contents: tuple[str, ...]
-    problem: str | None = None
-
-
-def _read_box_argument(text: str, start: int) -> tuple[str, str, int]:
-    """Read the argument of a box command ending at ``start``: (status, content, end)."""
-    pos = _SPACES.match(text, start).end()
-    if pos >= len(text):
-        return "truncated", "", pos
-    if text[pos] != "{":
-        bare = _BARE_ARGUMENT.match(text, pos)
-        if bare is None:  # "\boxed$" or "\boxed\n": no argument on this line
-            return "truncated" if not text[pos:].strip() else "empty", "", pos
-        return "ok", bare.group(0), bare.end()
-    window_end = min(len(text), pos + MAX_BOX_CHARS + 2)
-    depth = 0
-    for token in _BRACE_TOKEN.finditer(text, pos, window_end):
-        brace = token.group(0)
-        if brace == "{":
-            depth += 1
-        elif brace == "}":
-            depth -= 1
-            if depth == 0:
-                return "ok", text[pos + 1 : token.start()], token.end()
-    return ("truncated" if window_end == len(text) else "box_too_long"), "", window_end
-
-
-def _unwrap_nested_box(content: str) -> str:
-    r"""``\boxed{5}`` inside a box reads as ``5``."""
-    stripped = content.strip()
-    while stripped.startswith(("\\boxed", "\\fbox")):
-        command = _BOX_COMMAND.match(stripped)
-        if command is None:
-            break
-        status, inner, end = _read_box_argument(stripped, command.end())
-        if status != "ok" or stripped[end:].strip():
-            break
-        stripped = inner.strip()
-    return stripped
-
-
-def find_boxes(text: str) -> BoxScan:
-    r"""Read every top-level ``\boxed``/``\fbox`` argument of ``text``, in linear time.
-
-    Args:
-        text: A model completion.
-
-    Returns:
-        The raw box arguments in text order, or an empty scan with the problem that forbids using
-        them ("truncated" when a box is never closed, "too_many_boxes", "box_too_long").
-
-    Example:
-        >>> find_boxes(r"so \boxed{\frac{1}{2}} or \boxed 3").contents
-        ('\\frac{1}{2}', '3')
-    """
-    count = text.count("\\boxed") + text.count("\\fbox")
-    if count == 0:
-        return BoxScan(())
-    if count > MAX_BOXES:
-        return BoxScan((), "too_many_boxes")
-    contents: list[str] = []
-    resume = 0
-    for command in _BOX_COMMAND.finditer(text):
-        if command.start() < resume:  # nested inside the previous box
-            continue
-        status, content, resume = _read_box_argument(text, command.end())
-        if status in ("truncated", "box_too_long"):
-            return BoxScan((), status)
-        if status == "ok":
-            contents.append(_unwrap_nested_box(content))
-    return BoxScan(tuple(contents))
-
-
-def extract_boxed(text: str) -> str | None:
-    r"""Return the content of the last complete ``\boxed{...}`` / ``\fbox{...}`` in ``text``.
-
-    Braces are balanced (nested braces are kept, ``\{`` and ``\}`` do not count), bare
-    ``\boxed 5`` is read as ``5``, and the content is returned with outer whitespace removed.
-
-    Args:
-        text: A model completion.
-
-    Returns:
-        The box content, or None when there is no box, a box is never closed (truncated output),
-        or the boxes are degenerate (see :func:`find_boxes`).
-
-    Example:
-        >>> extract_boxed(r"First \boxed{1}, then $\boxed{\frac{a}{b}}$.")
-        '\\frac{a}{b}'
-        >>> extract_boxed(r"\boxed{12") is None
-        True
-    """
-    scan = find_boxes(text)
-    if scan.problem is not None or not scan.contents:
-        return None
-    return scan.contents[-1].strip()
 
 
 def clean_answer(raw: str) -> str:
@@ -266,31 +180,74 @@ def strip_text_wrapper(answer: str) -> str:
         wrapper = _TEXT_WRAPPER.match(text)
         if wrapper is None:
             return text
-        status, content, end = _read_box_argument(text, wrapper.end() - 1)
+        status, content, end = read_box_argument(text, wrapper.end() - 1)
         if status != "ok" or text[end:].strip():
             return text
         text = content.strip()
 
 
-def _answer_after_phrase(tail: str, start: int) -> str:
-    """The answer text that follows a phrase ending at ``start``."""
+def _delimited(text: str) -> int:
+    """Where the math span that opens ``text`` ends (after its closer), or -1 when it is not closed."""
+    for opener, closer in _CLOSERS:
+        if text.startswith(opener):
+            close = text.find(closer, len(opener))
+            while close > 0 and closer.startswith("$") and text[close - 1] == "\\":
+                close = text.find(closer, close + 1)  # "$\$36$": an escaped dollar is money
+            return close + len(closer) if close != -1 else -1
+    return -1
+
+
+def _leading_math(line: str) -> str | None:
+    """``$a$``, or ``a or b, c`` from ``$a$ or $b$, $c$``: the math that opens the line, or None."""
+    end = _delimited(line)
+    if end == -1:
+        return None
+    pieces = [line[:end]]
+    while True:
+        joiner = _NEXT_MATH.match(line, end)
+        following = -1 if joiner is None else _delimited(line[joiner.end() :])
+        if following == -1:
+            break
+        pieces += [line[end : joiner.end()], line[joiner.end() : joiner.end() + following]]
+        end = joiner.end() + following
+    if len(pieces) == 1:
+        return pieces[0]
+    return "".join(piece if k % 2 else clean_answer(piece) for k, piece in enumerate(pieces))
+
+
+def _answer_after_phrase(tail: str, start: int) -> str | None:
+    """The answer text after a phrase ending at ``start``; None when it is too long to grade."""
     line_end = tail.find("\n", start)
-    line = tail[start : line_end if line_end != -1 else len(tail)][:_MAX_ANSWER_CHARS]
-    line = line.lstrip(" \t:")
+    line = tail[start : line_end if line_end != -1 else len(tail)].lstrip(" \t:")
     if line.startswith("**") and line.count("**") % 2 == 1:  # closes a bold phrase: "**Answer:** 5"
         line = line[2:].lstrip(" \t:")
     if not line.strip() and line_end != -1:
         following = tail[line_end : line_end + _NEXT_LINE_CHARS].strip()
+        block = _delimited(following) if following.startswith(("$$", "\\[")) else -1
+        if block != -1:
+            return following[:block]  # display math over several lines
         line = following.split("\n", 1)[0] if following else ""
     line = line.strip()
-    for opener, closer in _CLOSERS:
-        if line.startswith(opener):
-            close = line.find(closer, len(opener))
-            while close > 0 and closer.startswith("$") and line[close - 1] == "\\":
-                close = line.find(closer, close + 1)  # "$\$36$": an escaped dollar is money
-            return line[: close + len(closer)] if close != -1 else line
-    sentence_end = _SENTENCE_END.search(line)
-    return line[: sentence_end.start()] if sentence_end else line
+    math = _leading_math(line)
+    if math is not None:
+        answer = math
+    else:
+        sentence_end = _SENTENCE_END.search(line)
+        answer = line[: sentence_end.start()] if sentence_end else line
+    return answer if len(answer) <= _MAX_ANSWER_CHARS else None
+
+
+def _answer_in_sentence(answer: str) -> str:
+    """The value a sentence states ("The smallest $k$ is 17" gives "17"); other answers unchanged."""
+    if not _SENTENCE_START.match(answer):
+        return answer
+    verbs = list(_SENTENCE_VERB.finditer(answer))
+    if verbs and answer[verbs[-1].end() :].strip():
+        return answer[verbs[-1].end() :].strip()
+    numbers = list(_NUMBER.finditer(answer))
+    if len(numbers) == 1:
+        return _with_unit(answer, numbers[0])
+    return answer
 
 
 def _box_extraction(scan: BoxScan) -> Extraction:
@@ -301,22 +258,44 @@ def _box_extraction(scan: BoxScan) -> Extraction:
         return Extraction(None, "too_many_boxes", f"More than {MAX_BOXES} boxes: degenerate output.")
     if scan.problem == "box_too_long":
         return Extraction(None, "box_too_long", f"A box argument is longer than {MAX_BOX_CHARS} characters.")
-    distinct: dict[str, str] = {}
-    for content in scan.contents:
-        cleaned = clean_answer(content)
-        key = "".join(cleaned.split())
-        if not key:
-            continue
-        distinct.pop(key, None)  # re-insert so that the last occurrence decides the order
-        distinct[key] = cleaned
     answer = clean_answer(scan.contents[-1])
     if not answer:
         return Extraction(None, "boxed", "The last box is empty.")
+    distinct: dict[str, str] = {}
+    for content in scan.final:
+        cleaned = clean_answer(content)
+        key = "".join(cleaned.split())
+        if key:
+            distinct.pop(key, None)  # re-insert so that the last occurrence decides the order
+            distinct[key] = cleaned
     candidates = tuple(distinct.values())
     if len(candidates) > 1:
-        reason = f"{len(candidates)} boxes hold different answers; the last is {answer[:80]!r}."
+        reason = f"The final statement boxes {len(candidates)} different values; the last is {answer[:80]!r}."
         return Extraction(answer, "boxed", reason, sprayed=True, candidates=candidates)
-    return Extraction(answer, "boxed", "Taken from the last \\boxed{}.", candidates=(answer,))
+    earlier = " (earlier boxes are earlier attempts)" if scan.final_start > 0 else ""
+    return Extraction(answer, "boxed", f"Taken from the last \\boxed{{}}{earlier}.", candidates=(answer,))
+
+
+def _span(completion: str, phrase: re.Pattern[str]) -> Extraction:
+    scan = find_boxes(completion)
+    if scan.problem is not None or scan.contents:
+        return _box_extraction(scan)
+    tail = normalize_unicode(completion[-TAIL_CHARS:])
+    last = None
+    for last in phrase.finditer(tail):  # noqa: B007 - only the last match is wanted
+        pass
+    if last is None:
+        return Extraction(None, "none", "No \\boxed{} answer and no answer phrase.")
+    written = last.group(0).strip()
+    after = _answer_after_phrase(tail, last.end())
+    if after is None:
+        reason = f"The answer after {written!r} is longer than {_MAX_ANSWER_CHARS:,} characters."
+        return Extraction(None, "answer_too_long", reason)
+    answer = clean_answer(after)
+    method = "gsm8k" if written == "####" else "phrase"
+    if not answer:
+        return Extraction(None, method, f"Nothing follows the phrase {written!r}.")
+    return Extraction(answer, method, f"Taken after {written!r}.", candidates=(answer,))
 
 
 def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHRASE) -> Extraction:
@@ -329,42 +308,56 @@ def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHR
     Returns:
         An :class:`Extraction`; ``method == "none"`` when neither a box nor a phrase was found.
     """
-    scan = find_boxes(completion)
-    if scan.problem is not None or scan.contents:
-        return _box_extraction(scan)
-    tail = normalize_unicode(completion[-TAIL_CHARS:])
-    last = None
-    for last in phrase.finditer(tail):  # noqa: B007 - only the last match is wanted
-        pass
-    if last is None:
-        return Extraction(None, "none", "No \\boxed{} answer and no answer phrase.")
-    answer = clean_answer(_answer_after_phrase(tail, last.end()))
-    method = "gsm8k" if last.group(0) == "####" else "phrase"
-    if not answer:
-        return Extraction(None, method, f"Nothing follows the phrase {last.group(0).strip()!r}.")
-    return Extraction(answer, method, f"Taken after {last.group(0).strip()!r}.", candidates=(answer,))
+    think_end = completion.rfind(_THINK_END)
+    if think_end != -1:
+        found = _span(completion[think_end + len(_THINK_END) :], phrase)
+        if found.method != "none":
+            return found
+    return _span(completion, phrase)
+
+
+def _with_unit(text: str, number: re.Match[str]) -> str:
+    """The number, with the unit word written right after it when there is one (``24 m^2``)."""
+    unit = _UNIT_AFTER.match(text, number.end())
+    if unit is not None and lookup_unit(unit.group(1)) is not None:
+        return text[number.start() : unit.end()].strip()
+    return number.group(0)
 
 
 def last_number(text: str) -> str | None:
-    r"""Return the last number in the last :data:`TAIL_CHARS` characters of ``text``.
+    r"""Return the last number in the last :data:`TAIL_CHARS` characters of ``text``, with its unit.
 
     Numbers are integers (with an optional minus sign), thousands groups ("1,080"), decimals,
-    simple fractions ("3/4") and ``\frac{3}{4}``; digits glued to letters ("x2") do not count.
+    simple fractions ("3/4") and ``\frac{3}{4}``; digits glued to letters ("x2") or in an exponent
+    or subscript do not count. A unit word right after the number is kept ("24 m^2"). When the
+    number ends a longer arithmetic expression ("5 + 3"), there is no answer: the number is only a
+    fragment of it.
 
     Args:
         text: Any text.
 
     Returns:
-        The number as written, or None when there is none.
+        The number as written (with its unit), or None when there is none.
 
     Example:
         >>> last_number("3 apples and 1,080 pears cost -2.5 dollars, x2")
-        '-2.5'
+        '-2.5 dollars'
+        >>> last_number("The area is 24 m^2.")
+        '24 m^2'
+        >>> last_number("so the total is 1 + 1 + 1") is None
+        True
     """
+    tail = normalize_unicode(text[-TAIL_CHARS:])
     last = None
-    for last in _NUMBER.finditer(normalize_unicode(text[-TAIL_CHARS:])):  # noqa: B007
-        pass
-    return None if last is None else last.group(0)
+    for number in _NUMBER.finditer(tail):
+        if tail[max(0, number.start() - 2) : number.start()] not in ("^{", "_{"):  # x^{2} is no number
+            last = number
+    if last is None:
+        return None
+    before = tail[max(0, last.start() - 12) : last.start()]
+    if _EXPRESSION_BEFORE.search(before) or _EXPRESSION_AFTER.match(tail, last.end()):
+        return None
+    return _with_unit(tail, last)
 
 
 def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -> Extraction:
@@ -382,15 +375,23 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
         '\\frac{1}{2}'
         >>> extract_math_answer("#### 1,080").method
         'gsm8k'
+        >>> extract_math_answer("Final Answer: The smallest $k$ is 17.").answer
+        '17'
         >>> extract_math_answer("Thus \\boxed{12").answer is None
         True
     """
-    found = extract_answer_span(completion)
+    found = extract_answer_span(completion, phrase=MATH_PHRASE)
+    if found.method in ("phrase", "gsm8k") and found.answer is not None:
+        answer = clean_answer(_answer_in_sentence(found.answer))
+        if answer != found.answer:
+            return Extraction(answer, found.method, found.reason, candidates=(answer,))
     if found.method != "none" or not last_number_fallback:
         return found
     number = last_number(completion)
     if number is None:
-        return Extraction(None, "none", "No box, no answer phrase and no number.")
+        return Extraction(
+            None, "none", "No box, no answer phrase and no number that is not part of an expression."
+        )
     return Extraction(
         number, "last_number", "No box or answer phrase: took the last number.", candidates=(number,)
     )

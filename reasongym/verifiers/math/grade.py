@@ -77,14 +77,15 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 
 from reasongym.errors import ConfigError, VerifierTimeout
 from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.math.equivalence import answers_equal
-from reasongym.verifiers.math.nodes import AnswerRejected, Node, Refused
+from reasongym.verifiers.math.nodes import AnswerRejected, Labeled, Node, Refused, Seq
 from reasongym.verifiers.math.parser import parse_answer
 
-__all__ = ["verify_math_answer"]
+__all__ = ["verify_math_answer", "verify_math_statement"]
 
 _SHOWN_CHARS = 200
 
@@ -149,3 +150,54 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = 1.0) -> Verdi
         return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
     outcome = Outcome.CORRECT if match.equal else Outcome.WRONG
     return Verdict(match.equal, outcome, shown, match.reason)
+
+
+def _values(node: Node) -> tuple[Node, ...]:
+    """The values one box states: a bare list counts as its items, anything else as one value."""
+    return node.items if isinstance(node, Seq) and node.kind == "list" else (node,)
+
+
+def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float = 1.0) -> Verdict:
+    r"""Grade several answers written together (``$\boxed{3}$ and $\boxed{-5}$``) as one answer.
+
+    They are one multi-valued answer: correct when the gold has several values and the answers'
+    values together equal them (the gold's order for a tuple, any order for a list or set); wrong
+    for a single-valued gold (a hedge, or answer spraying).
+
+    Args:
+        answers: The answers, each already extracted (one per box).
+        gold: The gold answer, e.g. ``"-5, 3"``.
+        timeout: Seconds allowed for each sympy step.
+
+    Returns:
+        The :class:`~reasongym.verifiers.base.Verdict`; ``extracted`` joins the answers with ", ".
+
+    Example:
+        >>> verify_math_statement(["3", "x = -5"], "-5, 3").correct
+        True
+        >>> verify_math_statement(["3", "-5", "7"], "-5, 3").correct
+        False
+    """
+    shown = _shown(", ".join(answer.strip() for answer in answers))
+    parsed_gold = _parse_gold(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
+    if isinstance(parsed_gold, AnswerRejected):
+        return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
+    gold_values = parsed_gold.value if isinstance(parsed_gold, Labeled) else parsed_gold
+    if not isinstance(gold_values, Seq) or len(gold_values.items) < 2:
+        reason = f"{len(answers)} different values stated together for a single-valued gold (answer spraying)"
+        return Verdict(False, Outcome.WRONG, shown, reason)
+    values: list[Node] = []
+    for answer in answers:
+        try:
+            values.extend(_values(parse_answer(answer)))
+        except Refused as error:
+            return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
+        except AnswerRejected as error:
+            return Verdict(False, Outcome.UNPARSEABLE, shown, f"answer not understood: {error.reason}")
+    try:
+        match = answers_equal(parsed_gold, Seq("list", tuple(values)), timeout=timeout)
+    except VerifierTimeout:
+        return Verdict(False, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
+    except Refused as error:
+        return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
+    return Verdict(match.equal, Outcome.CORRECT if match.equal else Outcome.WRONG, shown, match.reason)
