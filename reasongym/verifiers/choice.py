@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from reasongym.errors import ConfigError
 from reasongym.verifiers.base import Outcome, Verdict
-from reasongym.verifiers.extract import clean_answer, extract_answer_span, find_boxes, strip_text_wrapper
+from reasongym.verifiers.extract import clean_answer, extract_answer_span, find_boxes, strip_text_commands
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = ["ChoiceSet", "Choices", "make_choice_set", "verify_choice"]
@@ -205,7 +205,7 @@ def _read_by_text(span: str, options: ChoiceSet, strict: bool) -> _Reading:
 
 def _read_span(span: str, options: ChoiceSet, *, strict: bool = False) -> _Reading:
     """Read which option an answer span names (rules in the module docstring)."""
-    text = strip_text_wrapper(clean_answer(span)).strip("*\"'` ")
+    text = strip_text_commands(clean_answer(span)).strip("*\"'` ")
     body = text if strict else text[_LEADING_FILLER.match(text).end() :]
     found = options.label_pattern.match(body)
     if found is None or (body[found.end() : found.end() + 1].isalnum() and not found.group(3)):

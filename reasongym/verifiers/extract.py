@@ -71,6 +71,7 @@ __all__ = [
     "extract_math_answer",
     "find_boxes",
     "last_number",
+    "strip_text_commands",
     "strip_text_wrapper",
 ]
 
@@ -184,6 +185,31 @@ def strip_text_wrapper(answer: str) -> str:
         if status != "ok" or text[end:].strip():
             return text
         text = content.strip()
+
+
+def strip_text_commands(answer: str) -> str:
+    r"""Replace every ``\text{...}``-style command (``\textbf``, ``\mathrm``, ...) by its content.
+
+    Args:
+        answer: A cleaned answer.
+
+    Returns:
+        The answer without the commands; an unbalanced one is left as written.
+
+    Example:
+        >>> strip_text_commands(r"\text{(C) } 7")
+        '(C)  7'
+    """
+    text, pos = answer, 0
+    while True:
+        wrapper = _TEXT_WRAPPER.search(text, pos)
+        if wrapper is None:
+            return text.strip()
+        status, content, end = read_box_argument(text, wrapper.end() - 1)
+        if status != "ok":
+            return text.strip()
+        text = text[: wrapper.start()] + content + text[end:]
+        pos = wrapper.start()
 
 
 def _delimited(text: str) -> int:

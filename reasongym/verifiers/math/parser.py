@@ -177,11 +177,20 @@ class Parser:
 
     # ---- relations and arithmetic ----
     def relation(self) -> Node:
-        sides, ops = [self.expr()], []
+        sides, ops = [self.side(after_relation=False)], []
         while self.peek().kind == "op" and self.peek().value in _RELOPS:
             ops.append(self.take().value)
-            sides.append(self.expr())
+            sides.append(self.side(after_relation=True))
         return relation_node(tuple(ops), tuple(sides)) if ops else sides[0]
+
+    def side(self, after_relation: bool) -> Node:
+        """One side of a relation; ``g(x)`` next to a relation sign names a function: 1 < g(x) < 4."""
+        j = self._skip_symbol_tuple(1) if self.at("sym") and self.at("op", "(", 1) else 0
+        if j:
+            after = self.peek(j)
+            if (after.kind == "op" and after.value in _RELOPS) or (after_relation and self.at_boundary(j)):
+                return ast.Sym("".join(str(self.take().value) for _ in range(j)))
+        return self.expr()
 
     def expr(self) -> Node:
         terms = []
@@ -206,6 +215,13 @@ class Parser:
                 den.append(self.factor())
             elif ast.is_scalar(num[-1]) and self.starts_implicit_factor():
                 num.append(self.power())
+            elif (
+                isinstance(num[-1], ast.Pow)
+                and self.at("num")
+                and self.peek().spaced
+                and self.at("op", "^", 1)
+            ):
+                num.append(self.power())  # 2^6 3^5 5^4 is a product of powers
             else:
                 break
         if len(num) == 1 and not den:
