@@ -94,11 +94,13 @@ def main(argv: list[str] | None = None) -> dict:
     print_report(report, list(verdicts))
     if args.misses:
         print_misses(cases, verdicts)
-    headline = {f"{name}_{key}": value for name in verdicts for key, value in report["overall"].items()
-                if key.startswith(name)}
-    result = {"cases": len(cases), "clear_cases": report["overall"]["n_clear"], **headline}
+    overall = report["overall"]
+    result = {"cases": len(cases), "clear_cases": overall["n_clear"]}
+    for name in verdicts:
+        result |= {f"{name}_agreement": overall[name], f"{name}_agreement_clear": overall[f"{name}_clear"]}
     result["per_suite"] = {
-        suite: {k: v for k, v in row.items() if k not in ("n_clear",)} for suite, row in report["suites"].items()
+        suite: {k: v for k, v in row.items() if k not in ("n_clear",)}
+        for suite, row in report["suites"].items()
     }
     print(json.dumps(result))
     return result

@@ -241,19 +241,29 @@ def _leading_math(line: str) -> str | None:
     return "".join(piece if k % 2 else clean_answer(piece) for k, piece in enumerate(pieces))
 
 
+def _display_block(text: str) -> str | None:
+    r"""A display math block (``$$ ... $$``, ``\[ ... \]``) that opens ``text``, over several lines."""
+    if not text.startswith(("$$", "\\[")):
+        return None
+    end = _delimited(text[:_NEXT_LINE_CHARS])
+    return text[:end] if end != -1 else None
+
+
+def _first_line(text: str) -> str:
+    return text.split("\n", 1)[0]
+
+
 def _answer_after_phrase(tail: str, start: int) -> str | None:
     """The answer text after a phrase ending at ``start``; None when it is too long to grade."""
-    line_end = tail.find("\n", start)
-    line = tail[start : line_end if line_end != -1 else len(tail)].lstrip(" \t:")
-    if line.startswith("**") and line.count("**") % 2 == 1:  # closes a bold phrase: "**Answer:** 5"
-        line = line[2:].lstrip(" \t:")
-    if not line.strip() and line_end != -1:
-        following = tail[line_end : line_end + _NEXT_LINE_CHARS].strip()
-        block = _delimited(following) if following.startswith(("$$", "\\[")) else -1
-        if block != -1:
-            return following[:block]  # display math over several lines
-        line = following.split("\n", 1)[0] if following else ""
-    line = line.strip()
+    rest = tail[start:].lstrip(" \t:")
+    if rest.startswith("**") and _first_line(rest).count("**") % 2 == 1:
+        rest = rest[2:].lstrip(" \t:")  # closes a bold phrase: "**Answer:** 5"
+    if not _first_line(rest).strip():
+        rest = rest.strip()  # nothing on the phrase's line: the answer starts on the next one
+    block = _display_block(rest)
+    if block is not None:
+        return block
+    line = _first_line(rest).strip()
     math = _leading_math(line)
     if math is not None:
         answer = math
