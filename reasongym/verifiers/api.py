@@ -8,11 +8,9 @@ wrong (WRONG), over a size limit (REFUSED), too slow (TIMEOUT, math only). An un
 
 Math (``kind="math"``): extraction follows :func:`~reasongym.verifiers.extract.extract_math_answer`;
 the answer is graded by :func:`reasongym.verifiers.math.grade.verify_math_answer` (imported on first
-use, since it loads sympy). Answer spraying is wrong: when several boxes hold different answers,
-each is graded and the verdict is correct only if every one is correct (``\boxed{x=3}`` then
-``\boxed{3}`` is fine); more than 8 distinct boxed answers are wrong without grading. An answer of
-four or more comma-separated items for a gold without a comma ("1, 2, 3, 4, 5" for "3") is
-spraying too, and wrong without grading (thousands groups such as "1,000,000" are one number).
+use, since it loads sympy). The grading rules, what counts as the final answer included (the last
+box; several boxes of one statement as one multi-valued answer; answer spraying; tolerance;
+refusals), are written down in one place: the docstring of :mod:`reasongym.verifiers.math.grade`.
 """
 
 from __future__ import annotations
