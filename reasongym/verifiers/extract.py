@@ -21,7 +21,7 @@ Rules for math answers (:func:`extract_math_answer`), in priority order:
    non-empty line is the answer, or the display math block (``$$ ... $$``, ``\[ ... \]``) that
    starts there, over several lines. For math, a sentence after the phrase ("The smallest $k$ is
    17.") is read for its value: the words after its last "is"/"are"/"was"/"=", else its one
-   number.
+   number; a sentence with a negation ("It cannot be 17") states no value and stays as written.
 4. Only when ``last_number_fallback`` is true: the last number in the text (integers, thousands
    groups, decimals, ``a/b`` and ``\frac{a}{b}``) with a unit word right after it (``24 m^2``).
    A number inside an exponent or a subscript is not a number of the text, and a number that ends
@@ -105,6 +105,7 @@ _EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*[\d
 _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
+_NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b", re.IGNORECASE)
 _SENTENCE_VERB = re.compile(r"(?:\s(?:is|are|was|were|equals|be)|=)\s+", re.IGNORECASE)
 _SPACE_RUN = re.compile(r"\s+")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
@@ -275,8 +276,8 @@ def _answer_after_phrase(tail: str, start: int) -> str | None:
 
 def _answer_in_sentence(answer: str) -> str:
     """The value a sentence states ("The smallest $k$ is 17" gives "17"); other answers unchanged."""
-    if not _SENTENCE_START.match(answer):
-        return answer
+    if not _SENTENCE_START.match(answer) or _NEGATION.search(answer):
+        return answer  # "It cannot be 17" states no value
     verbs = list(_SENTENCE_VERB.finditer(answer))
     if verbs and answer[verbs[-1].end() :].strip():
         return answer[verbs[-1].end() :].strip()

@@ -96,6 +96,8 @@ MATH_ROWS = [
     ("Answer: Therefore, there are 12 cats.", "12 cats", "phrase", False),
     ("Final Answer: Jane started 30 minutes ago.", "30 minutes", "phrase", False),
     ("Answer: It is between 3 and 4.", "between 3 and 4", "phrase", False),
+    ("Final Answer: It cannot be 17.", "It cannot be 17", "phrase", False),  # a negation states no value
+    ("Final Answer: The total isn't 17 apples.", "The total isn't 17 apples", "phrase", False),
     # an answer too long to grade is refused whole, never cut
     ("The answer is " + "+".join(["2"] * 20000), None, "none", False),  # phrase beyond the tail
     ("The answer is " + "+".join(["1"] * 1000) + ". So", None, "answer_too_long", False),

@@ -25,8 +25,8 @@ What counts as the final answer (details in :mod:`reasongym.verifiers.extract` a
 - Without a box, the last answer phrase ("The answer is", "Final Answer:", "Answer:", "####",
   "The solutions are", "The roots are"): its sentence or line, the math that opens it (several
   ``$...$`` joined by "or"/"and"/","), or a display block ``$$ ... $$`` on the following lines. A
-  sentence states its value after its last "is"/"are"/"="  ("The smallest $k$ is 17"), else by
-  its one number.
+  sentence states its value after its last "is"/"are"/"=" ("The smallest $k$ is 17"), else by
+  its one number; a sentence with a negation ("It cannot be 17") states none.
 - Without a box or phrase, the last number, with a unit word written after it (``24 m^2``); a
   number in an exponent is not a number of the text, and a number ending an expression
   (``1 + 1 + 1``) is no answer.
