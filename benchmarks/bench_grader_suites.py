@@ -6,7 +6,7 @@ The cases are ours (``grader_suites_corpus.py``), written for the forms that eig
 suites exercise. For each suite the report gives how often each grader's verdict equals the suite's
 expectation, over all cases and over the cases whose expectation is not debatable, then lists every
 case where reasongym differs from the expectation (and whether math-verify does). The last line is one
-JSON object.
+JSON object. The cases written after the grader changes (``held_out``) are also reported on their own.
 """
 
 from __future__ import annotations
@@ -45,18 +45,27 @@ def summarize(cases: list[SuiteCase], verdicts: dict[str, list[bool]]) -> dict:
         for name, got in verdicts.items():
             table[suite][name] = _rate([got[k] == cases[k].expected for k in rows])
             table[suite][f"{name}_clear"] = _rate([got[k] == cases[k].expected for k in clear])
-    clear = [k for k, case in enumerate(cases) if not case.debatable]
-    overall = {"n": len(cases), "n_clear": len(clear)}
+    overall = _group(cases, verdicts, range(len(cases)))
+    held_out = _group(cases, verdicts, [k for k, case in enumerate(cases) if case.held_out])
+    return {"suites": table, "overall": overall, "held_out": held_out}
+
+
+def _group(cases: list[SuiteCase], verdicts: dict[str, list[bool]], rows) -> dict:
+    """Agreement over some cases, all of them and the clear ones."""
+    rows = list(rows)
+    clear = [k for k in rows if not cases[k].debatable]
+    group = {"n": len(rows), "n_clear": len(clear)}
     for name, got in verdicts.items():
-        overall[name] = _rate([got[k] == case.expected for k, case in enumerate(cases)])
-        overall[f"{name}_clear"] = _rate([got[k] == cases[k].expected for k in clear])
-    return {"suites": table, "overall": overall}
+        group[name] = _rate([got[k] == cases[k].expected for k in rows])
+        group[f"{name}_clear"] = _rate([got[k] == cases[k].expected for k in clear])
+    return group
 
 
 def print_report(report: dict, names: list[str]) -> None:
     header = f"{'suite':<14} {'n':>4} {'clear':>6}" + "".join(f" {n:>12} {n + ' clr':>14}" for n in names)
     print(header)
-    for suite, row in [*report["suites"].items(), ("ALL", report["overall"])]:
+    rows = [*report["suites"].items(), ("ALL", report["overall"]), ("held out", report["held_out"])]
+    for suite, row in rows:
         cells = "".join(f" {row[n]:>12.1%} {row[n + '_clear']:>14.1%}" for n in names)
         print(f"{suite:<14} {row['n']:>4} {row['n_clear']:>6}{cells}")
 
@@ -70,6 +79,7 @@ def print_misses(cases: list[SuiteCase], verdicts: dict[str, list[bool]]) -> Non
             continue
         theirs = "" if peer is None else f" math-verify={'right' if peer[k] == case.expected else 'wrong'}"
         note = f" [debatable: {case.debatable}]" if case.debatable else ""
+        note += " [held out]" if case.held_out else ""
         by_suite[case.suite].append(
             f"  gold={case.gold!r} pred={str(case.prediction)[-90:]!r} expected={case.expected}{theirs}{note}"
         )
@@ -96,8 +106,10 @@ def main(argv: list[str] | None = None) -> dict:
         print_misses(cases, verdicts)
     overall = report["overall"]
     result = {"cases": len(cases), "clear_cases": overall["n_clear"]}
+    held_out = report["held_out"]
     for name in verdicts:
         result |= {f"{name}_agreement": overall[name], f"{name}_agreement_clear": overall[f"{name}_clear"]}
+        result |= {f"{name}_held_out": held_out[name], f"{name}_held_out_clear": held_out[f"{name}_clear"]}
     result["per_suite"] = {
         suite: {k: v for k, v in row.items() if k not in ("n_clear",)}
         for suite, row in report["suites"].items()

@@ -7,13 +7,16 @@ NeMo-Skills ``tests/test_math_equal.py``, AReaL's math-verify reward tests, rllm
 the few-shot examples of simple-evals' equality prompt) and wrote our own cases for the forms they
 test: other numbers and expressions, the same shape. Nothing here is copied from those files.
 
-Each case is ``(suite, gold, prediction, expected, debatable)``. ``prediction`` is a bare answer that
+Each case is ``(suite, gold, prediction, expected, debatable, held_out)``. ``prediction`` is a bare answer that
 the benchmark wraps in ``\boxed{...}``, unless it is a :class:`Raw` completion, graded as written
 (extraction cases: phrases, several boxes, ``<think>``). ``expected`` is the verdict that suite's
 authors wrote for that form. ``debatable`` is empty when we agree with their expectation, else one
 phrase saying why a careful grader may decide otherwise (a decimal comma, a loose numeric tolerance,
 a false chain such as ``3+3 = 2``, a list order that only a string comparison sees). Agreement is
-reported over all cases and over the cases that are not debatable.
+reported over all cases and over the cases that are not debatable. The ``held_out`` cases were
+written after the grader changes that this corpus prompted, from the same suites' forms, and were
+graded once without any further change: they measure what was fixed for the class of a form rather
+than for the case.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ class SuiteCase(NamedTuple):
     prediction: str
     expected: bool
     debatable: str
+    held_out: bool = False
+    """Written after the grader was changed for this corpus, and never used to tune it."""
 
     @property
     def completion(self) -> str:
@@ -235,6 +240,129 @@ _SIMPLE_EVALS = [
 ]
 # fmt: on
 
+# Written after the changes, graded once, never used to tune the grader.
+_HELD_OUT = [
+    ("math-verify", "5300000", "5,300,000", T, ""),
+    ("math-verify", "7000", "7 000", T, ""),
+    ("math-verify", "0.9", ".9", T, ""),
+    ("math-verify", "12.50", "\\$12.50", T, ""),
+    ("math-verify", "3", "(2+1)", T, ""),
+    ("math-verify", "\\frac{5}{8}", "\\dfrac58", T, ""),
+    ("math-verify", "-\\frac{5}{8}", "\\frac{-5}{8}", T, ""),
+    ("math-verify", "(-3, 4]", "(-3,4]", T, ""),
+    ("math-verify", "(-3,4]", "[-3,4]", F, ""),
+    ("math-verify", "[2, \\infty)", "x \\ge 2", T, ""),
+    ("math-verify", "(-\\infty, 0)", "x<0", T, ""),
+    ("math-verify", "x \\geq 3", "3 \\leq x", T, ""),
+    ("math-verify", "x > 1", "x < 1", F, ""),
+    ("math-verify", "y = 3x - 2", "3x - y - 2 = 0", T, ""),
+    ("math-verify", "y = 3x - 2", "3x - y + 2 = 0", F, ""),
+    ("math-verify", "x^2 + y^2 = 25", "2x^2 + 2y^2 = 50", T, ""),
+    ("math-verify", "x^2 + y^2 = 25", "x^2 + y^2 = 5", F, ""),
+    (
+        "math-verify",
+        "\\begin{pmatrix} 1 \\\\ -2 \\end{pmatrix}",
+        "\\begin{bmatrix}1\\\\-2\\end{bmatrix}",
+        T,
+        "",
+    ),
+    ("math-verify", "40\\%", "40 percent", T, ""),
+    ("math-verify", "0.4", "40", F, ""),
+    ("math-verify", "2, -7", Raw("The solutions are $\\boxed{2}$ and $\\boxed{-7}$."), T, ""),
+    ("math-verify", "2, -7", Raw("So $\\boxed{2}$, $\\boxed{-7}$, $\\boxed{1}$."), F, ""),
+    (
+        "math-verify",
+        "15",
+        Raw("So the answer is $\\boxed{12}$.\n\nWait, that is wrong. Recomputing gives $\\boxed{15}$."),
+        T,
+        "",
+    ),
+    (
+        "math-verify",
+        "12",
+        Raw("So the answer is $\\boxed{12}$.\n\nWait, that is wrong. Recomputing gives $\\boxed{15}$."),
+        F,
+        "",
+    ),
+    ("math-verify", "2016", Raw("Final Answer: The final answer is $2{,}016$. I hope it is correct."), T, ""),
+    (
+        "math-verify",
+        "0.75",
+        Raw("Final Answer: The final answer is $\\frac{3}{4}$. I hope it is correct."),
+        T,
+        "",
+    ),
+    ("math-verify", "2.5", "2.5\\text{ hours}", T, ""),
+    ("math-verify", "2.5 \\text{ hours}", "150 \\text{ minutes}", T, ""),
+    ("math-verify", "2.5 \\text{ hours}", "2.5 \\text{ km}", F, ""),
+    ("math-verify", "\\frac{\\sqrt{6}}{3}", "\\sqrt{\\frac{2}{3}}", T, ""),
+    ("math-verify", "3^{10}", "59049", T, ""),
+    ("math-verify", "2^{10}", "1023", F, ""),
+    ("math-verify", "\\binom{6}{2}", "15", T, ""),
+    ("math-verify", "e^{2}", "\\exp(2)", T, ""),
+    ("math-verify", "\\sin\\frac{\\pi}{6}", "\\frac12", T, ""),
+    ("math-verify", "2\\pi r^2 + 2\\pi r h", "2\\pi r(r+h)", T, ""),
+    ("math-verify", "\\frac{x-1}{x+1}", "1 - \\frac{2}{x+1}", T, ""),
+    ("math-verify", "\\frac{x-1}{x+1}", "1 + \\frac{2}{x+1}", F, ""),
+    ("math-verify", "13/4", "3 1/4", T, ""),
+    ("math-verify", "13/4", "3 1/5", F, ""),
+    ("math-verify", "\\{1, 2, 3\\}", "\\{3, 2, 1\\}", T, ""),
+    ("math-verify", "\\{1,2,3\\}", "\\{1,2\\}", F, ""),
+    ("math-verify", "(-\\infty, -1) \\cup (1, \\infty)", "x < -1 \\text{ or } x > 1", T, ""),
+    ("math-verify", "\\pm 3", "3, -3", T, ""),
+    ("math-verify", "\\pm 3", "3", F, ""),
+    ("math-verify", "2+3i", "3i+2", T, ""),
+    ("math-verify", "2+3i", "2-3i", F, ""),
+    ("math-verify", "3.0 \\times 10^{8}", "300000000", T, ""),
+    ("math-verify", "0.67", "\\frac23", T, ""),
+    ("math-verify", "0.67", "0.66", F, ""),
+    ("math-verify", "\\frac{1}{3}", "0.3333", F, LOOSE),
+    ("math-verify", "2x + 4y = 8", "x + 2y = 4", T, ""),
+    ("math-verify", "2x+4y=8", "x+2y=8", F, ""),
+    ("math-verify", "12", "3 \\cdot 4 = 12", T, ""),
+    ("math-verify", "12", "3 \\cdot 4 = 13", F, ""),
+    ("math-verify", "x=2, y=3", "(2,3)", T, ""),
+    ("mario-eval", "8:45", "8:45 a.m.", T, ""),
+    ("mario-eval", "20:45", "8:45 pm", T, ""),
+    ("mario-eval", "20:45", "8:45 am", F, ""),
+    ("mario-eval", "1011_2", "1011_2", T, ""),
+    ("mario-eval", "1011_2", "11", F, ""),
+    ("mario-eval", "5 \\text{ cm}^2", "5", T, ""),
+    ("mario-eval", "10:30", "10:30:00", T, ""),
+    ("mario-eval", "[0, 1]", "0 \\le x \\le 1", T, ""),
+    ("mario-eval", "a = 1, b = -2", "1, -2", T, ""),
+    ("mario-eval", "a = 1, b = -2", "-2, 1", F, ""),
+    ("mario-eval", "2:3", "4:6", T, ""),
+    ("mario-eval", "2:3", "3:2", F, ""),
+    ("nemo-skills", "\\text{Tuesday}", "Tuesday", T, ""),
+    ("nemo-skills", "\\text{Tuesday}", "Wednesday", F, ""),
+    ("nemo-skills", "\\text{Yes}", "yes", T, ""),
+    ("nemo-skills", "\\text{odd}", "\\textbf{odd}", T, ""),
+    ("nemo-skills", "4 \\text{ feet}", "48 \\text{ inches}", T, ""),
+    ("nemo-skills", "4 \\text{ feet}", "4 \\text{ inches}", F, ""),
+    ("simple-evals", "5", "5 students", T, ""),
+    ("simple-evals", "60", Raw("Answer: There are 60 marbles in the jar."), T, ""),
+    ("simple-evals", "60", Raw("Answer: The car travels 60 km in total."), T, ""),
+    ("simple-evals", "60", Raw("Answer: The car travels 70 km in total."), F, ""),
+    (
+        "rllm",
+        "42",
+        Raw("<think>\nLet me see: 6*7 = 42\n</think>\n\n**Final Answer**\n\\[\n\\boxed{42}\n\\]"),
+        T,
+        "",
+    ),
+    ("rllm", "41", Raw("<think>\nI get \\boxed{41}.\n</think>\nThe answer is \\boxed{42}."), F, ""),
+    ("open-instruct", "1234", Raw("The answer is $1,234."), T, ""),
+    ("open-instruct", "18", Raw("So she pays 18 dollars.\n#### 18"), T, ""),
+    ("open-instruct", "45", Raw("Adding them up, she has 45 apples"), T, ""),
+    ("open-instruct", "36", Raw("The area is 36 cm^2"), T, ""),
+    ("open-instruct", "3", Raw("So it is 10^{3}"), F, ""),
+    ("hendrycks", "\\frac{\\sqrt{3}}{2}", "\\frac{\\sqrt3}{2}", T, ""),
+    ("hendrycks", "\\$5.50", "5.5", T, ""),
+    ("hendrycks", "x^2+2x", "x(x+2)", T, ""),
+    ("hendrycks", "x^2+2x", "x(x-2)", F, ""),
+]
+
 _SUITES = {
     "math-verify": _MATH_VERIFY,
     "hendrycks": _HENDRYCKS,
@@ -249,4 +377,5 @@ _SUITES = {
 
 def suite_cases() -> list[SuiteCase]:
     """Every case, suite by suite, in a fixed order."""
-    return [SuiteCase(suite, *row) for suite, rows in _SUITES.items() for row in rows]
+    written = [SuiteCase(suite, *row) for suite, rows in _SUITES.items() for row in rows]
+    return written + [SuiteCase(*row, held_out=True) for row in _HELD_OUT]

@@ -105,6 +105,7 @@ _EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*[\d
 _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
+_DIGIT = re.compile(r"\d")
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b", re.IGNORECASE)
 _SENTENCE_VERB = re.compile(r"(?:\s(?:is|are|was|were|equals|be)|=)\s+", re.IGNORECASE)
 _SPACE_RUN = re.compile(r"\s+")
@@ -280,7 +281,11 @@ def _answer_in_sentence(answer: str) -> str:
         return answer  # "It cannot be 17" states no value
     verbs = list(_SENTENCE_VERB.finditer(answer))
     if verbs and answer[verbs[-1].end() :].strip():
-        return answer[verbs[-1].end() :].strip()
+        rest = answer[verbs[-1].end() :].strip()
+        number = _NUMBER.match(rest)
+        if number is not None and not _DIGIT.search(rest, number.end()):
+            return _with_unit(rest, number)  # "60 marbles in the jar" states 60
+        return rest
     numbers = list(_NUMBER.finditer(answer))
     if len(numbers) == 1:
         return _with_unit(answer, numbers[0])

@@ -76,6 +76,10 @@ ROWS = [
     (_box(r"6\text{ m}"), r"6\text{ m}^{2}", False),  # a wrong unit
     (_box(r"8\mathrm{cm}^{3}"), r"8\text{ mL}", True),
     (_box(r"8\mathrm{cm}^{2}"), r"8\text{ mL}", False),
+    (_box(r"2\pi r(r+h)"), r"2\pi r^2 + 2\pi r h", True),  # after variables, h is a variable
+    (_box(r"2\pi r(r-h)"), r"2\pi r^2 + 2\pi r h", False),
+    (_box(r"180 \text{ minutes}"), "3 h", True),  # after a number, h is hours
+    (_box(r"180 \text{ seconds}"), "3 h", False),
     (_box(r"7:15 \text{ P.M.}"), "19:15", True),
     (_box(r"7:15\text{ p.m.}"), "19:15", True),
     (_box(r"7:15\text{ a.m.}"), "19:15", False),

@@ -93,7 +93,9 @@ MATH_ROWS = [
     ("The answer is:\n\\[\n x = 5\n\\]\nDone.", "x = 5", "phrase", False),
     ("The solutions are $x = 4$ or $x = -1$.", "x = 4 or x = -1", "phrase", False),
     ("Final Answer: The smallest $k$ is 17.", "17", "phrase", False),
-    ("Answer: Therefore, there are 12 cats.", "12 cats", "phrase", False),
+    ("Answer: Therefore, there are 12 cats.", "12", "phrase", False),
+    ("Answer: There are 60 marbles in the jar.", "60", "phrase", False),
+    ("Answer: The car travels 60 km in all.", "60 km", "phrase", False),
     ("Final Answer: Jane started 30 minutes ago.", "30 minutes", "phrase", False),
     ("Answer: It is between 3 and 4.", "between 3 and 4", "phrase", False),
     ("Final Answer: It cannot be 17.", "It cannot be 17", "phrase", False),  # a negation states no value

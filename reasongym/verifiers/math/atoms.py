@@ -65,7 +65,7 @@ class ExpressionParser(Protocol):
     def atom(self) -> Node:
         """Parse an atom, counting nesting depth."""
 
-    def starts_implicit_factor(self, functions: bool = True) -> bool:
+    def starts_implicit_factor(self, functions: bool = True, after_variables: bool = False) -> bool:
         """Whether the next tokens begin a factor of an implicit product."""
 
     def subscript_text(self) -> str:

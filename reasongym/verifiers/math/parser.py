@@ -64,6 +64,10 @@ def _interval_like(node: Node) -> bool:
     return pair or isinstance(node, (ast.Interval, ast.Union))
 
 
+def _has_variables(factors: list[Node]) -> bool:
+    return any(ast.free_symbols(factor) for factor in factors)
+
+
 def _int_literal(node: object) -> bool:
     return isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0
 
@@ -213,7 +217,7 @@ class Parser:
             elif self.at_op("/", ":"):  # a ratio 3:1 is the quotient 3/1
                 self.take()
                 den.append(self.factor())
-            elif ast.is_scalar(num[-1]) and self.starts_implicit_factor():
+            elif ast.is_scalar(num[-1]) and self.starts_implicit_factor(after_variables=_has_variables(num)):
                 num.append(self.power())
             elif (
                 isinstance(num[-1], ast.Pow)
@@ -230,10 +234,12 @@ class Parser:
             tuple(_scalar(x, "in a product") for x in num), tuple(_scalar(x, "in a quotient") for x in den)
         )
 
-    def starts_implicit_factor(self, functions: bool = True) -> bool:
+    def starts_implicit_factor(self, functions: bool = True, after_variables: bool = False) -> bool:
+        """Whether the next tokens begin a factor; a spaced ``m`` or ``h`` ending a number is its unit."""
         tok = self.peek()
-        if tok.kind == "sym":
-            return not (tok.spaced and is_single_letter_unit(tok.value) and unit_tail_ahead(self))
+        if tok.kind == "sym":  # after variables ("2\pi r h") a letter is one more variable
+            unit = tok.spaced and is_single_letter_unit(tok.value) and unit_tail_ahead(self)
+            return after_variables or not unit
         if tok.kind == "func":
             return functions
         return (
