@@ -56,6 +56,8 @@ ROWS = [
     (_box("p+q = q+p = 57"), "57", True),
     (_box("p+q = q+p = 56"), "57", False),
     (_box("2x = 6"), "x = 3", False),  # an unsolved equation is not the value
+    (_box("m + n = 3 + 4 = 7"), "7", True),
+    (_box("x + y = 7"), "7", False),  # maybe an unsolved equation: not read as the value 7
     # 4. text wrappers around answers
     (_box(r"\text{C}"), "C", True),
     (_box(r"\text{D}"), "C", False),

@@ -82,10 +82,11 @@ Equality (see :mod:`equivalence`, :mod:`numeric`, :mod:`relations`, :mod:`sets`,
   rejects them too: 9 of the 10 such pairs measured in benchmarks/README.md (it accepts
   ``\sqrt{x^2}`` for ``|x|``, treating variables as real).
 - Labels are ignored: ``x = 3`` equals ``3`` and the reverse. A relation that names a value reads
-  as a label: ``m + n = 7``, ``PQ = 4``, ``|PQ| = 5``, ``\frac{OM}{ON} = 2``, ``S_1:S_2 = 3:7``,
-  ``p + q = q + p = 57`` (in a gold, only names written in capitals: a gold ``x + y = 5`` is a
-  line, and ``5`` is no answer to it). An unsolved equation is not a value (``2x = 6`` is not
-  ``x = 3``).
+  as a label: ``PQ = 4``, ``|PQ| = 5``, ``\frac{OM}{ON} = 2``, ``S_1:S_2 = 3:7``, and chains such as
+  ``p + q = q + p = 57`` or ``m + n = 3 + 4 = 7`` (see :mod:`relations`). A two-member relation in
+  lower-case letters is not a named value: a gold ``x + y = 5`` is a line, and ``5`` is no answer
+  to it; an answer ``m + n = 7`` might be an unsolved equation. An unsolved equation is not a
+  value (``2x = 6`` is not ``x = 3``).
 - Named assignments (a gold list whose items name different unknowns, ``a=2, b=3``, ``PQ=4,
   RS=6``) match by name: ``b=3, a=2`` is right, ``a=3, b=2`` wrong. Values named otherwise or not
   at all (``2, 3``, ``(a, b) = (2, 3)`` reads by its names) are taken in the gold's order.

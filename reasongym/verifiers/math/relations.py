@@ -9,12 +9,14 @@ by :func:`~reasongym.verifiers.math.numeric.compare_scalars`; a difference that 
 point tried is never a multiple. Inequalities compare side by side (``5 \ge x`` is ``x \le 5``).
 
 Named values. A relation whose first members are only letters joined by ``+``, products, quotients,
-ratios or ``|...|``, and whose last members are constants, states the value of a named quantity:
-``m + n = 7``, ``PQ = 4``, ``|PQ| = 5``, ``\frac{OM}{ON} = 2``, ``S_1 : S_2 = 3 : 7``, ``p + q = q + p =
-57``. It is read like ``x = 7``: a label and a value (several named values, ``PQ = 4, RS = 6``, match by
-name). In a prediction the name needs two letters or bars (``x + 1 = 4`` is an unsolved equation, not
-a name). In a gold answer it must also be written in capitals, the way points and segments are named
-(``|PQ| = 5``), because a gold ``x + y = 5`` or ``xy = 5`` is a curve, and ``5`` is no answer to it.
+ratios or ``|...|`` (two letters at least, or bars), and whose last members are constants, states the
+value of a named quantity: ``PQ = 4``, ``|PQ| = 5``, ``\frac{OM}{ON} = 2``, ``S_1 : S_2 = 3 : 7``,
+``p + q = q + p = 57``, ``m + n = 3 + 4 = 7``. It is read like ``x = 7``: a label and a value (several
+named values, ``PQ = 4, RS = 6``, match by name). The name must be written in capitals, the way points
+and segments are named, unless the relation has three members or more: a gold ``x + y = 5`` or ``xy =
+5`` is a curve, and ``5`` is no answer to it; an answer ``m + n = 7`` alone may be an unsolved equation
+(``x + y = 7`` for a question about x), so it is not read as the value 7, while ``m + n = 3 + 4 = 7``
+is. An equation with numbers in its letters' side (``x + 1 = 4``) is never a name.
 """
 
 from __future__ import annotations
@@ -64,6 +66,9 @@ def _named_value(node: Node, capitals: bool) -> Node:
     values = node.sides[count:]
     if count == 0 or any(ast.free_symbols(value) for value in values):
         return node
+    written_as_name = all(_letters_only(side, capitals=True) for side in node.sides[:count])
+    if not capitals and len(node.sides) < 3 and not written_as_name:
+        return node  # "m + n = 7" alone may be an unsolved equation; "m + n = 3 + 4 = 7" is not
     value = values[0] if len(values) == 1 else ast.Rel(("=",) * (len(values) - 1), values)
     return ast.Labeled(node.sides[0], value)
 
