@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the corpus modules sit next to this file
@@ -45,8 +46,11 @@ def grade_file(path: Path, peer, show: int) -> dict:
     rows = read_records(path)
     ours_accept = theirs_accept = 0
     disagreements = []
+    seconds = []
     for row_id, gold, completion in rows:
+        start = time.perf_counter()
         verdict = verify(completion, gold, "math")
+        seconds.append(time.perf_counter() - start)
         ours = verdict.correct is True
         ours_accept += ours
         if peer is None:
@@ -55,7 +59,11 @@ def grade_file(path: Path, peer, show: int) -> dict:
         theirs_accept += theirs.correct
         if ours != theirs.correct:
             disagreements.append((row_id, gold, ours, verdict, theirs, completion))
-    print(f"\n{path.name}: {len(rows)} completions; reasongym accepts {ours_accept}", end="")
+    slowest = max(seconds, default=0.0)
+    print(
+        f"\n{path.name}: {len(rows)} completions; reasongym accepts {ours_accept} (slowest {slowest * 1000:.0f} ms)",
+        end="",
+    )
     print(
         "" if peer is None else f", math-verify accepts {theirs_accept}; {len(disagreements)} disagreements"
     )
@@ -73,6 +81,8 @@ def grade_file(path: Path, peer, show: int) -> dict:
         "math_verify_accept": theirs_accept if peer is not None else None,
         "disagreements": len(disagreements) if peer is not None else None,
         "disagreement_ids": [d[0] for d in disagreements],
+        "reasongym_slowest_ms": round(slowest * 1000, 1),
+        "reasongym_over_1s": sum(t > 1.0 for t in seconds),
     }
 
 
