@@ -93,7 +93,7 @@ MATH_PHRASE = re.compile(
 )
 """The answer phrases of math answers: also "The solutions are", "The roots are"."""
 
-_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)")
+_SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)")
 _NUMBER = re.compile(
     r"(?<![\w.^_])-?(?:\\[dt]?frac\{\d+\}\{\d+\}|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
 )
@@ -225,6 +225,24 @@ def _delimited(text: str) -> int:
     return -1
 
 
+def _mask_math(text: str) -> str:
+    r"""``text`` with the inside of each ``$...$`` / ``\(...\)`` blanked out, positions kept (linear)."""
+    pieces, pos = [], 0
+    while True:
+        opens = [(text.find(opener, pos), opener, closer) for opener, closer in (("$", "$"), ("\\(", "\\)"))]
+        found = min((entry for entry in opens if entry[0] != -1), default=None)
+        if found is None:
+            break
+        start, opener, closer = found
+        close = text.find(closer, start + len(opener))
+        if close == -1:
+            break
+        inner = start + len(opener)
+        pieces += [text[pos:inner], "#" * (close - inner), closer]
+        pos = close + len(closer)
+    return "".join(pieces) + text[pos:]
+
+
 def _leading_math(line: str) -> str | None:
     """``$a$``, or ``a or b, c`` from ``$a$ or $b$, $c$``: the math that opens the line, or None."""
     end = _delimited(line)
@@ -270,7 +288,7 @@ def _answer_after_phrase(tail: str, start: int) -> str | None:
     if math is not None:
         answer = math
     else:
-        sentence_end = _SENTENCE_END.search(line)
+        sentence_end = _SENTENCE_END.search(_mask_math(line))  # "$1,\! 000$" and "$a.b$" end none
         answer = line[: sentence_end.start()] if sentence_end else line
     return answer if len(answer) <= _MAX_ANSWER_CHARS else None
 
@@ -279,7 +297,7 @@ def _answer_in_sentence(answer: str) -> str:
     """The value a sentence states ("The smallest $k$ is 17" gives "17"); other answers unchanged."""
     if not _SENTENCE_START.match(answer) or _NEGATION.search(answer):
         return answer  # "It cannot be 17" states no value
-    verbs = list(_SENTENCE_VERB.finditer(answer))
+    verbs = list(_SENTENCE_VERB.finditer(_mask_math(answer)))  # "is", not the "=" of "$y = 2x$"
     if verbs and answer[verbs[-1].end() :].strip():
         rest = answer[verbs[-1].end() :].strip()
         number = _NUMBER.match(rest)

@@ -7,9 +7,17 @@ twin right after it (a wrong self-correction, a wrong multiple, an extra value, 
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import pytest
 
-from reasongym.verifiers import Outcome, verify
+from reasongym.verifiers import Outcome, verify, verify_many
+
+DATA_DIR = Path(
+    os.environ.get("REASONGYM_DATA_DIR", Path(__file__).resolve().parents[2] / ".." / "shared" / "data")
+)
 
 
 def _box(answer: str) -> str:
@@ -146,3 +154,41 @@ def test_long_answers_are_never_graded_on_a_fragment(completion: str, gold: str)
     verdict = verify(completion, gold, "math")
     assert verdict.correct is False
     assert verdict.outcome in (Outcome.REFUSED, Outcome.UNPARSEABLE), verdict
+
+
+FORMS_OF_REAL_GOLDS = {
+    # (completion from a gold g and a wrong answer w, graded against g, expected)
+    "self-correction to the gold": (
+        lambda g, w: f"So $\\boxed{{{w}}}$.\n\nWait, let me recheck.\n\nSo $\\boxed{{{g}}}$.",
+        True,
+    ),
+    "self-correction away from it": (
+        lambda g, w: f"So $\\boxed{{{g}}}$.\n\nWait, let me recheck.\n\nSo $\\boxed{{{w}}}$.",
+        False,
+    ),
+    "a sentence after the phrase": (lambda g, w: f"Final Answer: The value is ${g}$.", True),
+    "a wrong sentence": (lambda g, w: f"Final Answer: The value is ${w}$.", False),
+    "display math after the phrase": (lambda g, w: f"The answer is\n$$\n{g}\n$$", True),
+    "wrong display math": (lambda g, w: f"The answer is\n$$\n{w}\n$$", False),
+    "a box after </think>": (lambda g, w: f"<think>\\boxed{{{w}}}</think>\nSo $\\boxed{{{g}}}$.", True),
+    "a wrong box after </think>": (
+        lambda g, w: f"<think>\\boxed{{{g}}}</think>\nSo $\\boxed{{{w}}}$.",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("form", list(FORMS_OF_REAL_GOLDS))
+def test_forms_of_real_math500_golds(form: str) -> None:
+    path = DATA_DIR / "math500" / "test.jsonl"
+    if not path.exists():
+        pytest.skip(f"benchmark data not found at {path} (set REASONGYM_DATA_DIR)")
+    golds = [json.loads(line)["answer"] for line in path.read_text(encoding="utf-8").splitlines()[:200]]
+    make, expected = FORMS_OF_REAL_GOLDS[form]
+    verdicts = verify_many([make(gold, f"{gold}+1") for gold in golds], golds, timeout=2.0)
+    wrong = [
+        (gold, verdict.reason)
+        for gold, verdict in zip(golds, verdicts, strict=True)
+        if verdict.correct is not expected
+    ]
+    assert wrong == []
