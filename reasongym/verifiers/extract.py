@@ -89,9 +89,11 @@ ANSWER_PHRASE = re.compile(
 )
 """Phrases that introduce a final answer ("The answer is", "Final Answer:", "#### ", ...)."""
 MATH_PHRASE = re.compile(
-    ANSWER_PHRASE.pattern + r"|\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)\b", re.IGNORECASE
+    ANSWER_PHRASE.pattern
+    + r"|\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)(?=[ \t]*(?:\$|\\[(\[]|[-+]?\d|[a-z][ \t]*=))",
+    re.IGNORECASE,
 )
-"""The answer phrases of math answers: also "The solutions are", "The roots are"."""
+"""The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
 
 _SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)")
 _NUMBER = re.compile(

@@ -92,6 +92,8 @@ MATH_ROWS = [
     ("the answer is\n$$\n12\n$$", "12", "phrase", False),
     ("The answer is:\n\\[\n x = 5\n\\]\nDone.", "x = 5", "phrase", False),
     ("The solutions are $x = 4$ or $x = -1$.", "x = 4 or x = -1", "phrase", False),
+    ("The roots are 3 and -5.", "3 and -5", "phrase", False),
+    ("The roots are where f is zero. Setting f(x) = 0 gives x = 3", "3", "last_number", False),
     ("Final Answer: The smallest $k$ is 17.", "17", "phrase", False),
     ("Answer: Therefore, there are 12 cats.", "12", "phrase", False),
     ("Answer: There are 60 marbles in the jar.", "60", "phrase", False),
