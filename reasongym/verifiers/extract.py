@@ -9,7 +9,8 @@ Rules for math answers (:func:`extract_math_answer`), in priority order:
 1. When the completion closes a ``<think>`` block, the text after the last ``</think>`` is read
    first; the whole completion only when that text holds no box and no answer phrase.
 2. The last complete ``\boxed{...}`` / ``\fbox{...}`` (balanced, nested braces; ``\{`` and ``\}``
-   are escaped braces) or bare ``\boxed 5``. A box nested inside another box is part of the outer
+   are escaped braces) or bare ``\boxed 5``. For math, empty boxes are no answers and are skipped
+   ("put the answer in \boxed{}" echoes the instruction), as in math-verify. A box nested inside another box is part of the outer
    one, and ``\boxed{\boxed{5}}`` reads as ``5``. Earlier boxes are earlier attempts and are
    ignored, except boxes written together with the last one in one statement (see
    :mod:`~reasongym.verifiers.boxes`): those are ``candidates`` of one multi-valued answer.
@@ -108,6 +109,7 @@ _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
 _DIGIT = re.compile(r"\d")
+_EMPTY_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{\s*\}")
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b", re.IGNORECASE)
 _SENTENCE_VERB = re.compile(r"(?:\s(?:is|are|was|were|equals|be)|=)\s+", re.IGNORECASE)
 _SPACE_RUN = re.compile(r"\s+")
@@ -443,6 +445,8 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
         True
     """
     found = extract_answer_span(completion, phrase=MATH_PHRASE)
+    if found.method == "boxed" and found.answer is None:  # "put it in \boxed{}" is no answer
+        found = extract_answer_span(_EMPTY_BOX.sub(" ", completion), phrase=MATH_PHRASE)
     if found.method in ("phrase", "gsm8k") and found.answer is not None:
         answer = clean_answer(_answer_in_sentence(found.answer))
         if answer != found.answer:

@@ -125,7 +125,9 @@ MATH_ROWS = [
     ("", None, "none", False),
     (r"So the answer is 12. Writing it: \boxed{1", None, "truncated", False),
     (r"The answer is 5 \boxed", None, "truncated", False),
-    (r"\boxed{}", None, "boxed", False),
+    (r"\boxed{}", None, "none", False),  # empty boxes are skipped
+    ("To put it in \\boxed{}, add them.\nThe answer is 140.", "140", "phrase", False),
+    (r"\boxed{5} then \boxed{ }", "5", "boxed", False),
     ("The answer is", None, "phrase", False),
 ]
 
