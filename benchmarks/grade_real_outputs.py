@@ -45,6 +45,7 @@ def grade_file(path: Path, peer, show: int) -> dict:
     """Grade one file with both graders; print the disagreements; return the counts."""
     rows = read_records(path)
     ours_accept = theirs_accept = 0
+    accepted: dict[str, list[str]] = {"reasongym": [], "math_verify": []}
     disagreements = []
     seconds = []
     for row_id, gold, completion in rows:
@@ -53,10 +54,14 @@ def grade_file(path: Path, peer, show: int) -> dict:
         seconds.append(time.perf_counter() - start)
         ours = verdict.correct is True
         ours_accept += ours
+        if ours:
+            accepted["reasongym"].append(row_id)
         if peer is None:
             continue
         theirs = peer(CorpusItem(gold, completion, True, path.stem))
         theirs_accept += theirs.correct
+        if theirs.correct:
+            accepted["math_verify"].append(row_id)
         if ours != theirs.correct:
             disagreements.append((row_id, gold, ours, verdict, theirs, completion))
     slowest = max(seconds, default=0.0)
@@ -81,6 +86,8 @@ def grade_file(path: Path, peer, show: int) -> dict:
         "math_verify_accept": theirs_accept if peer is not None else None,
         "disagreements": len(disagreements) if peer is not None else None,
         "disagreement_ids": [d[0] for d in disagreements],
+        "reasongym_accepted_ids": accepted["reasongym"],
+        "math_verify_accepted_ids": accepted["math_verify"] if peer is not None else None,
         "reasongym_slowest_ms": round(slowest * 1000, 1),
         "reasongym_over_1s": sum(t > 1.0 for t in seconds),
     }
