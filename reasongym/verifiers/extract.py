@@ -103,7 +103,7 @@ _NUMBER = re.compile(
 _UNIT_AFTER = re.compile(
     r"[ \t]*(?:\\(?:text|mathrm|textrm|mbox)\{[ \t]*)?([A-Za-z]{1,12})\}?(?:\^\{?[23]\}?)?"
 )
-_EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*$")
+_EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div|\bor)[ \t$]*$")
 _EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*[\d(\\]")
 _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
@@ -232,12 +232,16 @@ def _delimited(text: str) -> int:
 def _mask_math(text: str) -> str:
     r"""``text`` with the inside of each ``$...$`` / ``\(...\)`` blanked out, positions kept (linear)."""
     pieces, pos = [], 0
+    nearest = {"$": text.find("$"), "\\(": text.find("\\(")}
     while True:
-        opens = [(text.find(opener, pos), opener, closer) for opener, closer in (("$", "$"), ("\\(", "\\)"))]
-        found = min((entry for entry in opens if entry[0] != -1), default=None)
-        if found is None:
+        for opener in nearest:
+            if 0 <= nearest[opener] < pos:
+                nearest[opener] = text.find(opener, pos)
+        found = [(index, opener) for opener, index in nearest.items() if index != -1]
+        if not found:
             break
-        start, opener, closer = found
+        start, opener = min(found)
+        closer = "$" if opener == "$" else "\\)"
         close = text.find(closer, start + len(opener))
         if close == -1:
             break
@@ -253,9 +257,11 @@ def _leading_math(line: str) -> str | None:
     if end == -1:
         return None
     pieces = [line[:end]]
-    while True:
+    while end <= _MAX_ANSWER_CHARS:  # a longer answer is refused anyway
         joiner = _NEXT_MATH.match(line, end)
-        following = -1 if joiner is None else _delimited(line[joiner.end() :])
+        following = (
+            -1 if joiner is None else _delimited(line[joiner.end() : joiner.end() + _MAX_ANSWER_CHARS])
+        )
         if following == -1:
             break
         pieces += [line[end : joiner.end()], line[joiner.end() : joiner.end() + following]]
@@ -418,7 +424,7 @@ def last_number(text: str) -> str | None:
             last = number
     if last is None:
         return None
-    before = tail[max(0, last.start() - 12) : last.start()]
+    before = tail[max(0, last.start() - 12) : last.start()]  # "... + 1" or "3 or 4": no answer
     if _EXPRESSION_BEFORE.search(before) or _EXPRESSION_AFTER.match(tail, last.end()):
         return None
     return _with_unit(tail, last)

@@ -118,6 +118,8 @@ MATH_ROWS = [
     ("The area is 24 \\text{cm}^2.", "24 \\text{cm}^2", "last_number", False),
     ("so x^{2} is it", None, "none", False),  # an exponent is not a number of the text
     ("so the total is 1 + 1 + 1", None, "none", False),  # a fragment of an expression
+    ("so we get 3 or 4", None, "none", False),  # the last number of a hedge
+    ("The answer is " + " or ".join(["$1$"] * 3000), None, "none", False),  # the phrase is beyond the tail
     ("the sum is " + "+".join(["1"] * 30000), None, "none", False),
     ("x2 and y3", None, "none", False),  # digits glued to letters are not numbers
     # no answer at all
