@@ -78,8 +78,9 @@ def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
     gold, pred = _unlabel(gold), _unlabel(pred)
     if isinstance(gold, ast.Colon) or isinstance(pred, ast.Colon):
         return compare_colons(gold, pred, lambda g, p: _compare(g, p, sym))
-    if isinstance(gold, ast.Rel) and not isinstance(pred, ast.Rel) and chain_exact(gold, sym) is not None:
-        return _compare_gold_chain(gold, pred, sym)
+    exact = chain_exact(gold, sym) if isinstance(gold, ast.Rel) and not isinstance(pred, ast.Rel) else None
+    if exact is not None:
+        return _compare_gold_chain(gold, exact, pred, sym)
     if isinstance(pred, ast.Rel) and not isinstance(gold, ast.Rel) and "=" in pred.ops:
         return compare_chain(gold, pred, lambda g, p: _compare(g, p, sym), sym)
     if isinstance(gold, ast.Text) or (isinstance(pred, ast.Text) and _as_text(gold, letters=True)):
@@ -112,9 +113,9 @@ def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
     return Match(False, f"a {_kind(pred)} is not a {_kind(gold)}")
 
 
-def _compare_gold_chain(gold: ast.Rel, pred: Node, sym: SymbolicCheck) -> Match:
+def _compare_gold_chain(gold: ast.Rel, exact: Node, pred: Node, sym: SymbolicCheck) -> Match:
     r"""A gold chain ``\frac{\sqrt3}{3} \approx 0.577``: its exact value, or a decimal it states itself."""
-    match = _compare(chain_exact(gold, sym), pred, sym)
+    match = _compare(exact, pred, sym)
     if match.equal or not ast.has_approximate(pred):
         return match
     for side in gold.sides:
