@@ -55,7 +55,13 @@ from reasongym.verifiers.boxes import (
     find_boxes,
     read_box_argument,
 )
-from reasongym.verifiers.math.units import lookup_unit
+from reasongym.verifiers.spans import (
+    MAX_ANSWER_CHARS,
+    NUMBER,
+    answer_after_phrase,
+    answer_in_sentence,
+    with_unit,
+)
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
@@ -78,8 +84,6 @@ __all__ = [
 
 TAIL_CHARS = 20_000
 """Answer phrases and the last number are looked for only this far back from the end."""
-_MAX_ANSWER_CHARS = 1_000
-_NEXT_LINE_CHARS = 300
 _THINK_END = "</think>"
 
 ANSWER_PHRASE = re.compile(
@@ -96,22 +100,9 @@ MATH_PHRASE = re.compile(
 )
 """The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
 
-_SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)")
-_NUMBER = re.compile(
-    r"(?<![\w.^_])-?(?:\\[dt]?frac\{\d+\}\{\d+\}|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
-)
-_UNIT_AFTER = re.compile(
-    r"[ \t]*(?:\\(?:text|mathrm|textrm|mbox)\{[ \t]*)?([A-Za-z]{1,12})\}?(?:\^\{?[23]\}?)?"
-)
 _EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div|\bor)[ \t$]*$")
 _EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*[\d(\\]")
-_CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
-_NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
-_SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
-_DIGIT = re.compile(r"\d")
 _EMPTY_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{\s*\}")
-_NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b", re.IGNORECASE)
-_SENTENCE_VERB = re.compile(r"(?:\s(?:is|are|was|were|equals|be)|=)\s+", re.IGNORECASE)
 _SPACE_RUN = re.compile(r"\s+")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox)\s*\{")
@@ -218,108 +209,6 @@ def strip_text_commands(answer: str) -> str:
         pos = wrapper.start()
 
 
-def _delimited(text: str) -> int:
-    """Where the math span that opens ``text`` ends (after its closer), or -1 when it is not closed."""
-    for opener, closer in _CLOSERS:
-        if text.startswith(opener):
-            close = text.find(closer, len(opener))
-            while close > 0 and closer.startswith("$") and text[close - 1] == "\\":
-                close = text.find(closer, close + 1)  # "$\$36$": an escaped dollar is money
-            return close + len(closer) if close != -1 else -1
-    return -1
-
-
-def _mask_math(text: str) -> str:
-    r"""``text`` with the inside of each ``$...$`` / ``\(...\)`` blanked out, positions kept (linear)."""
-    pieces, pos = [], 0
-    nearest = {"$": text.find("$"), "\\(": text.find("\\(")}
-    while True:
-        for opener in nearest:
-            if 0 <= nearest[opener] < pos:
-                nearest[opener] = text.find(opener, pos)
-        found = [(index, opener) for opener, index in nearest.items() if index != -1]
-        if not found:
-            break
-        start, opener = min(found)
-        closer = "$" if opener == "$" else "\\)"
-        close = text.find(closer, start + len(opener))
-        if close == -1:
-            break
-        inner = start + len(opener)
-        pieces += [text[pos:inner], "#" * (close - inner), closer]
-        pos = close + len(closer)
-    return "".join(pieces) + text[pos:]
-
-
-def _leading_math(line: str) -> str | None:
-    """``$a$``, or ``a or b, c`` from ``$a$ or $b$, $c$``: the math that opens the line, or None."""
-    end = _delimited(line)
-    if end == -1:
-        return None
-    pieces = [line[:end]]
-    while end <= _MAX_ANSWER_CHARS:  # a longer answer is refused anyway
-        joiner = _NEXT_MATH.match(line, end)
-        following = (
-            -1 if joiner is None else _delimited(line[joiner.end() : joiner.end() + _MAX_ANSWER_CHARS])
-        )
-        if following == -1:
-            break
-        pieces += [line[end : joiner.end()], line[joiner.end() : joiner.end() + following]]
-        end = joiner.end() + following
-    if len(pieces) == 1:
-        return pieces[0]
-    return "".join(piece if k % 2 else clean_answer(piece) for k, piece in enumerate(pieces))
-
-
-def _display_block(text: str) -> str | None:
-    r"""A display math block (``$$ ... $$``, ``\[ ... \]``) that opens ``text``, over several lines."""
-    if not text.startswith(("$$", "\\[")):
-        return None
-    end = _delimited(text[:_NEXT_LINE_CHARS])
-    return text[:end] if end != -1 else None
-
-
-def _first_line(text: str) -> str:
-    return text.split("\n", 1)[0]
-
-
-def _answer_after_phrase(tail: str, start: int) -> str | None:
-    """The answer text after a phrase ending at ``start``; None when it is too long to grade."""
-    rest = tail[start:].lstrip(" \t:")
-    if rest.startswith("**") and _first_line(rest).count("**") % 2 == 1:
-        rest = rest[2:].lstrip(" \t:")  # closes a bold phrase: "**Answer:** 5"
-    if not _first_line(rest).strip():
-        rest = rest.strip()  # nothing on the phrase's line: the answer starts on the next one
-    block = _display_block(rest)
-    if block is not None:
-        return block
-    line = _first_line(rest).strip()
-    math = _leading_math(line)
-    if math is not None:
-        answer = math
-    else:
-        sentence_end = _SENTENCE_END.search(_mask_math(line))  # "$1,\! 000$" and "$a.b$" end none
-        answer = line[: sentence_end.start()] if sentence_end else line
-    return answer if len(answer) <= _MAX_ANSWER_CHARS else None
-
-
-def _answer_in_sentence(answer: str) -> str:
-    """The value a sentence states ("The smallest $k$ is 17" gives "17"); other answers unchanged."""
-    if not _SENTENCE_START.match(answer) or _NEGATION.search(answer):
-        return answer  # "It cannot be 17" states no value
-    verbs = list(_SENTENCE_VERB.finditer(_mask_math(answer)))  # "is", not the "=" of "$y = 2x$"
-    if verbs and answer[verbs[-1].end() :].strip():
-        rest = answer[verbs[-1].end() :].strip()
-        number = _NUMBER.match(rest)
-        if number is not None and not _DIGIT.search(rest, number.end()):
-            return _with_unit(rest, number)  # "60 marbles in the jar" states 60
-        return rest
-    numbers = list(_NUMBER.finditer(answer))
-    if len(numbers) == 1:
-        return _with_unit(answer, numbers[0])
-    return answer
-
-
 def _box_extraction(scan: BoxScan) -> Extraction:
     """Turn a box scan with at least one box (or a problem) into an Extraction."""
     if scan.problem == "truncated":
@@ -357,9 +246,9 @@ def _span(completion: str, phrase: re.Pattern[str]) -> Extraction:
     if last is None:
         return Extraction(None, "none", "No \\boxed{} answer and no answer phrase.")
     written = last.group(0).strip()
-    after = _answer_after_phrase(tail, last.end())
+    after = answer_after_phrase(tail, last.end())
     if after is None:
-        reason = f"The answer after {written!r} is longer than {_MAX_ANSWER_CHARS:,} characters."
+        reason = f"The answer after {written!r} is longer than {MAX_ANSWER_CHARS:,} characters."
         return Extraction(None, "answer_too_long", reason)
     answer = clean_answer(after)
     method = "gsm8k" if written == "####" else "phrase"
@@ -384,14 +273,6 @@ def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHR
         if found.method != "none":
             return found
     return _span(completion, phrase)
-
-
-def _with_unit(text: str, number: re.Match[str]) -> str:
-    """The number, with the unit word written right after it when there is one (``24 m^2``)."""
-    unit = _UNIT_AFTER.match(text, number.end())
-    if unit is not None and lookup_unit(unit.group(1)) is not None:
-        return text[number.start() : unit.end()].strip()
-    return number.group(0)
 
 
 def last_number(text: str) -> str | None:
@@ -419,7 +300,7 @@ def last_number(text: str) -> str | None:
     """
     tail = normalize_unicode(text[-TAIL_CHARS:])
     last = None
-    for number in _NUMBER.finditer(tail):
+    for number in NUMBER.finditer(tail):
         if tail[max(0, number.start() - 2) : number.start()] not in ("^{", "_{"):  # x^{2} is no number
             last = number
     if last is None:
@@ -427,7 +308,7 @@ def last_number(text: str) -> str | None:
     before = tail[max(0, last.start() - 12) : last.start()]  # "... + 1" or "3 or 4": no answer
     if _EXPRESSION_BEFORE.search(before) or _EXPRESSION_AFTER.match(tail, last.end()):
         return None
-    return _with_unit(tail, last)
+    return with_unit(tail, last)
 
 
 def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -> Extraction:
@@ -454,7 +335,7 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
     if found.method == "boxed" and found.answer is None:  # "put it in \boxed{}" is no answer
         found = extract_answer_span(_EMPTY_BOX.sub(" ", completion), phrase=MATH_PHRASE)
     if found.method in ("phrase", "gsm8k") and found.answer is not None:
-        answer = clean_answer(_answer_in_sentence(found.answer))
+        answer = clean_answer(answer_in_sentence(found.answer))
         if answer != found.answer:
             return Extraction(answer, found.method, found.reason, candidates=(answer,))
     if found.method != "none" or not last_number_fallback:
