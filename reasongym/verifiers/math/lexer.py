@@ -138,11 +138,13 @@ _NUMBER = re.compile(r"(\d+)(?:\.(\d*))?|\.(\d+)")
 # every group after the first has exactly three digits. A space (NFKC made thin and no-break spaces
 # plain), "\;", "\ " or "~" groups only after a first group of one to three digits, so "2 3" stays
 # two numbers and "3 125/8" a mixed number.
-_GROUP_STYLES = tuple(
-    re.compile(rf"[1-9]\d{{0,2}}(?:{mark}\d{{3}})+(?!\d|,\d)")
-    for mark in (r",", r",[ \t]*\\![ \t]*", r"[ \t]*\{,[ \t]*\}[ \t]*", r"\\,")
+_LATEX_GROUPS = (
+    r"(?:,[ \t]*\\![ \t]*\d{3})+(?!\d)|(?:[ \t]*\{,[ \t]*\}[ \t]*\d{3})+(?!\d)|(?:\\,\d{3})+(?!\d)"
 )
+_GROUPED_ANY = re.compile(rf"[1-9]\d{{0,2}}(?:(?:,\d{{3}})+(?!\d|,\d)|{_LATEX_GROUPS})")
+_GROUPED_LATEX = re.compile(rf"[1-9]\d{{0,2}}(?:{_LATEX_GROUPS})")
 _GROUPED_SPACE = re.compile(r"[1-9]\d{0,2}(?P<mark> |\\;|\\ |~)\d{3}(?:(?P=mark)\d{3})*(?![\d/])")
+_GROUP_MARK_START = frozenset(", \t{\\~")  # what may follow the first digit group of a grouped number
 _GROUP_MARK = re.compile(r",[ \t]*\\![ \t]*|[ \t]*\{,[ \t]*\}[ \t]*|,|\\,|\\;|\\ | |~")
 # Whole numbers joined by colons: "3:1", "1 : 2", "4:30", "12:05:59", "4:30 p.m." (see nodes.Colon).
 _COLON = re.compile(r"\d+(?:[ \t]*:[ \t]*\d+)+(?![\d.])")
@@ -208,18 +210,19 @@ class _Lexer:
         colon = _COLON.match(text, pos, end)
         if colon and (pos == 0 or text[pos - 1] not in ":."):
             return self.colon(colon.group(0), colon.end(), end)
-        spaced_ok = pos == 0 or text[pos - 1] not in "^_"  # "x^2 100" is no exponent 2100
-        styles = _GROUP_STYLES if self.depth == 0 else _GROUP_STYLES[1:]
-        grouped = (spaced_ok and _GROUPED_SPACE.match(text, pos, end)) or next(
-            (found for found in (style.match(text, pos, end) for style in styles) if found), None
-        )
+        match = _NUMBER.match(text, pos, end)
+        grouped = None
+        if match.end() < end and text[match.end()] in _GROUP_MARK_START and len(match.group(1) or "") <= 3:
+            spaced_ok = pos == 0 or text[pos - 1] not in "^_"  # "x^2 100" is no exponent 2100
+            grouped = (spaced_ok and _GROUPED_SPACE.match(text, pos, end)) or (
+                _GROUPED_ANY if self.depth == 0 else _GROUPED_LATEX
+            ).match(text, pos, end)
         if grouped:
             int_part, frac, pos = _GROUP_MARK.sub("", grouped.group(0)), None, grouped.end()
             decimal = _DECIMAL_PART.match(text, pos, end)
             if decimal:
                 frac, pos = decimal.group(1), decimal.end()
         else:
-            match = _NUMBER.match(text, pos, end)
             int_part, frac = (match.group(1), match.group(2)) if match.group(1) else ("0", match.group(3))
             pos = match.end()
         rep = None

@@ -217,7 +217,9 @@ class Parser:
             elif self.at_op("/", ":"):  # a ratio 3:1 is the quotient 3/1
                 self.take()
                 den.append(self.factor())
-            elif ast.is_scalar(num[-1]) and self.starts_implicit_factor(after_variables=_has_variables(num)):
+            elif ast.is_scalar(num[-1]) and self.starts_implicit_factor(
+                after_variables=self.at("sym") and _has_variables(num)
+            ):
                 num.append(self.power())
             elif (
                 isinstance(num[-1], ast.Pow)
