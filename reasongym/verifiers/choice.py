@@ -3,7 +3,8 @@ r"""Multiple-choice grading: find which option a completion picks, compare it wi
 Where the answer is looked for, in order:
 
 1. The last complete ``\boxed{}``/``\fbox{}`` (an unclosed box means truncated output: no answer).
-   Boxes that name different options are answer spraying: wrong.
+   Boxes of the final statement that name different options are answer spraying: wrong; earlier
+   boxes are earlier attempts. After ``</think>``, when there is one, before the whole text.
 2. The last phrase "answer is", "Answer:", "choice is", "option is", "Final Answer" (and "would be",
    "should be"), "I pick/choose/select", in the last 20,000 characters.
 3. With ``fallback``: the last non-empty line, read strictly (a bare label such as "B", "(B)",
@@ -244,6 +245,16 @@ def _reading_from_boxes(contents: tuple[str, ...], options: ChoiceSet) -> _Readi
 
 
 def _find_reading(completion: str, options: ChoiceSet, fallback: bool) -> tuple[_Reading, str | None]:
+    """Read the text after ``</think>`` first (as for math answers), then the whole completion."""
+    think_end = completion.rfind("</think>")
+    if think_end != -1:
+        reading, span = _find_reading_in(completion[think_end + len("</think>") :], options, fallback=False)
+        if span is not None or reading.status != "none":
+            return reading, span
+    return _find_reading_in(completion, options, fallback)
+
+
+def _find_reading_in(completion: str, options: ChoiceSet, fallback: bool) -> tuple[_Reading, str | None]:
     """Find the answer span (box, phrase, last line) and read it: (reading, span or None)."""
     scan = find_boxes(completion)
     if scan.problem is not None:
