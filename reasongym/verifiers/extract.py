@@ -25,8 +25,10 @@ Rules for math answers (:func:`extract_math_answer`), in priority order:
    number; a sentence with a negation ("It cannot be 17") states no value and stays as written.
 4. Only when ``last_number_fallback`` is true: the last number in the text (integers, thousands
    groups, decimals, ``a/b`` and ``\frac{a}{b}``) with a unit word right after it (``24 m^2``).
-   A number inside an exponent or a subscript is not a number of the text, and a number that ends
-   a longer arithmetic expression (``... + 1``) is no answer: it would be graded on a fragment.
+   A number inside an exponent or a subscript is not a number of the text, and a number that is
+   only a fragment is no answer: it ends a longer arithmetic expression (``... + 1``) or a hedge
+   (``3 or 4``), or the text stops mid-sentence more than three words or a line after it (output
+   cut off by the length limit: "Step 16: Determine the final depth of").
 
 No answer at all (``answer is None``) when:
 
@@ -102,6 +104,8 @@ MATH_PHRASE = re.compile(
 
 _EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div|\bor)[ \t$]*$")
 _EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*[\d(\\]")
+_FINISHED = frozenset(".!?)]}$%'\"")
+_MAX_WORDS_AFTER = 3
 _EMPTY_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{\s*\}")
 _SPACE_RUN = re.compile(r"\s+")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
@@ -280,9 +284,10 @@ def last_number(text: str) -> str | None:
 
     Numbers are integers (with an optional minus sign), thousands groups ("1,080"), decimals,
     simple fractions ("3/4") and ``\frac{3}{4}``; digits glued to letters ("x2") or in an exponent
-    or subscript do not count. A unit word right after the number is kept ("24 m^2"). When the
-    number ends a longer arithmetic expression ("5 + 3"), there is no answer: the number is only a
-    fragment of it.
+    or subscript do not count. A unit word right after the number is kept ("24 m^2"). There is no
+    answer when the number is only a fragment: it ends a longer arithmetic expression ("5 + 3") or
+    a hedge ("3 or 4"), or the text was cut off mid-sentence well after it ("Step 16: Determine
+    the final depth of").
 
     Args:
         text: Any text.
@@ -308,7 +313,23 @@ def last_number(text: str) -> str | None:
     before = tail[max(0, last.start() - 12) : last.start()]  # "... + 1" or "3 or 4": no answer
     if _EXPRESSION_BEFORE.search(before) or _EXPRESSION_AFTER.match(tail, last.end()):
         return None
-    return with_unit(tail, last)
+    answer = with_unit(tail, last)
+    return None if _cut_off_after(tail, last.start() + len(answer)) else answer
+
+
+def _cut_off_after(text: str, end: int) -> bool:
+    """Whether the text stops mid-sentence well after the number (and unit) ending at ``end``.
+
+    A completion cut off by the length limit ("Step 16: Determine the final depth of") must not be
+    rewarded for a number that happens to stand before the cut (the step number). Text that ends
+    with a sentence mark, a bracket, ``$`` or a number is finished; so is a short tail of words
+    after the number on its line ("19 in all").
+    """
+    ending = text.rstrip(" \t\n*`_")
+    if not ending or ending[-1] in _FINISHED or ending[-1].isdigit():
+        return False
+    after = text[end:].strip()
+    return "\n" in after or len(after.split()) > _MAX_WORDS_AFTER
 
 
 def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -> Extraction:
@@ -343,7 +364,9 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
     number = last_number(completion)
     if number is None:
         return Extraction(
-            None, "none", "No box, no answer phrase and no number that is not part of an expression."
+            None,
+            "none",
+            "No box, no answer phrase, and no last number that is a whole answer (not a piece of an expression, a hedge or a cut-off sentence).",
         )
     return Extraction(
         number, "last_number", "No box or answer phrase: took the last number.", candidates=(number,)

@@ -119,6 +119,9 @@ MATH_ROWS = [
     ("so x^{2} is it", None, "none", False),  # an exponent is not a number of the text
     ("so the total is 1 + 1 + 1", None, "none", False),  # a fragment of an expression
     ("so we get 3 or 4", None, "none", False),  # the last number of a hedge
+    ("Step 15: it is 14.75 feet.\n\nStep 16: Determine the final depth of", None, "none", False),  # cut off
+    ("The runner takes 2 seconds.\nThe total time is the sum", None, "none", False),  # cut off
+    ("She runs 2 seconds faster than him", "2 seconds", "last_number", False),  # a short tail
     ("The answer is " + " or ".join(["$1$"] * 3000), None, "none", False),  # the phrase is beyond the tail
     ("the sum is " + "+".join(["1"] * 30000), None, "none", False),
     ("x2 and y3", None, "none", False),  # digits glued to letters are not numbers
