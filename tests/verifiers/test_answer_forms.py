@@ -126,6 +126,10 @@ ROWS = [
     ("The area is 24 m\u00b2", r"24\text{ m}^2", True),
     ("The area is 25 m^2", "24", False),
     ("The length is 5 cm", r"5\text{ m}", False),
+    # a number glued after a bracket is not read as a factor: "(x+1)1" must stay the gold with a
+    # digit appended, which is wrong (a MATH-500 answer of SmolLM2 wrote (1+2i)6-3i)
+    (_box("(1+2i)6-3i"), "6+9i", False),
+    (_box("6(1+2i)-3i"), "6+9i", True),
     # 12. positive-only identities are not identities: variables are not assumed positive
     (_box(r"\sqrt{1/m}"), r"\frac{1}{\sqrt m}", False),
     (_box(r"\ln(a^2)"), r"2\ln a", False),
