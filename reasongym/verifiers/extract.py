@@ -103,7 +103,10 @@ MATH_PHRASE = re.compile(
 """The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
 
 _EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div|\bor)[ \t$]*$")
-_EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*[\d(\\]")
+_EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*(?:[\d(\\{]|$)")
+_FACTOR_AFTER = re.compile(
+    r"(?!(?:st|nd|rd|th)(?![A-Za-z]))[A-Za-z(]|[ \t]*\\(?:pi|sqrt|frac|dfrac|cdot|times)(?![A-Za-z])"
+)  # "3rd" is an ordinal, "16x" and "16\pi" a coefficient
 _FINISHED = frozenset(".!?)]}$%'\"")
 _MAX_WORDS_AFTER = 3
 _EMPTY_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{\s*\}")
@@ -314,7 +317,10 @@ def last_number(text: str) -> str | None:
     if _EXPRESSION_BEFORE.search(before) or _EXPRESSION_AFTER.match(tail, last.end()):
         return None
     answer = with_unit(tail, last)
-    return None if _cut_off_after(tail, last.start() + len(answer)) else answer
+    end = last.start() + len(answer)
+    if _FACTOR_AFTER.match(tail, end) or _cut_off_after(tail, end):
+        return None  # "16\pi", "16x": the number is a coefficient, not the answer
+    return answer
 
 
 def _cut_off_after(text: str, end: int) -> bool:

@@ -119,6 +119,10 @@ MATH_ROWS = [
     ("so x^{2} is it", None, "none", False),  # an exponent is not a number of the text
     ("so the total is 1 + 1 + 1", None, "none", False),  # a fragment of an expression
     ("so we get 3 or 4", None, "none", False),  # the last number of a hedge
+    ("So the radius is 16\u03c0.", None, "none", False),  # a coefficient, not the answer
+    ("So the radius is 16x.", None, "none", False),
+    ("So the length is 16cm.", "16cm", "last_number", False),  # a glued unit belongs to it
+    ("The base of the power $1^{(2^{5})}$ is $1^{", None, "none", False),  # the base of a cut-off power
     ("Step 15: it is 14.75 feet.\n\nStep 16: Determine the final depth of", None, "none", False),  # cut off
     ("The runner takes 2 seconds.\nThe total time is the sum", None, "none", False),  # cut off
     ("She runs 2 seconds faster than him", "2 seconds", "last_number", False),  # a short tail
