@@ -95,12 +95,13 @@ ANSWER_PHRASE = re.compile(
     re.IGNORECASE,
 )
 """Phrases that introduce a final answer ("The answer is", "Final Answer:", "#### ", ...)."""
-MATH_PHRASE = re.compile(
-    ANSWER_PHRASE.pattern
-    + r"|\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)(?=[ \t]*(?:\$|\\[(\[]|[-+]?\d|[a-z][ \t]*=))",
+_SOLUTION_PHRASE = re.compile(
+    r"\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)(?=[ \t]*(?:\$|\\[(\[]|[-+]?\d|[a-z][ \t]*=))",
     re.IGNORECASE,
 )
+MATH_PHRASE = re.compile(ANSWER_PHRASE.pattern + "|" + _SOLUTION_PHRASE.pattern, re.IGNORECASE)
 """The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
+_SOLUTION_WORDS = ("solution", "root", "zero")
 
 _EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div|\bor)[ \t$]*$")
 _EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*(?:[\d(\\{]|$)")
@@ -242,14 +243,32 @@ def _box_extraction(scan: BoxScan) -> Extraction:
     return Extraction(answer, "boxed", f"Taken from the last \\boxed{{}}{earlier}.", candidates=(answer,))
 
 
+def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    last = None
+    for last in pattern.finditer(text):  # noqa: B007 - only the last match is wanted
+        pass
+    return last
+
+
+def _last_phrase(tail: str, phrase: re.Pattern[str]) -> re.Match[str] | None:
+    """The last phrase match; for MATH_PHRASE its rarer half is scanned only when its words occur."""
+    if phrase is not MATH_PHRASE:
+        return _last_match(phrase, tail)
+    last = _last_match(ANSWER_PHRASE, tail)
+    lowered = tail.lower()
+    if any(word in lowered for word in _SOLUTION_WORDS):
+        solution = _last_match(_SOLUTION_PHRASE, tail)
+        if solution is not None and (last is None or solution.start() > last.start()):
+            return solution
+    return last
+
+
 def _span(completion: str, phrase: re.Pattern[str]) -> Extraction:
     scan = find_boxes(completion)
     if scan.problem is not None or scan.contents:
         return _box_extraction(scan)
     tail = normalize_unicode(completion[-TAIL_CHARS:])
-    last = None
-    for last in phrase.finditer(tail):  # noqa: B007 - only the last match is wanted
-        pass
+    last = _last_phrase(tail, phrase)
     if last is None:
         return Extraction(None, "none", "No \\boxed{} answer and no answer phrase.")
     written = last.group(0).strip()
@@ -362,8 +381,9 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
     if found.method == "boxed" and found.answer is None:  # "put it in \boxed{}" is no answer
         found = extract_answer_span(_EMPTY_BOX.sub(" ", completion), phrase=MATH_PHRASE)
     if found.method in ("phrase", "gsm8k") and found.answer is not None:
-        answer = clean_answer(answer_in_sentence(found.answer))
-        if answer != found.answer:
+        stated = answer_in_sentence(found.answer)
+        if stated != found.answer:
+            answer = clean_answer(stated)
             return Extraction(answer, found.method, found.reason, candidates=(answer,))
     if found.method != "none" or not last_number_fallback:
         return found

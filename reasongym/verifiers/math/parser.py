@@ -181,15 +181,19 @@ class Parser:
 
     # ---- relations and arithmetic ----
     def relation(self) -> Node:
-        sides, ops = [self.side(after_relation=False)], []
-        while self.peek().kind == "op" and self.peek().value in _RELOPS:
+        first = self.side(after_relation=False) if self.toks[self.i].kind == "sym" else self.expr()
+        if not self.at_op(*_RELOPS):
+            return first
+        sides, ops = [first], []
+        while self.at_op(*_RELOPS):
             ops.append(self.take().value)
             sides.append(self.side(after_relation=True))
-        return relation_node(tuple(ops), tuple(sides)) if ops else sides[0]
+        return relation_node(tuple(ops), tuple(sides))
 
     def side(self, after_relation: bool) -> Node:
         """One side of a relation; ``g(x)`` next to a relation sign names a function: 1 < g(x) < 4."""
-        j = self._skip_symbol_tuple(1) if self.at("sym") and self.at("op", "(", 1) else 0
+        tok = self.toks[self.i]
+        j = self._skip_symbol_tuple(1) if tok.kind == "sym" and self.at("op", "(", 1) else 0
         if j:
             after = self.peek(j)
             if (after.kind == "op" and after.value in _RELOPS) or (after_relation and self.at_boundary(j)):
