@@ -68,7 +68,7 @@ class ExpressionParser(Protocol):
     def atom(self) -> Node:
         """Parse an atom, counting nesting depth."""
 
-    def starts_implicit_factor(self, functions: bool = True) -> bool:
+    def starts_implicit_factor(self, functions: bool = True, after_variables: bool = False) -> bool:
         """Whether the next tokens begin a factor of an implicit product."""
 
     def subscript_text(self) -> str:
@@ -388,9 +388,12 @@ def parse_unit_tail(p: ExpressionParser, node: Node, money: bool) -> Node:
             p.take()
             after_word = True
             continue
-        if after_word and p.at_op("^") and p.peek(1).value in _SQUARE_OR_CUBIC:
+        braced = p.at("op", "{", 1) and p.at("op", "}", 3)  # "m^{2}"
+        if after_word and p.at_op("^") and p.peek(2 if braced else 1).value in _SQUARE_OR_CUBIC:
             p.take()
+            p.i += braced
             exponent = p.take().value.mantissa
+            p.i += braced
             if parts:
                 parts[-1][1] *= exponent
         elif parts and p.at_op("/"):
@@ -415,7 +418,7 @@ def unit_tail_ahead(p: ExpressionParser) -> bool:
     while not p.at_boundary(k):
         tok = p.peek(k)
         ok = tok.kind == "word" or (tok.kind == "sym" and is_single_letter_unit(tok.value))
-        ok = ok or (tok.kind == "op" and tok.value in ("^", "/")) or (tok.kind == "num" and k > 0)
+        ok = ok or (tok.kind == "op" and tok.value in ("^", "/", "{", "}")) or (tok.kind == "num" and k > 0)
         if not ok:
             return False
         k += 1
