@@ -68,10 +68,6 @@ def _has_variables(factors: list[Node]) -> bool:
     return any(ast.free_symbols(factor) for factor in factors)
 
 
-def _int_literal(node: object) -> bool:
-    return isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0
-
-
 class Parser:
     """One answer's tokens and a cursor over them; each method parses one level of the grammar above."""
 
@@ -308,7 +304,7 @@ class Parser:
             elif self.at_op("deg"):
                 self.take()
                 node = ast.Degree(_scalar(node, "in degrees"))
-            elif self.at_op("_") and _int_literal(node):
+            elif self.at_op("_") and ast.is_int_literal(node):
                 self.take()
                 base = self.subscript_text()
                 if not base.isdigit() or not 2 <= int(base) <= 36:
@@ -330,7 +326,7 @@ class Parser:
             if tok.kind == "end":
                 raise Unparseable("unclosed subscript")
             parts.append(
-                str(tok.value.mantissa if tok.kind == "num" and _int_literal(tok.value) else tok.value)
+                str(tok.value.mantissa if tok.kind == "num" and ast.is_int_literal(tok.value) else tok.value)
             )
         self.take()
         return "".join(parts)
