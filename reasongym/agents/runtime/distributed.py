@@ -4,16 +4,21 @@ Launch with ``torchrun --nproc_per_node=N script.py`` or ``accelerate launch scr
 ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK`` and ``MASTER_ADDR``/``MASTER_PORT``, which is all
 ``init_distributed`` reads. Every rank holds the whole model, takes a different shard of the data, and
 DDP averages the gradients, so all ranks keep identical weights. Only rank 0 (``DistInfo.is_main``)
-writes metrics and checkpoints.
+writes metrics, samples and checkpoints; `on_main` runs a step there and hands its result to every rank.
+
+Shards are round-robin (`shard`: item ``i`` goes to rank ``i % world_size``) and `unshard` is its inverse,
+so whatever the ranks gather comes back in the order one process would have produced it. The RL loops
+shard whole groups (`shard_groups`, `all_gather_groups`): a prompt's G samples always live on one rank.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import numpy as np
 import torch
 import torch.distributed as dist
 
@@ -101,6 +106,9 @@ def wrap_model(model: torch.nn.Module, info: DistInfo | None = None) -> torch.nn
     """Wrap ``model`` in ``DistributedDataParallel`` when there is more than one process.
 
     The model must already sit on ``info.device``. The unwrapped model stays reachable as ``.module``.
+    Buffers are not broadcast on every forward (``broadcast_buffers=False``): a causal LM's buffers are
+    constants (rotary frequencies), and the broadcast is a collective that would make ranks running
+    different numbers of micro-batches (RL's uneven shards) wait on each other forever.
 
     Args:
         model: The model to train.
@@ -113,7 +121,7 @@ def wrap_model(model: torch.nn.Module, info: DistInfo | None = None) -> torch.nn
     if info.world_size == 1 or isinstance(model, torch.nn.parallel.DistributedDataParallel):
         return model
     device_ids = [info.local_rank] if next(model.parameters()).is_cuda else None
-    return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+    return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids, broadcast_buffers=False)
 
 
 def unwrap_model(model: torch.nn.Module) -> torch.nn.Module:
@@ -128,6 +136,85 @@ def shard(items: Sequence[T], info: DistInfo | None = None) -> list[T]:
     """
     info = info or current()
     return list(items[info.rank :: info.world_size])
+
+
+def unshard(parts: Sequence[Sequence[T]]) -> list[T]:
+    """The inverse of `shard`: ``parts[r]`` is rank ``r``'s share; returns the items in their original order.
+
+    Raises:
+        ConfigError: Shares whose sizes `shard` cannot have produced.
+    """
+    sizes = [len(part) for part in parts]
+    if any(size not in (sizes[0], sizes[0] - 1) for size in sizes) or sizes != sorted(sizes, reverse=True):
+        raise ConfigError(
+            f"shares of sizes {sizes} do not come from shard(); expected sizes n, .., n, n-1, .."
+        )
+    return [parts[i % len(parts)][i // len(parts)] for i in range(sum(sizes))]
+
+
+def shard_groups(x: torch.Tensor, group_size: int, info: DistInfo | None = None) -> torch.Tensor:
+    """This rank's groups of a [B] tensor in group layout (B = N * G): groups ``rank, rank + W, ..``."""
+    info = info or current()
+    return x.view(-1, group_size)[info.rank :: info.world_size].reshape(-1)  # [B_rank]
+
+
+def all_gather_groups(x: torch.Tensor, group_size: int, info: DistInfo | None = None) -> torch.Tensor:
+    """Every rank's `shard_groups` share of a [B] tensor, put back in group order: [B_all] on ``x``'s device."""
+    info = info or current()
+    if info.world_size == 1:
+        return x
+    parts = all_gather_objects(x.detach().cpu().view(-1, group_size), info)
+    return torch.cat(unshard(parts)).reshape(-1).to(x.device)  # [B_all]
+
+
+def all_gather_shards(items: Sequence[T], info: DistInfo | None = None) -> list[T]:
+    """Every rank's `shard` of a list, put back in the original order (the same list on every rank)."""
+    info = info or current()
+    if info.world_size == 1:
+        return list(items)
+    return unshard(all_gather_objects(list(items), info))
+
+
+def all_gather_objects(value: T, info: DistInfo | None = None) -> list[T]:
+    """``[value of rank 0, value of rank 1, ..]`` on every rank (picklable values; tensors on the CPU)."""
+    info = info or current()
+    if info.world_size == 1:
+        return [value]
+    gathered: list[Any] = [None] * info.world_size
+    dist.all_gather_object(gathered, value)
+    return gathered
+
+
+def on_main(fn: Callable[[], T], info: DistInfo | None = None) -> T:
+    """Run ``fn`` on rank 0 only and return its (picklable) result on every rank.
+
+    For what exactly one process may do and the others must learn: create a run folder, pick the
+    checkpoint to resume from. An exception on rank 0 is raised on every rank, so that none waits forever.
+    """
+    info = info or current()
+    if info.world_size == 1:
+        return fn()
+    box: list[Any] = [None]
+    if info.is_main:
+        try:
+            box[0] = ("ok", fn())
+        except Exception as error:  # every rank must raise, not only the one that failed
+            box[0] = ("error", error)
+    dist.broadcast_object_list(box, src=0)
+    status, value = box[0]
+    if status == "error":
+        raise value
+    return value
+
+
+def rank_seed(seed: int, info: DistInfo | None = None) -> int:
+    """The sampling seed of this rank: ``seed`` itself on rank 0 (so one process samples as before), and a
+    different stream derived from ``(seed, rank)`` on every other rank."""
+    info = info or current()
+    if info.rank == 0:
+        return seed
+    words = np.random.SeedSequence([seed % (1 << 64), info.rank]).generate_state(2, dtype=np.uint32)
+    return int(words[0]) << 31 | int(words[1]) >> 1  # a 62-bit seed
 
 
 def all_reduce_mean(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
