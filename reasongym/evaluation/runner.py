@@ -122,12 +122,13 @@ def evaluate(
     header = {"env_id": env_name, "split": split, "n": n}
     shard = current_shard(distributed)
     done = _finished_records(out_path, resume, header)
+    resumed = bool(done)
     todo = [index for index in indices if index not in done]
     if todo:  # load the model first: a model that fails to load leaves out_path untouched
         generator, tokenizer = load_generator(model_or_path, tokenizer=tokenizer, device=device)
     if out_path is not None:  # keep finished records only: drops a line cut off by a crash
         barrier(shard)  # every rank has read the part files before rank 0 merges them away
-        on_main_then_all(shard, lambda: _merge_into(Path(out_path), done.values()))
+        on_main_then_all(shard, lambda: _merge_into(Path(out_path), done))
     mine = batches_of(todo, batch_size, shard)
     if mine:
         target = out_path if out_path is None or shard.world_size == 1 else part_path(out_path, shard.rank)
@@ -139,8 +140,8 @@ def evaluate(
         done.update(sampled)
     if shard.world_size > 1:
         done.update(gather_records({index: done[index] for index in mine}, shard))
-        if out_path is not None:
-            on_main_then_all(shard, lambda: _merge_into(Path(out_path), [done[i] for i in indices]))
+    if out_path is not None and (shard.world_size > 1 or (resumed and todo)):  # one file, problem order
+        on_main_then_all(shard, lambda: _merge_into(Path(out_path), done))
     records = [done[index] for index in indices]
     report = summarize(records, ks=ks, path=out_path)
     if verbose and shard.is_main:
@@ -221,10 +222,10 @@ def _finished_records(
     return {int(record["index"]): record for record in records}
 
 
-def _merge_into(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    """Make ``path`` hold exactly ``records`` and remove the part files they were merged from."""
+def _merge_into(path: Path, records: Mapping[int, Mapping[str, Any]]) -> None:
+    """Write ``records`` (by problem index) to ``path`` in index order; remove the part files merged in."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    rewrite_records(path, records)
+    rewrite_records(path, [records[index] for index in sorted(records)])
     for part in part_files(path):
         part.unlink(missing_ok=True)
 

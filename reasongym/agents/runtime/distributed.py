@@ -13,6 +13,7 @@ shard whole groups (`shard_groups`, `all_gather_groups`): a prompt's G samples a
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -121,7 +122,11 @@ def wrap_model(model: torch.nn.Module, info: DistInfo | None = None) -> torch.nn
     if info.world_size == 1 or isinstance(model, torch.nn.parallel.DistributedDataParallel):
         return model
     device_ids = [info.local_rank] if next(model.parameters()).is_cuda else None
-    return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids, broadcast_buffers=False)
+    ddp = torch.nn.parallel.DistributedDataParallel
+    # torch 2.13 renamed the switch (the old name still works, with a warning).
+    renamed = "forward_sync_buffers" in inspect.signature(ddp.__init__).parameters
+    no_sync = {"forward_sync_buffers": False} if renamed else {"broadcast_buffers": False}
+    return ddp(model, device_ids=device_ids, **no_sync)
 
 
 def unwrap_model(model: torch.nn.Module) -> torch.nn.Module:
@@ -173,6 +178,14 @@ def all_gather_shards(items: Sequence[T], info: DistInfo | None = None) -> list[
     if info.world_size == 1:
         return list(items)
     return unshard(all_gather_objects(list(items), info))
+
+
+def all_gather_ordered(items: Sequence[T], key: Callable[[T], Any], info: DistInfo | None = None) -> list[T]:
+    """Every rank's ``items``, sorted by ``key`` (stably: items of equal key keep their rank's order)."""
+    info = info or current()
+    if info.world_size == 1:
+        return sorted(items, key=key)
+    return sorted((item for part in all_gather_objects(list(items), info) for item in part), key=key)
 
 
 def all_gather_objects(value: T, info: DistInfo | None = None) -> list[T]:
