@@ -286,6 +286,11 @@ def train_sft(
         )
     check_autocast(run, model)
     info = distributed.current()
+    if run.parallelism == "fsdp" and info.world_size > 1:
+        raise ConfigError(
+            "parallelism='fsdp' is not allowed for SFT (nor STaR, whose fine-tuning is SFT): FSDP shards GRPO "
+            "and DAPO only; use parallelism='ddp'"
+        )
     folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
     state = _start_or_resume(cfg, run, model, tokenizer, pairs, folder, info)
     writer = None

@@ -47,7 +47,6 @@ from reasongym.agents.config import (
     at_least_or_none,
     check_field_types,
 )
-from reasongym.agents.runtime import distributed
 from reasongym.agents.rationales import (
     KeptExample,
     STaRTask,
@@ -55,6 +54,7 @@ from reasongym.agents.rationales import (
     generate_rationales,
     rationalize,
 )
+from reasongym.agents.runtime import distributed
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
 from reasongym.errors import ConfigError

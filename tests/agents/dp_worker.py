@@ -159,6 +159,7 @@ def main() -> None:
     parser.add_argument("out")
     parser.add_argument("--kill-at-eval", type=int, default=None)
     parser.add_argument("--sft-batch-size", type=int, default=None)
+    parser.add_argument("--parallelism", default="ddp")
     args = parser.parse_args()
     info = distributed.init_distributed()
     out = Path(args.out)
@@ -168,11 +169,13 @@ def main() -> None:
         distributed.cleanup()
         return
     overrides = {"sft": {"batch_size": args.sft_batch_size}} if args.sft_batch_size else {}
+    overrides["parallelism"] = args.parallelism
     rows: list[int] = []  # this rank's share of each update, for the test to see an empty one
     update = RLSession.update
     RLSession.update = lambda self, batch, *a, **k: rows.append(len(batch)) or update(self, batch, *a, **k)
     model, _ = train(args.algo, out / "run", kill_at_eval=args.kill_at_eval, **overrides)
-    torch.save({k: v.detach().clone() for k, v in model.state_dict().items()}, out / f"rank{info.rank}.pt")
+    state = {k: v.full_tensor() if hasattr(v, "full_tensor") else v for k, v in model.state_dict().items()}
+    torch.save({k: v.detach().clone() for k, v in state.items()}, out / f"rank{info.rank}.pt")  # FSDP: whole
     (out / f"rank{info.rank}.json").write_text(json.dumps({"rows": rows}))
     distributed.cleanup()
 

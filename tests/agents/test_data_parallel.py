@@ -1,8 +1,8 @@
 """GRPO, DAPO, STaR and evaluation across processes: the pieces by hand, then 2 gloo processes against 1.
 
-The slow tests launch ``tests/agents/dp_worker.py`` under torchrun (2 CPU processes) and compare with the
-same run in this process: the float64 weights after 2 steps must agree within 1e-6 (they agree to ~1e-16),
-and the logged gradient norms, which would show a missing or doubled normaliser, to 1e-9.
+The slow tests launch ``tests/agents/dp_worker.py`` under torchrun (2 CPU processes, DDP or FSDP) and compare
+with the same run in this process: the float64 weights after 2 steps must agree within 1e-6 (they agree to
+~1e-16), and the logged gradient norms, which would show a missing or doubled normaliser, to 1e-9.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from reasongym.agents.dapo import first_kept
 from reasongym.agents.presets import preset_configs
 from reasongym.agents.runtime import distributed
 from reasongym.agents.runtime.update import check_autocast, merge_rank_metrics
+from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.errors import ConfigError
 from reasongym.metrics import read_metrics
 
@@ -91,6 +92,14 @@ def test_fewer_prompts_than_processes_is_refused(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(ConfigError, match=r"num_prompts=3 is not allowed with 4 processes; .* >= 4"):
         worker.train_grpo(configs["grpo"], model, tokenizer, worker.counting_env(), run=configs["run"],
                           rollout=configs["rollout"], generator=worker.ScriptedPolicy())  # fmt: skip
+
+
+def test_fsdp_is_refused_where_it_is_not_implemented(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distributed, "current", lambda: distributed.DistInfo(0, 2, 0))
+    model, tokenizer = worker.tiny_model()
+    run = preset_configs("tiny", "sft", parallelism="fsdp")["run"]
+    with pytest.raises(ConfigError, match=r"parallelism='fsdp' is not allowed for SFT \(nor STaR.*'ddp'"):
+        train_sft(SFTConfig(batch_size=2), model, tokenizer, [("1+1=", "2")] * 4, run=run)
 
 
 def test_autocast_on_a_cpu_model_is_refused_with_the_way_out() -> None:
@@ -164,8 +173,11 @@ def test_two_grpo_processes_take_the_steps_of_one(tmp_path: Path, one_process_gr
 
 
 @pytest.mark.slow
-def test_two_dapo_processes_take_the_steps_of_one_when_dynamic_sampling_drops_groups(tmp_path: Path) -> None:
-    done = _launch("dapo", str(tmp_path))
+@pytest.mark.parametrize("parallelism", ["ddp", "fsdp"])
+def test_two_dapo_processes_take_the_steps_of_one_when_dynamic_sampling_drops_groups(
+    tmp_path: Path, parallelism: str
+) -> None:
+    done = _launch("dapo", str(tmp_path), "--parallelism", parallelism)
     assert done.returncode == 0, done.stderr[-3000:]
     one, _ = worker.train("dapo", tmp_path / "one")
     _assert_same_update(_ranks(tmp_path), one)
@@ -184,14 +196,16 @@ def test_two_dapo_processes_take_the_steps_of_one_when_dynamic_sampling_drops_gr
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("parallelism", ["ddp", "fsdp"])
 def test_a_killed_two_process_run_resumes_to_the_weights_of_one_process(
-    tmp_path: Path, one_process_grpo: tuple
+    tmp_path: Path, one_process_grpo: tuple, parallelism: str
 ) -> None:
-    killed = _launch("grpo", str(tmp_path), "--kill-at-eval", "3")  # rank 0 dies evaluating step 2
+    # rank 0 dies evaluating step 2; under FSDP the checkpoint of step 1 was gathered from both ranks
+    killed = _launch("grpo", str(tmp_path), "--kill-at-eval", "3", "--parallelism", parallelism)
     assert killed.returncode != 0 and "SIGKILL" in killed.stderr, killed.stderr[-3000:]
     checkpoints = tmp_path / "run" / "checkpoints"
     assert sorted(p.name for p in checkpoints.iterdir()) == ["latest", "step-000001"]
-    resumed = _launch("grpo", str(tmp_path))
+    resumed = _launch("grpo", str(tmp_path), "--parallelism", parallelism)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     one, folder = one_process_grpo
     _assert_same_update(_ranks(tmp_path), one)

@@ -55,6 +55,7 @@ from reasongym.checkpoints import (
     ensure_steps_remaining,
     latest_checkpoint,
     load_checkpoint,
+    load_optimizer_states,
     save_checkpoint,
 )
 from reasongym.errors import ConfigError
@@ -157,9 +158,15 @@ class RLSession:
         train_split, eval_split = resolve_splits(run_cfg, env)
         disable_dropout(model)
         run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-        reference = _reference_model(model, run, info) if with_reference else None
+        reference = _reference_model(model, run, info, run_cfg.parallelism) if with_reference else None
+        start, state, checkpoint = _resume_weights(run, run_cfg, model, info)
+        train_model = distributed.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
         optimizer, scheduler = build_optimizer(model, run_cfg)
-        start, state = _resume(run, run_cfg, model, optimizer, scheduler, info)
+        if checkpoint is not None:
+            optimizer_state, scheduler_state = load_optimizer_states(checkpoint)
+            distributed.load_optimizer_state(model, optimizer, optimizer_state)
+            scheduler.load_state_dict(scheduler_state)
+            restore_optimizer(optimizer, scheduler, run_cfg)
         resumed_from = start or None
         writer = samples = None
         if run is not None and info.is_main:
@@ -173,7 +180,7 @@ class RLSession:
             run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
             run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
             eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
-            info=info, train_model=distributed.wrap_model(model, info), scaler=grad_scaler(run_cfg),
+            info=info, train_model=train_model, scaler=grad_scaler(run_cfg),
         )  # fmt: skip
         if run_cfg.eval_every and resumed_from is None:
             session._log(0, session.evaluate(0))
@@ -224,7 +231,7 @@ class RLSession:
         )  # fmt: skip
         indices = distributed.shard(self.problem_indices(num_prompts), self.info)
         started, generating = time.perf_counter(), self.generator.seconds
-        with autocast_context(self.run_cfg):
+        with distributed.gathered(self.model), autocast_context(self.run_cfg):
             batch = collect_rollouts(
                 self.env, self.generator, self.tokenizer, indices, group_size=rollout.group_size,
                 params=params, split=self.train_split, difficulty=self.run_cfg.difficulty,
@@ -235,7 +242,7 @@ class RLSession:
         self.generated_tokens += int(batch.lengths.sum())
         if not batch.old_logp_known:  # a text-only generator: the policy scores what was sampled
             started = time.perf_counter()
-            with autocast_context(self.run_cfg):
+            with distributed.gathered(self.model), autocast_context(self.run_cfg):
                 batch = recompute_old_logp(self.model, batch, self.run_cfg.micro_batch_size)
             self.phases["old_logp"] += time.perf_counter() - started
         return batch
@@ -262,7 +269,7 @@ class RLSession:
         if self.reference is None:
             return None
         started = time.perf_counter()
-        with autocast_context(self.run_cfg):
+        with distributed.gathered(self.reference), autocast_context(self.run_cfg):
             logp, _ = token_logprobs(
                 self.reference, batch.input_ids, batch.attention_mask, batch.completion_start,
                 micro_batch_size=self.run_cfg.micro_batch_size,
@@ -326,7 +333,7 @@ class RLSession:
         """Held-out greedy pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
         from reasongym.evaluation.runner import greedy_pass_at_1
 
-        with autocast_context(self.run_cfg):
+        with distributed.gathered(self.model), autocast_context(self.run_cfg):
             accuracy = greedy_pass_at_1(
                 self.generator.inner, self.env, tokenizer=self.tokenizer, split=self.eval_split,
                 num_problems=self.run_cfg.eval_problems, difficulty=self.run_cfg.difficulty,
@@ -360,10 +367,14 @@ class RLSession:
             (run.save_every and step % run.save_every == 0) or step == run.max_steps
         ):
             state = {"cursor": self.cursor, "initial_entropy": self.initial_entropy}
+            model_state, optimizer_state = distributed.full_state(
+                self.model, self.optimizer
+            )  # FSDP: gathered
             if self.info.is_main:
                 save_checkpoint(
                     self.run, step, model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
-                    trainer_state=state, keep_last=run.keep_checkpoints,
+                    trainer_state=state, keep_last=run.keep_checkpoints, model_state=model_state,
+                    optimizer_state=optimizer_state,
                 )  # fmt: skip
             distributed.barrier()  # no rank runs ahead of a checkpoint it might resume from
         self.bar.update(1)
@@ -417,29 +428,24 @@ class RLSession:
         return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), path)
 
 
-def _resume(
-    run: RunDir | None,
-    run_cfg: RunConfig,
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
-    scheduler: Any,
-    info: distributed.DistInfo,
-) -> tuple[int, dict[str, Any]]:
-    """Load the run folder's latest checkpoint (the one rank 0 finds, on every rank): (step, trainer state)."""
+def _resume_weights(
+    run: RunDir | None, run_cfg: RunConfig, model: torch.nn.Module, info: distributed.DistInfo
+) -> tuple[int, dict[str, Any], Path | None]:
+    """Load the weights, RNG and trainer state of the latest checkpoint (the one rank 0 finds, on every rank)
+    into the unwrapped model: (step, trainer state, checkpoint). The optimizer is loaded once built."""
     checkpoint = distributed.on_main(lambda: latest_checkpoint(run), info) if run is not None else None
     if checkpoint is None:
-        return 0, {}
+        return 0, {}, None
     ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
-    start, state = load_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler)
-    restore_optimizer(optimizer, scheduler, run_cfg)
-    return start, state
+    start, state = load_checkpoint(checkpoint, model=model)
+    return start, state, checkpoint
 
 
 def _reference_model(
-    model: torch.nn.Module, run: RunDir | None, info: distributed.DistInfo
+    model: torch.nn.Module, run: RunDir | None, info: distributed.DistInfo, parallelism: str
 ) -> torch.nn.Module:
     """A frozen copy of ``model``; a run folder keeps its weights so that a resume restores the same one
-    (rank 0 writes them; every rank then loads what it wrote)."""
+    (rank 0 writes them; every rank then loads what it wrote). Sharded like the policy under FSDP."""
     from safetensors.torch import load_model, save_model
 
     reference = copy.deepcopy(model).eval().requires_grad_(False)
@@ -449,7 +455,11 @@ def _reference_model(
             save_model(reference, str(path))
         distributed.barrier()
         load_model(reference, str(path))
-    return reference
+    return (
+        distributed.shard_model(reference, info)
+        if parallelism == "fsdp" and info.world_size > 1
+        else reference
+    )
 
 
 def _sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, Any]]:

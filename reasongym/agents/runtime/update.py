@@ -20,6 +20,7 @@ from torch import Tensor
 
 from reasongym.agents.common import masked_mean, token_logprobs
 from reasongym.agents.config import RunConfig
+from reasongym.agents.runtime import distributed
 from reasongym.errors import ConfigError
 
 _SUMMED_KEYS = ("loss/policy", "loss/total")
@@ -75,8 +76,6 @@ def global_totals(mask: Tensor, max_new_tokens: int) -> BatchTotals:
     Each rank then normalises its share by the whole batch, so N processes take exactly the step one
     process would take on all the data (one process: `totals_of`).
     """
-    from reasongym.agents.runtime import distributed
-
     local = {"sequences": float(mask.shape[0]), "tokens": float(mask.sum())}
     summed = distributed.all_reduce_sum(local)
     return BatchTotals(round(summed["sequences"]), summed["tokens"], max_new_tokens)
@@ -124,10 +123,11 @@ def accumulate_gradients(
 ) -> dict[str, float]:
     """Backpropagate ``loss`` over ``batch`` in micro-batches; the gradients add up to the full batch's.
 
-    Under DDP (``world_size`` > 1) the gradients of the ranks are averaged once, on each rank's last
-    micro-batch. Every rank normalises its loss by the whole batch's ``totals``, so the batch gradient
-    is the SUM of the ranks' gradients; each loss is therefore scaled by ``world_size`` before DDP's
-    average. A rank without rows still joins that average, with a zero gradient.
+    Under DDP or FSDP (``world_size`` > 1) the gradients of the ranks are averaged once, on each rank's
+    last micro-batch. Every rank normalises its loss by the whole batch's ``totals``, so the batch
+    gradient is the SUM of the ranks' gradients; each loss is therefore scaled by ``world_size`` before
+    the average. A rank without rows (or, under FSDP, with fewer micro-batches than another) still joins
+    every collective, with a zero gradient.
 
     Args:
         model: The policy, or its DDP wrapper; gradients accumulate in its ``.grad``.
@@ -151,13 +151,14 @@ def accumulate_gradients(
     size = micro_batch_size or max(rows, 1)
     sums: dict[str, float] = defaultdict(float)
     entropy_sum = 0.0
-    if rows == 0 and world_size > 1:
-        _backward_nothing(model)
-    for lo in range(0, rows, size):
-        part = slice(lo, lo + size)
-        last = lo + size >= rows
-        sync = nullcontext() if last or not hasattr(model, "no_sync") else model.no_sync()
-        with sync:
+    count = -(-rows // size)
+    passes = max(distributed.passes_everywhere(count, model), 1 if world_size > 1 else 0)
+    for index in range(passes):
+        part = slice(index * size, (index + 1) * size)
+        with distributed.gradient_sync(model, enabled=index == passes - 1):
+            if index >= count:  # no rows left here; other ranks still have some
+                _backward_nothing(model)
+                continue
             logp, entropy = token_logprobs(
                 model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
                 with_entropy=with_entropy,
@@ -185,7 +186,7 @@ def accumulate_gradients(
 
 
 def _backward_nothing(model: torch.nn.Module) -> None:
-    """A zero gradient through the whole model: a rank without rows joins DDP's all-reduce with it."""
+    """A zero gradient through the whole model: a rank without rows joins the ranks' collectives with it."""
     device = next(model.parameters()).device
     logits = model(input_ids=torch.zeros((1, 1), dtype=torch.long, device=device), use_cache=False).logits
     (logits.sum() * 0.0).backward()
@@ -288,6 +289,12 @@ def _schedule(run: RunConfig) -> Callable[[int], float]:
     return multiplier
 
 
+def _grad_norm(params: list[torch.nn.Parameter], max_norm: float | None) -> float:
+    """Clip the global gradient norm to ``max_norm`` (None: no clipping); returns it before clipping."""
+    norm = torch.nn.utils.clip_grad_norm_(params, max_norm or math.inf)
+    return float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)  # FSDP: a sharded DTensor
+
+
 def restore_optimizer(optimizer: torch.optim.Optimizer, scheduler: Any, run: RunConfig) -> None:
     """After loading a checkpoint: apply ``run``'s learning rate and schedule, which a resume may change.
 
@@ -320,7 +327,7 @@ def optimizer_step(
     params = [p for p in model.parameters() if p.grad is not None]
     if scaler is not None and params:
         scaler.unscale_(optimizer)
-    norm = float(torch.nn.utils.clip_grad_norm_(params, run.max_grad_norm or math.inf)) if params else 0.0
+    norm = _grad_norm(params, run.max_grad_norm) if params else 0.0
     lr = optimizer.param_groups[0]["lr"]
     skipped = not math.isfinite(norm)
     if not skipped and scaler is not None:
