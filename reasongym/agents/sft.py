@@ -8,6 +8,10 @@ checkpoints every ``save_every`` steps and, started again on the same folder, re
 checkpoint and reproduces the uninterrupted run. Tokenizing, padding and packing live in ``sft_data``.
 
 Shape letters: B = sequences (rows) in a micro-batch, L = tokens per row, V = vocabulary size.
+
+Why this file is long: it is one algorithm read top to bottom (config, loss, step, loop, resume), and its
+step carries what every SFT run may need across processes and precisions (DDP, global normalisers, the
+fp16 gradient scaler); the data side already lives in ``sft_data``.
 """
 
 from __future__ import annotations
@@ -124,9 +128,6 @@ class SFTResult:
         return self.history[-1]["loss/sft"] if self.history else None
 
 
-# ---------------------------------------------------------------------------------------------- batches
-
-
 # ---------------------------------------------------------------------------------------------- loss
 
 
@@ -188,13 +189,14 @@ def sft_step(
 ) -> dict[str, float]:
     """One optimizer step over ``micro_batches`` (this rank's share); skipped if anything is non-finite.
 
-    The forward passes run under ``run.autocast``; with fp16 the loss goes through ``scaler``.
+    The forward passes run under ``run.autocast``, the losses and the step through ``scaler`` (`grad_scaler`).
 
     Returns:
         Metrics of the step, reduced over ranks: ``loss/sft``, ``train/tokens``, ``train/grad_norm``,
         ``train/skipped_nonfinite``.
     """
     info = info or distributed.current()
+    scaler = scaler or grad_scaler(run)
     device = next(model.parameters()).device
     local_tokens = sum(batch.num_tokens for batch in micro_batches)
     total_tokens = distributed.all_reduce_sum({"tokens": local_tokens}, info)["tokens"]
@@ -207,20 +209,16 @@ def sft_step(
         with sync:
             with autocast_context(run):
                 loss, metrics = completion_loss(model, batch.to(device), normalizer=normalizer)
-            (scaler.scale(loss) if scaler is not None else loss).backward()
+            scaler.scale(loss).backward()
         nll_sum += metrics["loss/sft"] * metrics["train/tokens"]
     params = [p for p in model.parameters() if p.grad is not None]
-    if scaler is not None:
-        scaler.unscale_(optimizer)
+    scaler.unscale_(optimizer)
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, run.max_grad_norm or math.inf))
     bad = float(not (math.isfinite(grad_norm) and math.isfinite(nll_sum)))
     skipped = distributed.all_reduce_max({"bad": bad}, info)["bad"] > 0
-    if not skipped and scaler is not None:
+    if not skipped:
         scaler.step(optimizer)
-    elif not skipped:
-        optimizer.step()
-    if scaler is not None:
-        scaler.update()
+    scaler.update()
     optimizer.zero_grad(set_to_none=True)
     summed = distributed.all_reduce_sum({"nll": nll_sum}, info)
     return {
@@ -366,7 +364,7 @@ class _TrainState:
     start: int
     resumed_from: int | None
     scaler: Any = None
-    """fp16 autocast's gradient scaler, else None."""
+    """The gradient scaler (`grad_scaler`: enabled for fp16 autocast only)."""
 
 
 def _start_or_resume(

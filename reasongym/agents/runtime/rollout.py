@@ -42,8 +42,7 @@ TURN_CAP_OUTCOME = "max_turns"
 EQUAL_REWARD_ATOL = 1e-6
 """Rewards of a group closer than this count as equal (a group without learning signal)."""
 
-ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns")
-"""The [B] tensors of a `RolloutBatch`, one value per row: all that `rollout_metrics` reads."""
+ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns")  # [B] each
 _ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted")
 
 
@@ -167,7 +166,7 @@ class RolloutBatch:
         return dataclasses.replace(self, **moved)
 
     def metrics(self) -> dict[str, float]:
-        """Summary statistics under ``rollout/`` for a metrics writer (nan where undefined); see `rollout_metrics`."""
+        """`rollout_metrics` of this batch."""
         return rollout_metrics({name: getattr(self, name) for name in ROW_TENSORS}, self.group_size)
 
     def _take_rows(self, rows: Tensor) -> RolloutBatch:
@@ -219,18 +218,13 @@ _SEQUENCE_TENSORS = ("input_ids", "attention_mask", "completion_ids", "completio
 
 
 def rollout_metrics(rows: Mapping[str, Tensor | None], group_size: int) -> dict[str, float]:
-    """Summary statistics under ``rollout/`` of the per-row tensors of a batch (``RolloutBatch``'s
-    ``rewards``, ``correct``, ``gradable``, ``truncated``, ``lengths``, ``turns``), in group layout.
-
-    ``reward_std`` is the population standard deviation over all B rows; ``correct_rate`` counts
-    ungradable rows as not correct; ``len_*`` are model tokens; ``zero_std_group_frac`` is the
-    share of groups whose rewards are all equal within `EQUAL_REWARD_ATOL`. The rows may be those of
-    several batches, or of every rank (the RL session gathers them), as long as groups stay whole.
-    """
+    """``rollout/`` statistics (nan where undefined) of batches' `ROW_TENSORS` (every rank's too), in group
+    layout: ``reward_std`` is the population std; ungradable rows count as not correct; ``len_*`` count model
+    tokens; ``zero_std_group_frac``: groups whose rewards are equal within `EQUAL_REWARD_ATOL`."""
     rewards = rows["rewards"].float().cpu()  # [B]
     lengths = rows["lengths"].float().cpu()  # [B]
     correct, gradable = rows["correct"].cpu(), rows["gradable"].cpu()  # [B]
-    count = int(rewards.shape[0])
+    count = len(rewards)
     wrong = gradable & ~correct  # [B]
     grouped = rewards.view(-1, group_size)  # [B // G, G]
     spread = grouped.max(dim=1).values - grouped.min(dim=1).values if count else grouped.sum(1)
@@ -246,9 +240,8 @@ def rollout_metrics(rows: Mapping[str, Tensor | None], group_size: int) -> dict[
         "len_wrong_mean": _mean(lengths[wrong]),
         "ungradable_frac": _mean((~gradable).float()),
     }
-    turns = rows.get("turns")
-    if turns is not None:
-        values["turns_mean"] = _mean(turns.float().cpu())
+    if rows.get("turns") is not None:
+        values["turns_mean"] = _mean(rows["turns"].float().cpu())
     return {f"rollout/{name}": float(value) for name, value in values.items()}
 
 

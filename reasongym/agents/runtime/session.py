@@ -17,6 +17,10 @@ of each round's prompts, whole groups, with a sampling seed derived from the see
 normalisers (`BatchTotals`) are summed over ranks and DDP averages the gradients, so N processes take the
 step one process would take on all the data. Rank 0 alone writes metrics, samples, the plot and
 checkpoints; every rank resumes from the checkpoint rank 0 picks, and logged metrics cover every rank.
+
+Why this file is long: a session is one idea, the state and steps of one RL run, and each of its methods
+carries what that step needs in one process and across processes (sharded sampling, gathered metrics,
+DDP or FSDP); splitting the multi-process half off would make every step a two-file read.
 """
 
 from __future__ import annotations
@@ -121,7 +125,7 @@ class RLSession:
     train_model: torch.nn.Module | None = None
     """The model the update runs forward and backward (``model``, or its DDP wrapper across processes)."""
     scaler: Any = None
-    """fp16 autocast's gradient scaler, else None."""
+    """The gradient scaler (`grad_scaler`: enabled for fp16 autocast only)."""
 
     @classmethod
     def start(

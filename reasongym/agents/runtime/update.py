@@ -256,8 +256,9 @@ def autocast_context(run: RunConfig) -> Any:
 
 
 def grad_scaler(run: RunConfig) -> Any:
-    """A ``torch.amp.GradScaler`` for fp16 autocast (float16 gradients underflow without one), else None."""
-    return torch.amp.GradScaler("cuda") if run.autocast == "fp16" else None
+    """A ``torch.amp.GradScaler``, enabled for fp16 autocast (float16 gradients underflow without one); a
+    disabled scaler passes losses and steps through unchanged, so a trainer needs no second code path."""
+    return torch.amp.GradScaler("cuda", enabled=run.autocast == "fp16")
 
 
 # ---------------------------------------------------------------------------------------------- optimizer
