@@ -82,7 +82,12 @@ def test_torchrun_evaluation_resumes_one_process_records_in_problem_order(
     shared = tmp_path / "shared.jsonl"  # one process did the first 2 problems; 2 processes do the rest
     evaluate(str(torchrun_run), ENV, out_path=shared, progress=False, verbose=False, device="cpu",
              **{**EVAL, "num_problems": 2})  # fmt: skip
-    flags = [f"--{key.replace('_', '-')}={value}" for key, value in EVAL.items()]
+    # --num-samples: torchrun's parser would take --n for an abbreviation of one of its own flags
+    flags = [
+        f"--{key.replace('_', '-')}={value}"
+        for key, value in {**EVAL, "num_samples": 2}.items()
+        if key != "n"
+    ]
     done = _torchrun("eval", str(torchrun_run), ENV, "--out", str(shared), "--no-progress", "--json", *flags)
     assert done.returncode == 0, done.stderr[-3000:]
     assert shared.read_text() == expected.read_text()  # the same records, seeds and order

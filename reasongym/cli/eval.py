@@ -109,7 +109,11 @@ def add_eval_parser(commands: Any) -> None:
     sub.add_argument(
         "--completions", metavar="FILE", help="grade stored completions (JSONL) instead of a model"
     )
-    sub.add_argument("--n", type=positive_int, default=1, help="samples per problem (default 1)")
+    sub.add_argument(
+        "--n", "--num-samples", dest="n", type=positive_int, default=1,
+        help="samples per problem (default 1); under torchrun or accelerate launch write --num-samples, as "
+        "their own parsers take --n for an abbreviation of theirs",
+    )  # fmt: skip
     sub.add_argument("--k", type=positive_int, action="append", help="a k of pass@k and maj@k (repeatable)")
     sub.add_argument("--split", help="split (default: test if present)")
     sub.add_argument(
