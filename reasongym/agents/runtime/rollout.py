@@ -279,8 +279,7 @@ def collect_rollouts(
         max_turns: Most model turns per episode; None means the env decides (capped at
             `DEFAULT_MAX_TURNS`). An episode cut off here is truncated, not correct, and has
             outcome `TURN_CAP_OUTCOME`.
-        pool: Copies of the env kept from batch to batch (a trainer's `EnvPool` of ``env_id_or_env``);
-            None: fresh copies for this batch.
+        pool: A trainer's `EnvPool` of ``env_id_or_env``, reused across batches; None: fresh copies.
 
     Returns:
         The `RolloutBatch`, on the device of the generator's ``generate_batch`` tensors, else on
@@ -361,11 +360,7 @@ def _resolve_env(env_id_or_env: str | gymnasium.Env) -> gymnasium.Env:
 def _assemble(
     episodes: list[Episode], group_size: int, pad_id: int, device: torch.device | None
 ) -> RolloutBatch:
-    """Pad every episode into the batch layout (prompts left, completions right).
-
-    The rows are padded as Python lists and become tensors in one call each (per-row tensors and slice
-    writes cost about as much again for a 64-row batch).
-    """
+    """Pad every episode into the batch layout (prompts left, completions right), one tensor call each."""
     width_p = max(len(episode.prompt_ids) for episode in episodes)
     width_t = max(len(episode.token_ids) for episode in episodes)
     ids, attention, model_mask, logprobs = [], [], [], []
