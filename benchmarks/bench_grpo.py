@@ -8,8 +8,14 @@ batch's completions with our sampler plus one forward+backward over the batch's 
 
     OMP_NUM_THREADS=1 python benchmarks/bench_grpo.py [--steps 12 --prompts 8 --group 8 --tokens 32]
 
+A step's time is CPU-seconds of this process (``time.process_time``, every thread of it): on a shared
+machine wall time measures the other jobs as much as the trainer (three runs on 2 cores under a load of 5-8
+gave TRL 0.66 to 4.4 s/step), while with one torch thread the CPU time of a step is what one free core
+would take. Wall seconds are reported beside them (``*_wall``).
+
 Prints per-trainer timings, where our step's time goes, and last one JSON object with ``ratio`` (our
-GRPO s/step over TRL's), ``ratio_dapo`` and ``floor_ratio`` (our GRPO s/step over the floor).
+GRPO CPU-s/step over TRL's), ``ratio_dapo``, ``floor_ratio`` (our GRPO over the floor), and the same three
+from wall time.
 """
 
 from __future__ import annotations
@@ -20,15 +26,51 @@ import statistics
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 
 import torch
 
 from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.dapo import DAPOConfig, train_dapo
 from reasongym.agents.grpo import GRPOConfig, train_grpo
+from reasongym.agents.runtime.session import RLSession
 from reasongym.models import tiny_policy
 
 ENV = "reasongym/Arithmetic-v0"
+
+
+def _stamp() -> tuple[float, float]:
+    return time.process_time(), time.perf_counter()
+
+
+def _durations(stamps: list[tuple[float, float]], skip: int) -> dict[str, float]:
+    """Median CPU and wall seconds between consecutive stamps, after the first ``skip`` intervals."""
+    cpu = [b[0] - a[0] for a, b in zip(stamps[:-1], stamps[1:], strict=True)][skip:]
+    wall = [b[1] - a[1] for a, b in zip(stamps[:-1], stamps[1:], strict=True)][skip:]
+    return {"step_s": statistics.median(cpu), "step_wall_s": statistics.median(wall)}
+
+
+class StepClock:
+    """While active, stamps CPU and wall time at the start of each RL step and at the end of the last."""
+
+    def __init__(self) -> None:
+        self.stamps: list[tuple[float, float]] = []
+        self.original = RLSession.remaining_steps
+
+    def __enter__(self) -> StepClock:
+        original, stamps = self.original, self.stamps
+
+        def remaining_steps(session: RLSession) -> Iterator[int]:
+            for step in original(session):
+                stamps.append(_stamp())
+                yield step
+            stamps.append(_stamp())
+
+        RLSession.remaining_steps = remaining_steps
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        RLSession.remaining_steps = self.original
 
 
 def ours(algo: str, args: argparse.Namespace) -> dict[str, float]:
@@ -38,16 +80,17 @@ def ours(algo: str, args: argparse.Namespace) -> dict[str, float]:
         max_steps=args.warmup + args.steps, lr=1e-4, difficulty=1, progress_bar=False, samples_every=0
     )
     rollout = RolloutConfig(num_prompts=args.prompts, group_size=args.group, max_new_tokens=args.tokens)
-    if algo == "grpo":
-        history = train_grpo(
-            GRPOConfig(kl="off", mu=1), model, tokenizer, ENV, run=run, rollout=rollout
-        ).history
-    else:
-        cfg = DAPOConfig(dynamic_sampling=False, overlong_buffer=args.tokens // 4, mu=1)
-        history = train_dapo(cfg, model, tokenizer, ENV, run=run, rollout=rollout).history
+    with StepClock() as clock:
+        if algo == "grpo":
+            history = train_grpo(
+                GRPOConfig(kl="off", mu=1), model, tokenizer, ENV, run=run, rollout=rollout
+            ).history
+        else:
+            cfg = DAPOConfig(dynamic_sampling=False, overlong_buffer=args.tokens // 4, mu=1)
+            history = train_dapo(cfg, model, tokenizer, ENV, run=run, rollout=rollout).history
     timed = history[args.warmup :]
-    out = {"step_s": statistics.median(h["perf/step_s"] for h in timed)}
-    for phase in ("generate", "verify", "train"):
+    out = _durations(clock.stamps, args.warmup)
+    for phase in ("generate", "verify", "train"):  # wall seconds, from the trainer's own metrics
         out[f"{phase}_s"] = statistics.median(h.get(f"perf/{phase}_s", 0.0) for h in timed)
     out["completion_tokens"] = (
         statistics.mean(h["rollout/len_mean"] for h in timed) * args.prompts * args.group
@@ -75,12 +118,12 @@ def trl_step_seconds(args: argparse.Namespace) -> dict[str, float]:
     def correctness(completions: list[str], gold: list[str], **_: object) -> list[float]:
         return [float(bool(verify(c, g, "integer").correct)) for c, g in zip(completions, gold, strict=True)]
 
-    stamps: list[float] = []
+    stamps: list[tuple[float, float]] = []
     lengths: list[float] = []
 
     class Clock(TrainerCallback):
         def on_step_end(self, *a: object, **k: object) -> None:
-            stamps.append(time.perf_counter())
+            stamps.append(_stamp())
 
         def on_log(
             self, _args: object, _state: object, _control: object, logs: dict | None = None, **k: object
@@ -100,11 +143,10 @@ def trl_step_seconds(args: argparse.Namespace) -> dict[str, float]:
             model=model, reward_funcs=correctness, args=config, train_dataset=dataset, processing_class=tokenizer,
             callbacks=[Clock()],
         )  # fmt: skip
-        stamps.append(time.perf_counter())
+        stamps.append(_stamp())
         trainer.train()
-    durations = [b - a for a, b in zip(stamps[:-1], stamps[1:], strict=True)][args.warmup :]
     mean_len = statistics.mean(lengths[args.warmup :]) if len(lengths) > args.warmup else float("nan")
-    return {"step_s": statistics.median(durations), "completion_tokens": mean_len * args.prompts * args.group}
+    return {**_durations(stamps, args.warmup), "completion_tokens": mean_len * args.prompts * args.group}
 
 
 def floor_seconds(args: argparse.Namespace) -> dict[str, float]:
@@ -117,21 +159,28 @@ def floor_seconds(args: argparse.Namespace) -> dict[str, float]:
     env = reasongym.make(ENV, difficulty=1).unwrapped
     prompts = [env.prompt(env.problem_at(i, split="train")) for i in range(args.prompts)]
     generator = HFGenerator(model, tokenizer)
-    sample_s, backward_s = [], []
+    stamps: list[list[tuple[float, float]]] = []
     for seed in range(args.warmup + args.steps):
         params = SamplingParams(max_new_tokens=args.tokens, temperature=1.0, n=args.group, seed=seed)
-        started = time.perf_counter()
+        started = _stamp()
         batch = generator.generate_batch(prompts, params)
-        sampled = time.perf_counter()
+        sampled = _stamp()
         logp, _ = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.completion_start)
         (logp * batch.completion_mask).sum().backward()
         model.zero_grad(set_to_none=True)
-        done = time.perf_counter()
-        if seed >= args.warmup:
-            sample_s.append(sampled - started)
-            backward_s.append(done - sampled)
-    sample, backward = statistics.median(sample_s), statistics.median(backward_s)
-    return {"step_s": sample + backward, "sample_s": sample, "forward_backward_s": backward}
+        stamps.append([started, sampled, _stamp()])
+    timed = stamps[args.warmup :]
+    sample = statistics.median(s[1][0] - s[0][0] for s in timed)
+    backward = statistics.median(s[2][0] - s[1][0] for s in timed)
+    wall = statistics.median(s[1][1] - s[0][1] for s in timed) + statistics.median(
+        s[2][1] - s[1][1] for s in timed
+    )
+    return {
+        "step_s": sample + backward,
+        "step_wall_s": wall,
+        "sample_s": sample,
+        "forward_backward_s": backward,
+    }
 
 
 def main() -> None:
@@ -158,16 +207,18 @@ def main() -> None:
         print(f"TRL not available ({error}); ratios vs TRL are null")
     for name, r in results.items():
         print(f"{name:>6}: " + ", ".join(f"{k} {v:.4f}" for k, v in r.items()))
-    trl = results.get("trl", {}).get("step_s")
-    summary = {
-        "ratio": results["grpo"]["step_s"] / trl if trl else None,
-        "ratio_dapo": results["dapo"]["step_s"] / trl if trl else None,
-        "floor_ratio": results["grpo"]["step_s"] / results["floor"]["step_s"],
-        "grpo_s_per_step": results["grpo"]["step_s"],
-        "dapo_s_per_step": results["dapo"]["step_s"],
-        "trl_s_per_step": trl,
-        "floor_s": results["floor"]["step_s"],
-    }
+    summary: dict[str, float | None] = {}
+    for clock, suffix in (("step_s", ""), ("step_wall_s", "_wall")):
+        trl = results.get("trl", {}).get(clock)
+        summary.update({
+            f"ratio{suffix}": results["grpo"][clock] / trl if trl else None,
+            f"ratio_dapo{suffix}": results["dapo"][clock] / trl if trl else None,
+            f"floor_ratio{suffix}": results["grpo"][clock] / results["floor"][clock],
+            f"grpo_s_per_step{suffix}": results["grpo"][clock],
+            f"dapo_s_per_step{suffix}": results["dapo"][clock],
+            f"trl_s_per_step{suffix}": trl,
+            f"floor_s{suffix}": results["floor"][clock],
+        })  # fmt: skip
     print(json.dumps(summary))
 
 

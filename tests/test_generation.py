@@ -293,9 +293,25 @@ def test_batch_size_chunks_give_the_same_greedy_batch(model, tokenizer, generato
     params = SamplingParams(max_new_tokens=10, temperature=0, n=2)
     whole = generator.generate_batch(PROMPTS, params)
     chunked = HFGenerator(model, tokenizer, batch_size=4).generate_batch(PROMPTS, params)
+    # Chunks of 3 split groups of 2, so every row runs its own prompt: the cache is not shared.
+    unshared = HFGenerator(model, tokenizer, batch_size=3).generate_batch(PROMPTS, params)
     assert isinstance(chunked, GenerationBatch)
-    assert torch.equal(whole.completion_ids, chunked.completion_ids)
-    assert torch.equal(whole.prompt_ids, chunked.prompt_ids)
+    for other in (chunked, unshared):
+        assert torch.equal(whole.completion_ids, other.completion_ids)
+        assert torch.equal(whole.prompt_ids, other.prompt_ids)
+    torch.testing.assert_close(whole.logprobs, unshared.logprobs, atol=1e-5, rtol=0)
+
+
+def test_a_group_runs_its_prompt_once(model, generator: HFGenerator) -> None:
+    rows: list[int] = []
+    hook = model.register_forward_pre_hook(
+        lambda _module, _args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True
+    )
+    try:
+        generator.generate_batch(PROMPTS, SamplingParams(max_new_tokens=4, n=3, seed=0))
+    finally:
+        hook.remove()
+    assert rows[0] == len(PROMPTS) and set(rows[1:]) == {3 * len(PROMPTS)}
 
 
 def test_model_mode_is_restored(model, generator: HFGenerator) -> None:

@@ -3,8 +3,10 @@
 `generate_rationales` samples completions for training problems (hinted or not), `filter_correct` keeps the
 finished ones whose final answer the environment's verifier accepts, and `rationalize` retries missed
 problems with the gold answer shown as a hint and keeps what then verifies, stored under the prompt
-*without* the hint. `STaRTask` holds what every step needs: the environment, the policy's prompt format
-and the few-shot examples. `reasongym.agents.star` runs these steps in its loop.
+*without* the hint. `stands_alone` is the faithfulness check of a rationalized example: shown its rationale
+without the hint and without its final answer, the policy must reach a correct answer itself (an answer-only
+check keeps hinted rationales that copy the gold over wrong steps). `STaRTask` holds what every step
+needs: the environment, the policy's prompt format and the few-shot examples. `reasongym.agents.star` runs these steps in its loop.
 """
 
 from __future__ import annotations
@@ -19,8 +21,17 @@ from reasongym.agents.config import RunConfig, resolve_splits
 from reasongym.agents.sft import sft_pairs_from_env
 from reasongym.generation import Generator, SamplingParams
 from reasongym.models import format_prompt
+from reasongym.verifiers.extract import ANSWER_PHRASE
 
-__all__ = ["KeptExample", "STaRTask", "filter_correct", "generate_rationales", "rationalize"]
+__all__ = [
+    "KeptExample",
+    "STaRTask",
+    "filter_correct",
+    "generate_rationales",
+    "rationale_without_answer",
+    "rationalize",
+    "stands_alone",
+]
 
 
 @dataclass(frozen=True)
@@ -166,3 +177,55 @@ def rationalize(
         task, problems, indices, completions, source="rationalized", max_per_problem=max_per_problem,
         drop_hint_mentions=drop_hint_mentions,
     )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------- faithfulness
+
+
+def rationale_without_answer(completion: str) -> str | None:
+    r"""The completion cut just before its final answer: before the last ``\boxed{``, else before the last
+    answer phrase ("The answer is", "Final answer:", "####"); None when it has neither."""
+    box = completion.rfind("\\boxed{")
+    if box >= 0:
+        return completion[:box]
+    phrases = list(ANSWER_PHRASE.finditer(completion))
+    return completion[: phrases[-1].start()] if phrases else None
+
+
+def stands_alone(
+    task: STaRTask,
+    generator: Generator,
+    problems: Sequence[Any],
+    kept: Sequence[KeptExample],
+    *,
+    max_new_tokens: int,
+) -> list[bool]:
+    """Whether each kept rationale leads ``generator`` to a correct answer without the hint (faithfulness).
+
+    The generator continues, greedily, the example's stored prompt (no hint) followed by its rationale cut
+    before the final answer (`rationale_without_answer`); the rationale plus that continuation must grade
+    correct. Reasoning that supports its answer passes; a hinted rationale that reached the gold only by
+    copying it (on the tiny model: column sums that do not add up, then the hinted total) leads the model to
+    the answer its steps imply instead. A rationale with no separable final answer cannot be checked and fails.
+
+    Args:
+        task: The environment (grading) and prompt format.
+        generator: The policy that will learn from the examples (an in-process sampler: it continues text).
+        problems: The problem of each example, in order.
+        kept: Examples to check (``prompt`` without the hint).
+        max_new_tokens: Longest continuation.
+
+    Returns:
+        One flag per example, True to keep it.
+    """
+    prefixes = [rationale_without_answer(example.completion) for example in kept]
+    todo = [i for i, prefix in enumerate(prefixes) if prefix is not None]
+    passed = [False] * len(kept)
+    if not todo:
+        return passed
+    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=0.0, n=1)
+    prompts = [kept[i].prompt + str(prefixes[i]) for i in todo]
+    for i, (continuation, *_) in zip(todo, generator.generate(prompts, params), strict=True):
+        text = str(prefixes[i]) + continuation.text
+        passed[i] = continuation.finish_reason == "stop" and task.env.score(problems[i], text).correct is True
+    return passed

@@ -5,7 +5,8 @@ evaluate), then the outer loop. Each iteration the current model writes rational
 problems; the ones whose final answer the environment's verifier accepts are kept. For the problems it
 missed, the model is asked again with the gold answer shown as a hint (``env.prompt(problem,
 hint=True)``) and the rationales that now reach the gold are kept too, stored under the prompt
-*without* the hint. Hinted successes never count as the policy's own (``star/train_accuracy`` counts
+*without* the hint (with ``faithful_rationalization``, only those whose reasoning also leads the policy to
+the answer without the hint). Hinted successes never count as the policy's own (``star/train_accuracy`` counts
 direct ones only). The model is then fine-tuned on the kept set, from the original base weights
 (``restart_from_base``), for ``sft.max_steps * step_growth ** (iteration - 1)`` steps, and evaluated
 greedily on a held-out split.
@@ -53,6 +54,7 @@ from reasongym.agents.rationales import (
     filter_correct,
     generate_rationales,
     rationalize,
+    stands_alone,
 )
 from reasongym.agents.runtime import distributed
 from reasongym.agents.sft import SFTConfig, train_sft
@@ -101,6 +103,10 @@ class STaRConfig:
     drop_hint_mentions: bool = True
     """Drop rationalized completions that mention the word "hint": stored without the hint they
     would refer to something the prompt no longer shows."""
+    faithful_rationalization: bool = False
+    """Keep a rationalized example only if its reasoning stands on its own: shown the rationale without the
+    hint and without its final answer, the policy (greedy) writes a correct answer (`rationales.stands_alone`).
+    Off by default, as in the paper; benchmarks/README.md (the study) measures what it changes."""
     num_train_problems: int | None = None
     """Training problems per iteration (the same ones every iteration, as in the paper, which uses the
     whole training set); None: every problem of the training split (finite splits only)."""
@@ -169,6 +175,8 @@ class IterationStats:
     """Fine-tuning steps run (0 when nothing was kept)."""
     sft_final_loss: float | None
     """SFT loss of the last fine-tuning step."""
+    rationalized_unfaithful: int = 0
+    """Hinted rationales the verifier accepted but the faithfulness check dropped (0 with it off)."""
 
 
 @dataclass(frozen=True)
@@ -283,14 +291,11 @@ class _Loop:
         hook(iteration, "rationalize", model)
         solved = {example.index for example in direct}
         missed = [i for i, index in enumerate(indices) if index not in solved]
-        rationalized = []
-        if cfg.rationalize and missed:
-            rationalized = rationalize(
-                task, self.rationale_generator, [problems[i] for i in missed], [indices[i] for i in missed],
-                dataclasses.replace(params, seed=seed + 1), max_per_problem=cfg.max_kept_per_problem,
-                drop_hint_mentions=cfg.drop_hint_mentions,
-            )  # fmt: skip
+        rationalized, unfaithful = self.rationalize(
+            [problems[i] for i in missed], [indices[i] for i in missed], dataclasses.replace(params, seed=seed + 1)
+        )
         rationalized = distributed.all_gather_ordered(rationalized, key=_by_index)
+        unfaithful = int(distributed.all_reduce_sum({"unfaithful": unfaithful})["unfaithful"])
         kept = direct + rationalized
         writes = self.run is not None and distributed.current().is_main
         folder = _write_kept(self.run, iteration, kept) if writes else None
@@ -306,8 +311,29 @@ class _Loop:
             train_accuracy=len(solved) / len(self.problems), kept_direct=len(direct),
             kept_rationalized=len(rationalized),
             rationalization_attempts=len(self.problems) - len(solved) if cfg.rationalize else 0,
-            sft_steps=steps, sft_final_loss=loss,
+            sft_steps=steps, sft_final_loss=loss, rationalized_unfaithful=unfaithful,
         )  # fmt: skip
+
+    def rationalize(
+        self, problems: list[Any], indices: list[int], params: SamplingParams
+    ) -> tuple[list[KeptExample], int]:
+        """The rationalize step on this process's missed problems: the verified hinted rationales, those
+        that stand on their own with ``faithful_rationalization``, and how many it dropped."""
+        cfg = self.cfg
+        if not cfg.rationalize or not problems:
+            return [], 0
+        rationalized = rationalize(
+            self.task, self.rationale_generator, problems, indices, params,
+            max_per_problem=cfg.max_kept_per_problem, drop_hint_mentions=cfg.drop_hint_mentions,
+        )  # fmt: skip
+        if not cfg.faithful_rationalization or not rationalized:
+            return rationalized, 0
+        by_index = dict(zip(indices, problems, strict=True))
+        keep = stands_alone(
+            self.task, self.generator, [by_index[example.index] for example in rationalized], rationalized,
+            max_new_tokens=params.max_new_tokens,
+        )  # fmt: skip
+        return [example for example, ok in zip(rationalized, keep, strict=True) if ok], keep.count(False)
 
     def plateaued(self) -> bool:
         """Whether the last ``patience`` iterations all failed to beat the best accuracy before them."""
@@ -442,6 +468,7 @@ def _iteration_metrics(stats: IterationStats) -> dict[str, float]:
         "star/kept_rationalized": stats.kept_rationalized,
         "star/kept_total": stats.kept_direct + stats.kept_rationalized,
         "star/rationalization_attempts": stats.rationalization_attempts,
+        "star/rationalized_unfaithful": stats.rationalized_unfaithful,
         "star/sft_steps": stats.sft_steps,
         "star/sft_final_loss": float("nan") if stats.sft_final_loss is None else stats.sft_final_loss,
     }

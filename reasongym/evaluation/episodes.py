@@ -20,7 +20,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from reasongym.errors import ConfigError
-from reasongym.evaluation.env_pool import env_attr, episode_envs, step_all
+from reasongym.evaluation.env_pool import EnvPool, env_attr, episode_envs, step_all
 from reasongym.generation.base import Completion, Generator, SamplingParams
 from reasongym.models import format_prompt
 
@@ -113,7 +113,7 @@ class Episode:
 
 
 def start_episodes(
-    env: gymnasium.Env,
+    envs: Sequence[gymnasium.Env],
     tokenizer: PreTrainedTokenizerBase | None,
     indices: Sequence[int],
     group_size: int,
@@ -121,10 +121,15 @@ def start_episodes(
     difficulty: int | None,
     hint: bool,
 ) -> list[Episode]:
-    """Reset one env copy per row (index-major, G copies per index) and format each prompt."""
+    """Reset one env copy per row (``envs``, index-major, G copies per index) and format each prompt.
+
+    The G rows of a problem usually show the same messages; each distinct prompt is formatted once (a chat
+    template costs a fraction of a millisecond per call).
+    """
     rows = [int(index) for index in indices for _ in range(group_size)]
     episodes = []
-    for row_env, index in zip(episode_envs(env, len(rows)), rows, strict=True):
+    formatted: dict[str, str] = {}
+    for row_env, index in zip(envs, rows, strict=True):
         options: dict[str, Any] = {"index": index}
         if split is not None:
             options["split"] = split
@@ -134,7 +139,10 @@ def start_episodes(
             options["hint"] = True
         observation, info = row_env.reset(options=options)
         messages = _prompt_messages(str(observation), info)
-        text = format_prompt(tokenizer, messages) if tokenizer is not None else str(observation)
+        key = repr(messages)
+        if key not in formatted:
+            formatted[key] = format_prompt(tokenizer, messages) if tokenizer is not None else str(observation)
+        text = formatted[key]
         episodes.append(Episode(row_env, text, str(info.get("problem_id", index)), messages))
     return episodes
 
@@ -151,6 +159,7 @@ def play_episodes(
     difficulty: int | None = None,
     hint: bool = False,
     max_turns: int | None = None,
+    pool: EnvPool | None = None,
 ) -> tuple[list[Episode], torch.device | None]:
     """Play ``group_size`` episodes of each problem to the end; returns them (index-major) and the device.
 
@@ -168,6 +177,7 @@ def play_episodes(
         hint: Show the gold answer in the prompt (STaR rationalization).
         max_turns: Most model turns per episode; None: the env decides, capped at `DEFAULT_MAX_TURNS`. An
             episode cut off here is marked ``cut_off`` (and truncated).
+        pool: Copies of ``env`` kept between calls (a trainer's); None: fresh copies, closed at the end.
 
     Returns:
         ``(episodes, device)``: the finished episodes, and the device of the generator's tensors (None for
@@ -176,8 +186,10 @@ def play_episodes(
     stops = tuple(dict.fromkeys((*params.stop, *env_attr(env, "stop_strings", ()))))
     device = None
     episodes: list[Episode] = []
+    rows = len(indices) * group_size
+    envs = pool.take(rows) if pool is not None else episode_envs(env, rows)
     try:
-        episodes = start_episodes(env, tokenizer, indices, group_size, split, difficulty, hint)
+        episodes = start_episodes(envs, tokenizer, indices, group_size, split, difficulty, hint)
         for turn in range(max_turns or DEFAULT_MAX_TURNS):
             live = [episode for episode in episodes if not episode.done]
             if not live:
@@ -191,8 +203,9 @@ def play_episodes(
             if not episode.done:
                 episode.done = episode.truncated = episode.cut_off = True
     finally:
-        for episode in episodes:
-            episode.env.close()
+        if pool is None:
+            for row_env in envs:
+                row_env.close()
     return episodes, device
 
 

@@ -19,8 +19,8 @@ from reasongym.agents.common import token_logprobs
 from reasongym.agents.runtime.rollout import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
 from reasongym.envs.core import TextSpace, format_final_answer
 from reasongym.errors import ConfigError
+from reasongym.evaluation.env_pool import EnvPool, step_all
 from reasongym.evaluation.env_pool import episode_envs as _episode_envs
-from reasongym.evaluation.env_pool import step_all
 from reasongym.generation import Completion, HFGenerator, SamplingParams
 from reasongym.models import format_prompt, make_char_tokenizer, make_tiny_model
 
@@ -159,6 +159,26 @@ def test_gold_completion_gets_reward_one(tokenizer) -> None:
         assert prompt == tokenizer(batch.prompts[row], add_special_tokens=False)["input_ids"]
         assert completion == tokenizer(text, add_special_tokens=False)["input_ids"]
         assert mask == [1] * len(completion) and logp == [-0.5] * len(completion)
+
+
+def test_a_pool_reuses_its_env_copies_from_batch_to_batch(tokenizer) -> None:
+    env = reasongym.make(ENV_ID)
+    pool = EnvPool(env)
+    golds = _gold_texts(tokenizer, env, range(4))
+    generator = ScriptedGenerator(tokenizer, lambda prompt, k: golds[prompt] if k == 0 else "No idea.", -0.5)
+    seen = []
+    for indices in ([0, 1], [2, 3], [1]):  # the last batch is narrower than the pool
+        batch = collect_rollouts(
+            env, generator, tokenizer, indices, group_size=2, params=SamplingParams(), difficulty=1, pool=pool
+        )
+        assert batch.rewards.tolist() == [1.0, 0.0] * len(
+            indices
+        )  # each copy was reset onto its row's problem
+        seen.append([id(copy) for copy in pool.copies])
+    assert seen[0] == seen[1] == seen[2] and len(seen[0]) == 4  # made once, never closed in between
+    copies = list(pool.copies)
+    pool.close()
+    assert pool.copies == [] and all(copy.unwrapped._problem is not None for copy in copies)
 
 
 def test_wrappers_and_shaping_apply_as_in_step(tokenizer) -> None:

@@ -13,6 +13,7 @@ import torch
 import reasongym
 from reasongym.agents.config import RunConfig
 from reasongym.agents.presets import preset_configs
+from reasongym.agents.rationales import rationale_without_answer, stands_alone
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
 from reasongym.agents.star import (
     STEP_NAMES,
@@ -220,6 +221,84 @@ def test_rationalized_examples_are_stored_without_the_hint(env_id: str, options:
     for example in kept:
         assert "Hint" not in example.prompt and example.source == "rationalized"
         assert example.prompt == format_prompt(tokenizer, env.unwrapped.messages(problems[example.index]))
+
+
+class StepFollowingGenerator:
+    """A stand-in policy whose hinted rationales state a total and box the hinted gold.
+
+    For problem ``i`` in ``copies`` the stated total is off by one (wrong steps, the answer copied from the
+    hint); otherwise it is the gold. Asked to continue a rationale without the hint, it boxes the total the
+    rationale states, as a model that follows its own steps does; asked a question plainly, it gives up.
+    """
+
+    def __init__(self, problems: dict[int, object], copies: set[int]) -> None:
+        self.problems, self.copies = problems, copies
+        self.check_prompts: list[str] = []
+
+    def _text(self, prompt: str) -> str:
+        index = max(self.problems, key=lambda i: prompt.rfind(self.problems[i].question))
+        if "Hint:" in prompt:
+            gold = int(self.problems[index].answer)
+            stated = gold - 1 if index in self.copies else gold
+            return f"The columns add up to {stated}. \\boxed{{{gold}}}"
+        if "add up to " not in prompt:
+            return "I am not sure."
+        self.check_prompts.append(prompt)
+        return "\\boxed{" + prompt.rsplit("add up to ", 1)[1].rstrip(". ") + "}"
+
+    def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
+        return [[Completion(self._text(p), None, None, "stop")] * params.n for p in prompts]
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        (
+            "7+8=15, write 5 carry 1. 4+3+1=8, write 8. \\boxed{85}",
+            "7+8=15, write 5 carry 1. 4+3+1=8, write 8. ",
+        ),
+        ("first \\boxed{1}, then \\boxed{2}", "first \\boxed{1}, then "),  # the last box is the answer
+        ("Both are even. The answer is (B).", "Both are even. The "),
+        ("x = 3 so\n#### 3", "x = 3 so\n"),
+        ("no final answer at all", None),
+    ],
+)
+def test_the_rationale_is_cut_just_before_its_final_answer(completion: str, expected: str | None) -> None:
+    assert rationale_without_answer(completion) == expected
+
+
+def test_a_rationale_stands_alone_only_if_its_steps_lead_to_the_answer() -> None:
+    env = _short_arithmetic()
+    _, tokenizer = _tiny()
+    task = STaRTask(env.unwrapped, tokenizer)
+    problems = [env.unwrapped.problem_at(i, split="train") for i in range(5)]
+    generator = StepFollowingGenerator(dict(enumerate(problems)), copies={1, 3})
+    kept = rationalize(task, generator, problems, range(5), SamplingParams())
+    assert [example.index for example in kept] == [0, 1, 2, 3, 4]  # the answer-only filter keeps every one
+    flags = stands_alone(task, generator, problems, kept, max_new_tokens=8)
+    assert flags == [True, False, True, False, True]
+    # The check shows the stored prompt (no hint) and the rationale without its answer, nothing more.
+    assert generator.check_prompts == [
+        task.prompt(problem) + f"The columns add up to {int(problem.answer) - (i in (1, 3))}. "
+        for i, problem in enumerate(problems)
+    ]
+    unanswered = dataclasses.replace(kept[0], completion="The columns add up to 85.")
+    assert stands_alone(task, generator, problems[:1], [unanswered], max_new_tokens=8) == [False]
+
+
+@pytest.mark.parametrize("faithful", [False, True])
+def test_the_loop_keeps_only_faithful_rationalizations_when_asked(tmp_path: Path, faithful: bool) -> None:
+    env = _short_arithmetic()
+    cfg = _loop_config(max_steps=1, faithful_rationalization=faithful)
+    base = env.unwrapped
+    problems = {i: base.problem_at(i, split="train") for i in range(6)}
+    generator = StepFollowingGenerator(problems, copies={1, 4})
+    (stats,) = _star(cfg, *_tiny(), env, run_dir=tmp_path, generator=generator).iterations
+    kept = [json.loads(line) for line in (tmp_path / "iteration-001" / "kept.jsonl").read_text().splitlines()]
+    expected = [0, 2, 3, 5] if faithful else [0, 1, 2, 3, 4, 5]
+    assert [line["index"] for line in kept] == expected
+    assert (stats.kept_rationalized, stats.rationalized_unfaithful) == (len(expected), 2 if faithful else 0)
+    assert read_metrics(tmp_path)[-1]["star/rationalized_unfaithful"] == (2 if faithful else 0)
 
 
 def test_hinted_successes_never_count_as_the_policys_own(tmp_path: Path) -> None:

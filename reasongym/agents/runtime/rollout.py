@@ -34,6 +34,7 @@ from torch import Tensor
 from transformers import PreTrainedTokenizerBase
 
 from reasongym.errors import ConfigError
+from reasongym.evaluation.env_pool import EnvPool
 from reasongym.evaluation.episodes import Episode, play_episodes
 from reasongym.generation.base import Generator, SamplingParams
 
@@ -261,6 +262,7 @@ def collect_rollouts(
     difficulty: int | None = None,
     hint: bool = False,
     max_turns: int | None = None,
+    pool: EnvPool | None = None,
 ) -> RolloutBatch:
     """Sample ``group_size`` episodes of each problem and return them as one padded batch.
 
@@ -280,6 +282,7 @@ def collect_rollouts(
         max_turns: Most model turns per episode; None means the env decides (capped at
             `DEFAULT_MAX_TURNS`). An episode cut off here is truncated, not correct, and has
             outcome `TURN_CAP_OUTCOME`.
+        pool: A trainer's `EnvPool` of ``env_id_or_env``, reused across batches; None: fresh copies.
 
     Returns:
         The `RolloutBatch`, on the device of the generator's ``generate_batch`` tensors, else on
@@ -293,7 +296,7 @@ def collect_rollouts(
     try:
         episodes, device = play_episodes(
             env, generator, tokenizer, indices, group_size=group_size, params=params, split=split,
-            difficulty=difficulty, hint=hint, max_turns=max_turns,
+            difficulty=difficulty, hint=hint, max_turns=max_turns, pool=pool,
         )  # fmt: skip
     finally:
         if env is not env_id_or_env:
@@ -360,21 +363,20 @@ def _resolve_env(env_id_or_env: str | gymnasium.Env) -> gymnasium.Env:
 def _assemble(
     episodes: list[Episode], group_size: int, pad_id: int, device: torch.device | None
 ) -> RolloutBatch:
-    """Pad every episode into the batch layout (prompts left, completions right)."""
-    rows = len(episodes)
+    """Pad every episode into the batch layout (prompts left, completions right), one tensor call each."""
     width_p = max(len(episode.prompt_ids) for episode in episodes)
     width_t = max(len(episode.token_ids) for episode in episodes)
-    input_ids = torch.full((rows, width_p + width_t), pad_id, dtype=torch.long)  # [B, P+T]
-    attention_mask = torch.zeros((rows, width_p + width_t), dtype=torch.long)  # [B, P+T]
-    completion_mask = torch.zeros((rows, width_t), dtype=torch.long)  # [B, T]
-    old_logp = torch.zeros((rows, width_t), dtype=torch.float32)  # [B, T]
-    for row, episode in enumerate(episodes):
-        start, end = width_p - len(episode.prompt_ids), width_p + len(episode.token_ids)
-        input_ids[row, start:width_p] = torch.tensor(episode.prompt_ids, dtype=torch.long)
-        input_ids[row, width_p:end] = torch.tensor(episode.token_ids, dtype=torch.long)
-        attention_mask[row, start:end] = 1
-        completion_mask[row, : end - width_p] = torch.tensor(episode.model_mask, dtype=torch.long)
-        old_logp[row, : end - width_p] = torch.tensor(episode.logprobs, dtype=torch.float32)
+    ids, attention, model_mask, logprobs = [], [], [], []
+    for episode in episodes:
+        left, right = width_p - len(episode.prompt_ids), width_t - len(episode.token_ids)
+        ids.append([pad_id] * left + episode.prompt_ids + episode.token_ids + [pad_id] * right)
+        attention.append([0] * left + [1] * (width_p - left + len(episode.token_ids)) + [0] * right)
+        model_mask.append(episode.model_mask + [0] * right)
+        logprobs.append(episode.logprobs + [0.0] * right)
+    input_ids = torch.tensor(ids, dtype=torch.long).view(len(episodes), width_p + width_t)  # [B, P+T]
+    attention_mask = torch.tensor(attention, dtype=torch.long).view_as(input_ids)  # [B, P+T]
+    completion_mask = torch.tensor(model_mask, dtype=torch.long).view(len(episodes), width_t)  # [B, T]
+    old_logp = torch.tensor(logprobs, dtype=torch.float32).view_as(completion_mask)  # [B, T]
     batch = RolloutBatch(
         input_ids=input_ids,
         attention_mask=attention_mask,

@@ -63,6 +63,7 @@ from reasongym.checkpoints import (
     save_checkpoint,
 )
 from reasongym.errors import ConfigError
+from reasongym.evaluation.env_pool import EnvPool
 from reasongym.generation.base import TimedGenerator
 from reasongym.metrics import MetricsWriter, plot_metrics
 from reasongym.runs import RunDir, SamplesWriter
@@ -126,6 +127,8 @@ class RLSession:
     """The model the update runs forward and backward (``model``, or its DDP wrapper across processes)."""
     scaler: Any = None
     """The gradient scaler (`grad_scaler`: enabled for fp16 autocast only)."""
+    env_pool: EnvPool | None = None
+    """The env copies the rollouts play on, kept from step to step (made at the first rollout)."""
 
     @classmethod
     def start(
@@ -229,6 +232,7 @@ class RLSession:
 
         rollout = self.rollout_cfg
         seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + self.cursor, self.info)  # resumable
+        self.env_pool = self.env_pool or EnvPool(self.env)
         params = SamplingParams(
             max_new_tokens=rollout.max_new_tokens, temperature=rollout.temperature, top_p=rollout.top_p,
             n=rollout.group_size, seed=seed,
@@ -238,7 +242,7 @@ class RLSession:
         with distributed.gathered(self.model), autocast_context(self.run_cfg):
             batch = collect_rollouts(
                 self.env, self.generator, self.tokenizer, indices, group_size=rollout.group_size,
-                params=params, split=self.train_split, difficulty=self.run_cfg.difficulty,
+                params=params, split=self.train_split, difficulty=self.run_cfg.difficulty, pool=self.env_pool,
             )  # fmt: skip
         generate_s = self.generator.seconds - generating
         self.phases["generate"] += generate_s
@@ -412,9 +416,11 @@ class RLSession:
             self.writer.log(step, metrics)
 
     def close(self) -> None:
-        """Close the bar and the writers; plot the run's curves into ``metrics.png``."""
+        """Close the bar, the env copies and the writers; plot the run's curves into ``metrics.png``."""
         if self.bar is not None:
             self.bar.close()
+        if self.env_pool is not None:
+            self.env_pool.close()
         for handle in (self.writer, self.samples):
             if handle is not None:
                 handle.close()

@@ -1,0 +1,550 @@
+"""The papers' claims in miniature, with error bars: a multi-seed, compute-matched study of SFT, GRPO,
+Dr. GRPO, DAPO and its four techniques, a shuffled-reward control, and STaR's filter and rationalization.
+
+Every arm starts from the same warm start per seed (the ``tiny`` preset's SFT on reference solutions of
+Arithmetic-v0 level 1, a quarter of them also shown with the hint so that STaR's hinted prompts mean
+something to the model, stopped once a held-out probe reaches 40%), trains until it has SAMPLED the same
+number of completion tokens (``--budget-tokens``; the SFT reference instead trains on as many tokens of gold
+solutions), and is scored by greedy pass@1 on the first ``--eval-problems`` test problems, at a quarter,
+half, three quarters and all of the budget. Sampled tokens, not CPU-seconds, are the matched quantity: a
+token budget stops every run at the same point on any machine, where a time budget would make the stop
+itself depend on the machine (issue 15 item 3). CPU-seconds at one thread are recorded beside it.
+
+    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out              # the table: 3 seeds, ~55 CPU-min
+    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out --quick      # 3 arms x 3 seeds, ~15 CPU-min
+    OMP_NUM_THREADS=1 python benchmarks/study.py --out big --seeds 0-9 --budget-tokens 600000   # a bigger machine
+
+Resumable per arm and seed: ``results.jsonl`` gets one line per finished (arm, seed), and a second run with
+the same settings skips those (warm starts are cached in ``warm/``). Writes ``table.md`` (mean and 95%
+t-interval over seeds, and each arm's paired difference to its baseline), ``accuracy_vs_tokens.png``, and
+ends with one JSON line. ``--arms`` picks arms by name (see ``ARMS``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch loads
+
+import torch  # noqa: E402
+
+import reasongym  # noqa: E402
+from reasongym.agents.common import masked_sum  # noqa: E402
+from reasongym.agents.dapo import train_dapo  # noqa: E402
+from reasongym.agents.grpo import train_grpo  # noqa: E402
+from reasongym.agents.presets import preset_configs  # noqa: E402
+from reasongym.agents.runtime.session import RLSession  # noqa: E402
+from reasongym.agents.runtime.update import check_loss_shapes, ratio_metrics  # noqa: E402
+from reasongym.agents.sft import sft_pairs_from_env, train_sft  # noqa: E402
+from reasongym.agents.star import train_star  # noqa: E402
+from reasongym.evaluation.runner import greedy_pass_at_1  # noqa: E402
+from reasongym.generation import HFGenerator  # noqa: E402
+from reasongym.models import format_prompt, make_char_tokenizer, tiny_policy  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_learning import ShuffledRewards  # noqa: E402
+
+ENV = "reasongym/Arithmetic-v0"
+DIFFICULTY = 1
+"""Level 1: 2-digit addition, column by column; the tiny model learns it from a few hundred SFT steps."""
+MAX_NEW_TOKENS = 72
+"""The ``tiny`` preset's completion length."""
+CURVE = (0.25, 0.5, 0.75, 1.0)
+"""Fractions of the budget at which held-out accuracy is measured (0 is the warm start)."""
+WARM_PAIRS = 4_000
+"""Reference solutions of the warm start (problems 0 .. 3,999), plus the first quarter again with the hint."""
+SFT_GOLD_START = WARM_PAIRS
+"""First training problem of the SFT reference: the warm start used the ones before."""
+STAR_TRAIN_START = 20_000
+"""First training problem of STaR (after the SFT reference's)."""
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One row of the table."""
+
+    kind: str
+    """``rl`` (GRPO or DAPO), ``star`` or ``sft``."""
+    algo: str
+    """``grpo``, ``dapo``, ``star`` or ``sft``: the preset section."""
+    baseline: str | None
+    """The arm its paired difference is taken against (same seed, same warm start); None: the warm start."""
+    fields: dict[str, Any] = field(default_factory=dict)
+    """Config fields on top of the ``tiny`` preset."""
+    patch: str | None = None
+    """A change the configs cannot express: ``shuffled`` rewards, or DAPO's ``sample_level`` loss."""
+
+
+ARMS: dict[str, Arm] = {
+    "sft_gold": Arm("sft", "sft", None),
+    "grpo": Arm("rl", "grpo", None),
+    "dr_grpo": Arm("rl", "grpo", "grpo", {"advantage_normalization": "none", "loss_aggregation": "constant"}),
+    "shuffled_reward": Arm("rl", "grpo", "grpo", patch="shuffled"),
+    "dapo": Arm("rl", "dapo", "grpo"),
+    "dapo_no_clip_higher": Arm("rl", "dapo", "dapo", {"eps_high": 0.2}),
+    "dapo_no_dynamic_sampling": Arm("rl", "dapo", "dapo", {"dynamic_sampling": False}),
+    "dapo_no_token_level_loss": Arm("rl", "dapo", "dapo", patch="sample_level"),
+    "dapo_no_overlong_shaping": Arm("rl", "dapo", "dapo", {"overlong_buffer": 0}),
+    "star_filter": Arm("star", "star", None, {"rationalize": False}),
+    "star_rationalize": Arm("star", "star", "star_filter", {"rationalize": True}),
+    "star_rationalize_faithful": Arm(
+        "star", "star", "star_filter", {"rationalize": True, "faithful_rationalization": True}
+    ),
+}
+"""Every arm, in table order."""
+QUICK_ARMS = ("grpo", "dapo", "shuffled_reward")
+STAR_FIELDS = {
+    "num_train_problems": 256, "train_start": STAR_TRAIN_START, "group_size": 4, "temperature": 0.5,
+}  # fmt: skip
+"""STaR samples 4 rationales at T = 0.5 for 256 problems per iteration (the tiny preset's greedy single
+rationale for 128 problems would need some 20 iterations, with fine-tuning growing 20% each, to spend the
+budget): about 70k tokens per iteration."""
+
+
+# ---------------------------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Meter:
+    """Held-out accuracy at points of the budget, and the CPU-seconds spent outside those evaluations."""
+
+    tokenizer: Any
+    eval_problems: int
+    curve: list[dict[str, float]] = field(default_factory=list)
+    eval_cpu_s: float = 0.0
+
+    def evaluate(self, model: torch.nn.Module) -> float:
+        """Greedy pass@1 on the first ``eval_problems`` test problems (its CPU time kept apart)."""
+        started = time.process_time()
+        accuracy = greedy_pass_at_1(
+            HFGenerator(model, self.tokenizer), ENV, tokenizer=self.tokenizer, split="test",
+            num_problems=self.eval_problems, difficulty=DIFFICULTY, max_new_tokens=MAX_NEW_TOKENS,
+        )  # fmt: skip
+        self.eval_cpu_s += time.process_time() - started
+        return accuracy
+
+    def point(self, model: torch.nn.Module, tokens: float) -> None:
+        """Record held-out accuracy after ``tokens``."""
+        self.curve.append({"tokens": float(tokens), "accuracy": self.evaluate(model)})
+
+
+class TokenBudget(AbstractContextManager["TokenBudget"]):
+    """While active, an RL trainer stops once its rollouts have sampled ``budget`` completion tokens, and
+    the meter records held-out accuracy each time the running total passes the next point of ``CURVE``."""
+
+    def __init__(self, budget: int, meter: Meter) -> None:
+        self.budget, self.meter, self.tokens, self.steps = budget, meter, 0, 0
+        self.original = RLSession.remaining_steps
+
+    def __enter__(self) -> TokenBudget:
+        original, budget = self.original, self
+
+        def remaining_steps(session: RLSession) -> Iterator[int]:
+            points = [fraction * budget.budget for fraction in CURVE]
+            for step in original(session):
+                yield step  # the trainer runs the step; generated_tokens holds its sampled tokens
+                budget.tokens += session.generated_tokens
+                budget.steps += 1
+                while points and budget.tokens >= points[0]:
+                    points.pop(0)
+                    budget.meter.point(session.model, budget.tokens)
+                if budget.tokens >= budget.budget:
+                    return
+
+        RLSession.remaining_steps = remaining_steps
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        RLSession.remaining_steps = self.original
+
+
+class SampleLevelLoss(AbstractContextManager["SampleLevelLoss"]):
+    """While active, DAPO's loss averages each sequence's tokens first, then the sequences (GRPO's sample-level
+    aggregation, DeepSeekMath Eq. 3), instead of weighing every token of the batch the same (DAPO Sec. 3.3):
+    the one DAPO technique its config cannot switch off."""
+
+    def __enter__(self) -> SampleLevelLoss:
+        import reasongym.agents.dapo as dapo
+
+        self.module, self.original = dapo, dapo.dapo_loss
+        dapo.dapo_loss = sample_level_dapo_loss
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.module.dapo_loss = self.original
+
+
+def sample_level_dapo_loss(
+    logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None, adv: torch.Tensor,
+    mask: torch.Tensor, totals: Any = None, *, cfg: Any,
+) -> tuple[torch.Tensor, dict[str, float]]:  # fmt: skip
+    """DAPO's clip-higher surrogate, aggregated per sequence then over the batch's sequences."""
+    check_loss_shapes(logp, old_logp, None, adv, mask)
+    mask = mask.to(logp.dtype)  # [B, T]
+    sequences = totals.sequences if totals is not None else logp.shape[0]
+    adv = adv.to(logp.dtype)[:, None]  # [B, 1]
+    ratio = torch.exp(logp - old_logp)  # [B, T]
+    surrogate = torch.min(ratio * adv, ratio.clamp(1 - cfg.eps_low, 1 + cfg.eps_high) * adv)  # [B, T]
+    per_sequence = masked_sum(-surrogate, mask, dim=1) / mask.sum(dim=1).clamp(min=1)  # [B]
+    loss = per_sequence.sum() / sequences  # []
+    metrics = ratio_metrics(ratio, logp, old_logp, adv, mask, 1 - cfg.eps_low, 1 + cfg.eps_high)
+    metrics["loss/policy"] = float(loss.detach())
+    return loss, metrics
+
+
+class CountingGenerator:
+    """Wraps the STaR sampler and adds up the completion tokens it samples while ``counting`` (the training
+    steps: generate, filter, rationalize with its faithfulness check), not during held-out evaluation."""
+
+    def __init__(self, inner: HFGenerator) -> None:
+        self.inner, self.tokens, self.counting = inner, 0, False
+
+    def generate(self, prompts: list[str], params: Any) -> list[list[Any]]:
+        groups = self.inner.generate(prompts, params)
+        if self.counting:
+            self.tokens += sum(len(c.token_ids or ()) for group in groups for c in group)
+        return groups
+
+    def generate_batch(self, prompts: list[str], params: Any) -> Any:
+        batch = self.inner.generate_batch(prompts, params)
+        if self.counting:
+            self.tokens += int(batch.completion_mask.sum())
+        return batch
+
+
+# ---------------------------------------------------------------------------------------------- arms
+
+
+def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: argparse.Namespace) -> dict:
+    """GRPO or DAPO from the warm start until ``budget`` sampled tokens; held-out accuracy along the way."""
+    configs = preset_configs(
+        "tiny", arm.algo, max_steps=1_000_000, seed=seed, difficulty=DIFFICULTY, progress_bar=False,
+        samples_every=0, **arm.fields,
+    )  # fmt: skip
+    train = train_dapo if arm.algo == "dapo" else train_grpo
+    meter = Meter(tokenizer, args.eval_problems)
+    patch = {"shuffled": lambda: ShuffledRewards(seed), "sample_level": SampleLevelLoss}.get(arm.patch or "")
+    started = time.process_time()
+    with TokenBudget(args.budget_tokens, meter) as budget, (patch or nullcontext)():
+        history = train(
+            configs[arm.algo], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
+        ).history
+    tail = history[-5:]
+    return {
+        "curve": meter.curve,
+        "tokens": budget.tokens,
+        "steps": budget.steps,
+        "cpu_s": time.process_time() - started - meter.eval_cpu_s,
+        "eval_cpu_s": meter.eval_cpu_s,
+        "entropy_first": history[0].get("train/entropy"),
+        "entropy_last5": statistics.mean(h.get("train/entropy", math.nan) for h in tail),
+        "train_accuracy_last5": statistics.mean(h["rollout/correct_rate"] for h in tail),
+        "clip_high_frac": statistics.mean(h.get("train/clip_high_frac", 0.0) for h in history),
+    }
+
+
+def run_sft(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: argparse.Namespace) -> dict:
+    """More SFT on gold solutions of new problems, on as many completion tokens as the others sample."""
+    configs = preset_configs(
+        "tiny", "sft", seed=seed, difficulty=DIFFICULTY, progress_bar=False, stop_at_accuracy=None,
+        max_steps=1,
+    )  # fmt: skip
+    batch = configs["sft"].batch_size
+    env = reasongym.make(ENV, difficulty=DIFFICULTY)
+    probe = sft_pairs_from_env(env, 64, split="train", tokenizer=tokenizer, start=SFT_GOLD_START)
+    per_pair = statistics.mean(len(tokenizer(c, add_special_tokens=False)["input_ids"]) + 1 for _, c in probe)
+    steps = math.ceil(args.budget_tokens / (per_pair * batch))
+    pairs = sft_pairs_from_env(env, steps * batch, split="train", tokenizer=tokenizer, start=SFT_GOLD_START)
+    every = max(1, steps // len(CURVE))
+    run = dataclasses.replace(configs["run"], max_steps=steps, eval_every=every)
+    meter = Meter(tokenizer, args.eval_problems)
+    started = time.process_time()
+    result = train_sft(
+        configs["sft"], model, tokenizer, pairs, run=run,
+        eval_fn=lambda m: {"accuracy": meter.evaluate(m)},
+    )  # fmt: skip
+    cumulative = [0.0]
+    for metrics in result.history:
+        cumulative.append(cumulative[-1] + metrics["train/tokens"])
+    meter.curve = [
+        {"tokens": cumulative[step], "accuracy": metrics["eval/accuracy"]}
+        for step, metrics in enumerate(result.history, start=1)
+        if "eval/accuracy" in metrics
+    ]
+    if result.steps % every:  # the last step fell between evaluations
+        meter.point(model, cumulative[-1])
+    return {
+        "curve": meter.curve,
+        "tokens": cumulative[-1],
+        "steps": result.steps,
+        "cpu_s": time.process_time() - started - meter.eval_cpu_s,
+        "eval_cpu_s": meter.eval_cpu_s,
+    }
+
+
+def run_star(
+    arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: argparse.Namespace, folder: Path
+) -> dict:
+    """STaR from the warm start, one more iteration at a time (resuming its run folder) until the budget."""
+    shutil.rmtree(folder, ignore_errors=True)
+    counter = CountingGenerator(HFGenerator(model, tokenizer))
+    clock = {"cpu_s": 0.0, "since": 0.0}
+
+    def hook(iteration: int, step: str, _model: Any) -> None:
+        counter.counting = step in ("generate", "filter", "rationalize")
+        if step == "generate":
+            clock["since"] = time.process_time()
+        elif step == "evaluate":  # the held-out evaluation of the iteration is not training
+            clock["cpu_s"] += time.process_time() - clock["since"]
+
+    curve, iterations = [], 0
+    while counter.tokens < args.budget_tokens:
+        iterations += 1
+        configs = preset_configs(
+            "tiny", "star", max_steps=iterations, seed=seed, difficulty=DIFFICULTY, progress_bar=False,
+            eval_problems=args.eval_problems, eval_split="test", **STAR_FIELDS, **arm.fields,
+        )  # fmt: skip
+        result = train_star(
+            configs["star"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"],
+            run_dir=folder, generator=counter, on_step=hook,
+        )  # fmt: skip
+        curve.append({"tokens": float(counter.tokens), "accuracy": result.final_accuracy})
+    return {
+        "curve": curve,
+        "tokens": counter.tokens,
+        "steps": iterations,
+        "cpu_s": clock["cpu_s"],
+        "iterations": [dataclasses.asdict(stats) for stats in result.iterations],
+        "rationalized_exact_steps": _exact_steps(folder, "rationalized"),
+        "direct_exact_steps": _exact_steps(folder, "direct"),
+    }
+
+
+def _exact_steps(folder: Path, source: str) -> list[float | None]:
+    """Per iteration, the share of kept ``source`` rationales whose every column step is right.
+
+    On level 1 the reference solution is the one correct way to write the column sums, so a rationale is
+    right step by step exactly when it equals the problem's reference solution.
+    """
+    env = reasongym.make(ENV, difficulty=DIFFICULTY).unwrapped
+    shares: list[float | None] = []
+    for kept in sorted(folder.glob("iteration-*/kept.jsonl")):
+        rows = [json.loads(line) for line in kept.read_text().splitlines()]
+        rows = [row for row in rows if row["source"] == source]
+        exact = [
+            row["completion"].strip() == env.problem_at(row["index"], split="train").solution for row in rows
+        ]
+        shares.append(sum(exact) / len(exact) if exact else None)
+    return shares
+
+
+# ---------------------------------------------------------------------------------------------- warm start
+
+
+def warm_model(seed: int, meter: Meter, cache: Path) -> tuple[torch.nn.Module, Any, dict]:
+    """The seed's warm-started tiny policy (weights cached in ``cache``), and its record with held-out accuracy."""
+    from safetensors.torch import load_file, save_file
+
+    model, tokenizer = tiny_policy(seed)
+    weights, record_path = cache / f"seed-{seed}.safetensors", cache / f"seed-{seed}.json"
+    if weights.exists() and record_path.exists():
+        model.load_state_dict(load_file(str(weights)))
+        record = json.loads(record_path.read_text())
+    else:
+        started = time.process_time()
+        configs = preset_configs("tiny", "sft", seed=seed, difficulty=DIFFICULTY, progress_bar=False)
+        env = reasongym.make(ENV, difficulty=DIFFICULTY)
+        base = env.unwrapped
+        pairs = sft_pairs_from_env(env, WARM_PAIRS, split="train", tokenizer=tokenizer)
+        # A quarter of them again with the hint shown: a model that never saw a hinted prompt cannot use one,
+        # and STaR's rationalization would then measure nothing.
+        hinted = [base.problem_at(i, split="train") for i in range(WARM_PAIRS // 4)]
+        pairs += [
+            (format_prompt(tokenizer, base.messages(p, hint=True)), pairs[i][1]) for i, p in enumerate(hinted)
+        ]
+        result = train_sft(configs["sft"], model, tokenizer, pairs, run=configs["run"], env=env)
+        probes = [m["eval/pass@1"] for m in result.history if "eval/pass@1" in m]
+        record = {
+            "seed": seed, "sft_steps": result.steps, "probe_accuracy": probes[-1] if probes else 0.0,
+            "cpu_s": time.process_time() - started,
+        }  # fmt: skip
+        cache.mkdir(parents=True, exist_ok=True)
+        save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
+        record_path.write_text(json.dumps(record))
+    return model, tokenizer, {**record, "accuracy": meter.evaluate(model)}
+
+
+# ---------------------------------------------------------------------------------------------- summary
+
+
+T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def interval(values: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% t-interval (nan with one value)."""
+    mean = statistics.mean(values)
+    if len(values) < 2:
+        return mean, math.nan
+    return mean, T_95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
+
+
+def summarize(records: list[dict], warm: dict[int, dict]) -> tuple[str, dict]:
+    """The markdown table (DAPO's ablation layout: one row per arm) and its numbers."""
+    by_arm: dict[str, dict[int, dict]] = {}
+    for record in records:
+        by_arm.setdefault(record["arm"], {})[record["seed"]] = record
+    final = {
+        arm: {seed: r["curve"][-1]["accuracy"] for seed, r in runs.items()} for arm, runs in by_arm.items()
+    }
+    lines = [
+        "| arm | held-out pass@1 | vs. baseline (paired) | per seed | sampled tokens | CPU-s |",
+        "| --- | ---: | ---: | --- | ---: | ---: |",
+    ]
+    warm_acc = [w["accuracy"] for w in warm.values()]
+    mean, half = interval(warm_acc)
+    lines.append(
+        f"| warm start (SFT to a 40% probe) | {100 * mean:.1f} ± {100 * half:.1f} | | "
+        f"{' / '.join(f'{100 * a:.1f}' for a in warm_acc)} | 0 | {statistics.mean(w['cpu_s'] for w in warm.values()):.0f} |"
+    )
+    numbers = {"warm_start": {"mean": mean, "ci95": half}}
+    for name in ARMS:
+        if name not in by_arm:
+            continue
+        seeds = sorted(final[name])
+        mean, half = interval([final[name][s] for s in seeds])
+        base_name = ARMS[name].baseline
+        baseline = final.get(base_name, {}) if base_name else {s: warm[s]["accuracy"] for s in warm}
+        paired = [final[name][s] - baseline[s] for s in seeds if s in baseline]
+        diff, diff_half = interval(paired) if paired else (math.nan, math.nan)
+        runs = by_arm[name].values()
+        label = f"vs. {base_name or 'warm start'}"
+        lines.append(
+            f"| {name} | {100 * mean:.1f} ± {100 * half:.1f} | {100 * diff:+.1f} ± {100 * diff_half:.1f} ({label}) | "
+            f"{' / '.join(f'{100 * final[name][s]:.1f}' for s in seeds)} | "
+            f"{statistics.mean(r['tokens'] for r in runs):,.0f} | {statistics.mean(r['cpu_s'] for r in runs):.0f} |"
+        )
+        numbers[name] = {
+            "mean": mean,
+            "ci95": half,
+            "paired_diff": diff,
+            "paired_ci95": diff_half,
+            "seeds": len(seeds),
+        }
+    return "\n".join(lines), numbers
+
+
+def plot(records: list[dict], warm: dict[int, dict], path: Path) -> None:
+    """Held-out accuracy against sampled tokens, one line per arm: the mean over seeds with its 95% interval."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(11, 6), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots()
+    start = statistics.mean(w["accuracy"] for w in warm.values())
+    for name in ARMS:
+        curves = [r["curve"] for r in records if r["arm"] == name]
+        if not curves:
+            continue
+        points = min(len(c) for c in curves)
+        xs = [0.0] + [statistics.mean(c[i]["tokens"] for c in curves) for i in range(points)]
+        stats = [interval([c[i]["accuracy"] for c in curves]) for i in range(points)]
+        ys = [start] + [m for m, _ in stats]
+        errors = [0.0] + [0.0 if math.isnan(h) else h for _, h in stats]
+        style = "--" if ARMS[name].kind == "star" else (":" if ARMS[name].kind == "sft" else "-")
+        axes.errorbar(xs, ys, yerr=errors, label=name, linestyle=style, marker="o", capsize=3)
+    axes.set_xlabel("sampled completion tokens (SFT: gold tokens trained on)")
+    axes.set_ylabel("held-out greedy pass@1")
+    axes.legend(fontsize=8, ncol=2)
+    figure.savefig(path, dpi=100)
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def _seeds(text: str) -> list[int]:
+    if "-" in text:
+        low, high = text.split("-")
+        return list(range(int(low), int(high) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def _load(path: Path, settings: dict) -> list[dict]:
+    if not path.exists():
+        return []
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in records if r.get("settings") == settings]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default="study_out")
+    parser.add_argument("--seeds", default="0,1,2", help="e.g. 0,1,2 or 0-9")
+    parser.add_argument("--arms", default=",".join(ARMS))
+    parser.add_argument(
+        "--budget-tokens", type=int, default=150_000, help="sampled completion tokens per arm"
+    )
+    parser.add_argument("--eval-problems", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_ARMS)}")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    arms = list(QUICK_ARMS) if args.quick else args.arms.split(",")
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        parser.error(f"unknown arms {unknown}; choose from {list(ARMS)}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = {"budget_tokens": args.budget_tokens, "eval_problems": args.eval_problems}
+    results = out / "results.jsonl"
+    records = _load(results, settings)
+    done = {(r["arm"], r["seed"]) for r in records}
+    warm: dict[int, dict] = {}
+    runners: dict[str, Callable[..., dict]] = {"rl": run_rl, "sft": run_sft}
+    for seed in _seeds(args.seeds):
+        meter = Meter(make_char_tokenizer(), args.eval_problems)
+        base, tokenizer, warm[seed] = warm_model(seed, meter, out / "warm")
+        print(
+            f"seed {seed}: warm start {warm[seed]['sft_steps']} SFT steps, held-out {warm[seed]['accuracy']:.3f}"
+        )
+        state = {k: v.clone() for k, v in base.state_dict().items()}
+        for name in arms:
+            if (name, seed) in done:
+                continue
+            arm = ARMS[name]
+            base.load_state_dict(state)
+            if arm.kind == "star":
+                record = run_star(arm, base, tokenizer, seed, args, out / "runs" / name / f"seed-{seed}")
+            else:
+                record = runners[arm.kind](arm, base, tokenizer, seed, args)
+            record.update({"arm": name, "seed": seed, "settings": settings})
+            records.append(record)
+            with results.open("a") as handle:
+                handle.write(json.dumps(record) + "\n")
+            print(
+                f"  {name:>26}: pass@1 {record['curve'][-1]['accuracy']:.3f} after {record['tokens']:,.0f} tokens, "
+                f"{record['cpu_s']:.0f} CPU-s (+{record.get('eval_cpu_s', 0):.0f} evaluating)",
+                flush=True,
+            )
+    table, numbers = summarize(records, warm)
+    (out / "table.md").write_text(table + "\n")
+    plot(records, warm, out / "accuracy_vs_tokens.png")
+    print(table)
+    cpu = sum(r["cpu_s"] + r.get("eval_cpu_s", 0.0) for r in records) + sum(w["cpu_s"] for w in warm.values())
+    print(json.dumps({"arms": numbers, "settings": settings, "seeds": sorted(warm), "cpu_s_total": cpu}))
+
+
+if __name__ == "__main__":
+    main()
