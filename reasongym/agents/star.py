@@ -292,7 +292,9 @@ class _Loop:
         solved = {example.index for example in direct}
         missed = [i for i, index in enumerate(indices) if index not in solved]
         rationalized, unfaithful = self.rationalize(
-            [problems[i] for i in missed], [indices[i] for i in missed], dataclasses.replace(params, seed=seed + 1)
+            [problems[i] for i in missed],
+            [indices[i] for i in missed],
+            dataclasses.replace(params, seed=seed + 1),
         )
         rationalized = distributed.all_gather_ordered(rationalized, key=_by_index)
         unfaithful = int(distributed.all_reduce_sum({"unfaithful": unfaithful})["unfaithful"])
