@@ -7,15 +7,16 @@ format of :mod:`reasongym.evaluation.report` and return an :class:`~reasongym.ev
 Resume: with ``resume=True`` an existing output file is read, records of finished problems are kept
 (a line cut off by a crash is dropped), and only the missing problems are sampled. Each batch of
 ``batch_size`` problems is sampled with a seed derived from ``seed`` and its first index, so a run resumed
-between batches gives the same records as one that was never interrupted.
+between batches gives the same records as one that was never interrupted. Every record stores the
+settings of its evaluation, and a resume with other settings (model, checkpoint, sampling, seed, length,
+environment options, reasongym version) is refused; the output file is locked while it is written (see
+`reasongym.evaluation.records`).
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -23,8 +24,9 @@ import gymnasium
 from reasongym.envs import make, spec
 from reasongym.envs.problem import Problem
 from reasongym.errors import ConfigError
-from reasongym.evaluation.loading import load_generator
-from reasongym.evaluation.report import EvalReport, check_ks, load_records, summarize
+from reasongym.evaluation.loading import load_generator, model_identity
+from reasongym.evaluation.records import SETTINGS_KEY, EvalFile, env_options, package_version
+from reasongym.evaluation.report import EvalReport, check_ks, summarize
 from reasongym.verifiers import verify_many
 
 DEFAULT_NUM_PROCEDURAL = 200
@@ -87,7 +89,9 @@ def evaluate(
         The :class:`EvalReport`.
 
     Raises:
-        ConfigError: Bad arguments, or an ``out_path`` holding records of a different evaluation.
+        ConfigError: Bad arguments, or an ``out_path`` holding records of a different evaluation (the
+            message names the first setting that differs).
+        ResourceBusyError: Another process is writing ``out_path``.
         UnknownEnvError: ``env_id`` is not registered (the message suggests the nearest id).
         DatasetNotFoundError: The environment's data is not available (the message says how to provide it).
     """
@@ -103,28 +107,23 @@ def evaluate(
     )
     env_name = spec(env_id).id if isinstance(env_id, str) else getattr(env.spec, "id", None)
     header = {"env_id": env_name, "split": split, "n": n}
-    done = _finished_records(out_path, resume, header)
-    todo = [index for index in indices if index not in done]
-    if todo:  # load the model first: a model that fails to load leaves out_path untouched
-        generator, tokenizer = load_generator(model_or_path, tokenizer=tokenizer, device=device)
-    if out_path is not None:  # keep finished records only: drops a line cut off by a crash
-        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-        rewrite_records(Path(out_path), done.values())
-    if todo:
-        _sample_and_write(
-            env,
-            generator,
-            tokenizer,
-            todo,
-            params,
-            split,
-            difficulty,
-            header,
-            batch_size,
-            out_path,
-            done,
-            progress,
-        )
+    settings = {
+        **header, **model_identity(model_or_path), "temperature": temperature, "top_p": top_p,
+        "max_new_tokens": max_new_tokens, "seed": seed, "difficulty": difficulty,
+        "env_config": env_options(base), "reasongym": package_version(),
+    }  # fmt: skip
+    with EvalFile(out_path, resume=resume) as file:
+        file.check_settings(settings)
+        done = {int(record["index"]): record for record in file.records}
+        todo = [index for index in indices if index not in done]
+        if todo:  # load the model first: a model that fails to load leaves out_path as it was
+            generator, tokenizer = load_generator(model_or_path, tokenizer=tokenizer, device=device)
+        file.start()
+        if todo:
+            _sample_and_write(
+                env, generator, tokenizer, todo, params, split, difficulty,
+                {**header, SETTINGS_KEY: settings}, batch_size, file, done, progress,
+            )  # fmt: skip
     records = [done[index] for index in indices]
     report = summarize(records, ks=ks, path=out_path)
     if verbose:
@@ -179,35 +178,6 @@ def problem_indices(env: Any, split: str, num_problems: int | None, difficulty: 
     return list(range(min(size, num_problems or size)))
 
 
-def _finished_records(
-    out_path: str | os.PathLike[str] | None, resume: bool, header: Mapping[str, Any]
-) -> dict[int, dict[str, Any]]:
-    """Records of ``out_path`` by index when resuming (read only); they must match ``header``."""
-    if out_path is None or not resume or not Path(out_path).exists():
-        return {}
-    path = Path(out_path)
-    records = load_records(path)
-    for record in records:
-        found = {
-            "env_id": record.get("env_id"),
-            "split": record.get("split"),
-            "n": len(record["completions"]),
-        }
-        if found != dict(header):
-            raise ConfigError(
-                f"out_path={str(path)!r} holds records of another evaluation ({found}, this one is "
-                f"{dict(header)}); pass another out_path, or resume=False (--no-resume) to overwrite it"
-            )
-    return {int(record["index"]): record for record in records}
-
-
-def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    """Replace ``path`` with ``records`` as JSONL, through a temporary file and one rename."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _sample_and_write(
     env: Any,
     generator: Any,
@@ -218,7 +188,7 @@ def _sample_and_write(
     difficulty: int | None,
     header: Mapping[str, Any],
     batch_size: int,
-    out_path: str | os.PathLike[str] | None,
+    file: EvalFile,
     done: dict[int, dict[str, Any]],
     progress: bool,
 ) -> None:
@@ -231,7 +201,6 @@ def _sample_and_write(
 
     if batch_size < 1:
         raise ConfigError(f"batch_size={batch_size!r} is not allowed; expected an integer >= 1")
-    handle = None if out_path is None else Path(out_path).open("a", encoding="utf-8")
     bar = tqdm(total=len(todo), desc=f"eval {header['env_id']}", unit="problem", disable=not progress)
     n = params.n
     try:
@@ -247,15 +216,10 @@ def _sample_and_write(
                 record = {"index": index, **header, **problem_fields(problem)}
                 record.update(episode_fields(episodes[position * n : (position + 1) * n]))
                 done[index] = record
-                if handle is not None:
-                    handle.write(json.dumps(record) + "\n")
-            if handle is not None:
-                handle.flush()
+                file.write(record)
             bar.update(len(chunk))
     finally:
         bar.close()
-        if handle is not None:
-            handle.close()
 
 
 def episode_fields(episodes: Sequence[Any]) -> dict[str, Any]:
