@@ -58,6 +58,11 @@ def exclusive_lock(path: str | os.PathLike[str], *, what: str, hint: str) -> Ite
         _release(key)
 
 
+def is_held(path: str | os.PathLike[str]) -> bool:
+    """Whether this process holds the lock on ``path``."""
+    return str(Path(path).resolve()) in _HELD
+
+
 def _acquire(path: Path, what: str, hint: str) -> IO[str]:
     try:
         import fcntl

@@ -481,8 +481,12 @@ def train_star(
 
         default = preset_configs("default", "star")
         run, rollout = run or default["run"], rollout or default["rollout"]
-    env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
     folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
+    if folder is not None and not folder.locked_here():  # train holding the lock: a second trainer fails
+        with folder.lock():
+            return train_star(cfg, model, tokenizer, env_id, run=run, rollout=rollout, run_dir=folder,
+                              generator=generator, on_step=on_step)  # fmt: skip
+    env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
     task = STaRTask.from_env(env, tokenizer, cfg, run)
     indices = _train_indices(env, cfg, task)
     sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)

@@ -20,6 +20,7 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,8 @@ class RLSession:
     generated_tokens: int = 0
     step_started: float = 0.0
     bar: Any = None
+    held: ExitStack = field(default_factory=ExitStack)
+    """The run folder's lock, released by `close`."""
 
     @classmethod
     def start(
@@ -120,9 +123,42 @@ class RLSession:
         with_reference: bool,
         eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
     ) -> RLSession:
+        """Lock the run folder (a second trainer on it fails at once), then `begin` the session; the lock is
+        held until `close`. ``config_record`` is what ``config.json`` stores (every config of the run, by
+        section)."""
+        run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
+        held = ExitStack()
+        if run is not None:
+            held.enter_context(run.lock())
+        try:
+            session = cls.begin(
+                run_cfg, rollout_cfg, model, tokenizer, env_id, algo=algo, config_record=config_record,
+                run=run, generator=generator, with_reference=with_reference, eval_fn=eval_fn,
+            )  # fmt: skip
+        except BaseException:
+            held.close()
+            raise
+        session.held = held
+        return session
+
+    @classmethod
+    def begin(
+        cls,
+        run_cfg: RunConfig,
+        rollout_cfg: RolloutConfig,
+        model: torch.nn.Module,
+        tokenizer: Any,
+        env_id: str | Any,
+        *,
+        algo: str,
+        config_record: Mapping[str, Any],
+        run: RunDir | None,
+        generator: Any | None,
+        with_reference: bool,
+        eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
+    ) -> RLSession:
         """Seed, build env, check its splits, disable dropout, build sampler, optimizer and (if asked) the
-        frozen reference; resume from the run folder's latest checkpoint. ``config_record`` is what
-        ``config.json`` stores (every config of the run, by section)."""
+        frozen reference; resume from the run folder's newest intact checkpoint."""
         import reasongym
         from reasongym.generation import HFGenerator
 
@@ -131,7 +167,6 @@ class RLSession:
         env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
         train_split, eval_split = resolve_splits(run_cfg, env)
         disable_dropout(model)
-        run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
         reference = _reference_model(model, run) if with_reference else None
         optimizer, scheduler = build_optimizer(model, run_cfg)
         start, resumed_from, state = 0, None, dict[str, Any]()
@@ -341,17 +376,18 @@ class RLSession:
             self.writer.log(step, metrics)
 
     def close(self) -> None:
-        """Close the bar and the writers; plot the run's curves into ``metrics.png``."""
-        if self.bar is not None:
-            self.bar.close()
-        for handle in (self.writer, self.samples):
-            if handle is not None:
-                handle.close()
-        if self.run is not None and self.run.metrics_path.exists() and (self.history or self.evals):
-            try:
-                plot_metrics(self.run.metrics_path, self.run.path / "metrics.png", keys=PLOT_KEYS)
-            except (ImportError, ConfigError) as error:  # plotting is a convenience; never fail a run on it
-                warnings.warn(f"could not plot the metrics: {error}", RuntimeWarning, stacklevel=2)
+        """Close the bar and the writers; plot the run's curves into ``metrics.png``; release the run folder."""
+        with self.held:  # the run folder's lock goes last, whatever happens before
+            if self.bar is not None:
+                self.bar.close()
+            for handle in (self.writer, self.samples):
+                if handle is not None:
+                    handle.close()
+            if self.run is not None and self.run.metrics_path.exists() and (self.history or self.evals):
+                try:
+                    plot_metrics(self.run.metrics_path, self.run.path / "metrics.png", keys=PLOT_KEYS)
+                except (ImportError, ConfigError) as error:  # plotting is a convenience; never fail on it
+                    warnings.warn(f"could not plot the metrics: {error}", RuntimeWarning, stacklevel=2)
 
     def result(self) -> RLResult:
         """The ``RLResult`` of this call."""
