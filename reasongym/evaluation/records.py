@@ -52,6 +52,7 @@ class EvalFile:
         self._created = not self.path.exists()
         if self.path.is_dir():
             raise ConfigError(f"out_path={str(self.path)!r} is a folder; pass the path of a .jsonl file")
+        self._new_folders = [p for p in self.path.parents if not p.exists()]  # removed again if it fails
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -107,12 +108,15 @@ class EvalFile:
             self._handle.flush()
 
     def close(self, *, failed: bool = False) -> None:
-        """Close and unlock; a file this call created and never wrote to is removed when it failed."""
+        """Close and unlock; a file (and folders) this call created and never wrote to is removed when it failed."""
         if self._handle is not None:
             self._handle.close()
         if self._lock is not None:
             if failed and self._created and self.path.stat().st_size == 0:
                 self.path.unlink()
+                for folder in self._new_folders:  # innermost first
+                    if not any(folder.iterdir()):
+                        folder.rmdir()
             self._lock.__exit__(None, None, None)
             self._lock = None
 
