@@ -40,6 +40,7 @@ CHECKPOINTS_DIR = "checkpoints"
 LATEST_POINTER = "latest"
 MANIFEST_FILE = "checkpoint.json"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
+_RUN_FILES = ("metrics.jsonl", "run.json")  # a run folder has one of these from its first step
 
 
 def _folder(run_dir: Any) -> Path:
@@ -440,11 +441,12 @@ def resolve_weights(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
         return None
     if (folder / MANIFEST_FILE).is_file():
         checkpoint = folder
-    elif (folder / CHECKPOINTS_DIR).is_dir():
+    elif (folder / CHECKPOINTS_DIR).is_dir() or any((folder / name).is_file() for name in _RUN_FILES):
         checkpoint = latest_checkpoint(folder)
         if checkpoint is None:
             raise ConfigError(
-                f"run folder {str(folder)!r} has no complete checkpoint under {CHECKPOINTS_DIR}/"
+                f"run folder {str(folder)!r} has no complete checkpoint under {CHECKPOINTS_DIR}/ (it stopped "
+                "before its first save?): there are no weights to load"
             )
     else:
         return None
