@@ -264,3 +264,41 @@ def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str) -> None:
     model.train()  # how the update runs
     logp, _ = token_logprobs(model, ids, mask, 4)
     assert torch.equal(logp.detach(), old_logp)  # ratio exp(logp - old_logp) is exactly 1 on step one
+
+
+def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object) -> None:
+    """k1_reward puts ``kl_coef * sum_t (old_logp - ref_logp)`` into the reward with a minus sign. A reference
+    that differs from the policy (another model's weights as the run's saved reference) makes it non-zero
+    from the first step, so the sign shows in the rewards the advantages are computed from."""
+    from safetensors.torch import save_model
+
+    import reasongym.agents.grpo as grpo
+
+    model, tokenizer = _tiny()
+    other = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64, seed=1)
+    save_model(other, str(tmp_path / "reference.safetensors"))
+    seen: dict[str, object] = {}
+    original_rollouts, original_reference = RLSession.rollouts, RLSession.reference_logprobs
+
+    def rollouts(self, num_prompts):  # noqa: ANN001, ANN202
+        seen["batch"] = original_rollouts(self, num_prompts)
+        return seen["batch"]
+
+    def reference_logprobs(self, batch):  # noqa: ANN001, ANN202
+        seen["ref_logp"] = original_reference(self, batch)
+        return seen["ref_logp"]
+
+    def advantages(rewards, group_size, normalization):  # noqa: ANN001, ANN202
+        seen["rewards"] = rewards.clone()
+        return grpo_advantages(rewards, group_size, normalization)
+
+    grpo_advantages = grpo.group_advantages
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RLSession, "rollouts", rollouts)
+        patch.setattr(RLSession, "reference_logprobs", reference_logprobs)
+        patch.setattr(grpo, "group_advantages", advantages)
+        _train(_cfg(max_steps=1, kl="k1_reward", kl_coef=0.5, mu=1), model, tokenizer, ENV, run_dir=tmp_path)
+    batch = seen["batch"]
+    log_ratio = ((batch.old_logp - seen["ref_logp"]) * batch.completion_mask).sum(dim=1)  # [B]
+    assert log_ratio.abs().min() > 1e-3  # the reference really differs
+    torch.testing.assert_close(seen["rewards"], batch.rewards - 0.5 * log_ratio)
