@@ -13,6 +13,10 @@ objects. The manifest, written last, records the size of every other file; loadi
 (`verify_checkpoint`) and a run resumes from the newest intact checkpoint, warning about each damaged one
 it skips. `resolve_weights` is the one place that turns a run folder or checkpoint path into the folders
 holding weights and tokenizer; training (resume) and evaluation (``reasongym eval RUN``) both use it.
+
+Why this file is long: a checkpoint's format is written, verified and read here (the files, the manifest
+with their sizes, the RNG and trainer-state encoding); a change to what a checkpoint holds is made in one
+place, on both sides.
 """
 
 from __future__ import annotations

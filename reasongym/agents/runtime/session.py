@@ -123,74 +123,49 @@ class RLSession:
         with_reference: bool,
         eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
     ) -> RLSession:
-        """Lock the run folder (a second trainer on it fails at once), then `begin` the session; the lock is
-        held until `close`. ``config_record`` is what ``config.json`` stores (every config of the run, by
-        section)."""
-        run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-        held = ExitStack()
-        if run is not None:
-            held.enter_context(run.lock())
-        try:
-            session = cls.begin(
-                run_cfg, rollout_cfg, model, tokenizer, env_id, algo=algo, config_record=config_record,
-                run=run, generator=generator, with_reference=with_reference, eval_fn=eval_fn,
-            )  # fmt: skip
-        except BaseException:
-            held.close()
-            raise
-        session.held = held
-        return session
-
-    @classmethod
-    def begin(
-        cls,
-        run_cfg: RunConfig,
-        rollout_cfg: RolloutConfig,
-        model: torch.nn.Module,
-        tokenizer: Any,
-        env_id: str | Any,
-        *,
-        algo: str,
-        config_record: Mapping[str, Any],
-        run: RunDir | None,
-        generator: Any | None,
-        with_reference: bool,
-        eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
-    ) -> RLSession:
-        """Seed, build env, check its splits, disable dropout, build sampler, optimizer and (if asked) the
-        frozen reference; resume from the run folder's newest intact checkpoint."""
+        """Lock the run folder (a second trainer on it fails at once; released by `close`), seed, build env,
+        check its splits, disable dropout, build sampler, optimizer and (if asked) the frozen reference;
+        resume from the run folder's newest intact checkpoint. ``config_record`` is what ``config.json``
+        stores (every config of the run, by section)."""
         import reasongym
         from reasongym.generation import HFGenerator
 
-        rollout_cfg.check_for_rl()
-        seed_everything(run_cfg.seed)
-        env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
-        train_split, eval_split = resolve_splits(run_cfg, env)
-        disable_dropout(model)
-        reference = _reference_model(model, run) if with_reference else None
-        optimizer, scheduler = build_optimizer(model, run_cfg)
-        start, resumed_from, state = 0, None, dict[str, Any]()
-        checkpoint = latest_checkpoint(run) if run is not None else None
-        if checkpoint is not None:
-            ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
-            start, state = load_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler)
-            restore_optimizer(optimizer, scheduler, run_cfg)
-            resumed_from = start
-        writer = samples = None
-        if run is not None:
-            writer = MetricsWriter(
-                run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project,
-                config=config_record, resume_from_step=resumed_from,
+        run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
+        with ExitStack() as held:  # released here if starting fails, else handed to the session
+            if run is not None:
+                held.enter_context(run.lock())
+            rollout_cfg.check_for_rl()
+            seed_everything(run_cfg.seed)
+            env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
+            train_split, eval_split = resolve_splits(run_cfg, env)
+            disable_dropout(model)
+            reference = _reference_model(model, run) if with_reference else None
+            optimizer, scheduler = build_optimizer(model, run_cfg)
+            start, resumed_from, state = 0, None, dict[str, Any]()
+            checkpoint = latest_checkpoint(run) if run is not None else None
+            if checkpoint is not None:
+                ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
+                start, state = load_checkpoint(
+                    checkpoint, model=model, optimizer=optimizer, scheduler=scheduler
+                )
+                restore_optimizer(optimizer, scheduler, run_cfg)
+                resumed_from = start
+            writer = samples = None
+            if run is not None:
+                writer = MetricsWriter(
+                    run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project,
+                    config=config_record, resume_from_step=resumed_from,
+                )  # fmt: skip
+                samples = SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
+            sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout_cfg.generation_batch_size)
+            session = cls(
+                run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
+                run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
+                eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
             )  # fmt: skip
-            samples = SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
-        sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout_cfg.generation_batch_size)
-        session = cls(
-            run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
-            run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
-            eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
-        )  # fmt: skip
-        if run_cfg.eval_every and resumed_from is None:
-            session._log(0, session.evaluate(0))
+            if run_cfg.eval_every and resumed_from is None:
+                session._log(0, session.evaluate(0))
+            session.held = held.pop_all()
         return session
 
     def remaining_steps(self) -> Iterator[int]:
