@@ -9,19 +9,27 @@ A checkpoint holds the model weights (safetensors, with the model config so that
 with ``from_pretrained``), optimizer and scheduler state, every global RNG state (Python, NumPy, torch CPU
 and CUDA), the step, and the trainer's own state as JSON, in which ``torch.Generator``,
 ``numpy.random.Generator`` and ``random.Random`` objects are stored by state and come back as restored
-objects. `resolve_weights` is the one place that turns a run folder or checkpoint path into the folders
+objects. The manifest, written last, records the size of every other file; loading verifies them
+(`verify_checkpoint`) and a run resumes from the newest intact checkpoint, warning about each damaged one
+it skips. `resolve_weights` is the one place that turns a run folder or checkpoint path into the folders
 holding weights and tokenizer; training (resume) and evaluation (``reasongym eval RUN``) both use it.
+
+Why this file is long: a checkpoint's format is written, verified and read here (the files, the manifest
+with their sizes, the RNG and trainer-state encoding); a change to what a checkpoint holds is made in one
+place, on both sides.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import re
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,12 +38,13 @@ import numpy as np
 import torch
 from safetensors.torch import load_model, save_file, save_model
 
-from reasongym.errors import ConfigError
+from reasongym.errors import CheckpointError, ConfigError
 
 CHECKPOINTS_DIR = "checkpoints"
 LATEST_POINTER = "latest"
 MANIFEST_FILE = "checkpoint.json"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
+_RUN_FILES = ("metrics.jsonl", "run.json")  # a run folder has one of these from its first step
 
 
 def _folder(run_dir: Any) -> Path:
@@ -127,26 +136,113 @@ def _write_contents(
         torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
     (tmp / "rng_state.json").write_text(json.dumps(_global_rng_state()), encoding="utf-8")
     (tmp / "trainer_state.json").write_text(state_json, encoding="utf-8")
-    # The manifest goes last: a folder without it was never finished.
-    (tmp / MANIFEST_FILE).write_text(json.dumps({"step": step, "time": time.time()}), encoding="utf-8")
+    # The manifest goes last: a folder without it was never finished. Its sizes let a load tell a file
+    # truncated later (a full disk, a bad copy) from an intact one.
+    sizes = {file.name: file.stat().st_size for file in sorted(tmp.iterdir())}
+    manifest = {"step": step, "time": time.time(), "files": sizes}
+    (tmp / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
     for file in tmp.iterdir():
         _fsync_file(file)
     _fsync_dir(tmp)
 
 
 def latest_checkpoint(run_dir: Any) -> Path | None:
-    """The checkpoint the ``latest`` pointer names, or else the highest complete one, or None.
+    """The newest intact checkpoint: the one the ``latest`` pointer names, else the highest complete one.
 
-    Temporary folders of interrupted writes and folders without a manifest are ignored.
+    Temporary folders of interrupted writes and folders without a manifest are ignored. A damaged
+    checkpoint (see `verify_checkpoint`) is skipped with a warning naming the damaged file, and the next
+    older one is tried.
+
+    Returns:
+        The checkpoint folder, or None when the run has no complete checkpoint.
+
+    Raises:
+        CheckpointError: Every complete checkpoint is damaged (the message names each damaged file).
     """
     folder = _folder(run_dir) / CHECKPOINTS_DIR
+    candidates = _complete_checkpoints(folder)[::-1]
     pointer = folder / LATEST_POINTER
     if pointer.is_file():
-        named = folder / pointer.read_text(encoding="utf-8").strip()
-        if _STEP_DIR.match(named.name) and (named / MANIFEST_FILE).is_file():
-            return named
-    complete = _complete_checkpoints(folder)
-    return complete[-1] if complete else None
+        named = folder / pointer.read_text(encoding="utf-8", errors="replace").strip()
+        if named in candidates:  # the pointer first: a resumed run may have left higher abandoned steps
+            candidates.remove(named)
+            candidates.insert(0, named)
+    problems = []
+    for checkpoint in candidates:
+        try:
+            verify_checkpoint(checkpoint)
+        except CheckpointError as error:
+            problems.append(str(error))
+            continue
+        for problem in problems:
+            warnings.warn(f"{problem}; resuming from {checkpoint.name} instead", RuntimeWarning, stacklevel=2)
+        return checkpoint
+    if problems:
+        raise CheckpointError(f"no intact checkpoint in {str(folder)!r}: " + "; ".join(problems))
+    return None
+
+
+def verify_checkpoint(path: str | os.PathLike[str]) -> int:
+    """Check a checkpoint without loading it into a model; returns its step.
+
+    Checks: the manifest is JSON with a step; every file it lists has the recorded size (older checkpoints
+    record none); ``model.safetensors`` holds as many bytes as its header says; ``rng_state.json`` and
+    ``trainer_state.json`` are JSON, and the RNG state has its keys.
+
+    Raises:
+        CheckpointError: Something is missing, truncated or unreadable; the message names the file.
+    """
+    path = Path(path)
+    manifest = _read_json(path / MANIFEST_FILE)
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("step"), int):
+        raise CheckpointError(f"{path / MANIFEST_FILE} has no integer 'step'; the checkpoint is damaged")
+    for name, size in (manifest.get("files") or {}).items():
+        file = path / name
+        if not file.is_file():
+            raise CheckpointError(f"{file} is missing; the checkpoint is damaged")
+        if file.stat().st_size != size:
+            raise CheckpointError(
+                f"{file} has {file.stat().st_size} bytes where the manifest recorded {size} (truncated or "
+                "overwritten); the checkpoint is damaged"
+            )
+    _check_safetensors(path / "model.safetensors")
+    missing = sorted({"python", "numpy", "torch"} - set(_read_json(path / "rng_state.json") or {}))
+    if missing:
+        raise CheckpointError(
+            f"{path / 'rng_state.json'} lacks the keys {missing}; the checkpoint is damaged"
+        )
+    _read_json(path / "trainer_state.json")
+    return manifest["step"]
+
+
+def _read_json(file: Path) -> Any:
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CheckpointError(f"{file} is missing; the checkpoint is damaged") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CheckpointError(f"{file} is not valid JSON ({error}); the checkpoint is damaged") from error
+
+
+def _check_safetensors(file: Path) -> None:
+    """The file is as long as its header says: 8 bytes of header length, the header, then the tensors."""
+    try:
+        with file.open("rb") as handle:
+            length = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(length)) if 0 < length < (100 << 20) else None
+    except FileNotFoundError:
+        raise CheckpointError(f"{file} is missing; the checkpoint is damaged") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        header = None
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{file} has no readable safetensors header; the checkpoint is damaged")
+    ends = [entry["data_offsets"][1] for key, entry in header.items() if key != "__metadata__"]
+    expected = 8 + length + max(ends, default=0)
+    if file.stat().st_size != expected:
+        raise CheckpointError(
+            f"{file} has {file.stat().st_size} bytes where its header needs {expected} (truncated); the "
+            "checkpoint is damaged"
+        )
 
 
 def load_checkpoint(
@@ -171,19 +267,21 @@ def load_checkpoint(
 
     Raises:
         ConfigError: ``path`` is not a complete checkpoint.
+        CheckpointError: A file of the checkpoint is missing, truncated or unreadable (named).
     """
     path = Path(path)
-    step = checkpoint_step(path)
+    checkpoint_step(path)  # a folder that never was a checkpoint: say so
+    step = verify_checkpoint(path)
     module = getattr(model, "module", model)
     device = next(module.parameters()).device
     load_model(module, str(path / "model.safetensors"), strict=True, device=str(device))
     if optimizer is not None:
-        optimizer.load_state_dict(torch.load(path / "optimizer.pt", map_location="cpu", weights_only=True))
+        optimizer.load_state_dict(_torch_load(path / "optimizer.pt"))
     if scheduler is not None:
-        scheduler.load_state_dict(torch.load(path / "scheduler.pt", map_location="cpu", weights_only=True))
+        scheduler.load_state_dict(_torch_load(path / "scheduler.pt"))
     if restore_rng:
-        _set_global_rng_state(json.loads((path / "rng_state.json").read_text(encoding="utf-8")))
-    trainer_state = _decode_state(json.loads((path / "trainer_state.json").read_text(encoding="utf-8")))
+        _set_global_rng_state(_read_json(path / "rng_state.json"))
+    trainer_state = _decode_state(_read_json(path / "trainer_state.json"))
     return step, trainer_state
 
 
@@ -196,8 +294,16 @@ def load_optimizer_states(path: str | os.PathLike[str]) -> tuple[dict[str, Any],
     """
     checkpoint_step(path)  # refuses an incomplete checkpoint
     path = Path(path)
-    optimizer = torch.load(path / "optimizer.pt", map_location="cpu", weights_only=True)
-    return optimizer, torch.load(path / "scheduler.pt", map_location="cpu", weights_only=True)
+    return _torch_load(path / "optimizer.pt"), _torch_load(path / "scheduler.pt")
+
+
+def _torch_load(file: Path) -> Any:
+    try:
+        return torch.load(file, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise CheckpointError(f"{file} is missing; the checkpoint is damaged") from None
+    except (RuntimeError, EOFError, pickle.UnpicklingError) as error:
+        raise CheckpointError(f"{file} cannot be read ({error}); the checkpoint is damaged") from error
 
 
 def checkpoint_step(path: str | os.PathLike[str]) -> int:
@@ -212,7 +318,10 @@ def checkpoint_step(path: str | os.PathLike[str]) -> int:
             f"path={str(path)!r} is not a complete checkpoint (no {MANIFEST_FILE}); "
             "pass a checkpoints/step-NNNNNN folder, e.g. latest_checkpoint(run_dir)"
         )
-    return int(json.loads(manifest.read_text(encoding="utf-8"))["step"])
+    step = _read_json(manifest)
+    if not isinstance(step, dict) or not isinstance(step.get("step"), int):
+        raise CheckpointError(f"{manifest} has no integer 'step'; the checkpoint is damaged")
+    return step["step"]
 
 
 def ensure_steps_remaining(trained_steps: int, total_steps: int, *, field: str = "max_steps") -> None:
@@ -368,11 +477,12 @@ def resolve_weights(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
         return None
     if (folder / MANIFEST_FILE).is_file():
         checkpoint = folder
-    elif (folder / CHECKPOINTS_DIR).is_dir():
+    elif (folder / CHECKPOINTS_DIR).is_dir() or any((folder / name).is_file() for name in _RUN_FILES):
         checkpoint = latest_checkpoint(folder)
         if checkpoint is None:
             raise ConfigError(
-                f"run folder {str(folder)!r} has no complete checkpoint under {CHECKPOINTS_DIR}/"
+                f"run folder {str(folder)!r} has no complete checkpoint under {CHECKPOINTS_DIR}/ (it stopped "
+                "before its first save?): there are no weights to load"
             )
     else:
         return None

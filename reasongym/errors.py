@@ -34,6 +34,14 @@ class ServerError(ReasonGymError, RuntimeError):
     """A model server refused a request, or kept failing after the retries; the message names the status."""
 
 
+class CheckpointError(ReasonGymError, ValueError):
+    """A checkpoint is damaged: a file missing, truncated or unreadable; the message names the file."""
+
+
+class ResourceBusyError(ReasonGymError, RuntimeError):
+    """A run folder or evaluation file is being written by another process (it holds the lock)."""
+
+
 class ExtractionError(ReasonGymError, ValueError):
     """An answer could not be extracted where one was required."""
 

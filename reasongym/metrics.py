@@ -16,6 +16,7 @@ import json
 import math
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -64,7 +65,8 @@ class MetricsWriter:
             config: The resolved run config (a mapping or a dataclass); written to ``config.json``
                 before any metric.
             resume_from_step: When resuming from a checkpoint at this step, drop the lines of later
-                steps (logged after that checkpoint and about to be logged again).
+                steps (logged after that checkpoint and about to be logged again). None (a fresh start):
+                an existing ``metrics.jsonl`` is moved aside (`set_aside`), never appended to.
             extra_namespaces: Namespaces allowed on top of ``NAMESPACES``.
 
         Raises:
@@ -78,6 +80,8 @@ class MetricsWriter:
         self.path = self.run_dir / METRICS_FILE
         if resume_from_step is not None:
             truncate_after_step(self.path, resume_from_step)
+        else:  # a fresh start: lines of an earlier attempt would repeat its steps
+            set_aside(self.path)
         self._file = self.path.open("a", encoding="utf-8")
         self._tensorboard = _open_tensorboard(self.run_dir, tensorboard)
         self._wandb = _open_wandb(wandb_project, self.run_dir, config) if wandb_project else None
@@ -202,6 +206,31 @@ def truncate_after_step(path: str | os.PathLike[str], step: int) -> None:
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+
+
+def set_aside(path: str | os.PathLike[str]) -> Path | None:
+    """Rename a non-empty ``path`` to ``<stem>.before-<time><suffix>`` with a warning; returns the new path.
+
+    A run that starts again from step 0 in a folder that already has lines (its checkpoints were deleted, or
+    it crashed before the first one) keeps them there instead of logging the same steps twice in one file.
+    """
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.stem}.before-{stamp}{path.suffix}")
+    for attempt in range(2, 1000):
+        if not target.exists():
+            break
+        target = path.with_name(f"{path.stem}.before-{stamp}-{attempt}{path.suffix}")
+    os.replace(path, target)
+    warnings.warn(
+        f"{path} held lines of an earlier attempt and training starts from step 0 (no checkpoint to resume "
+        f"from); they were moved to {target.name}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return target
 
 
 def plot_metrics(

@@ -79,6 +79,11 @@ def load_policy(
     resolved = resolve_weights(source) if looks_local else None
     if resolved is not None:  # a run folder or one of its checkpoints
         source, tokenizer_source = str(resolved[0]), str(resolved[1])
+    elif looks_local and not (Path(source) / "config.json").is_file():
+        raise ConfigError(
+            f"name_or_path={name_or_path!r} is a folder that holds no model: no config.json (a model saved with "
+            "save_pretrained), checkpoint.json (a checkpoint) or checkpoints/ (a run folder)"
+        )
     kwargs: dict[str, object] = {"trust_remote_code": trust_remote_code}
     if dtype is not None:
         kwargs["dtype"] = dtype
@@ -88,6 +93,11 @@ def load_policy(
         tokenizer = AutoTokenizer.from_pretrained(tokenizer_source, trust_remote_code=trust_remote_code)
     except OSError as exc:  # transformers reports both "not on the hub" and "hub unreachable" as OSError
         raise ConfigError(_not_found_message(name_or_path, str(exc).splitlines()[0])) from exc
+    except ValueError as exc:  # e.g. a config.json without model_type: not a transformers model
+        raise ConfigError(
+            f"name_or_path={name_or_path!r} is not a model transformers can load: its config.json names no "
+            f"known model type ({str(exc).splitlines()[0]})"
+        ) from exc
     if device is not None:
         model = model.to(device)
     _prepare_for_generation(model, tokenizer)

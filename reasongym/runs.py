@@ -3,7 +3,9 @@
 A run folder ``<root>/<algo>-<env>-s<seed>-<timestamp>/`` holds ``config.json`` (every config of the run,
 by section), ``metrics.jsonl``, ``samples.jsonl``, ``run.json`` (what a resume needs besides the config:
 algorithm, model, environment, preset) and ``checkpoints/`` (see `reasongym.checkpoints`). Training
-writes run folders; ``reasongym eval`` and `reasongym.models.load_policy` read them.
+writes run folders; ``reasongym eval`` and `reasongym.models.load_policy` read them. A trainer holds the
+folder's lock (`RunDir.lock`) while it writes, so a second trainer on the same folder fails at once; a
+folder with a ``config.json`` that is not a run's (a model folder) is refused rather than overwritten.
 """
 
 from __future__ import annotations
@@ -13,13 +15,22 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reasongym.checkpoints import CHECKPOINTS_DIR, latest_checkpoint
 from reasongym.errors import ConfigError
-from reasongym.metrics import CONFIG_FILE, METRICS_FILE, dumps_strict, truncate_after_step, write_json_atomic
+from reasongym.locks import RUN_LOCK_FILE, is_held, run_folder_lock
+from reasongym.metrics import (
+    CONFIG_FILE,
+    METRICS_FILE,
+    dumps_strict,
+    set_aside,
+    truncate_after_step,
+    write_json_atomic,
+)
 
 SAMPLES_FILE = "samples.jsonl"
 RUN_INFO_FILE = "run.json"
@@ -65,16 +76,38 @@ class RunDir:
         """Reopen an existing run folder (to resume it), or create it when ``create`` is set.
 
         Raises:
-            ConfigError: The folder does not exist and ``create`` is False.
+            ConfigError: The folder does not exist and ``create`` is False; ``path`` is a file; or the folder
+                holds a ``config.json`` but none of a run's files (training would overwrite it).
         """
         path = Path(path)
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"run_dir={str(path)!r} is a file, not a run folder; pass a folder")
         if create:
             path.mkdir(parents=True, exist_ok=True)
         if not path.is_dir():
             raise ConfigError(
                 f"run_dir={str(path)!r} does not exist; pass an existing run folder or create=True"
             )
-        return cls(path)
+        run = cls(path)
+        if run.config_path.is_file() and not run.is_run():  # e.g. a model folder: its config.json is not ours
+            raise ConfigError(
+                f"run_dir={str(path)!r} is not a run folder: it holds a config.json but none of a run's files "
+                f"({METRICS_FILE}, {RUN_INFO_FILE}, {CHECKPOINTS_DIR}/), and training would overwrite that "
+                "config.json; pass a new or empty folder to start a run there, or a run folder to resume"
+            )
+        return run
+
+    def is_run(self) -> bool:
+        """Whether the folder holds a run's files (``metrics.jsonl``, ``run.json`` or ``checkpoints/``)."""
+        return self.metrics_path.is_file() or self.run_info_path.is_file() or self.checkpoints_path.is_dir()
+
+    def lock(self) -> AbstractContextManager[None]:
+        """Hold the run folder's lock (re-entrant in one process); a second process gets ResourceBusyError."""
+        return run_folder_lock(self.path)
+
+    def locked_here(self) -> bool:
+        """Whether this process holds the run folder's lock."""
+        return is_held(self.path / RUN_LOCK_FILE)
 
     @property
     def config_path(self) -> Path:
@@ -143,6 +176,8 @@ class SamplesWriter:
         self.path = run_dir.samples_path
         if resume_from_step is not None:
             truncate_after_step(self.path, resume_from_step)
+        else:  # a fresh start: samples of an earlier attempt would repeat its steps
+            set_aside(self.path)
         self._file = self.path.open("a", encoding="utf-8")
 
     def due(self, step: int) -> bool:

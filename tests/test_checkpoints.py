@@ -1,4 +1,4 @@
-"""Run folders and checkpoints: naming, full-state round trip, atomic writes under SIGKILL, pruning."""
+"""Run folders and checkpoints: naming, full-state round trip, atomic writes under SIGKILL, pruning, damage."""
 
 from __future__ import annotations
 
@@ -13,8 +13,14 @@ import numpy as np
 import pytest
 import torch
 
-from reasongym.checkpoints import ensure_steps_remaining, latest_checkpoint, load_checkpoint, save_checkpoint
-from reasongym.errors import ConfigError
+from reasongym.checkpoints import (
+    ensure_steps_remaining,
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+    verify_checkpoint,
+)
+from reasongym.errors import CheckpointError, ConfigError
 from reasongym.runs import RunDir, SamplesWriter
 
 
@@ -182,3 +188,75 @@ def test_run_info_round_trips_and_is_empty_for_an_older_run(tmp_path: Path) -> N
     run.run_info_path.write_text("[1, 2]")
     with pytest.raises(ConfigError, match="must hold a JSON object"):
         run.read_run_info()
+
+
+# ---------------------------------------------------------------------------------------------- damage
+
+
+def _truncate(file: Path) -> None:
+    file.write_bytes(file.read_bytes()[: file.stat().st_size // 2])
+
+
+DAMAGE = [
+    ("model.safetensors", _truncate, r"model.safetensors has \d+ bytes where the manifest recorded \d+"),
+    ("optimizer.pt", _truncate, r"optimizer.pt has \d+ bytes where the manifest recorded \d+"),
+    ("rng_state.json", lambda f: f.write_text("{}"), r"rng_state.json has \d+ bytes where the manifest"),
+    ("trainer_state.json", lambda f: f.unlink(), r"trainer_state.json is missing"),
+    ("checkpoint.json", lambda f: f.write_text("{garbage"), r"checkpoint.json is not valid JSON"),
+]
+"""(file, how it is damaged, what the error says about it)."""
+
+
+@pytest.mark.parametrize(("name", "damage", "message"), DAMAGE)
+def test_a_damaged_checkpoint_names_its_file_and_resume_falls_back(
+    tmp_path: Path, name: str, damage: object, message: str
+) -> None:
+    model, optimizer, scheduler = _model_and_optimizer(seed=0)
+    for step in (1, 2):
+        save_checkpoint(tmp_path, step, model=model, optimizer=optimizer, scheduler=scheduler)
+    damaged = tmp_path / "checkpoints" / "step-000002"
+    damage(damaged / name)
+    with pytest.raises(CheckpointError, match=message):
+        verify_checkpoint(damaged)
+    with pytest.raises(CheckpointError, match=message) as error:
+        load_checkpoint(damaged, model=model, optimizer=optimizer, scheduler=scheduler)
+    assert str(damaged / name) in str(error.value)
+    with pytest.warns(RuntimeWarning, match=f"{message}.*; resuming from step-000001 instead"):
+        assert latest_checkpoint(tmp_path).name == "step-000001"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("rng_state.json", "{}", r"rng_state.json lacks the keys \['numpy', 'python', 'torch'\]"),
+        ("trainer_state.json", "not json", r"trainer_state.json is not valid JSON"),
+        (
+            "model.safetensors",
+            None,
+            r"model.safetensors has \d+ bytes where its header needs \d+ .truncated.",
+        ),
+    ],
+)
+def test_a_checkpoint_of_an_older_version_without_sizes_is_still_checked(
+    tmp_path: Path, name: str, content: str | None, message: str
+) -> None:
+    model, _, _ = _model_and_optimizer(seed=0)
+    path = save_checkpoint(tmp_path, 1, model=model)
+    (path / "checkpoint.json").write_text(json.dumps({"step": 1, "time": 0.0}))  # no recorded sizes
+    if content is None:  # the last tensor's bytes cut off
+        (path / name).write_bytes((path / name).read_bytes()[:-8])
+    else:
+        (path / name).write_text(content)
+    with pytest.raises(CheckpointError, match=message):
+        load_checkpoint(path, model=model)
+
+
+def test_when_every_checkpoint_is_damaged_resume_refuses_naming_each(tmp_path: Path) -> None:
+    model, _, _ = _model_and_optimizer(seed=0)
+    for step in (1, 2):
+        save_checkpoint(tmp_path, step, model=model)
+        _truncate(tmp_path / "checkpoints" / f"step-{step:06d}" / "model.safetensors")
+    with pytest.raises(
+        CheckpointError, match="no intact checkpoint in .*step-000002/model.safetensors.*step-000001"
+    ):
+        latest_checkpoint(tmp_path)

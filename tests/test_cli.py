@@ -254,6 +254,8 @@ def test_resuming_a_run_keeps_its_config_model_and_env(
 def test_resuming_a_run_that_cannot_be_resumed_as_asked_is_a_usage_error(
     tmp_path: Path, run_info: dict | None, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")  # a run folder the library wrote
+    (tmp_path / "metrics.jsonl").write_text("", encoding="utf-8")
     if run_info is not None:
         (tmp_path / "run.json").write_text(json.dumps(run_info), encoding="utf-8")
     assert main(["train", "grpo", "--run-dir", str(tmp_path), "--env", ENV]) == 2

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -290,36 +290,40 @@ def train_sft(
             "and DAPO only; use parallelism='ddp'"
         )
     folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-    state = _start_or_resume(cfg, run, model, tokenizer, pairs, folder, info)
-    writer = None
+    held = ExitStack()  # the run folder's lock: a second trainer on it fails at once
     if folder is not None and info.is_main:
-        writer = MetricsWriter(
-            folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project,
-            config={"algo": "sft", "run": run, "sft": cfg}, resume_from_step=state.start,
-        )  # fmt: skip
-    ddp_model = distributed.wrap_model(model, info)
-    model.train()
-    history: list[dict[str, float]] = []
-    step, stopped = state.start, False
-    show = run.progress_bar and info.is_main
-    bar = tqdm(total=run.max_steps, initial=step, disable=not show, desc="sft")
-    try:
-        while step < run.max_steps and not stopped:
-            metrics = _timed_step(ddp_model, state, run, info)
-            step += 1
-            stopped = _after_step(step, metrics, run, model, eval_fn, stop_when, writer, info)
-            history.append(metrics)
-            bar.update(1)
-            bar.set_postfix(loss=f"{metrics['loss/sft']:.4f}")
-            due = run.save_every and step % run.save_every == 0
-            if folder is not None and (due or step == run.max_steps or stopped):
-                _save(folder, step, model, state, run, info)
-    finally:
-        bar.close()
-        if writer is not None:
-            writer.close()
-    path = None if folder is None else folder.path
-    return SFTResult(step, state.resumed_from, stopped, tuple(history), path)
+        held.enter_context(folder.lock())
+    with held:
+        state = _start_or_resume(cfg, run, model, tokenizer, pairs, folder, info)
+        writer = None
+        if folder is not None and info.is_main:
+            writer = MetricsWriter(
+                folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project,
+                config={"algo": "sft", "run": run, "sft": cfg}, resume_from_step=state.resumed_from,
+            )  # fmt: skip
+        ddp_model = distributed.wrap_model(model, info)
+        model.train()
+        history: list[dict[str, float]] = []
+        step, stopped = state.start, False
+        show = run.progress_bar and info.is_main
+        bar = tqdm(total=run.max_steps, initial=step, disable=not show, desc="sft")
+        try:
+            while step < run.max_steps and not stopped:
+                metrics = _timed_step(ddp_model, state, run, info)
+                step += 1
+                stopped = _after_step(step, metrics, run, model, eval_fn, stop_when, writer, info)
+                history.append(metrics)
+                bar.update(1)
+                bar.set_postfix(loss=f"{metrics['loss/sft']:.4f}")
+                due = run.save_every and step % run.save_every == 0
+                if folder is not None and (due or step == run.max_steps or stopped):
+                    _save(folder, step, model, state, run, info)
+        finally:
+            bar.close()
+            if writer is not None:
+                writer.close()
+        path = None if folder is None else folder.path
+        return SFTResult(step, state.resumed_from, stopped, tuple(history), path)
 
 
 def _held_out(

@@ -412,8 +412,14 @@ def train_star(
 
         default = preset_configs("default", "star")
         run, rollout = run or default["run"], rollout or default["rollout"]
-    env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
     folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
+    locks = folder is not None and distributed.current().is_main and not folder.locked_here()
+    if locks:  # train holding the lock (rank 0's for the job): a second trainer on the folder fails here
+        with folder.lock():
+            return train_star(cfg, model, tokenizer, env_id, run=run, rollout=rollout, run_dir=folder,
+                              generator=generator, rationale_generator=rationale_generator,
+                              on_step=on_step)  # fmt: skip
+    env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
     task = STaRTask.from_env(
         env, tokenizer, run, few_shot_examples=cfg.few_shot_examples, train_start=cfg.train_start
     )

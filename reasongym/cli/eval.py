@@ -30,6 +30,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             ks=args.k,
             split=args.split,
             out_path=args.out,
+            resume=not args.no_resume,
             progress=progress,
             verbose=not args.json,
         )

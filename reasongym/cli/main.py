@@ -5,9 +5,11 @@ Every command parses its arguments and calls one library function; nothing else 
 Exit codes, for scripts:
     0: success.
     1: runtime failure (a dataset that is neither local nor reachable on the hub; an error while sampling,
-       grading or training; a model server that refuses a request or keeps failing).
+       grading or training; a model server that refuses a request or keeps failing; a run folder or
+       evaluation file that another process is writing; a damaged checkpoint).
     2: usage error (unknown command, flag, environment id, algorithm or config field; a value that is not
-       allowed; a model path that does not exist; a malformed input or config file).
+       allowed; a model path that does not exist or holds no model; a malformed, cut-off or non-UTF-8
+       input or config file; an output path that cannot be written; a run folder that cannot be resumed).
     130: interrupted (Ctrl-C).
 
 Errors print one line, ``reasongym: error: <message>``, on stderr; ``--debug`` shows the traceback too.
@@ -106,7 +108,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     if not Path(args.file).is_file():
         raise UsageError(f"verify input file {args.file!r} (--file) does not exist")
-    rows, correct = load_records(args.file), 0
+    rows, correct = load_records(args.file, cut_off_last_line="error"), 0
     for line, row in enumerate(rows, start=1):
         if "completion" not in row or "gold" not in row:
             raise ConfigError(

@@ -26,6 +26,7 @@ import importlib
 import json
 import sys
 from collections.abc import Mapping
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -173,15 +174,9 @@ def _resume_base(
     algo: str, run_values: Mapping[str, Any], overrides: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The saved configs of the run folder being resumed, and the run keys with the saved ones beneath."""
-    from reasongym.runs import RunDir
 
     folder = Path(run_values["run_dir"])
-    if not folder.is_dir():
-        raise UsageError(
-            f"--run-dir {str(folder)!r} is not an existing folder: to start a new run use --output-dir (the "
-            "parent folder of the new run folder); --run-dir resumes an existing run folder"
-        )
-    run = RunDir(folder)
+    run = _check_resumable(folder)
     saved_run = run.read_run_info()
     if saved_run.get("algo") not in (None, algo):
         raise UsageError(
@@ -199,6 +194,48 @@ def _resume_base(
         if key in saved_flat and _plain(saved_flat[key]) != _plain(value):
             _warn_change(folder, key, value, saved_flat[key])
     return saved, merged_run
+
+
+def _check_resumable(folder: Path) -> Any:
+    """The run folder ``--run-dir`` names, if it can be resumed as it is.
+
+    Raises:
+        UsageError: Not a folder, not a run folder, a run without its ``config.json`` (resuming would train
+            on defaults), or a run with trained steps but no checkpoint (a restart would log them twice).
+    """
+    from reasongym.checkpoints import latest_checkpoint
+    from reasongym.metrics import read_metrics
+    from reasongym.runs import RunDir
+
+    new_run = "to start a new run use --output-dir (the parent folder of the new run folder)"
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(
+            f"--run-dir {str(folder)!r} is a file, not a run folder; --run-dir resumes a run folder"
+        )
+    if not folder.is_dir():
+        raise UsageError(
+            f"--run-dir {str(folder)!r} is not an existing folder: {new_run}; --run-dir resumes an existing "
+            "run folder"
+        )
+    run = RunDir(folder)
+    if not run.is_run():
+        raise UsageError(
+            f"--run-dir {str(folder)!r} is not a run folder (it has no run.json, metrics.jsonl or "
+            f"checkpoints/): {new_run}; --run-dir resumes a run folder"
+        )
+    if not run.config_path.is_file():
+        raise UsageError(
+            f"--run-dir {str(folder)!r} has no config.json, so resuming would train with default settings "
+            f"instead of the run's own; restore its config.json, or {new_run}"
+        )
+    steps = [r.get("step", 0) for r in read_metrics(run.metrics_path)] if run.metrics_path.is_file() else []
+    if latest_checkpoint(run) is None and max(steps, default=0) > 0:
+        raise UsageError(
+            f"--run-dir {str(folder)!r} has trained steps (metrics.jsonl up to step {max(steps)}) but no checkpoint "
+            f"under checkpoints/ to resume from: restarting at step 0 would log those steps again; {new_run}, or "
+            "move metrics.jsonl away to train this folder again from step 0"
+        )
+    return run
 
 
 def _saved_configs(path: Path, algo: str) -> dict[str, Any]:
@@ -259,25 +296,30 @@ def _train(algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any]) -
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
         info["num_examples"] = int(run_keys.get("num_examples") or 1000)
+    held = ExitStack()  # the run folder's lock, taken by rank 0 for the whole job
 
     def open_folder() -> RunDir:
         created = resuming or RunDir.create(
             run_keys.get("output_dir") or "runs", algo=algo, env=env_id, seed=run_cfg.seed
         )
+        held.enter_context(
+            created.lock()
+        )  # before the first write: a second trainer on this folder fails here
         created.write_run_info(info)
         tokenizer.save_pretrained(created.path)  # `reasongym eval RUN_DIR` finds it next to the checkpoints
         return created
 
-    folder = distributed.on_main(open_folder, process)
-    module_name, train_name = TRAINERS[algo]
-    train = getattr(importlib.import_module(module_name), train_name)
-    if algo == "sft":
-        pairs, env = _sft_pairs(env_id, info["num_examples"], run_cfg, tokenizer)
-        result = train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
-    else:
-        extra = {"rationale_generator": _teacher(run_keys)} if algo == "star" else {}
-        result = train(configs[algo], model, tokenizer, env_id, run=run_cfg, rollout=configs["rollout"],
-                       run_dir=folder.path, **extra)  # fmt: skip
+    with held:
+        folder = distributed.on_main(open_folder, process)
+        module_name, train_name = TRAINERS[algo]
+        train = getattr(importlib.import_module(module_name), train_name)
+        if algo == "sft":
+            pairs, env = _sft_pairs(env_id, info["num_examples"], run_cfg, tokenizer)
+            result = train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
+        else:
+            extra = {"rationale_generator": _teacher(run_keys)} if algo == "star" else {}
+            result = train(configs[algo], model, tokenizer, env_id, run=run_cfg, rollout=configs["rollout"],
+                           run_dir=folder.path, **extra)  # fmt: skip
     return {"algo": algo, "env": env_id, "run_dir": str(folder.path), **result_summary(result)}
 
 

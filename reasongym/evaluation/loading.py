@@ -8,6 +8,7 @@ training run uses. torch and transformers are imported only inside the functions
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from reasongym.errors import ConfigError
@@ -48,3 +49,30 @@ def load_model(path: str | os.PathLike[str], *, device: str | None = None) -> tu
 
     device = device or ("cuda" if torch.cuda.is_available() else None)
     return load_policy(str(path), device=device)
+
+
+def model_identity(model_or_path: Any) -> dict[str, Any]:
+    """What names the weights an evaluation runs, for the settings stored with its records.
+
+    Returns:
+        ``{"model": ..., "checkpoint": ...}``: a local folder as its absolute path and, for a run folder or a
+        checkpoint, the checkpoint it resolves to (so that a run that trained on is told apart); a hub id as
+        given; a Generator or model object by the model name it carries.
+    """
+    if isinstance(model_or_path, (str, os.PathLike)):
+        path = Path(model_or_path).expanduser()
+        if not path.is_dir():
+            return {"model": str(model_or_path), "checkpoint": None}
+        from reasongym.checkpoints import resolve_weights
+
+        resolved = resolve_weights(path)
+        return {"model": str(path.resolve()), "checkpoint": None if resolved is None else resolved[0].name}
+    settings = getattr(model_or_path, "settings", None)  # a served model: its name on the server
+    if settings is not None and getattr(settings, "model", None):
+        return {
+            "model": f"{settings.model} at {getattr(model_or_path, 'base_url', None)}",
+            "checkpoint": None,
+        }
+    model = getattr(model_or_path, "model", model_or_path)  # an HFGenerator holds its model
+    name = getattr(getattr(model, "config", None), "_name_or_path", None)
+    return {"model": name or type(model).__name__, "checkpoint": None}

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -155,7 +156,16 @@ def summarize(
     """
     if not records:
         raise ConfigError("no graded records to summarize (the evaluation file is empty)")
-    counts = [len(record.get("correct") or []) for record in records]
+    ungraded = next(
+        (i for i, record in enumerate(records) if not isinstance(record.get("correct"), list)), None
+    )
+    if ungraded is not None:
+        where = f"{path}: record" if path is not None else "record"
+        raise ConfigError(
+            f"{where} {ungraded + 1} has no 'correct' list: these are not graded records (completions to "
+            "grade?); grade them first with `reasongym eval --completions FILE [ENV_ID] --out graded.jsonl`"
+        )
+    counts = [len(record["correct"]) for record in records]
     if min(counts) < 1:
         raise ConfigError(
             f"record {records[counts.index(min(counts))].get('id')!r} has no graded completions"
@@ -233,16 +243,31 @@ def _sort_key(value: str) -> tuple[int, float, str]:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def load_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Read a JSONL file of records; a last line cut off by a crash is skipped.
+def load_records(
+    path: str | os.PathLike[str], *, cut_off_last_line: Literal["skip", "warn", "error"] = "warn"
+) -> list[dict[str, Any]]:
+    """Read a JSONL file of records.
+
+    Args:
+        path: The file.
+        cut_off_last_line: What to do with a last line that is not valid JSON (a writer killed mid-line):
+            ``skip`` it (resuming a file we write), ``warn`` and skip it, or ``error`` (an input file, where
+            a lost row must not pass unnoticed).
 
     Raises:
-        ConfigError: The file does not exist, or a line other than the last is not a JSON object.
+        ConfigError: The file does not exist or is not UTF-8, a line other than the last is not a JSON
+            object, or (with ``error``) the last line is cut off. Each message names the file and line.
     """
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"evaluation file {str(path)!r} does not exist")
-    lines = path.read_text(encoding="utf-8").split("\n")
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{str(path)!r} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
+            "JSONL files must be UTF-8"
+        ) from exc
     records = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -250,9 +275,14 @@ def load_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            if number == len(lines):  # the unterminated last line of an interrupted writer
-                break
-            raise ConfigError(f"{path}:{number} is not valid JSON: {exc}") from exc
+            if number != len(lines):
+                raise ConfigError(f"{path}:{number} is not valid JSON: {exc}") from exc
+            message = f"{path}:{number}, the last line, is cut off (not valid JSON: {exc})"
+            if cut_off_last_line == "error":
+                raise ConfigError(f"{message}; complete or remove it") from exc
+            if cut_off_last_line == "warn":
+                warnings.warn(f"{message}; it is left out", RuntimeWarning, stacklevel=2)
+            break
         if not isinstance(record, dict):
             raise ConfigError(f"{path}:{number} is not a JSON object")
         records.append(record)

@@ -7,19 +7,21 @@ format of :mod:`reasongym.evaluation.report` and return an :class:`~reasongym.ev
 Resume: with ``resume=True`` an existing output file is read, records of finished problems are kept
 (a line cut off by a crash is dropped), and only the missing problems are sampled. Each batch of
 ``batch_size`` problems is sampled with a seed derived from ``seed`` and its first index, so a run resumed
-between batches gives the same records as one that was never interrupted.
+between batches gives the same records as one that was never interrupted. Every record stores the
+settings of its evaluation, and a resume with other settings (model, checkpoint, sampling, seed, length,
+environment options, reasongym version) is refused; the output file is locked while it is written (see
+`reasongym.evaluation.records`).
 
 Across processes (``distributed=True`` under ``torchrun`` or ``accelerate launch``) the batches are dealt to
-the ranks and merged by rank 0 into one file in problem order (`reasongym.evaluation.sharding`); the records
-are those of one process, and a resume may use another number of processes than the interrupted run.
+the ranks, each rank appends its records to a part file beside the output, and rank 0 appends them to the
+output in problem order at the end (`reasongym.evaluation.sharding`); the records are those of one process,
+and a resume may use another number of processes than the interrupted run.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -27,14 +29,16 @@ import gymnasium
 from reasongym.envs import make, spec
 from reasongym.envs.problem import Problem
 from reasongym.errors import ConfigError
-from reasongym.evaluation.loading import load_generator
+from reasongym.evaluation.loading import load_generator, model_identity
+from reasongym.evaluation.records import SETTINGS_KEY, EvalFile, env_options, package_version
 from reasongym.evaluation.report import EvalReport, check_ks, load_records, summarize
 from reasongym.evaluation.sharding import (
+    Shard,
     barrier,
     batches_of,
     current_shard,
+    from_main,
     gather_records,
-    on_main_then_all,
     part_files,
     part_path,
 )
@@ -104,7 +108,9 @@ def evaluate(
         The :class:`EvalReport`.
 
     Raises:
-        ConfigError: Bad arguments, or an ``out_path`` holding records of a different evaluation.
+        ConfigError: Bad arguments, or an ``out_path`` holding records of a different evaluation (the
+            message names the first setting that differs).
+        ResourceBusyError: Another process is writing ``out_path``.
         UnknownEnvError: ``env_id`` is not registered (the message suggests the nearest id).
         DatasetNotFoundError: The environment's data is not available (the message says how to provide it).
     """
@@ -120,28 +126,32 @@ def evaluate(
     )
     env_name = spec(env_id).id if isinstance(env_id, str) else getattr(env.spec, "id", None)
     header = {"env_id": env_name, "split": split, "n": n}
+    settings = {
+        **header, **model_identity(model_or_path), "temperature": temperature, "top_p": top_p,
+        "max_new_tokens": max_new_tokens, "seed": seed, "difficulty": difficulty,
+        "env_config": env_options(base), "reasongym": package_version(),
+    }  # fmt: skip
     shard = current_shard(distributed)
-    done = _finished_records(out_path, resume, header)
-    resumed = bool(done)
-    todo = [index for index in indices if index not in done]
-    if todo:  # load the model first: a model that fails to load leaves out_path untouched
-        generator, tokenizer = load_generator(model_or_path, tokenizer=tokenizer, device=device)
-    if out_path is not None:  # keep finished records only: drops a line cut off by a crash
-        barrier(shard)  # every rank has read the part files before rank 0 merges them away
-        on_main_then_all(shard, lambda: _merge_into(Path(out_path), done))
-    mine = batches_of(todo, batch_size, shard)
-    if mine:
-        target = out_path if out_path is None or shard.world_size == 1 else part_path(out_path, shard.rank)
-        sampled: dict[int, dict[str, Any]] = {}
-        _sample_and_write(
-            env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, target, sampled,
-            progress and shard.is_main,
-        )  # fmt: skip
-        done.update(sampled)
-    if shard.world_size > 1:
-        done.update(gather_records({index: done[index] for index in mine}, shard))
-    if out_path is not None and (shard.world_size > 1 or (resumed and todo)):  # one file, problem order
-        on_main_then_all(shard, lambda: _merge_into(Path(out_path), done))
+    with EvalFile(out_path if shard.is_main else None, resume=resume) as file:  # rank 0 locks and checks
+        done, leftover = from_main(shard, lambda: _resumed_records(file, settings, resume))
+        todo = [index for index in indices if index not in done]
+        if todo:  # load the model first: a model that fails to load leaves out_path as it was
+            generator, tokenizer = load_generator(model_or_path, tokenizer=tokenizer, device=device)
+        if shard.is_main:
+            _start_output(file, leftover)
+        barrier(shard)  # the old part files are gone before the ranks write new ones
+        mine = batches_of(todo, batch_size, shard)
+        header = {**header, SETTINGS_KEY: settings}
+        if shard.world_size == 1:
+            _sample_and_write(
+                env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, file, done,
+                progress,
+            )  # fmt: skip
+        else:
+            _sample_on_ranks(
+                env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, file, out_path,
+                done, progress, shard,
+            )  # fmt: skip
     records = [done[index] for index in indices]
     report = summarize(records, ks=ks, path=out_path)
     if verbose and shard.is_main:
@@ -158,20 +168,17 @@ def greedy_pass_at_1(
     num_problems: int = 100,
     difficulty: int | None = None,
     max_new_tokens: int = 512,
-    distributed: bool = False,
 ) -> float:
     """Held-out greedy pass@1 of ``generator`` on the first ``num_problems`` problems of ``split``.
 
     The one held-out measurement of the trainers (GRPO, DAPO, STaR, the SFT warm start): `evaluate` with
-    one greedy sample per problem, nothing written, problems sampled in one batch (one per process with
-    ``distributed``, where every process must call and gets the same number). Problems whose gold is
+    one greedy sample per problem, nothing written, problems sampled in one batch. Problems whose gold is
     ungradable are left out, as in every evaluation report.
     """
-    processes = current_shard(distributed).world_size
     report = evaluate(
         generator, env, n=1, ks=(1,), split=split, num_problems=num_problems, difficulty=difficulty,
         temperature=0.0, max_new_tokens=max_new_tokens, tokenizer=tokenizer, out_path=None,
-        batch_size=-(-num_problems // processes), progress=False, verbose=False, distributed=distributed,
+        batch_size=num_problems, progress=False, verbose=False,
     )  # fmt: skip
     return report.metrics.get("pass@1", 0.0) if report.num_problems else 0.0
 
@@ -199,42 +206,73 @@ def problem_indices(env: Any, split: str, num_problems: int | None, difficulty: 
     return list(range(min(size, num_problems or size)))
 
 
-def _finished_records(
-    out_path: str | os.PathLike[str] | None, resume: bool, header: Mapping[str, Any]
-) -> dict[int, dict[str, Any]]:
-    """Records of ``out_path`` and its part files by index when resuming (read only), matching ``header``."""
-    if out_path is None or not resume:
-        return {}
-    path = Path(out_path)
-    files = ([path] if path.exists() else []) + part_files(path)
-    records = [record for file in files for record in load_records(file)]
-    for record in records:
-        found = {
-            "env_id": record.get("env_id"),
-            "split": record.get("split"),
-            "n": len(record["completions"]),
-        }
-        if found != dict(header):
-            raise ConfigError(
-                f"out_path={str(path)!r} holds records of another evaluation ({found}, this one is "
-                f"{dict(header)}); pass another out_path, or resume=False (--no-resume) to overwrite it"
-            )
-    return {int(record["index"]): record for record in records}
+def _resumed_records(
+    file: EvalFile, settings: Mapping[str, Any], resume: bool
+) -> tuple[dict[int, dict[str, Any]], list[dict[str, Any]]]:
+    """Rank 0's reading of what is finished, checked against ``settings``.
+
+    Returns the finished records by index (the output's, and those of the part files a multi-process run
+    left, with any number of ranks), and the part files' records the output does not hold yet.
+    """
+    if file.path is None or not resume:
+        file.check_settings(settings)
+        return {int(record["index"]): record for record in file.records}, []
+    in_file = {int(record["index"]) for record in file.records}
+    leftover = {
+        int(record["index"]): record
+        for part in part_files(file.path)
+        for record in load_records(part, cut_off_last_line="skip")
+        if int(record["index"]) not in in_file
+    }
+    file.records += list(leftover.values())
+    file.check_settings(settings)
+    return {int(record["index"]): record for record in file.records}, list(leftover.values())
 
 
-def _merge_into(path: Path, records: Mapping[int, Mapping[str, Any]]) -> None:
-    """Write ``records`` (by problem index) to ``path`` in index order; remove the part files merged in."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rewrite_records(path, [records[index] for index in sorted(records)])
-    for part in part_files(path):
+def _start_output(file: EvalFile, leftover: Sequence[Mapping[str, Any]]) -> None:
+    """Rank 0 opens the output to append, moves the part files' records into it, and removes the parts."""
+    file.start()
+    for record in sorted(leftover, key=lambda record: int(record["index"])):
+        file.write(record)
+    for part in part_files(file.path) if file.path is not None else []:
         part.unlink(missing_ok=True)
 
 
-def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
-    """Replace ``path`` with ``records`` as JSONL, through a temporary file and one rename."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
-    os.replace(tmp, path)
+def _sample_on_ranks(
+    env: Any,
+    generator: Any,
+    tokenizer: Any,
+    mine: Sequence[int],
+    params: Any,
+    split: str,
+    difficulty: int | None,
+    header: Mapping[str, Any],
+    batch_size: int,
+    file: EvalFile,
+    out_path: str | os.PathLike[str] | None,
+    done: dict[int, dict[str, Any]],
+    progress: bool,
+    shard: Shard,
+) -> None:
+    """Sample this rank's batches into its part file, then merge.
+
+    Every rank gets every record; rank 0 appends them to the output in problem order and removes the parts.
+    """
+    sampled: dict[int, dict[str, Any]] = {}
+    target = None if out_path is None else part_path(out_path, shard.rank)
+    with EvalFile(target, resume=False) as part:
+        _sample_and_write(
+            env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, part, sampled,
+            progress and shard.is_main,
+        )  # fmt: skip
+    everything = gather_records(sampled, shard)  # after every rank has closed its part file
+    done.update(everything)
+    if shard.is_main and out_path is not None:
+        for index in sorted(everything):
+            file.write(everything[index])
+        for part_file in part_files(out_path):
+            part_file.unlink(missing_ok=True)
+    barrier(shard)
 
 
 def _sample_and_write(
@@ -247,7 +285,7 @@ def _sample_and_write(
     difficulty: int | None,
     header: Mapping[str, Any],
     batch_size: int,
-    out_path: str | os.PathLike[str] | None,
+    file: EvalFile,
     done: dict[int, dict[str, Any]],
     progress: bool,
 ) -> None:
@@ -260,7 +298,6 @@ def _sample_and_write(
 
     if batch_size < 1:
         raise ConfigError(f"batch_size={batch_size!r} is not allowed; expected an integer >= 1")
-    handle = None if out_path is None else Path(out_path).open("a", encoding="utf-8")
     bar = tqdm(total=len(todo), desc=f"eval {header['env_id']}", unit="problem", disable=not progress)
     n = params.n
     try:
@@ -276,15 +313,10 @@ def _sample_and_write(
                 record = {"index": index, **header, **problem_fields(problem)}
                 record.update(episode_fields(episodes[position * n : (position + 1) * n]))
                 done[index] = record
-                if handle is not None:
-                    handle.write(json.dumps(record) + "\n")
-            if handle is not None:
-                handle.flush()
+                file.write(record)
             bar.update(len(chunk))
     finally:
         bar.close()
-        if handle is not None:
-            handle.close()
 
 
 def episode_fields(episodes: Sequence[Any]) -> dict[str, Any]:

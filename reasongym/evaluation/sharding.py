@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+T = TypeVar("T")
 _PART = re.compile(r"^\.(?P<name>.+)\.rank(?P<rank>\d+)\.jsonl$")
 
 
@@ -83,14 +84,27 @@ def gather_records(records: Mapping[int, Any], shard: Shard) -> dict[int, Any]:
     return {index: record for part in gathered for index, record in part.items()}
 
 
-def on_main_then_all(shard: Shard, action: Any) -> None:
-    """Run ``action()`` on rank 0 while the other ranks wait for it."""
-    if shard.is_main:
-        action()
-    if shard.world_size > 1:
-        import torch.distributed as dist
+def from_main(shard: Shard, action: Callable[[], T]) -> T:
+    """Run ``action()`` on rank 0 and return its result on every rank.
 
-        dist.barrier()
+    An exception on rank 0 is raised on every rank, so that none waits forever (a refused resume, a locked
+    output).
+    """
+    if shard.world_size == 1:
+        return action()
+    import torch.distributed as dist
+
+    box: list[Any] = [None]
+    if shard.is_main:
+        try:
+            box[0] = ("ok", action())
+        except Exception as error:
+            box[0] = ("error", error)
+    dist.broadcast_object_list(box, src=0)
+    status, value = box[0]
+    if status == "error":
+        raise value
+    return value
 
 
 def barrier(shard: Shard) -> None:

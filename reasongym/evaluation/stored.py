@@ -8,7 +8,9 @@ Input of :func:`grade_completions`: JSONL, one object per problem, in one of two
 - Without ``env_id``: ``{"gold": "42", "kind": "integer", "completions": [...]}``, with optional ``"id"``,
   ``"choices"`` (for kind ``choice``), ``"difficulty"``, ``"subject"`` and ``"year"``.
 
-A single ``"completion"`` string may stand in for a one-element ``"completions"`` list.
+A single ``"completion"`` string may stand in for a one-element ``"completions"`` list. Graded records are
+written one by one as they are graded, and a rerun on the same ``out_path`` resumes after the last one,
+like :func:`~reasongym.evaluation.evaluate`.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ from typing import Any
 from reasongym.envs import make, spec
 from reasongym.envs.rows import gold_text
 from reasongym.errors import ConfigError
+from reasongym.evaluation.records import SETTINGS_KEY, EvalFile, env_options, package_version
 from reasongym.evaluation.report import EvalReport, load_records, summarize
 from reasongym.evaluation.runner import (
     default_eval_split,
     grade,
     graded_fields,
     problem_fields,
-    rewrite_records,
 )
 from reasongym.verifiers import verify_many
 
@@ -39,6 +41,7 @@ def grade_completions(
     ks: Sequence[int] | None = None,
     split: str | None = None,
     out_path: str | os.PathLike[str] | None = None,
+    resume: bool = True,
     env_kwargs: Mapping[str, Any] | None = None,
     timeout: float = 1.0,
     progress: bool = True,
@@ -51,7 +54,10 @@ def grade_completions(
         env_id: The environment the rows index into; None: every row carries ``gold`` and ``kind``.
         ks: k values of pass@k and maj@k; None: powers of two up to n, and n.
         split: Split of the environment the rows index into; None as in :func:`evaluate`.
-        out_path: Write the graded records here (the evaluation file format).
+        out_path: Write the graded records here (the evaluation file format), one by one as they are
+            graded; the file is locked while it is written.
+        resume: Keep the records of an existing ``out_path`` graded from the same input file and
+            environment, and grade only the rows after them; False overwrites it.
         env_kwargs: Options for ``reasongym.make``.
         timeout: Seconds per symbolic comparison, for rows graded without an environment.
         progress: Show a progress bar.
@@ -62,36 +68,75 @@ def grade_completions(
 
     Raises:
         ConfigError: A row lacks what its shape needs, or its gold is null, NaN or empty (the message
-            names the line and the key).
+            names the line and the key); the input's last line is cut off; or ``out_path`` holds records
+            graded from another input or environment.
+        ResourceBusyError: Another process is writing ``out_path``.
     """
     from tqdm.auto import tqdm
 
-    rows = load_records(jsonl_path)
+    rows = load_records(jsonl_path, cut_off_last_line="error")
     if not rows:
         raise ConfigError(f"{str(jsonl_path)!r} holds no rows")
     env = make(env_id, **dict(env_kwargs or {})).unwrapped if env_id is not None else None
     split = (split or default_eval_split(env)) if env is not None else None
+    settings = {
+        "completions": str(Path(jsonl_path).resolve()), "env_id": spec(env_id).id if env is not None else None,
+        "split": split, "env_config": env_options(env) if env is not None else None,
+        "timeout": None if env is not None else timeout, "reasongym": package_version(),
+    }  # fmt: skip
     ids_by_split: dict[str, dict[str, int]] = {}
-    records = []
-    for line, row in enumerate(tqdm(rows, desc="grade", unit="problem", disable=not progress), start=1):
-        completions = _completions_of(row, line)
-        if env is None:
-            records.append(_grade_with_gold(row, completions, line, timeout))
-            continue
-        row_split = row.get("split", split)
-        if "index" not in row and row_split not in ids_by_split:
-            ids_by_split[row_split] = _id_index(env, row_split)
-        index = _index_of(row, ids_by_split.get(row_split), line)
-        problem = env.problem_at(index, split=row_split)
-        header = {"index": index, "env_id": spec(env_id).id, "split": row_split, "n": len(completions)}
-        records.append({**header, **problem_fields(problem), **grade(env, problem, completions)})
-    if out_path is not None:
-        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-        rewrite_records(Path(out_path), records)
+    with EvalFile(out_path, resume=resume) as file:
+        file.check_settings(settings)
+        records = _reusable(file.records, rows, out_path)
+        file.start()
+        todo = list(enumerate(rows, start=1))[len(records) :]
+        for line, row in tqdm(todo, desc="grade", unit="problem", disable=not progress):
+            completions = _completions_of(row, line)
+            if env is None:
+                record = _grade_with_gold(row, completions, line, timeout)
+            else:
+                row_split = row.get("split", split)
+                if "index" not in row and row_split not in ids_by_split:
+                    ids_by_split[row_split] = _id_index(env, row_split)
+                index = _index_of(row, ids_by_split.get(row_split), line)
+                problem = env.problem_at(index, split=row_split)
+                header = {
+                    "index": index,
+                    "env_id": settings["env_id"],
+                    "split": row_split,
+                    "n": len(completions),
+                }
+                record = {**header, **problem_fields(problem), **grade(env, problem, completions)}
+            record[SETTINGS_KEY] = settings
+            records.append(record)
+            file.write(record)
     report = summarize(records, ks=ks, path=out_path)
     if verbose:
         print(report.table())
     return report
+
+
+def _reusable(
+    records: list[dict[str, Any]], rows: list[dict[str, Any]], out_path: str | os.PathLike[str] | None
+) -> list[dict[str, Any]]:
+    """The graded records of a resumed ``out_path``: one per input row, in order, for the same completions.
+
+    Raises:
+        ConfigError: The output holds more records than the input has rows, or a record's completions are
+            not those of its input row (the input changed since).
+    """
+    if len(records) > len(rows):
+        raise ConfigError(
+            f"out_path={str(out_path)!r} holds {len(records)} graded records but the input has {len(rows)} "
+            "rows; pass another out_path (--out), or resume=False (--no-resume) to overwrite it"
+        )
+    for line, (record, row) in enumerate(zip(records, rows[: len(records)], strict=True), start=1):
+        if record.get("completions") != _completions_of(row, line):
+            raise ConfigError(
+                f"out_path={str(out_path)!r} holds graded records of other completions (input line {line} "
+                "differs); pass another out_path (--out), or resume=False (--no-resume) to overwrite it"
+            )
+    return list(records)
 
 
 def _completions_of(row: Mapping[str, Any], line: int) -> list[str]:

@@ -6,6 +6,7 @@ import functools
 import json
 from types import SimpleNamespace
 
+import gymnasium
 import pytest
 import torch
 
@@ -88,17 +89,52 @@ def test_grpo_resume_continues_and_zero_steps_left_is_an_error(tmp_path: object)
         _train(_cfg(max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
 
 
+class DigitReward(gymnasium.Wrapper):
+    """Reward = the share of digits in the completion: every group of the untrained model gets an informative
+    (non-constant) reward, so the loss is not 0 and the weights move."""
+
+    def step(self, action: str) -> tuple:
+        observation, _, terminated, truncated, info = self.env.step(action)
+        return (
+            observation,
+            sum(c.isdigit() for c in action) / max(len(action), 1),
+            terminated,
+            truncated,
+            info,
+        )
+
+
+def _prompts_per_step(run_dir: object) -> list[tuple[int, str]]:
+    return [(row["step"], row["prompt"]) for row in map(json.loads, (run_dir / "samples.jsonl").open())]
+
+
 def test_resume_reproduces_an_uninterrupted_run(tmp_path: object) -> None:
-    straight, tokenizer = _tiny()
-    _train(_cfg(max_steps=2, lr=1e-2), straight, tokenizer, ENV, run_dir=tmp_path / "a")
+    settings = {"max_steps": 3, "lr": 1e-2, "kl": "off", "num_prompts": 2, "samples_every": 1}
+    initial, tokenizer = _tiny()
+    straight, _ = _tiny()
+    _train(_cfg(**settings), straight, tokenizer, DigitReward(reasongym.make(ENV)), run_dir=tmp_path / "a")
     split, _ = _tiny()
-    _train(_cfg(max_steps=1, lr=1e-2), split, tokenizer, ENV, run_dir=tmp_path / "b")
+    _train(
+        _cfg(**{**settings, "max_steps": 1}),
+        split,
+        tokenizer,
+        DigitReward(reasongym.make(ENV)),
+        run_dir=tmp_path / "b",
+    )
     fresh, _ = _tiny()  # a new process would start from the initial weights and load the checkpoint
-    _train(_cfg(max_steps=2, lr=1e-2), fresh, tokenizer, ENV, run_dir=tmp_path / "b")
+    _train(_cfg(**settings), fresh, tokenizer, DigitReward(reasongym.make(ENV)), run_dir=tmp_path / "b")
+    a, b = read_metrics(tmp_path / "a"), read_metrics(tmp_path / "b")
+    assert all(row["rollout/reward_std"] > 0 for row in a)  # informative rewards: the loss is not 0
+    moved = max(
+        (p - q).abs().max().item() for p, q in zip(straight.parameters(), initial.parameters(), strict=True)
+    )
+    assert moved > 1e-3  # so the comparison below says something
     for p, q in zip(straight.parameters(), fresh.parameters(), strict=True):
         torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6)
-    a, b = read_metrics(tmp_path / "a"), read_metrics(tmp_path / "b")
     assert [r["rollout/reward_mean"] for r in a] == [r["rollout/reward_mean"] for r in b]
+    seen = _prompts_per_step(tmp_path / "a")
+    assert seen == _prompts_per_step(tmp_path / "b")  # the resumed run trained on the same problems
+    assert len({prompt for _, prompt in seen}) == 6  # 2 new problems per step: the data cursor moved on
 
 
 @pytest.mark.parametrize("aggregation", ["seq_mean_token_mean", "token_mean", "constant"])
@@ -228,3 +264,41 @@ def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str) -> None:
     model.train()  # how the update runs
     logp, _ = token_logprobs(model, ids, mask, 4)
     assert torch.equal(logp.detach(), old_logp)  # ratio exp(logp - old_logp) is exactly 1 on step one
+
+
+def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object) -> None:
+    """k1_reward puts ``kl_coef * sum_t (old_logp - ref_logp)`` into the reward with a minus sign. A reference
+    that differs from the policy (another model's weights as the run's saved reference) makes it non-zero
+    from the first step, so the sign shows in the rewards the advantages are computed from."""
+    from safetensors.torch import save_model
+
+    import reasongym.agents.grpo as grpo
+
+    model, tokenizer = _tiny()
+    other = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64, seed=1)
+    save_model(other, str(tmp_path / "reference.safetensors"))
+    seen: dict[str, object] = {}
+    original_rollouts, original_reference = RLSession.rollouts, RLSession.reference_logprobs
+
+    def rollouts(self, num_prompts):  # noqa: ANN001, ANN202
+        seen["batch"] = original_rollouts(self, num_prompts)
+        return seen["batch"]
+
+    def reference_logprobs(self, batch):  # noqa: ANN001, ANN202
+        seen["ref_logp"] = original_reference(self, batch)
+        return seen["ref_logp"]
+
+    def advantages(rewards, group_size, normalization):  # noqa: ANN001, ANN202
+        seen["rewards"] = rewards.clone()
+        return grpo_advantages(rewards, group_size, normalization)
+
+    grpo_advantages = grpo.group_advantages
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RLSession, "rollouts", rollouts)
+        patch.setattr(RLSession, "reference_logprobs", reference_logprobs)
+        patch.setattr(grpo, "group_advantages", advantages)
+        _train(_cfg(max_steps=1, kl="k1_reward", kl_coef=0.5, mu=1), model, tokenizer, ENV, run_dir=tmp_path)
+    batch = seen["batch"]
+    log_ratio = ((batch.old_logp - seen["ref_logp"]) * batch.completion_mask).sum(dim=1)  # [B]
+    assert log_ratio.abs().min() > 1e-3  # the reference really differs
+    torch.testing.assert_close(seen["rewards"], batch.rewards - 0.5 * log_ratio)

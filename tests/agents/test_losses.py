@@ -332,3 +332,24 @@ def test_group_advantages_match_trl_formula() -> None:
     torch.testing.assert_close(group_advantages(rewards, 4, "group_std"), trl_group)
     torch.testing.assert_close(group_advantages(rewards, 4, "batch_std"), trl_batch)
     torch.testing.assert_close(group_advantages(rewards, 4, "none"), centred)
+
+
+@pytest.mark.parametrize(
+    ("rewards", "group_size", "expected"),
+    [
+        ([1.0], 1, [0.0]),  # one reward: no spread, so no advantage (not NaN from a 1-sample std)
+        ([0.0, 1.0], 2, [-0.5 / (0.5**0.5 + 1e-4), 0.5 / (0.5**0.5 + 1e-4)]),  # std of two: sqrt(1/2)
+    ],
+)
+def test_batch_std_of_the_smallest_batches(
+    rewards: list[float], group_size: int, expected: list[float]
+) -> None:
+    advantages = group_advantages(torch.tensor(rewards), group_size, "batch_std")
+    assert advantages.tolist() == pytest.approx(expected, rel=1e-6)
+
+
+def test_token_mean_of_a_single_live_token_divides_by_one() -> None:
+    logp = torch.zeros(1, 2)
+    mask = torch.tensor([[1.0, 0.0]])
+    loss, _ = grpo_loss(logp, logp, None, torch.tensor([2.0]), mask, cfg=_grpo(loss_aggregation="token_mean"))
+    assert loss.item() == pytest.approx(-2.0)  # -(ratio 1 x advantage 2) over 1 token

@@ -483,3 +483,29 @@ def test_rationales_can_come_from_another_model_and_evaluation_stays_on_the_poli
     assert not any(
         p.question in prompt for p in train.values() for prompt in seen_by_policy
     )  # ... on held-out only
+
+
+@pytest.mark.parametrize(
+    ("patience", "initial", "after", "plateaued"),
+    [
+        (None, 0.5, [0.5, 0.5, 0.5], False),  # no patience: never stops early
+        (1, 0.5, [], False),  # nothing trained yet
+        (1, 0.5, [0.6], False),  # beat the base model
+        (1, 0.5, [0.5], True),  # equal to the best before is not beating it
+        (1, 0.5, [0.4], True),
+        (2, 0.5, [0.6], False),  # fewer iterations than the patience
+        (2, 0.5, [0.6, 0.6], False),  # 0.6 beat the 0.5 before the window
+        (2, 0.5, [0.6, 0.6, 0.6], True),  # the last two only equal the best before them
+        (2, 0.5, [0.6, 0.4, 0.7], False),
+    ],
+)
+def test_the_plateau_rule_stops_when_the_last_iterations_did_not_beat_the_best_before(
+    patience: int | None, initial: float, after: list[float], plateaued: bool
+) -> None:
+    from types import SimpleNamespace
+
+    from reasongym.agents.star import _Loop
+
+    loop = _Loop(STaRConfig(patience=patience), *[None] * 9, initial_accuracy=initial)
+    loop.history = [SimpleNamespace(accuracy_after=value) for value in after]
+    assert loop.plateaued() is plateaued

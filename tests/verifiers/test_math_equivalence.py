@@ -323,6 +323,31 @@ ROWS = [
     ("-221_3", "-221", True),
     ("-221_3", "221_3", False),
     ("221_3", "-221_3", False),
+    # base subscripts against what is not digits, or a gold in base ten (mutation testing found these open)
+    ("204_5", "2.04", False),
+    ("204_5", "\\frac{1}{2}", False),
+    ("204_5", "x", False),
+    ("204", "204_5", False),
+    ("-204_5", "-204", True),
+    # intervals: a tuple answer reads as an open interval; ends and infinities compared
+    ("(1, 3]", "(1, 3)", False),
+    ("[1, 3)", "(1, 3)", False),
+    ("[1, 3)", "(1, 3, 5)", False),
+    ("[1, 3)", "5", False),
+    ("[3, \\infty)", "[3, 1000)", False),
+    ("[3, \\infty)", "[3, \\infty)", True),
+    # containers whose entries need the symbolic step: every comparison passes it on
+    ("[\\frac{\\sqrt{2}}{2}, 1)", "[\\frac{1}{\\sqrt{2}}, 1)", True),
+    ("[\\frac{\\sqrt{2}}{2}, 1] \\cup [2, 3]", "[2, 3] \\cup [\\frac{1}{\\sqrt{2}}, 1]", True),
+    ("(\\frac{\\sqrt{2}}{2}, 1)", "(\\frac{1}{\\sqrt{2}}, 1)", True),
+    ("x = \\frac{\\sqrt{2}}{2}, y = 1", "y = 1, x = \\frac{1}{\\sqrt{2}}", True),
+    ("x = 1, y = 2", "x = 1, z = 2", False),
+    (
+        "\\begin{pmatrix} \\frac{\\sqrt{2}}{2} \\\\ 1 \\end{pmatrix}",
+        "\\begin{pmatrix} \\frac{1}{\\sqrt{2}} \\\\ 1 \\end{pmatrix}",
+        True,
+    ),
+    ("\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}", "5", False),
     # text wrappers, spaces and delimiters
     ("5", "\\text{5}", True),
     ("5", "\\mathrm{5}", True),

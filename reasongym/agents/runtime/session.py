@@ -31,6 +31,7 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,8 @@ class RLSession:
     """The gradient scaler (`grad_scaler`: enabled for fp16 autocast only)."""
     env_pool: EnvPool | None = None
     """The env copies the rollouts play on, kept from step to step (made at the first rollout)."""
+    held: ExitStack = field(default_factory=ExitStack)
+    """The run folder's lock, released by `close`."""
 
     @classmethod
     def start(
@@ -146,51 +149,56 @@ class RLSession:
         with_reference: bool,
         eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
     ) -> RLSession:
-        """Seed, build env, check its splits, disable dropout, build sampler, optimizer and (if asked) the
-        frozen reference; resume from the run folder's latest checkpoint. ``config_record`` is what
-        ``config.json`` stores (every config of the run, by section)."""
+        """Lock the run folder (a second trainer on it fails at once; released by `close`), seed, build env,
+        check its splits, disable dropout, build sampler, optimizer and (if asked) the frozen reference;
+        resume from the run folder's newest intact checkpoint. ``config_record`` is what ``config.json``
+        stores (every config of the run, by section)."""
         import reasongym
         from reasongym.generation import HFGenerator
 
-        rollout_cfg.check_for_rl()
-        check_autocast(run_cfg, model)
-        info = distributed.current()
-        if rollout_cfg.num_prompts < info.world_size:
-            raise ConfigError(
-                f"num_prompts={rollout_cfg.num_prompts} is not allowed with {info.world_size} processes; each "
-                f"process samples whole groups of at least one prompt, so use num_prompts >= {info.world_size}"
-            )
-        seed_everything(run_cfg.seed)
-        env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
-        train_split, eval_split = resolve_splits(run_cfg, env)
-        disable_dropout(model)
         run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-        reference = _reference_model(model, run, info, run_cfg.parallelism) if with_reference else None
-        start, state, checkpoint = _resume_weights(run, run_cfg, model, info)
-        train_model = distributed.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
-        optimizer, scheduler = build_optimizer(model, run_cfg)
-        if checkpoint is not None:
-            optimizer_state, scheduler_state = load_optimizer_states(checkpoint)
-            distributed.load_optimizer_state(model, optimizer, optimizer_state)
-            scheduler.load_state_dict(scheduler_state)
-            restore_optimizer(optimizer, scheduler, run_cfg)
-        resumed_from = start or None
-        writer = samples = None
-        if run is not None and info.is_main:
-            writer = MetricsWriter(
-                run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project,
-                config=config_record, resume_from_step=resumed_from,
+        info = distributed.current()
+        with ExitStack() as held:  # released here if starting fails, else handed to the session
+            if run is not None and info.is_main:  # one lock per job: rank 0 holds it for every process
+                held.enter_context(run.lock())
+            rollout_cfg.check_for_rl()
+            check_autocast(run_cfg, model)
+            if rollout_cfg.num_prompts < info.world_size:
+                raise ConfigError(
+                    f"num_prompts={rollout_cfg.num_prompts} is not allowed with {info.world_size} processes; each "
+                    f"process samples whole groups of at least one prompt, so use num_prompts >= {info.world_size}"
+                )
+            seed_everything(run_cfg.seed)
+            env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
+            train_split, eval_split = resolve_splits(run_cfg, env)
+            disable_dropout(model)
+            reference = _reference_model(model, run, info, run_cfg.parallelism) if with_reference else None
+            start, state, checkpoint = _resume_weights(run, run_cfg, model, info)
+            train_model = distributed.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
+            optimizer, scheduler = build_optimizer(model, run_cfg)
+            if checkpoint is not None:
+                optimizer_state, scheduler_state = load_optimizer_states(checkpoint)
+                distributed.load_optimizer_state(model, optimizer, optimizer_state)
+                scheduler.load_state_dict(scheduler_state)
+                restore_optimizer(optimizer, scheduler, run_cfg)
+            resumed_from = start or None
+            writer = samples = None
+            if run is not None and info.is_main:
+                writer = MetricsWriter(
+                    run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project,
+                    config=config_record, resume_from_step=resumed_from,
+                )  # fmt: skip
+                samples = SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
+            sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout_cfg.generation_batch_size)
+            session = cls(
+                run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
+                run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
+                eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
+                info=info, train_model=train_model, scaler=grad_scaler(run_cfg),
             )  # fmt: skip
-            samples = SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
-        sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout_cfg.generation_batch_size)
-        session = cls(
-            run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
-            run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
-            eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
-            info=info, train_model=train_model, scaler=grad_scaler(run_cfg),
-        )  # fmt: skip
-        if run_cfg.eval_every and resumed_from is None:
-            session._log(0, session.evaluate(0))
+            if run_cfg.eval_every and resumed_from is None:
+                session._log(0, session.evaluate(0))
+            session.held = held.pop_all()
         return session
 
     def remaining_steps(self) -> Iterator[int]:
@@ -416,20 +424,22 @@ class RLSession:
             self.writer.log(step, metrics)
 
     def close(self) -> None:
-        """Close the bar, the env copies and the writers; plot the run's curves into ``metrics.png``."""
-        if self.bar is not None:
-            self.bar.close()
-        if self.env_pool is not None:
-            self.env_pool.close()
-        for handle in (self.writer, self.samples):
-            if handle is not None:
-                handle.close()
-        drawn = self.run is not None and self.info.is_main and self.run.metrics_path.exists()
-        if drawn and (self.history or self.evals):
-            try:
-                plot_metrics(self.run.metrics_path, self.run.path / "metrics.png", keys=PLOT_KEYS)
-            except (ImportError, ConfigError) as error:  # plotting is a convenience; never fail a run on it
-                warnings.warn(f"could not plot the metrics: {error}", RuntimeWarning, stacklevel=2)
+        """Close the bar, the env copies and the writers; plot the run's curves into ``metrics.png``;
+        release the run folder."""
+        with self.held:  # the run folder's lock goes last, whatever happens before
+            if self.bar is not None:
+                self.bar.close()
+            if self.env_pool is not None:
+                self.env_pool.close()
+            for handle in (self.writer, self.samples):
+                if handle is not None:
+                    handle.close()
+            drawn = self.run is not None and self.info.is_main and self.run.metrics_path.exists()
+            if drawn and (self.history or self.evals):
+                try:
+                    plot_metrics(self.run.metrics_path, self.run.path / "metrics.png", keys=PLOT_KEYS)
+                except (ImportError, ConfigError) as error:  # plotting is a convenience; never fail on it
+                    warnings.warn(f"could not plot the metrics: {error}", RuntimeWarning, stacklevel=2)
 
     def result(self) -> RLResult:
         """The ``RLResult`` of this call."""

@@ -1,0 +1,81 @@
+"""Mutation testing of the core on demand (not in CI): how many planted bugs do the tests catch?
+
+Run alone from the repository root (it takes hours on two cores; run it in the background)::
+
+    pip install -e ".[mutation]"            # mutmut
+    OMP_NUM_THREADS=1 python benchmarks/mutation.py            # every configured module
+    OMP_NUM_THREADS=1 python benchmarks/mutation.py --survivors # only list the survivors of the last run
+
+mutmut's settings live in ``pyproject.toml`` (``[tool.mutmut]``): the modules mutated (math grading,
+equivalence and numeric comparison, answer extraction, the estimators, the GRPO and DAPO losses,
+advantages, STaR and checkpoints) and the test files that may kill their mutants. mutmut copies the
+package into ``mutants/``, plants one small change per mutant (an operator, a constant, a string, an
+argument dropped), and runs the tests that cover the changed function; a mutant is *killed* when one of
+them fails, *survived* when all pass. One process at a time (``--max-children 1``). Results are cached in
+``mutants/``: a second run only checks mutants of changed functions; delete the folder to start over.
+
+``PYTHONPATH`` is dropped for the run: mutmut's copy in ``mutants/`` must be what ``import reasongym``
+finds. Mutants of code that runs in the sympy worker process are not planted (``# pragma: no mutate``):
+the worker is a fresh interpreter mutmut cannot see into.
+
+Ends with ONE JSON line: ``killed``, ``survived``, ``timeout``, ``no_tests``, ``total`` and ``score``, the
+share of checked mutants that were killed (timeouts count as killed). The survivors are listed above it
+(``mutmut show NAME`` prints the change); judge each: an equivalent mutant (same behaviour) is fine, a
+real one wants a test that pins the value it changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _mutmut(*args: str, capture: bool = False) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env.update(OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
+    executable = shutil.which("mutmut") or str(Path(sys.executable).with_name("mutmut"))
+    return subprocess.run(
+        [executable, *args], cwd=ROOT, env=env, text=True, capture_output=capture, check=False
+    )
+
+
+def survivors() -> list[str]:
+    """Names of the mutants that survived the last run."""
+    listing = _mutmut("results", capture=True).stdout
+    return [line.split(":")[0].strip() for line in listing.splitlines() if line.strip().endswith("survived")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--survivors", action="store_true", help="only report the last run's results")
+    parser.add_argument("mutants", nargs="*", help="mutant name patterns (default: all configured modules)")
+    args = parser.parse_args()
+    try:
+        import mutmut  # noqa: F401
+    except ModuleNotFoundError:
+        print(json.dumps({"skipped": "mutmut is not installed: pip install -e '.[mutation]'"}))
+        return
+    started = time.perf_counter()
+    if not args.survivors:
+        _mutmut("run", "--max-children", "1", *args.mutants)
+    _mutmut("export-cicd-stats", capture=True)
+    stats = json.loads((ROOT / "mutants" / "mutmut-cicd-stats.json").read_text(encoding="utf-8"))
+    names = survivors()
+    print("\n".join(["survivors (mutmut show NAME):", *names]))
+    checked = stats["killed"] + stats["timeout"] + stats["survived"]
+    summary = {key: stats[key] for key in ("killed", "survived", "timeout", "no_tests", "total")}
+    summary["score"] = round((stats["killed"] + stats["timeout"]) / checked, 4) if checked else None
+    summary["seconds"] = round(time.perf_counter() - started, 1)
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

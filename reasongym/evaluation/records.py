@@ -1,0 +1,172 @@
+"""The evaluation file while it is being written: one writer, records of one evaluation, resumable.
+
+`evaluate` and `grade_completions` write through an `EvalFile`:
+
+- **One writer.** The file itself is locked (`reasongym.locks.exclusive_lock`) for as long as it is
+  open, so a second evaluation on the same ``out_path`` fails at once instead of interleaving its records.
+- **Records of one evaluation.** Every record carries the ``settings`` that define its evaluation (model
+  and checkpoint, sampling parameters, seed, length limit, environment options, reasongym version, or the
+  input file of stored completions). Resuming into a file whose records were made with other settings
+  fails, naming the first field that differs; a file written before records carried their settings
+  cannot be checked and is refused too. ``--no-resume`` (``resume=False``) or another ``--out`` starts
+  fresh.
+- **No temporary files.** A line cut off by a crash is cut away in place (the file is truncated after
+  its last complete record), and new records are appended and flushed one by one, so a killed process
+  leaves the file it was writing and nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from reasongym.errors import ConfigError
+from reasongym.locks import exclusive_lock
+
+SETTINGS_KEY = "settings"
+"""The record field holding what defines the evaluation."""
+
+
+class EvalFile:
+    """An evaluation file opened for writing: locked, its finished records read, ready to append."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, *, resume: bool) -> None:
+        """Lock ``path`` (None: records stay in memory) and read its records when resuming.
+
+        Raises:
+            ConfigError: ``path`` cannot be written (the message names it), or it is not JSONL.
+            ResourceBusyError: Another process is writing ``path``.
+        """
+        self.path = None if path is None else Path(path)
+        self.records: list[dict[str, Any]] = []
+        self._keep_bytes = 0
+        self._newline_missing = False
+        self._lock: Any = None
+        self._handle: IO[str] | None = None
+        if self.path is None:
+            return
+        self._created = not self.path.exists()
+        if self.path.is_dir():
+            raise ConfigError(f"out_path={str(self.path)!r} is a folder; pass the path of a .jsonl file")
+        self._new_folders = [p for p in self.path.parents if not p.exists()]  # removed again if it fails
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot create the folder of out_path={str(self.path)!r}: {exc.strerror}"
+            ) from exc
+        self._lock = exclusive_lock(
+            self.path, what=f"evaluation file {str(self.path)!r}", hint="pass another out_path (--out)"
+        )
+        self._lock.__enter__()
+        if resume:
+            self.records, self._keep_bytes, self._newline_missing = _complete_records(self.path)
+
+    def check_settings(self, settings: Mapping[str, Any]) -> None:
+        """Refuse to resume into records made with other ``settings``, naming the first field that differs.
+
+        Raises:
+            ConfigError: A record's settings differ from ``settings``, or a record has none.
+        """
+        for record in self.records:
+            theirs = record.get(SETTINGS_KEY)
+            if not isinstance(theirs, dict):
+                raise ConfigError(
+                    f"out_path={str(self.path)!r} holds records that do not say how they were made (written by an "
+                    "older reasongym), so they cannot be checked against this evaluation; pass another out_path "
+                    "(--out), or resume=False (--no-resume) to overwrite it"
+                )
+            for key in sorted(set(theirs) | set(settings)):
+                if _plain(theirs.get(key)) != _plain(settings.get(key)):
+                    raise ConfigError(
+                        f"out_path={str(self.path)!r} holds records of another evaluation: {key}="
+                        f"{theirs.get(key)!r} there, {key}={settings.get(key)!r} now; pass another out_path "
+                        "(--out) to keep both, or resume=False (--no-resume) to overwrite it"
+                    )
+
+    def start(self) -> None:
+        """Cut the file back to the kept records (all of them, or none without resume) and open it to append."""
+        if self.path is None:
+            return
+        try:
+            self._handle = self.path.open("r+", encoding="utf-8")
+            self._handle.truncate(self._keep_bytes)
+            self._handle.seek(self._keep_bytes)
+            if self._newline_missing:  # a last record whose newline the crash cut off
+                self._handle.write("\n")
+        except OSError as exc:
+            raise ConfigError(f"cannot write out_path={str(self.path)!r}: {exc.strerror}") from exc
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        """Append one record and flush it."""
+        if self._handle is not None:
+            self._handle.write(json.dumps(record) + "\n")
+            self._handle.flush()
+
+    def close(self, *, failed: bool = False) -> None:
+        """Close and unlock; a file (and folders) this call created and never wrote to is removed when it failed."""
+        if self._handle is not None:
+            self._handle.close()
+        if self._lock is not None:
+            if failed and self._created and self.path.stat().st_size == 0:
+                self.path.unlink()
+                for folder in self._new_folders:  # innermost first
+                    if not any(folder.iterdir()):
+                        folder.rmdir()
+            self._lock.__exit__(None, None, None)
+            self._lock = None
+
+    def __enter__(self) -> EvalFile:
+        """The file itself."""
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
+        """Close; on an error, remove the file if this call created it and wrote nothing."""
+        self.close(failed=exc_type is not None)
+
+
+def env_options(env: Any) -> dict[str, Any] | None:
+    """An environment's options (prompt template, rewards, grading) as JSON, for an evaluation's settings."""
+    config = getattr(env, "config", None)
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        return None
+    return json.loads(json.dumps(dataclasses.asdict(config), default=str))
+
+
+def package_version() -> str:
+    """The reasongym version, for an evaluation's settings (grading rules change with it)."""
+    from reasongym import __version__
+
+    return __version__
+
+
+def _complete_records(path: Path) -> tuple[list[dict[str, Any]], int, bool]:
+    """The records of ``path``, the bytes of the lines holding them, and whether the last lacks its newline.
+
+    A last line cut off mid-record by a crash is not kept.
+    """
+    from reasongym.evaluation.report import load_records
+
+    records = load_records(path, cut_off_last_line="skip")
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return records, len(data), False
+    last = data.rfind(b"\n") + 1
+    try:
+        json.loads(data[last:])
+    except ValueError:  # cut off mid-line by a crash: drop it
+        return records, last, False
+    return records, len(data), True
+
+
+def _plain(value: Any) -> Any:
+    """Tuples as lists, so that settings compare equal to what JSON gave back."""
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    return value

@@ -1,0 +1,213 @@
+"""Trainers and their run folders (issue 16, items 4, 5 and 6): one trainer per folder, a resume that uses
+what it announces, never duplicated steps, damaged checkpoints skipped, a foreign folder left alone."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from reasongym.agents.grpo import train_grpo
+from reasongym.agents.presets import preset_configs
+from reasongym.agents.sft import train_sft
+from reasongym.agents.star import STaRConfig, train_star
+from reasongym.errors import ConfigError, ResourceBusyError
+from reasongym.metrics import read_metrics
+from reasongym.models import make_char_tokenizer, make_tiny_model
+
+ENV = "reasongym/Arithmetic-v0"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _tiny() -> tuple[torch.nn.Module, object]:
+    tokenizer = make_char_tokenizer()
+    return make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64), tokenizer
+
+
+def _grpo(run_dir: Path, **overrides: object) -> object:
+    base = {
+        "max_steps": 1, "num_prompts": 2, "group_size": 2, "max_new_tokens": 8, "lr": 1e-3, "kl": "off",
+        "difficulty": 1, "progress_bar": False, "samples_every": 1,
+    }  # fmt: skip
+    configs = preset_configs("default", "grpo", **{**base, **overrides})
+    model, tokenizer = _tiny()
+    return train_grpo(
+        configs["grpo"],
+        model,
+        tokenizer,
+        ENV,
+        run=configs["run"],
+        rollout=configs["rollout"],
+        run_dir=run_dir,
+    )
+
+
+def test_a_new_lr_on_resume_is_the_rate_the_optimizer_uses(tmp_path: Path) -> None:
+    _grpo(tmp_path, max_steps=1, lr=1e-3)
+    _grpo(tmp_path, max_steps=2, lr=5e-4)
+    assert [(row["step"], row["train/lr"]) for row in read_metrics(tmp_path)] == [(1, 1e-3), (2, 5e-4)]
+
+
+def test_a_deleted_checkpoints_folder_restarts_without_duplicating_steps(tmp_path: Path) -> None:
+    import shutil
+
+    _grpo(tmp_path, max_steps=2)
+    shutil.rmtree(tmp_path / "checkpoints")
+    with pytest.warns(
+        RuntimeWarning, match=r"metrics.jsonl held lines of an earlier attempt .* moved to metrics"
+    ):
+        _grpo(tmp_path, max_steps=2)
+    assert [row["step"] for row in read_metrics(tmp_path)] == [1, 2]
+    (aside,) = tmp_path.glob("metrics.before-*.jsonl")
+    assert [row["step"] for row in read_metrics(aside)] == [1, 2]
+    assert sorted({json.loads(line)["step"] for line in (tmp_path / "samples.jsonl").open()}) == [1, 2]
+
+
+def test_a_damaged_latest_checkpoint_resumes_from_the_one_before(tmp_path: Path) -> None:
+    _grpo(tmp_path, max_steps=2, save_every=1)
+    weights = tmp_path / "checkpoints" / "step-000002" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.warns(
+        RuntimeWarning, match=r"step-000002/model.safetensors has 100 bytes .*resuming from step-000001"
+    ):
+        result = _grpo(tmp_path, max_steps=3)
+    assert result.resumed_from == 1
+    assert [row["step"] for row in read_metrics(tmp_path)] == [1, 2, 3]
+
+
+def test_a_folder_with_a_config_json_of_its_own_is_not_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    with pytest.raises(
+        ConfigError, match="is not a run folder: it holds a config.json but none of a run's files"
+    ):
+        _grpo(tmp_path)
+    assert (tmp_path / "config.json").read_text() == '{"model_type": "llama"}'
+
+
+# ---------------------------------------------------------------------------------------------- writers
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from reasongym.locks import run_folder_lock
+with run_folder_lock(sys.argv[1]):
+    Path(sys.argv[2]).touch()
+    while not Path(sys.argv[3]).exists():
+        time.sleep(0.05)
+"""
+
+TRAIN_BLOCKED = """
+import sys, time
+from pathlib import Path
+from reasongym.agents.grpo import train_grpo
+from reasongym.agents.presets import preset_configs
+from reasongym.generation import HFGenerator
+from reasongym.models import tiny_policy
+
+run_dir, started, release = sys.argv[1:4]
+
+class Blocking:
+    def __init__(self, inner):
+        self.inner = inner
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+    def wait(self):
+        Path(started).touch()
+        while not Path(release).exists():
+            time.sleep(0.05)
+    def generate(self, prompts, params):
+        self.wait()
+        return self.inner.generate(prompts, params)
+    def generate_batch(self, prompts, params):
+        self.wait()
+        return self.inner.generate_batch(prompts, params)
+
+configs = preset_configs("tiny", "grpo", max_steps=1, num_prompts=1, group_size=2, max_new_tokens=4,
+                         progress_bar=False, eval_every=0)
+model, tokenizer = tiny_policy(0)
+train_grpo(configs["grpo"], model, tokenizer, "reasongym/Arithmetic-v0", run=configs["run"],
+           rollout=configs["rollout"], run_dir=run_dir, generator=Blocking(HFGenerator(model, tokenizer)))
+"""
+
+
+def _python(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    return subprocess.Popen(
+        [sys.executable, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _wait_for(path: Path, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 180
+    while not path.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the first process never started"
+        time.sleep(0.05)
+
+
+def test_a_second_trainer_on_the_same_run_folder_fails_at_once(tmp_path: Path) -> None:
+    run, started, release = tmp_path / "run", tmp_path / "started", tmp_path / "release"
+    first = _python("-c", TRAIN_BLOCKED, str(run), str(started), str(release))
+    try:
+        _wait_for(started, first)
+        config_before = (run / "config.json").read_text()
+        second = _python(
+            "-m", "reasongym", "train", "grpo", "--run-dir", str(run), "--model", "tiny", "--env", ENV,
+            "--max-steps", "3", "--lr", "0.5",
+        )  # fmt: skip
+        _, stderr = second.communicate(timeout=300)
+        assert second.returncode == 1, stderr
+        assert f"run folder {str(run)!r} is in use by another process (pid {first.pid})" in stderr
+        assert "start a new run (--output-dir) instead of resuming this one" in stderr
+        assert (run / "config.json").read_text() == config_before  # the second wrote nothing
+        assert not (run / "run.json").exists()
+    finally:
+        release.touch()
+        _, stderr = first.communicate(timeout=300)
+    assert first.returncode == 0, stderr
+    assert [row["step"] for row in read_metrics(run)] == [1]
+
+
+@pytest.mark.parametrize("trainer", ["grpo", "sft", "star"])
+def test_every_trainer_takes_the_run_folder_lock(tmp_path: Path, trainer: str) -> None:
+    started, release = tmp_path / "started", tmp_path / "release"
+    (tmp_path / "run").mkdir()
+    holder = _python("-c", HOLD_LOCK, str(tmp_path / "run"), str(started), str(release))
+    try:
+        _wait_for(started, holder)
+        model, tokenizer = _tiny()
+        with pytest.raises(
+            ResourceBusyError, match=rf"run folder '.*run' is in use by another process \(pid {holder.pid}\)"
+        ):
+            if trainer == "grpo":
+                _grpo(tmp_path / "run")
+            elif trainer == "sft":
+                configs = preset_configs("tiny", "sft", max_steps=1, progress_bar=False)
+                train_sft(
+                    dataclasses.replace(configs["sft"], stop_at_accuracy=None),
+                    model,
+                    tokenizer,
+                    [("1+1=", "2")],
+                    run=configs["run"],
+                    run_dir=tmp_path / "run",
+                )
+            else:
+                configs = preset_configs("tiny", "star", max_steps=1, progress_bar=False)
+                train_star(STaRConfig(num_train_problems=2), model, tokenizer, ENV, run=configs["run"],
+                           rollout=configs["rollout"], run_dir=tmp_path / "run")  # fmt: skip
+    finally:
+        release.touch()
+        holder.communicate(timeout=60)
+    assert sorted(os.listdir(tmp_path / "run")) == [".lock"]  # the refused trainer wrote nothing

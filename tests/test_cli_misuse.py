@@ -1,0 +1,195 @@
+"""The command line used carelessly (issue 16, items 8 and 10): each mistake exits with the documented code
+and a message that names what is wrong, never a traceback from deep inside."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reasongym.cli import main
+
+ENV = "reasongym/Arithmetic-v0"
+TRAIN = ["train", "grpo", "--env", ENV, "--model", "tiny", "--no-progress-bar"]
+
+
+def _completions(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_train_help_exits_zero_through_the_console_module() -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "reasongym", "train", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "usage: reasongym train {sft,grpo,dapo,star}" in done.stdout and "unrecognized" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "code", "message"),
+    [
+        # input files: not UTF-8, cut off, or not what the command reads
+        (
+            lambda d: (d / "in.jsonl").write_bytes(b'{"index": 0, "completion": "caf\xe9"}\n'),
+            ["eval", "--completions", "{d}/in.jsonl", ENV],
+            2,
+            "in.jsonl' is not UTF-8 text (byte 31 is b'\\xe9'); JSONL files must be UTF-8",
+        ),
+        (
+            lambda d: (d / "in.jsonl").write_bytes(b'{"gold": "1", "completion": "\\\\boxed{1}"}\n\xff\xfe'),
+            ["verify", "--file", "{d}/in.jsonl"],
+            2,
+            "in.jsonl' is not UTF-8 text",
+        ),
+        (
+            lambda d: _completions(d / "in.jsonl", '{"index": 0, "completion": "7"}\n{"index": 1, "compl'),
+            ["eval", "--completions", "{d}/in.jsonl", ENV],
+            2,
+            "in.jsonl:2, the last line, is cut off (not valid JSON: Unterminated string",
+        ),
+        (
+            lambda d: _completions(d / "in.jsonl", '{"index": 0, "completion": "7"}\n'),
+            ["compare", "{d}/in.jsonl"],
+            2,
+            "in.jsonl: record 1 has no 'correct' list: these are not graded records (completions to grade?); "
+            "grade them first with `reasongym eval --completions FILE [ENV_ID] --out graded.jsonl`",
+        ),
+        # output paths
+        (
+            lambda d: _completions(d / "in.jsonl", '{"index": 0, "completion": "7"}\n'),
+            ["eval", "--completions", "{d}/in.jsonl", ENV, "--out", "/proc/x"],
+            2,
+            "cannot open '/proc/x' for writing (evaluation file '/proc/x'): No such file or directory",
+        ),
+        # models and run folders
+        (
+            lambda d: (d / "notarun").mkdir(),
+            ["eval", "{d}/notarun", ENV],
+            2,
+            "notarun' is a folder that holds no model: no config.json (a model saved with save_pretrained), "
+            "checkpoint.json (a checkpoint) or checkpoints/ (a run folder)",
+        ),
+        (
+            lambda d: ((d / "run").mkdir(), (d / "run" / "config.json").write_text('{"run": {}}')),
+            ["eval", "{d}/run", ENV],
+            2,
+            "is not a model transformers can load: its config.json names no known model type",
+        ),
+        (
+            lambda d: ((d / "run").mkdir(), (d / "run" / "metrics.jsonl").write_text('{"step": 1}\n')),
+            ["eval", "{d}/run", ENV],
+            2,
+            "run' has no complete checkpoint under checkpoints/ (it stopped before its first save?)",
+        ),
+        (
+            lambda d: (d / "file.txt").write_text("x"),
+            [*TRAIN, "--run-dir", "{d}/file.txt"],
+            2,
+            "file.txt' is a file, not a run folder; --run-dir resumes a run folder",
+        ),
+        (
+            lambda d: (
+                (d / "model").mkdir(),
+                (d / "model" / "config.json").write_text('{"model_type": "llama"}'),
+            ),
+            [*TRAIN, "--run-dir", "{d}/model"],
+            2,
+            "model' is not a run folder (it has no run.json, metrics.jsonl or checkpoints/): to start a new run "
+            "use --output-dir",
+        ),
+        (
+            lambda d: (
+                (d / "run").mkdir(),
+                (d / "run" / "run.json").write_text('{"algo": "grpo", "model": "tiny"}'),
+            ),
+            [*TRAIN, "--run-dir", "{d}/run"],
+            2,
+            "run' has no config.json, so resuming would train with default settings instead of the run's own",
+        ),
+        (
+            lambda d: (
+                (d / "run").mkdir(),
+                (d / "run" / "config.json").write_text("{}"),
+                (d / "run" / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\n'),
+            ),
+            [*TRAIN, "--run-dir", "{d}/run"],
+            2,
+            "run' has trained steps (metrics.jsonl up to step 2) but no checkpoint under checkpoints/ to resume "
+            "from: restarting at step 0 would log those steps again",
+        ),
+        # config values of the wrong type or range, from a config file and from flags
+        (
+            lambda d: (d / "c.toml").write_text('max_steps = "abc"\n'),
+            [*TRAIN, "--config", "{d}/c.toml"],
+            2,
+            "max_steps='abc' is not allowed; expected an integer",
+        ),
+        (
+            lambda d: (d / "c.toml").write_text("max_new_tokens = 1e9\n"),
+            [*TRAIN, "--config", "{d}/c.toml"],
+            2,
+            "max_new_tokens=1000000000.0 is not allowed; expected an integer",
+        ),
+        (
+            lambda d: (d / "c.yaml").write_text("max_new_tokens: 1000000000\n"),
+            [*TRAIN, "--config", "{d}/c.yaml"],
+            2,
+            "max_new_tokens=1000000000 is not allowed; expected at most 1048576",
+        ),
+        (
+            None,
+            [*TRAIN, "--max-new-tokens", "1e9"],
+            2,
+            "argument --max-new-tokens/--max_new_tokens: invalid int value: '1e9'",
+        ),
+        (
+            None,
+            [*TRAIN, "--max-steps", "abc"],
+            2,
+            "argument --max-steps/--max_steps: invalid int value: 'abc'",
+        ),
+        (None, [*TRAIN, "--max-new-tokens", "1000000000"], 2, "max_new_tokens=1000000000 is not allowed"),
+    ],
+)
+def test_a_careless_command_line_names_what_is_wrong(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    setup: object,
+    args: list[str],
+    code: int,
+    message: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    if setup is not None:
+        setup(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main([arg.replace("{d}", str(tmp_path)) for arg in args]) == code
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # a refused command leaves no files
+
+
+def test_stored_completions_resume_through_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [{"index": i, "completion": f"\\boxed{{{i}}}"} for i in range(4)]
+    source = _completions(tmp_path / "in.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    out = str(tmp_path / "graded.jsonl")
+    assert main(["eval", "--completions", source, ENV, "--out", out, "--no-progress", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out.splitlines()[-1])
+    lines = Path(out).read_text(encoding="utf-8").splitlines()
+    Path(out).write_text("\n".join(lines[:2]) + "\n", encoding="utf-8")
+    assert main(["eval", "--completions", source, ENV, "--out", out, "--no-progress", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["metrics"] == first["metrics"]
+    assert Path(out).read_text(encoding="utf-8").splitlines() == lines
