@@ -12,7 +12,9 @@
   fresh.
 - **No temporary files.** A line cut off by a crash is cut away in place (the file is truncated after
   its last complete record), and new records are appended and flushed one by one, so a killed process
-  leaves the file it was writing and nothing else.
+  leaves the file it was writing and nothing else. The one exception is the merge at the end of a
+  multi-process evaluation (`EvalFile.write_in_order`): the records in problem order are written beside
+  the file and renamed over it, so that a crash leaves the old file or the new one.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -106,6 +108,25 @@ class EvalFile:
         if self._handle is not None:
             self._handle.write(json.dumps(record) + "\n")
             self._handle.flush()
+
+    def write_in_order(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Replace the file's contents with ``records`` (every record of the evaluation, in problem order).
+
+        For the merge of a resumed multi-process evaluation, whose appended records would otherwise follow
+        the order the ranks finished in. Written beside the file and renamed over it, so that a crash leaves
+        either the old file or the new one, never a part of it.
+        """
+        if self.path is None:
+            return
+        if self._handle is not None:
+            self._handle.close()
+        temporary = self.path.with_name(f".{self.path.name}.merge-{os.getpid()}")
+        with temporary.open("w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(record) + "\n" for record in records)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, self.path)
+        self._handle = self.path.open("a", encoding="utf-8")
 
     def close(self, *, failed: bool = False) -> None:
         """Close and unlock; a file (and folders) this call created and never wrote to is removed when it failed."""

@@ -131,6 +131,8 @@ def evaluate(
         "max_new_tokens": max_new_tokens, "seed": seed, "difficulty": difficulty,
         "env_config": env_options(base), "reasongym": package_version(),
     }  # fmt: skip
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"batch_size={batch_size!r} is not allowed; expected an integer >= 1")
     shard = current_shard(distributed)
     with EvalFile(out_path if shard.is_main else None, resume=resume) as file:  # rank 0 locks and checks
         done, leftover = from_main(shard, lambda: _resumed_records(file, settings, resume))
@@ -149,9 +151,14 @@ def evaluate(
             )  # fmt: skip
         else:
             _sample_on_ranks(
-                env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, file, out_path,
-                done, progress, shard,
+                env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, out_path, done,
+                progress, shard,
             )  # fmt: skip
+        if shard.is_main and (leftover or shard.world_size > 1):  # appended out of order: one file, in order
+            file.write_in_order([done[index] for index in sorted(done)])
+            for part in part_files(out_path) if out_path is not None else []:  # in the output now
+                part.unlink(missing_ok=True)
+        barrier(shard)
     records = [done[index] for index in indices]
     report = summarize(records, ks=ks, path=out_path)
     if verbose and shard.is_main:
@@ -168,17 +175,20 @@ def greedy_pass_at_1(
     num_problems: int = 100,
     difficulty: int | None = None,
     max_new_tokens: int = 512,
+    distributed: bool = False,
 ) -> float:
     """Held-out greedy pass@1 of ``generator`` on the first ``num_problems`` problems of ``split``.
 
     The one held-out measurement of the trainers (GRPO, DAPO, STaR, the SFT warm start): `evaluate` with
-    one greedy sample per problem, nothing written, problems sampled in one batch. Problems whose gold is
+    one greedy sample per problem, nothing written, problems sampled in one batch (one per process with
+    ``distributed``, where every process must call and gets the same number). Problems whose gold is
     ungradable are left out, as in every evaluation report.
     """
+    processes = current_shard(distributed).world_size
     report = evaluate(
         generator, env, n=1, ks=(1,), split=split, num_problems=num_problems, difficulty=difficulty,
         temperature=0.0, max_new_tokens=max_new_tokens, tokenizer=tokenizer, out_path=None,
-        batch_size=num_problems, progress=False, verbose=False,
+        batch_size=-(-num_problems // processes), progress=False, verbose=False, distributed=distributed,
     )  # fmt: skip
     return report.metrics.get("pass@1", 0.0) if report.num_problems else 0.0
 
@@ -248,7 +258,6 @@ def _sample_on_ranks(
     difficulty: int | None,
     header: Mapping[str, Any],
     batch_size: int,
-    file: EvalFile,
     out_path: str | os.PathLike[str] | None,
     done: dict[int, dict[str, Any]],
     progress: bool,
@@ -256,23 +265,18 @@ def _sample_on_ranks(
 ) -> None:
     """Sample this rank's batches into its part file, then merge.
 
-    Every rank gets every record; rank 0 appends them to the output in problem order and removes the parts.
+    Every rank gets every record (rank 0 then writes them all to the output, and removes the parts).
     """
     sampled: dict[int, dict[str, Any]] = {}
     target = None if out_path is None else part_path(out_path, shard.rank)
     with EvalFile(target, resume=False) as part:
+        part.start()
         _sample_and_write(
             env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, part, sampled,
             progress and shard.is_main,
         )  # fmt: skip
     everything = gather_records(sampled, shard)  # after every rank has closed its part file
     done.update(everything)
-    if shard.is_main and out_path is not None:
-        for index in sorted(everything):
-            file.write(everything[index])
-        for part_file in part_files(out_path):
-            part_file.unlink(missing_ok=True)
-    barrier(shard)
 
 
 def _sample_and_write(

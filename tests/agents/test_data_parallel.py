@@ -237,12 +237,15 @@ def test_an_evaluation_killed_on_two_processes_resumes_on_one(tmp_path: Path) ->
     assert parts == [".eval.jsonl.rank0.jsonl", ".eval.jsonl.rank1.jsonl"]
     sampled = []
 
-    class Counting(worker.SeededPolicy):
-        def generate(self, prompts, params):  # noqa: ANN001, ANN202
-            sampled.extend(prompts)
-            return super().generate(prompts, params)
+    policy = worker.SeededPolicy()  # the same model as before (the resume checks its identity), counted
+    sample = policy.generate
 
-    worker.evaluate_counting(tmp_path / "eval.jsonl", distributed=False, generator=Counting())
+    def counting(prompts, params):  # noqa: ANN001, ANN202
+        sampled.extend(prompts)
+        return sample(prompts, params)
+
+    policy.generate = counting  # type: ignore[method-assign]
+    worker.evaluate_counting(tmp_path / "eval.jsonl", distributed=False, generator=policy)
     assert 0 < len(sampled) < 10  # only the batches no rank had finished
     # The same records (seeds included) in problem order, and the part files merged away.
     assert (tmp_path / "eval.jsonl").read_text() == expected.read_text()

@@ -506,6 +506,8 @@ def test_the_plateau_rule_stops_when_the_last_iterations_did_not_beat_the_best_b
 
     from reasongym.agents.star import _Loop
 
-    loop = _Loop(STaRConfig(patience=patience), *[None] * 9, initial_accuracy=initial)
+    missing = dataclasses.MISSING
+    required = [f for f in dataclasses.fields(_Loop) if f.default is missing and f.default_factory is missing]
+    loop = _Loop(STaRConfig(patience=patience), *[None] * (len(required) - 1), initial_accuracy=initial)
     loop.history = [SimpleNamespace(accuracy_after=value) for value in after]
     assert loop.plateaued() is plateaued

@@ -5,18 +5,17 @@ as evaluation: the plain Gymnasium loop, one env copy per episode, wrappers and 
 user; a multi-turn environment's observations are tokenized, appended and masked out of the loss) and
 pads them into one `RolloutBatch`.
 
-Rows come in group layout (the G samples of problem 0 first, then problem 1, ...), and the
-sequence layout is the one `reasongym.agents.common.token_logprobs` scores::
+Rows come in group layout (the G samples of problem 0 first, then problem 1, ...); the sequence
+layout is the one `reasongym.agents.common.token_logprobs` scores::
 
     input_ids  = [pad .. pad | prompt] [turn 1 | observation 1 | turn 2 | ... | pad .. pad]
                   <------- P -------->  <----------------------- T ----------------------->
 
 ``attention_mask`` is 1 on every real token (prompt, model and observation tokens);
 ``completion_mask`` is 1 on model tokens only. Turn k > 1 is sampled from the text of everything
-before it (prompt text + decoded tokens, special tokens kept, so an end-of-turn token stays in the
-context). With a tokenizer whose tokens do not merge across that boundary (the character
-tokenizer, most chat templates at role boundaries) this is exactly the token sequence the trainer
-scores; otherwise ``old_logp`` of later turns can differ slightly from a recomputation.
+before it (prompt text + decoded tokens, special tokens kept). With a tokenizer whose tokens do not
+merge across that boundary (the character tokenizer, chat templates at role boundaries) the trainer
+scores exactly those tokens; otherwise ``old_logp`` of later turns can differ from a recomputation.
 
 Shape legend: see `reasongym.agents.common` (B sequences, G group size, P prompt, T completion tokens).
 """
@@ -49,10 +48,7 @@ _ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted")
 
 @dataclass(eq=False)
 class RolloutBatch:
-    """B = num_problems * G sequences, each problem's G samples adjacent (group layout).
-
-    All tensors live on one device (after `collect_rollouts`: where the generator put its tensors).
-    """
+    """B = num_problems * G sequences in group layout, all tensors on the generator's device."""
 
     input_ids: Tensor
     """[B, P+T] prompt (left-padded) then completion (right-padded)."""
