@@ -89,9 +89,9 @@ def _load(gguf: str | None, model_dir: Path):
     if not (model_dir / "config.json").is_file():
         if not gguf:
             sys.exit(f"no model at {model_dir} and no GGUF given (--gguf or ${GGUF_ENV})")
-        from reasongym.models import save_dequantized
+        from reasongym.models import dequantize_gguf
 
-        save_dequantized(gguf, model_dir)
+        dequantize_gguf(gguf, model_dir)
     return load_policy(str(model_dir))
 
 

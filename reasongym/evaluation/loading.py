@@ -41,7 +41,7 @@ def load_generator(
 
 
 def load_model(path: str | os.PathLike[str], *, device: str | None = None) -> tuple[Any, Any]:
-    """Load ``(model, tokenizer)`` from a hub id, a model folder, a run folder or a checkpoint folder.
+    """Load ``(model, tokenizer)`` from a hub id, a model folder, a ``.gguf`` file, a run folder or a checkpoint.
 
     A run folder loads its latest checkpoint. A checkpoint folder holds the weights and config only;
     the tokenizer is looked for in the checkpoint, then in the run folder and its ``tokenizer/`` folder.

@@ -65,8 +65,8 @@ def evaluate(
     """Sample ``n`` completions per problem, grade them, write records as it goes, and summarize.
 
     Args:
-        model_or_path: A transformers causal LM (pass ``tokenizer``), a hub id or local model folder, a
-            run folder or ``checkpoints/step-N`` folder of a trained run, or any
+        model_or_path: A transformers causal LM (pass ``tokenizer``), a hub id, a local model folder or
+            ``.gguf`` file, a run folder or ``checkpoints/step-N`` folder of a trained run, or any
             :class:`~reasongym.generation.Generator` (e.g. a vLLM wrapper).
         env_id: A registered environment id.
         n: Completions sampled per problem.
