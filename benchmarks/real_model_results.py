@@ -16,8 +16,10 @@ Run (from the repository root; about 4 CPU-hours on one core for everything)::
     python benchmarks/real_model_results.py --out-dir outputs/smollm2 --summary-only   # table from the files
 
 Last line: one JSON object with, per task, pass@1 (and pass@8), the share of completions cut off at
-``max_new_tokens`` (``truncated``), the share with no parseable answer, the mean completion length in
-tokens, and the wall time; plus the whole run's wall time and peak RSS.
+``max_new_tokens`` (``truncated``), the share that write ``\\boxed{}`` as asked (``boxed``), the share with
+no parseable answer, how many correct completions were cut off (graded on the environment's last-number
+fallback), the mean completion length in tokens and the wall time; plus the whole run's wall time and
+peak RSS.
 """
 
 from __future__ import annotations
@@ -95,6 +97,16 @@ def _load(gguf: str | None, model_dir: Path):
     return load_policy(str(model_dir))
 
 
+def _tokenizer_only(model_dir: Path, gguf: str | None):
+    from transformers import AutoTokenizer
+
+    if (model_dir / "tokenizer_config.json").is_file():
+        return AutoTokenizer.from_pretrained(str(model_dir))
+    if gguf and Path(gguf).is_file():
+        return AutoTokenizer.from_pretrained(str(Path(gguf).parent), gguf_file=Path(gguf).name)
+    return None
+
+
 def _run_task(task: Task, generator, tokenizer, out_dir: Path, batch_rows: int) -> float:
     from reasongym.evaluation import evaluate
 
@@ -139,7 +151,14 @@ def _summarize(task: Task, path: Path, tokenizer) -> dict[str, object]:
         "temperature": task.temperature,
         "max_new_tokens": task.max_new_tokens,
         "truncated": round(reasons.count("length") / max(1, len(reasons)), 3),
+        "boxed": round(sum("\\boxed{" in text for text in texts) / max(1, len(texts)), 3),
         "no_answer": round(outcomes.count("unparseable") / max(1, len(outcomes)), 3),
+        # Correct completions cut off at max_new_tokens: graded on a last-number fallback, not an answer.
+        "correct_but_truncated": sum(
+            bool(ok) and reason == "length"
+            for record in records
+            for ok, reason in zip(record["correct"], record.get("finish_reasons", []), strict=False)
+        ),
         "mean_tokens": round(sum(lengths) / len(lengths), 1) if lengths else None,
     }
     for key, value in report.metrics.items():
@@ -156,10 +175,8 @@ def main() -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks = [task for task in TASKS if args.only is None or task.name in args.only]
     model, tokenizer = (None, None) if args.summary_only else _load(args.gguf, out_dir / "model")
-    if tokenizer is None and (out_dir / "model").is_dir():
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(str(out_dir / "model"))
+    if tokenizer is None:  # token counts only; the model folder, else the GGUF file's own tokenizer
+        tokenizer = _tokenizer_only(out_dir / "model", args.gguf)
     results: dict[str, dict[str, object]] = {}
     for task in tasks:
         path = out_dir / f"{task.name}.jsonl"
