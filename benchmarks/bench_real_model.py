@@ -76,16 +76,22 @@ def _run_ours(
     return time.perf_counter() - start, batch.completion_ids
 
 
-def _run_generate(model, tokenizer, prompts: list[str], params: SamplingParams) -> tuple[float, torch.Tensor]:
+def _run_generate(
+    model, tokenizer, prompts: list[str], params: SamplingParams
+) -> tuple[float, float, torch.Tensor]:
     inputs = tokenizer(prompts, padding=True, add_special_tokens=False, return_tensors="pt").to(model.device)
     sampling = (
         {"do_sample": False} if params.greedy else {"do_sample": True, "temperature": params.temperature}
     )
     torch.manual_seed(params.seed or 0)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     with torch.no_grad():
         out = model.generate(**inputs, max_new_tokens=params.max_new_tokens, top_k=0, top_p=1.0, **sampling)
-    return time.perf_counter() - start, out[:, inputs["input_ids"].shape[1] :]
+    return (
+        time.perf_counter() - start,
+        time.process_time() - cpu_start,
+        out[:, inputs["input_ids"].shape[1] :],
+    )
 
 
 def measure_generation(model, tokenizer, args: argparse.Namespace) -> dict[str, object]:
@@ -95,25 +101,36 @@ def measure_generation(model, tokenizer, args: argparse.Namespace) -> dict[str, 
     warm = SamplingParams(temperature=args.temperature, max_new_tokens=4, seed=0)
     _run_ours(generator, prompts, warm)  # untimed: allocator, kernels, tokenizer caches
     _run_generate(model, tokenizer, prompts, warm)
-    ours, theirs, identical = [], [], True
+    rates: dict[str, list[float]] = {"ours": [], "generate": [], "ours_cpu": [], "generate_cpu": []}
+    identical = True
     for repeat in range(args.repeats):
         params = SamplingParams(temperature=args.temperature, max_new_tokens=args.new_tokens, seed=repeat)
-        ours_s, ours_ids = _run_ours(generator, prompts, params)
-        theirs_s, their_ids = _run_generate(model, tokenizer, prompts, params)
+        ours_s, ours_cpu, ours_ids = _run_ours(generator, prompts, params)
+        theirs_s, theirs_cpu, their_ids = _run_generate(model, tokenizer, prompts, params)
         identical &= ours_ids.shape == their_ids.shape and bool(torch.equal(ours_ids, their_ids))
-        ours.append(ours_ids.numel() / ours_s)
-        theirs.append(their_ids.numel() / theirs_s)
+        for key, seconds, ids in (
+            ("ours", ours_s, ours_ids),
+            ("generate", theirs_s, their_ids),
+            ("ours_cpu", ours_cpu, ours_ids),
+            ("generate_cpu", theirs_cpu, their_ids),
+        ):
+            rates[key].append(ids.numel() / seconds)
         print(
-            f"repeat {repeat}: ours {ours[-1]:.1f} tok/s ({ours_ids.shape[1]} steps), "
-            f"generate {theirs[-1]:.1f} tok/s ({their_ids.shape[1]} steps)",
+            f"repeat {repeat}: ours {rates['ours'][-1]:.1f} tok/s ({ours_ids.shape[1]} steps, "
+            f"{rates['ours_cpu'][-1]:.1f} per CPU-s), generate {rates['generate'][-1]:.1f} tok/s "
+            f"({their_ids.shape[1]} steps, {rates['generate_cpu'][-1]:.1f} per CPU-s)",
             file=sys.stderr,
             flush=True,
         )
-    ours_median, theirs_median = statistics.median(ours), statistics.median(theirs)
+    median = {key: statistics.median(values) for key, values in rates.items()}
     return {
-        "ours_tokens_per_s": round(ours_median, 2),
-        "generate_tokens_per_s": round(theirs_median, 2),
-        "ratio": round(ours_median / theirs_median, 3),
+        "ours_tokens_per_s": round(median["ours"], 2),
+        "generate_tokens_per_s": round(median["generate"], 2),
+        "ratio": round(median["ours"] / median["generate"], 3),
+        # Per CPU-second of this process: steadier than wall time on a machine shared with other jobs.
+        "ours_tokens_per_cpu_s": round(median["ours_cpu"], 2),
+        "generate_tokens_per_cpu_s": round(median["generate_cpu"], 2),
+        "cpu_ratio": round(median["ours_cpu"] / median["generate_cpu"], 3),
         "identical_outputs": identical if args.temperature == 0 else None,
         "prompts": args.prompts,
         "prompt_source": source,
