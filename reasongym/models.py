@@ -223,7 +223,7 @@ def _gguf_kwargs(gguf_file: str) -> dict[str, object]:
 def _forget_quantization(model: PreTrainedModel) -> None:
     """Drop what a dequantized GGUF load leaves behind, so the model saves and trains as a plain one."""
     if getattr(model, "hf_quantizer", None) is not None:
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]
     if getattr(model.config, "quantization_config", None) is not None:
         del model.config.quantization_config
 
@@ -276,7 +276,7 @@ def end_of_turn_id(tokenizer: PreTrainedTokenizerBase) -> int | None:
     marker = "Zq7 reply"  # text no template writes itself
     messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": marker}]
     try:
-        text = tokenizer.apply_chat_template(messages, tokenize=False)
+        text = str(tokenizer.apply_chat_template(messages, tokenize=False))
     except (TemplateError, ValueError, TypeError, KeyError):  # templates that reject this exchange
         return None
     if marker not in text:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
@@ -271,7 +272,7 @@ def _top_p_filter(scores: torch.Tensor, top_p: float) -> torch.Tensor:
     return scores.masked_fill(remove, float("-inf"))
 
 
-def _select_rows(cache: object, keep: torch.Tensor) -> None:
+def _select_rows(cache: Any, keep: torch.Tensor) -> None:
     """Keep only the ``keep`` rows of a KV cache (every layer), in place."""
     layers = getattr(cache, "layers", None)
     if layers is None:  # transformers < 4.56: one DynamicCache holding per-layer tensor lists
