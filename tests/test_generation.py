@@ -259,6 +259,27 @@ def test_decoding_ends_early_when_every_row_is_done(generator: HFGenerator, mode
     assert batch.finish_reasons == ("stop",) * 3
 
 
+def test_finished_rows_leave_the_batch_without_changing_the_others(
+    generator: HFGenerator, model, tokenizer
+) -> None:
+    prompts = [*PROMPTS, "7-2="]
+    params = SamplingParams(max_new_tokens=12, temperature=0)
+    free = generator.generate_batch(prompts, params)
+    rows_seen: list[int] = []
+    seen = model.lm_head.register_forward_hook(lambda module, args, output: rows_seen.append(output.shape[0]))
+    stop = _force_eos(model, tokenizer, rows=[0, 2], at_step=3)
+    try:
+        forced = generator.generate_batch(prompts, params)
+    finally:
+        stop.remove()
+        seen.remove()
+    # The prefill and 3 decode steps run all 4 rows; rows 0 and 2 then end and leave the cache.
+    assert rows_seen == [4, 4, 4, 4] + [2] * 8
+    assert forced.completion_mask[[0, 2]].sum(dim=1).tolist() == [4, 4]  # EOS is their 4th token
+    assert torch.equal(forced.completion_ids[[1, 3]], free.completion_ids[[1, 3]])
+    torch.testing.assert_close(forced.logprobs[[1, 3]], free.logprobs[[1, 3]], atol=1e-5, rtol=0)
+
+
 # --- padding, chunking, model state ---------------------------------------------------------------------
 
 

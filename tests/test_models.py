@@ -13,6 +13,7 @@ import torch
 from reasongym.errors import ConfigError
 from reasongym.models import (
     SPECIAL_TOKENS,
+    end_of_turn_id,
     format_prompt,
     load_policy,
     make_char_tokenizer,
@@ -151,3 +152,96 @@ def test_format_prompt(tokenizer, prompt, plain: str, templated: str) -> None:
     templated_tokenizer = make_char_tokenizer()
     templated_tokenizer.chat_template = CHAT_TEMPLATE
     assert format_prompt(templated_tokenizer, prompt) == templated
+
+
+# ---------------------------------------------------------------------------------------------- GGUF
+
+
+def _touch(folder: Path, *names: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_bytes(b"")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("make_args", "message"),
+    [
+        (
+            lambda tmp: (str(tmp / "missing.gguf"), None),
+            r"name_or_path='.*missing.gguf' is not an existing .gguf file$",
+        ),
+        (
+            lambda tmp: (str(_touch(tmp / "m", "a.Q4.gguf") / "a.Q8.gguf"), None),
+            r"is not an existing .gguf file; .gguf files there: \['a.Q4.gguf'\]",
+        ),
+        (
+            lambda tmp: (str(_touch(tmp / "m", "a.Q4.gguf", "a.Q8.gguf")), None),
+            r"holds 2 .gguf files \['a.Q4.gguf', 'a.Q8.gguf'\] and no config.json; name one with gguf_file=",
+        ),
+        (
+            lambda tmp: (str(_touch(tmp / "m", "a.Q4.gguf")), "a.Q5.gguf"),
+            r"gguf_file='a.Q5.gguf' is not a file in .*; .gguf files there: \['a.Q4.gguf'\]; "
+            r"did you mean 'a.Q4.gguf'\?",
+        ),
+        (
+            lambda tmp: (str(_touch(tmp / "m", "a.gguf") / "a.gguf"), "a.gguf"),
+            r"gguf_file='a.gguf' given with name_or_path='.*a.gguf', itself a .gguf file",
+        ),
+        (
+            lambda tmp: (str(_touch(tmp / "m", "weights.bin") / "weights.bin"), None),
+            r"is a file but not a .gguf file",
+        ),
+    ],
+)
+def test_load_policy_explains_bad_gguf_paths(tmp_path: Path, make_args, message: str) -> None:
+    name_or_path, gguf_file = make_args(tmp_path)
+    with pytest.raises(ConfigError, match=message):
+        load_policy(name_or_path, gguf_file=gguf_file)
+
+
+def test_load_policy_names_the_extra_when_gguf_is_missing(tmp_path: Path, monkeypatch) -> None:
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "gguf" else real_find_spec(name, *a)
+    )
+    with pytest.raises(ConfigError, match=r"needs the `gguf` package; `pip install 'reasongym\[gguf\]'`"):
+        load_policy(_touch(tmp_path, "model.gguf") / "model.gguf")
+
+
+def test_load_policy_rejects_a_file_that_is_not_gguf(tmp_path: Path) -> None:
+    pytest.importorskip("gguf")
+    (tmp_path / "fake.gguf").write_bytes(b"not a gguf file" * 10)
+    with pytest.raises(ConfigError, match=r"gguf_file='fake.gguf' in '.*' could not be read as a GGUF model"):
+        load_policy(tmp_path / "fake.gguf")
+
+
+# Turns end with a special token other than EOS: <bos> here plays <|im_end|>'s part.
+END_WITH_BOS = "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}<bos>\n{% endfor %}"
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        (None, None),
+        (CHAT_TEMPLATE, None),  # turns end with ordinary text
+        (END_WITH_BOS, 1),
+        (END_WITH_BOS.replace("<bos>", "<eos>"), 2),
+        ("{{ raise_exception('only user messages') }}", None),
+    ],
+)
+def test_end_of_turn_id(template: str | None, expected: int | None) -> None:
+    tokenizer = make_char_tokenizer()
+    tokenizer.chat_template = template
+    assert end_of_turn_id(tokenizer) == expected
+
+
+def test_load_policy_stops_generation_on_the_end_of_turn_token(tmp_path: Path) -> None:
+    tokenizer = make_char_tokenizer()
+    tokenizer.chat_template = END_WITH_BOS
+    make_tiny_model(tokenizer).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    model, _ = load_policy(tmp_path)
+    assert model.generation_config.eos_token_id == [2, 1]  # EOS kept, end-of-turn added

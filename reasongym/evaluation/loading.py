@@ -38,7 +38,7 @@ def load_generator(
 
 
 def load_model(path: str | os.PathLike[str], *, device: str | None = None) -> tuple[Any, Any]:
-    """Load ``(model, tokenizer)`` from a hub id, a model folder, a run folder or a checkpoint folder.
+    """Load ``(model, tokenizer)`` from a hub id, a model folder, a ``.gguf`` file, a run folder or a checkpoint.
 
     Raises:
         ConfigError: The folder has no checkpoint or no tokenizer, or the model cannot be loaded.

@@ -75,8 +75,8 @@ def evaluate(
     """Sample ``n`` completions per problem, grade them, write records as it goes, and summarize.
 
     Args:
-        model_or_path: A transformers causal LM (pass ``tokenizer``), a hub id or local model folder, a
-            run folder or ``checkpoints/step-N`` folder of a trained run, or any
+        model_or_path: A transformers causal LM (pass ``tokenizer``), a hub id, a local model folder or
+            ``.gguf`` file, a run folder or ``checkpoints/step-N`` folder of a trained run, or any
             :class:`~reasongym.generation.Generator` (e.g. ``OpenAIGenerator`` for a served model).
         env_id: A registered environment id, or a made environment (wrappers included; trainers pass
             theirs). Multi-turn environments are played turn by turn, their tools and feedback included.

@@ -3,14 +3,16 @@
 Why not ``model.generate``: trainers need per-token log-probs and padded tensors in the GRPO group
 layout, and a lean loop does less Python work per step (see ``benchmarks/bench_generation.py``).
 Each step runs one forward pass on the newest token of every row, samples, and records the token's
-log-prob under the raw (temperature 1) softmax. Finished rows keep receiving the pad token until
-every row is done or ``max_new_tokens`` is reached.
+log-prob under the raw (temperature 1) softmax. Finished rows get the pad token; once they make up
+a quarter of the rows still decoded, they leave the batch (and the KV cache), so a batch whose rows
+end at very different lengths does not pay for the finished ones until the last row is done.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from transformers import DynamicCache, PreTrainedTokenizerBase
@@ -23,6 +25,9 @@ except ImportError:
 
 from reasongym.errors import ConfigError
 from reasongym.generation.base import Completion, FinishReason, GenerationBatch, SamplingParams
+
+_LEAVE_FRACTION = 0.25
+"""Finished rows leave the batch once they are this share of the rows still decoded."""
 
 
 class HFGenerator:
@@ -193,22 +198,30 @@ class HFGenerator:
             logits = logits.repeat_interleave(share, dim=0)  # [b, V]
         else:
             logits = self._forward(prompt_ids, prompt_mask, positions, cache)  # [b, V]
+        live = torch.arange(rows, device=device)  # [a] the rows still in the forward pass
         for step in range(steps):
-            token, token_logprob = _sample(logits, params, generator)
-            token = token.masked_fill(finished, self.pad_id)  # finished rows keep padding
-            tokens[:, step] = token
-            logprobs[:, step] = token_logprob.masked_fill(finished, 0.0)
-            just_finished = ~finished & torch.isin(token, eos_ids)
+            token, token_logprob = _sample(logits, params, generator)  # [a]
+            token = token.masked_fill(finished[live], self.pad_id)  # finished rows keep padding
+            tokens[live, step] = token
+            logprobs[live, step] = token_logprob.masked_fill(finished[live], 0.0)
+            just_finished = torch.zeros_like(finished)
+            just_finished[live] = ~finished[live] & torch.isin(token, eos_ids)
             if stop_checker is not None:
                 just_finished |= stop_checker.hits(tokens, step, finished | just_finished)
             lengths.masked_fill_(just_finished, step + 1)
             finished |= just_finished
             if step + 1 == steps or bool(finished.all()):
                 break
+            done = finished[live]  # [a]
+            if int(done.sum()) >= _LEAVE_FRACTION * len(live):
+                # Finished rows leave together (copying the cache costs about one step), not one by one.
+                keep = (~done).nonzero().squeeze(1)  # [a']
+                _select_rows(cache, keep)
+                live, token = live[keep], token[keep]
             logits = self._forward(
                 token[:, None],
-                attention_mask[:, : width + step + 1],
-                next_positions[:, step : step + 1],
+                attention_mask[live, : width + step + 1],
+                next_positions[live, step : step + 1],
                 cache,
             )
         return tokens[:, : step + 1], logprobs[:, : step + 1], lengths, finished
@@ -274,6 +287,16 @@ def _top_p_filter(scores: torch.Tensor, top_p: float) -> torch.Tensor:
     mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # [b, V]; the best token always has 0
     remove = torch.zeros_like(scores, dtype=torch.bool).scatter_(-1, order, mass_before >= top_p)
     return scores.masked_fill(remove, float("-inf"))
+
+
+def _select_rows(cache: Any, keep: torch.Tensor) -> None:
+    """Keep only the ``keep`` rows of a KV cache (every layer), in place."""
+    layers = getattr(cache, "layers", None)
+    if layers is None:  # transformers < 4.56: one DynamicCache holding per-layer tensor lists
+        cache.batch_select_indices(keep)
+        return
+    for layer in layers:
+        layer.batch_select_indices(keep)
 
 
 def _pad_right(x: torch.Tensor, width: int, value: float) -> torch.Tensor:
@@ -347,3 +370,12 @@ class _PreallocatedLayer(DynamicLayer or object):  # only instantiated when Dyna
             self.value_buffer = self.value_buffer.repeat_interleave(repeats, dim=0)
             self.keys = self.key_buffer[:, :, : self.filled]
             self.values = self.value_buffer[:, :, : self.filled]
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        """Keep only the rows ``indices`` (when finished rows leave the batch)."""
+        if not self.is_initialized:
+            return
+        self.key_buffer = self.key_buffer[indices]
+        self.value_buffer = self.value_buffer[indices]
+        self.keys = self.key_buffer[:, :, : self.filled]
+        self.values = self.value_buffer[:, :, : self.filled]
