@@ -57,7 +57,8 @@ def model_identity(model_or_path: Any) -> dict[str, Any]:
     Returns:
         ``{"model": ..., "checkpoint": ...}``: a local folder as its absolute path and, for a run folder or a
         checkpoint, the checkpoint it resolves to (so that a run that trained on is told apart); a hub id as
-        given; a Generator or model object by the model name it carries.
+        given; a served model by its name on the server (not its URL); another Generator or a model object
+        by the model name it carries.
     """
     if isinstance(model_or_path, (str, os.PathLike)):
         path = Path(model_or_path).expanduser()
@@ -69,10 +70,8 @@ def model_identity(model_or_path: Any) -> dict[str, Any]:
         return {"model": str(path.resolve()), "checkpoint": None if resolved is None else resolved[0].name}
     settings = getattr(model_or_path, "settings", None)  # a served model: its name on the server
     if settings is not None and getattr(settings, "model", None):
-        return {
-            "model": f"{settings.model} at {getattr(model_or_path, 'base_url', None)}",
-            "checkpoint": None,
-        }
+        # Not its URL: the same model restarted on another port or host resumes its evaluation.
+        return {"model": f"served {settings.model}", "checkpoint": None}
     model = getattr(model_or_path, "model", model_or_path)  # an HFGenerator holds its model
     name = getattr(getattr(model, "config", None), "_name_or_path", None)
     return {"model": name or type(model).__name__, "checkpoint": None}

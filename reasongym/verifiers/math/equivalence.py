@@ -263,7 +263,7 @@ def _compare_any_order(gold: tuple[Node, ...], pred: tuple[Node, ...], sym: Symb
     for k, g in enumerate(gold):
         found = next((p for p in unused if _compare(g, p, sym).equal), None)
         if found is None:
-            return Match(False, f"gold value {k + 1} is missing from the answer")
+            return Match(False, f"the answer lacks value {k + 1} of the gold")
         unused.remove(found)
     return Match(True, "the same values in any order")
 
