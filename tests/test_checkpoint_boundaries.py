@@ -1,0 +1,107 @@
+"""Checkpoint details mutation testing showed unpinned: DDP unwrapping, safe loading, CUDA RNG round trip."""
+
+from __future__ import annotations
+
+import fractions
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from reasongym.checkpoints import load_checkpoint, load_optimizer_states, save_checkpoint
+from reasongym.errors import CheckpointError
+
+
+class _Wrapper(torch.nn.Module):
+    """Stands in for DistributedDataParallel, which keeps the trained model in ``.module``."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        super().__init__()
+        self.module = module
+
+
+def _model(seed: int) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(2, 3))
+
+
+def _with_optimizer(tmp_path: Path) -> Path:
+    model = _model(0)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1)
+    return save_checkpoint(tmp_path, 1, model=model, optimizer=optimizer, scheduler=scheduler)
+
+
+def test_a_wrapped_model_is_saved_and_loaded_as_the_model_inside(tmp_path: Path) -> None:
+    trained = _model(0)
+    path = save_checkpoint(tmp_path, 1, model=_Wrapper(trained))
+    plain = _model(1)  # strict loading: keys named "module.0.weight" would not fit it
+    assert load_checkpoint(path, model=plain, restore_rng=False)[0] == 1
+    assert torch.equal(plain[0].weight, trained[0].weight)
+    wrapped = _Wrapper(_model(2))
+    load_checkpoint(path, model=wrapped, restore_rng=False)
+    assert torch.equal(wrapped.module[0].weight, trained[0].weight)
+
+
+def test_optimizer_files_load_to_the_cpu_and_refuse_pickled_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _with_optimizer(tmp_path)
+    calls = []
+    real_load = torch.load
+
+    def spy(*args: object, **kwargs: object) -> object:
+        calls.append({key: kwargs.get(key) for key in ("map_location", "weights_only")})
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "load", spy)
+    optimizer_state, scheduler_state = load_optimizer_states(path)
+    assert optimizer_state["param_groups"][0]["lr"] == 0.1 and scheduler_state["step_size"] == 1
+    assert calls == [{"map_location": "cpu", "weights_only": True}] * 2
+    monkeypatch.undo()
+    torch.save({"state": fractions.Fraction(1, 3)}, path / "optimizer.pt")  # not a plain tensor/container
+    with pytest.raises(
+        CheckpointError,
+        match=r"(?s)optimizer\.pt cannot be read \(.*Unsupported global.*\); the checkpoint is damaged$",
+    ):
+        load_optimizer_states(path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda file: file.unlink(), "{file} is missing; the checkpoint is damaged"),
+        (lambda file: file.write_bytes(b"garbage"), "{file} cannot be read ("),
+    ],
+)
+def test_an_unreadable_optimizer_file_is_named(tmp_path: Path, damage: object, message: str) -> None:
+    path = _with_optimizer(tmp_path)
+    damage(path / "optimizer.pt")
+    with pytest.raises(CheckpointError) as error:
+        load_optimizer_states(path)
+    assert str(error.value).startswith(message.format(file=path / "optimizer.pt"))
+
+
+def test_cuda_rng_states_round_trip_as_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    restored: list = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: [torch.tensor([7, 255], dtype=torch.uint8)])
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.extend)
+    path = save_checkpoint(tmp_path, 1, model=_model(0))
+    assert re.search(r'"cuda": \[\[7, 255\]\]', (path / "rng_state.json").read_text())
+    load_checkpoint(path, model=_model(0))
+    assert [state.dtype for state in restored] == [torch.uint8]
+    assert [state.tolist() for state in restored] == [[7, 255]]
+
+
+def test_a_checkpoint_without_cuda_states_loads_on_a_cuda_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = save_checkpoint(tmp_path, 1, model=_model(0))  # this machine: no CUDA states saved
+    assert '"cuda"' not in (path / "rng_state.json").read_text()
+    restored: list = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.extend)
+    assert load_checkpoint(path, model=_model(0))[0] == 1
+    assert restored == []
