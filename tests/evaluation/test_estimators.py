@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import pytest
@@ -102,3 +103,27 @@ def test_avg_at_n_and_bootstrap() -> None:
 def test_bootstrap_interval_width_on_a_fixed_sample(confidence: float, expected: tuple[float, float]) -> None:
     low, high = bootstrap_ci([0.0, 1.0] * 50, confidence=confidence, seed=1)
     assert (low, high) == pytest.approx(expected, abs=0.011)  # one grid step of slack for the RNG stream
+
+
+@pytest.mark.parametrize(
+    ("answers", "correct", "k", "message"),
+    [
+        (["1", "2"], [True], 1, "majority_vote: 2 answers but 1 correctness flags"),
+        (["1", "2"], [True, False], 0, "majority_vote: k must lie in [1, 2], got 0"),
+        (["1", "2"], [True, False], 3, "majority_vote: k must lie in [1, 2], got 3"),
+    ],
+)
+def test_majority_vote_rejects_bad_arguments(answers: list, correct: list, k: int, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        majority_vote(answers, correct, k=k)
+
+
+def test_majority_vote_asks_equivalent_once_per_new_text() -> None:
+    calls = []
+
+    def equivalent(a: str, b: str) -> bool:  # as costly as a verifier call: never repeat one
+        calls.append((a, b))
+        return a == b
+
+    assert majority_vote(["3", "3", "4", "3", "4"], [True] * 3 + [False] * 2, k=5, equivalent=equivalent)
+    assert calls == [("3", "4")]  # repeats of a seen text reuse its cluster
