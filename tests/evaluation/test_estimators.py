@@ -127,3 +127,11 @@ def test_majority_vote_asks_equivalent_once_per_new_text() -> None:
 
     assert majority_vote(["3", "3", "4", "3", "4"], [True] * 3 + [False] * 2, k=5, equivalent=equivalent)
     assert calls == [("3", "4")]  # repeats of a seen text reuse its cluster
+
+
+def test_avg_at_n_refuses_no_samples_and_bootstrap_defaults_are_the_documented_ones() -> None:
+    with pytest.raises(ConfigError, match="^avg_at_n: needs at least one sample$"):
+        avg_at_n([])
+    values = [0.0, 1.0, 1.0, 0.5, 0.25]
+    assert bootstrap_ci(values) == bootstrap_ci(values, confidence=0.95, resamples=1000, seed=0)
+    assert bootstrap_ci(values) != bootstrap_ci(values, resamples=1001)  # the count changes the interval
