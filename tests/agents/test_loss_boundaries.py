@@ -195,3 +195,12 @@ def test_k1_reward_without_a_reference_is_named() -> None:
     message = "kl='k1_reward' needs ref_logp (log-probs under the reference model); got None"
     with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
         kl_reward_penalty(torch.zeros(1, 2), None, torch.ones(1, 2), GRPOConfig(kl="k1_reward"))
+
+
+def test_grpo_loss_names_a_missing_or_misshapen_reference() -> None:
+    logp, adv, mask = torch.zeros(1, 2), torch.tensor([0.5]), torch.ones(1, 2)
+    message = "kl='k3_loss' needs ref_logp (log-probs under the reference model); got None"
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        grpo_loss(logp, logp, None, adv, mask, cfg=GRPOConfig(kl="k3_loss"))
+    with pytest.raises(ConfigError, match=r"loss inputs disagree: .*'ref_logp': \(1, 3\)"):
+        grpo_loss(logp, logp, torch.zeros(1, 3), adv, mask, cfg=GRPOConfig(kl="k3_loss"))
