@@ -204,3 +204,48 @@ def test_grpo_loss_names_a_missing_or_misshapen_reference() -> None:
         grpo_loss(logp, logp, None, adv, mask, cfg=GRPOConfig(kl="k3_loss"))
     with pytest.raises(ConfigError, match=r"loss inputs disagree: .*'ref_logp': \(1, 3\)"):
         grpo_loss(logp, logp, torch.zeros(1, 3), adv, mask, cfg=GRPOConfig(kl="k3_loss"))
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("group", "advantage_normalization='group' is not allowed; valid names: ['batch_std', 'group_std', 'none']; "
+         "did you mean 'group_std'?"),
+        ("std", "advantage_normalization='std' is not allowed; valid names: ['batch_std', 'group_std', 'none']; "
+         "did you mean 'group_std'?"),  # a weak match (ratio 0.5) still earns a hint
+        ("zzz", "advantage_normalization='zzz' is not allowed; valid names: ['batch_std', 'group_std', 'none']"),
+    ],
+)  # fmt: skip
+def test_an_unknown_name_suggests_the_nearest_one_only_when_there_is_one(name: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        group_advantages(torch.zeros(2), 2, name)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"mu": 0}, "mu=0 is not allowed; expected an integer >= 1"),
+        ({"clip_eps": 0.0}, "clip_eps=0.0 is not allowed; expected 0 < clip_eps < 1"),
+        ({"clip_eps": 1.0}, "clip_eps=1.0 is not allowed; expected 0 < clip_eps < 1"),
+        ({"kl_coef": -0.1}, "kl_coef=-0.1 is not allowed; expected a finite float >= 0"),
+        ({"kl_coef": math.inf}, "kl_coef=inf is not allowed; expected a finite float >= 0"),
+    ],
+)
+def test_grpo_config_refuses_out_of_range_values(overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        GRPOConfig(**overrides)
+
+
+def test_grpo_config_accepts_no_kl_weight() -> None:
+    assert GRPOConfig(kl_coef=0.0).kl_coef == 0.0
+
+
+def test_grpo_loss_without_totals_divides_by_its_own_length_limit() -> None:
+    # One sequence of T = 2 with one live token: -A = -0.5 summed, over B * T = 2 under "constant".
+    logp, adv, mask = torch.zeros(1, 2), torch.tensor([0.5]), torch.tensor([[1, 0]])
+    loss, metrics = grpo_loss(
+        logp, logp, None, adv, mask, cfg=GRPOConfig(kl="off", loss_aggregation="constant")
+    )
+    assert loss.item() == pytest.approx(-0.25)
+    assert metrics["loss/policy"] == pytest.approx(-0.25)
+    assert metrics["loss/kl"] == 0.0  # no reference, no KL

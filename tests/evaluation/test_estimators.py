@@ -4,6 +4,7 @@ import math
 import re
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from reasongym.errors import ConfigError
@@ -135,3 +136,43 @@ def test_avg_at_n_refuses_no_samples_and_bootstrap_defaults_are_the_documented_o
     values = [0.0, 1.0, 1.0, 0.5, 0.25]
     assert bootstrap_ci(values) == bootstrap_ci(values, confidence=0.95, resamples=1000, seed=0)
     assert bootstrap_ci(values) != bootstrap_ci(values, resamples=1001)  # the count changes the interval
+
+
+def test_bootstrap_follows_its_definition_on_a_small_draw() -> None:
+    # Five resamples of four problems: the seed's draws, their means, and the 10%/90% quantiles of them.
+    data = np.array([0.0, 1.0, 10.0, 100.0])
+    means = data[np.random.default_rng(3).integers(0, 4, size=(5, 4))].mean(axis=1)
+    expected = tuple(float(q) for q in np.quantile(means, [0.1, 0.9]))
+    assert bootstrap_ci(list(data), confidence=0.8, resamples=5, seed=3) == pytest.approx(expected)
+    low, high = bootstrap_ci([2.0, 4.0], resamples=1)  # one resample: one mean, a zero-width interval
+    assert low == high and low in (2.0, 3.0, 4.0)
+
+
+@pytest.mark.parametrize(
+    ("values", "kwargs", "message"),
+    [
+        ([1.0], {"confidence": 0.0}, "bootstrap_ci: confidence must lie in (0, 1), got 0.0"),
+        ([1.0], {"confidence": 1.0}, "bootstrap_ci: confidence must lie in (0, 1), got 1.0"),
+        ([1.0], {"confidence": 1.5}, "bootstrap_ci: confidence must lie in (0, 1), got 1.5"),
+        ([1.0], {"resamples": 0}, "bootstrap_ci: resamples must be >= 1, got 0"),
+        ([], {}, "bootstrap_ci: needs at least one value"),
+    ],
+)
+def test_bootstrap_refuses_bad_arguments(values: list, kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        bootstrap_ci(values, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "message"),
+    [
+        (4.0, 1, 2, "pass_at_k: n must be an int, got 4.0"),
+        (4, 1.5, 2, "pass_at_k: c must be an int, got 1.5"),
+        (4, 1, True, "pass_at_k: k must be an int, got True"),
+    ],
+)
+def test_pass_at_k_names_the_argument_that_is_not_an_int(
+    n: object, c: object, k: object, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        pass_at_k(n, c, k)
