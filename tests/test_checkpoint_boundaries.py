@@ -105,3 +105,21 @@ def test_a_checkpoint_without_cuda_states_loads_on_a_cuda_machine(
     monkeypatch.setattr(torch.cuda, "set_rng_state_all", restored.extend)
     assert load_checkpoint(path, model=_model(0))[0] == 1
     assert restored == []
+
+
+class _Config:
+    """The part of a transformers config that checkpoints use: ``save_pretrained(folder)``."""
+
+    def save_pretrained(self, folder: Path) -> None:
+        (Path(folder) / "config.json").write_text('{"model_type": "tiny"}', encoding="utf-8")
+
+
+def test_given_weights_are_saved_instead_of_the_models_and_its_config_goes_along(tmp_path: Path) -> None:
+    model = _model(0)
+    model.config = _Config()
+    gathered = {name: torch.full_like(tensor, 0.5) for name, tensor in model.state_dict().items()}
+    path = save_checkpoint(tmp_path, 1, model=model, model_state=gathered)  # a sharded model's, gathered
+    assert (path / "config.json").read_text(encoding="utf-8") == '{"model_type": "tiny"}'
+    fresh = _model(1)
+    load_checkpoint(path, model=fresh, restore_rng=False)
+    assert fresh[0].weight.tolist() == [[0.5, 0.5]] * 3 and fresh[0].bias.tolist() == [0.5] * 3
