@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from reasongym.checkpoints import load_checkpoint, load_optimizer_states, save_checkpoint
+from reasongym.checkpoints import load_checkpoint, load_optimizer_states, save_checkpoint, verify_checkpoint
 from reasongym.errors import CheckpointError
 
 
@@ -123,3 +123,19 @@ def test_given_weights_are_saved_instead_of_the_models_and_its_config_goes_along
     fresh = _model(1)
     load_checkpoint(path, model=fresh, restore_rng=False)
     assert fresh[0].weight.tolist() == [[0.5, 0.5]] * 3 and fresh[0].bias.tolist() == [0.5] * 3
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        (200 << 20).to_bytes(8, "little") + b"{}",  # a header length past 100 MiB is not read at all
+        (0).to_bytes(8, "little") + b"{}",  # nor is an empty one
+    ],
+)
+def test_a_safetensors_header_length_out_of_bounds_is_refused_unread(tmp_path: Path, content: bytes) -> None:
+    path = save_checkpoint(tmp_path, 1, model=_model(0))
+    (path / "checkpoint.json").write_text('{"step": 1}', encoding="utf-8")  # an older manifest: no sizes
+    (path / "model.safetensors").write_bytes(content)
+    message = f"{path / 'model.safetensors'} has no readable safetensors header; the checkpoint is damaged"
+    with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
+        verify_checkpoint(path)
