@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import fractions
 import re
+import warnings
 from pathlib import Path
 
 import pytest
 import torch
+from safetensors.torch import save_file
 
-from reasongym.checkpoints import load_checkpoint, load_optimizer_states, save_checkpoint, verify_checkpoint
+from reasongym.checkpoints import (
+    latest_checkpoint,
+    load_checkpoint,
+    load_optimizer_states,
+    save_checkpoint,
+    verify_checkpoint,
+)
 from reasongym.errors import CheckpointError
 
 
@@ -128,7 +136,7 @@ def test_given_weights_are_saved_instead_of_the_models_and_its_config_goes_along
 @pytest.mark.parametrize(
     "content",
     [
-        (200 << 20).to_bytes(8, "little") + b"{}",  # a header length past 100 MiB is not read at all
+        (100 << 20).to_bytes(8, "little") + b"{}",  # a header length of 100 MiB or more is not read at all
         (0).to_bytes(8, "little") + b"{}",  # nor is an empty one
     ],
 )
@@ -139,3 +147,97 @@ def test_a_safetensors_header_length_out_of_bounds_is_refused_unread(tmp_path: P
     message = f"{path / 'model.safetensors'} has no readable safetensors header; the checkpoint is damaged"
     with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
         verify_checkpoint(path)
+
+
+def _older(path: Path) -> Path:
+    """The checkpoint as an older version wrote it: a manifest without file sizes."""
+    (path / "checkpoint.json").write_text('{"step": 1}', encoding="utf-8")
+    return path / "model.safetensors"
+
+
+def test_safetensors_problems_are_named_with_the_whole_message(tmp_path: Path) -> None:
+    path = save_checkpoint(tmp_path, 1, model=_model(0))
+    weights = _older(path)
+    size = weights.stat().st_size
+    weights.write_bytes(weights.read_bytes()[:-4])
+    message = (
+        f"{weights} has {size - 4} bytes where its header needs {size} (truncated); the checkpoint is damaged"
+    )
+    with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
+        verify_checkpoint(path)
+    weights.unlink()
+    with pytest.raises(
+        CheckpointError, match=f"^{re.escape(f'{weights} is missing; the checkpoint is damaged')}$"
+    ):
+        verify_checkpoint(path)
+
+
+@pytest.mark.parametrize(
+    ("tensors", "metadata"),
+    [
+        ({"w": torch.ones(2)}, {"format": "pt"}),  # weights saved by transformers carry __metadata__
+        ({}, None),  # a model without parameters: a header and no tensors
+    ],
+)
+def test_an_intact_safetensors_file_passes(tmp_path: Path, tensors: dict, metadata: dict | None) -> None:
+    path = save_checkpoint(tmp_path, 1, model=_model(0))
+    save_file(tensors, str(_older(path)), metadata=metadata)
+    assert verify_checkpoint(path) == 1
+
+
+@pytest.mark.parametrize("manifest", ['{"time": 0}', "[1]", '{"step": "1"}'])
+def test_a_manifest_without_an_integer_step_is_named(tmp_path: Path, manifest: str) -> None:
+    path = save_checkpoint(tmp_path, 1, model=_model(0))
+    (path / "checkpoint.json").write_text(manifest, encoding="utf-8")
+    message = f"{path / 'checkpoint.json'} has no integer 'step'; the checkpoint is damaged"
+    with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
+        verify_checkpoint(path)
+
+
+def _three(tmp_path: Path) -> Path:
+    for step in (1, 2, 3):
+        save_checkpoint(tmp_path, step, model=_model(0), keep_last=None)
+    return tmp_path / "checkpoints"
+
+
+@pytest.mark.parametrize(
+    ("pointer", "expected"),
+    [
+        (b"step-000002", "step-000002"),  # the pointer wins over a higher step
+        (None, "step-000003"),  # no pointer: the newest
+        (b"\xff\xfe", "step-000003"),  # an unreadable pointer: the newest, no crash
+    ],
+)
+def test_latest_follows_the_pointer_else_the_newest(
+    tmp_path: Path, pointer: bytes | None, expected: str
+) -> None:
+    folder = _three(tmp_path)
+    (folder / "latest").unlink()
+    if pointer is not None:
+        (folder / "latest").write_bytes(pointer)
+    assert latest_checkpoint(tmp_path).name == expected
+
+
+def test_a_damaged_newest_falls_back_to_the_next_newest_with_a_warning_at_the_caller(tmp_path: Path) -> None:
+    folder = _three(tmp_path)
+    (folder / "step-000003" / "trainer_state.json").unlink()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert latest_checkpoint(tmp_path).name == "step-000002"
+    assert [Path(w.filename).name for w in caught] == [Path(__file__).name]
+    assert "trainer_state.json is missing; the checkpoint is damaged; resuming from step-000002" in str(
+        caught[0].message
+    )
+
+
+def test_when_none_is_intact_each_problem_is_listed(tmp_path: Path) -> None:
+    folder = _three(tmp_path)
+    for step in (1, 2, 3):
+        (folder / f"step-{step:06d}" / "trainer_state.json").unlink()
+    problems = [
+        f"{folder / f'step-{s:06d}' / 'trainer_state.json'} is missing; the checkpoint is damaged"
+        for s in (3, 2, 1)
+    ]
+    message = f"no intact checkpoint in {str(folder)!r}: " + "; ".join(problems)
+    with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
+        latest_checkpoint(tmp_path)
