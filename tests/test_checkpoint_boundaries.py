@@ -241,3 +241,25 @@ def test_when_none_is_intact_each_problem_is_listed(tmp_path: Path) -> None:
     message = f"no intact checkpoint in {str(folder)!r}: " + "; ".join(problems)
     with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
         latest_checkpoint(tmp_path)
+
+
+def test_a_file_cut_short_of_its_recorded_size_is_named_with_the_whole_message(tmp_path: Path) -> None:
+    path = _with_optimizer(tmp_path)
+    file = path / "optimizer.pt"
+    size = file.stat().st_size
+    file.write_bytes(file.read_bytes()[:-1])
+    message = (
+        f"{file} has {size - 1} bytes where the manifest recorded {size} (truncated or overwritten); "
+        "the checkpoint is damaged"
+    )
+    with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
+        verify_checkpoint(path)
+
+
+def test_a_missing_state_file_of_an_older_checkpoint_is_named(tmp_path: Path) -> None:
+    path = save_checkpoint(tmp_path, 1, model=_model(0))
+    _older(path)
+    (path / "trainer_state.json").unlink()
+    message = f"{path / 'trainer_state.json'} is missing; the checkpoint is damaged"
+    with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
+        verify_checkpoint(path)
