@@ -18,7 +18,7 @@ from reasongym.checkpoints import (
     save_checkpoint,
     verify_checkpoint,
 )
-from reasongym.errors import CheckpointError
+from reasongym.errors import CheckpointError, ConfigError
 
 
 class _Wrapper(torch.nn.Module):
@@ -263,3 +263,25 @@ def test_a_missing_state_file_of_an_older_checkpoint_is_named(tmp_path: Path) ->
     message = f"{path / 'trainer_state.json'} is missing; the checkpoint is damaged"
     with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
         verify_checkpoint(path)
+
+
+def test_lists_in_the_trainer_state_come_back_as_lists(tmp_path: Path) -> None:
+    state = {"seen": [3, 1, [2, (4, 5)]], "pair": (6, [7])}
+    path = save_checkpoint(tmp_path, 1, model=_model(0), trainer_state=state)
+    assert load_checkpoint(path, model=_model(0), restore_rng=False)[1] == state
+
+
+def test_a_folder_that_is_not_a_checkpoint_says_what_to_pass(tmp_path: Path) -> None:
+    message = (
+        f"path={str(tmp_path)!r} is not a complete checkpoint (no checkpoint.json); "
+        "pass a checkpoints/step-NNNNNN folder, e.g. latest_checkpoint(run_dir)"
+    )
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        load_checkpoint(tmp_path, model=_model(0))
+
+
+def test_weights_load_strictly(tmp_path: Path) -> None:
+    path = save_checkpoint(tmp_path, 1, model=_model(0))
+    bigger = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Linear(3, 1))  # a key the file lacks
+    with pytest.raises(RuntimeError, match=r"Missing key\(s\).*1\.weight"):
+        load_checkpoint(path, model=bigger, restore_rng=False)
