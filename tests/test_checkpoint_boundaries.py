@@ -192,6 +192,8 @@ def test_a_manifest_without_an_integer_step_is_named(tmp_path: Path, manifest: s
     message = f"{path / 'checkpoint.json'} has no integer 'step'; the checkpoint is damaged"
     with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
         verify_checkpoint(path)
+    with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
+        load_optimizer_states(path)  # reads the step alone, before anything else
 
 
 def _three(tmp_path: Path) -> Path:
@@ -285,3 +287,10 @@ def test_weights_load_strictly(tmp_path: Path) -> None:
     bigger = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Linear(3, 1))  # a key the file lacks
     with pytest.raises(RuntimeError, match=r"Missing key\(s\).*1\.weight"):
         load_checkpoint(path, model=bigger, restore_rng=False)
+
+
+def test_a_given_optimizer_state_is_the_one_saved(tmp_path: Path) -> None:
+    gathered = {"state": {}, "param_groups": [{"lr": 0.25, "params": [0, 1]}]}  # a sharded optimizer's
+    path = save_checkpoint(tmp_path, 1, model=_model(0), optimizer_state=gathered, scheduler=None)
+    torch.save({}, path / "scheduler.pt")  # load_optimizer_states reads both files
+    assert load_optimizer_states(path)[0] == gathered
