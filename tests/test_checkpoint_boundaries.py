@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fractions
 import re
+import shutil
 import warnings
 from pathlib import Path
 
@@ -294,3 +295,30 @@ def test_a_given_optimizer_state_is_the_one_saved(tmp_path: Path) -> None:
     path = save_checkpoint(tmp_path, 1, model=_model(0), optimizer_state=gathered, scheduler=None)
     torch.save({}, path / "scheduler.pt")  # load_optimizer_states reads both files
     assert load_optimizer_states(path)[0] == gathered
+
+
+@pytest.mark.parametrize(("keep_last", "kept"), [(None, [3, 4, 5, 6]), (1, [6]), ("default", [4, 5, 6])])
+def test_keep_last_keeps_the_newest_and_its_default_is_three(
+    tmp_path: Path, keep_last: object, kept: list
+) -> None:
+    run = tmp_path / "new" / "run"  # folders that do not exist yet are made
+    for step in (3, 4, 5, 6):
+        extra = {} if keep_last == "default" else {"keep_last": keep_last}
+        save_checkpoint(run, step, model=_model(0), **extra)
+    folder = run / "checkpoints"
+    assert sorted(int(p.name.split("-")[1]) for p in folder.glob("step-*")) == kept
+    assert (folder / "latest").read_text(encoding="utf-8") == "step-000006\n"
+
+
+def test_pruning_never_fails_a_save(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    removals = []
+    real_rmtree = shutil.rmtree
+
+    def spy(path: object, *args: object, **kwargs: object) -> None:
+        removals.append((Path(path).name, kwargs.get("ignore_errors")))
+        real_rmtree(path, *args, **kwargs)
+
+    save_checkpoint(tmp_path, 1, model=_model(0))
+    monkeypatch.setattr(shutil, "rmtree", spy)
+    save_checkpoint(tmp_path, 2, model=_model(0), keep_last=1)
+    assert removals == [("step-000001", True)]  # a checkpoint that cannot be removed is left, not raised
