@@ -193,6 +193,13 @@ def test_a_manifest_without_an_integer_step_is_named(tmp_path: Path, manifest: s
     message = f"{path / 'checkpoint.json'} has no integer 'step'; the checkpoint is damaged"
     with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
         verify_checkpoint(path)
+
+
+@pytest.mark.parametrize("manifest", ['{"time": 0}', "[1]", '{"step": 1.0}'])
+def test_reading_the_step_alone_names_a_manifest_without_one(tmp_path: Path, manifest: str) -> None:
+    path = _with_optimizer(tmp_path)
+    (path / "checkpoint.json").write_text(manifest, encoding="utf-8")
+    message = f"{path / 'checkpoint.json'} has no integer 'step'; the checkpoint is damaged"
     with pytest.raises(CheckpointError, match=f"^{re.escape(message)}$"):
         load_optimizer_states(path)  # reads the step alone, before anything else
 
