@@ -7,6 +7,7 @@ import re
 import shutil
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -331,3 +332,36 @@ def test_pruning_never_fails_a_save(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     save_checkpoint(tmp_path, 2, model=_model(0), keep_last=1)
     # A folder that cannot be removed is left behind, never raised
     assert removals == [(".tmp-step-000009-deadbeef", True), ("step-000001", True)]
+
+
+ALLOWED = "allowed: JSON values, tuples, torch.Generator, numpy.random.Generator, random.Random"
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        (
+            {"cursor": {1: 2}},
+            "trainer_state['cursor'] has a non-string key among [1]; JSON keys must be strings",
+        ),
+        (
+            {"order": (1, b"x")},
+            f"trainer_state['order'] holds bytes b'x', which a checkpoint cannot store; {ALLOWED}",
+        ),
+        (
+            {"seen": [1, b"x"]},
+            f"trainer_state['seen'] holds bytes b'x', which a checkpoint cannot store; {ALLOWED}",
+        ),
+    ],
+)
+def test_trainer_state_json_cannot_hold_is_named_down_to_the_key(
+    tmp_path: Path, state: dict, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        save_checkpoint(tmp_path, 1, model=_model(0), trainer_state=state)
+
+
+def test_a_run_object_is_saved_into_its_folder(tmp_path: Path) -> None:
+    run = SimpleNamespace(path=tmp_path / "run")  # anything with .path, like a RunDir
+    assert save_checkpoint(run, 1, model=_model(0)) == tmp_path / "run" / "checkpoints" / "step-000001"
+    assert latest_checkpoint(run).name == "step-000001"
