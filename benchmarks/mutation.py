@@ -18,9 +18,11 @@ them fails, *survived* when all pass. One process at a time (``--max-children 1`
 finds. Mutants of code that runs in the sympy worker process are not planted (``# pragma: no mutate``):
 the worker is a fresh interpreter mutmut cannot see into.
 
-Ends with ONE JSON line: ``killed``, ``survived``, ``timeout``, ``no_tests``, ``total`` and ``score``, the
-share of checked mutants that were killed (timeouts count as killed). The survivors are listed above it
-(``mutmut show NAME`` prints the change); judge each: an equivalent mutant (same behaviour) is fine, a
+Ends with ONE JSON line: ``killed``, ``survived``, ``timeout``, ``no_tests``, ``not_checked``, ``total`` and
+``score``, the share of checked mutants that were killed (timeouts count as killed). Above it: the
+survivors and each module's counts and score. Measured figures and the equivalent survivors are in
+``benchmarks/README.md`` ("Mutation testing"). Judge each survivor
+(``mutmut show NAME`` prints the change): an equivalent mutant (same behaviour) is fine, a
 real one wants a test that pins the value it changes.
 """
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +39,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+STATUSES = ("killed", "survived", "timeout", "no tests", "not checked")
 
 
 def _mutmut(*args: str, capture: bool = False) -> subprocess.CompletedProcess:
@@ -47,10 +51,27 @@ def _mutmut(*args: str, capture: bool = False) -> subprocess.CompletedProcess:
     )
 
 
-def survivors() -> list[str]:
-    """Names of the mutants that survived the last run."""
-    listing = _mutmut("results", capture=True).stdout
-    return [line.split(":")[0].strip() for line in listing.splitlines() if line.strip().endswith("survived")]
+def statuses() -> dict[str, str]:
+    """Every mutant of the last run and its status (killed, survived, timeout, no tests, not checked...)."""
+    listing = _mutmut("results", "--all", "true", capture=True).stdout
+    pairs = (line.strip().rsplit(": ", 1) for line in listing.splitlines() if ": " in line)
+    return {name: status for name, status in pairs}
+
+
+def per_module(by_mutant: dict[str, str]) -> dict[str, dict[str, int]]:
+    """Counts of each status per mutated module (``reasongym.agents.grpo.x_name__mutmut_3`` -> grpo)."""
+    tally: dict[str, dict[str, int]] = {}
+    for name, status in by_mutant.items():
+        module = re.sub(r"\.x[_ǁ].*$", "", name).rsplit(".", 1)[-1]
+        counts = tally.setdefault(module, {})
+        counts[status] = counts.get(status, 0) + 1
+    return tally
+
+
+def _score(counts: dict[str, int]) -> float | None:
+    killed = counts.get("killed", 0) + counts.get("timeout", 0)
+    checked = killed + counts.get("survived", 0)
+    return round(killed / checked, 4) if checked else None
 
 
 def main() -> None:
@@ -66,13 +87,19 @@ def main() -> None:
     started = time.perf_counter()
     if not args.survivors:
         _mutmut("run", "--max-children", "1", *args.mutants)
-    _mutmut("export-cicd-stats", capture=True)
-    stats = json.loads((ROOT / "mutants" / "mutmut-cicd-stats.json").read_text(encoding="utf-8"))
-    names = survivors()
+    by_mutant = statuses()
+    names = sorted(name for name, status in by_mutant.items() if status == "survived")
     print("\n".join(["survivors (mutmut show NAME):", *names]))
-    checked = stats["killed"] + stats["timeout"] + stats["survived"]
-    summary = {key: stats[key] for key in ("killed", "survived", "timeout", "no_tests", "total")}
-    summary["score"] = round((stats["killed"] + stats["timeout"]) / checked, 4) if checked else None
+    modules = per_module(by_mutant)
+    for module, counts in sorted(modules.items()):
+        print(f"{module}: {counts} score={_score(counts)}")
+    total: dict[str, int] = {}
+    for counts in modules.values():
+        for status, count in counts.items():
+            total[status] = total.get(status, 0) + count
+    summary = {key.replace(" ", "_"): total.get(key, 0) for key in STATUSES}
+    summary["total"] = sum(total.values())
+    summary["score"] = _score(total)
     summary["seconds"] = round(time.perf_counter() - started, 1)
     print(json.dumps(summary))
 

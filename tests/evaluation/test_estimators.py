@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from reasongym.errors import ConfigError
@@ -102,3 +104,75 @@ def test_avg_at_n_and_bootstrap() -> None:
 def test_bootstrap_interval_width_on_a_fixed_sample(confidence: float, expected: tuple[float, float]) -> None:
     low, high = bootstrap_ci([0.0, 1.0] * 50, confidence=confidence, seed=1)
     assert (low, high) == pytest.approx(expected, abs=0.011)  # one grid step of slack for the RNG stream
+
+
+@pytest.mark.parametrize(
+    ("answers", "correct", "k", "message"),
+    [
+        (["1", "2"], [True], 1, "majority_vote: 2 answers but 1 correctness flags"),
+        (["1", "2"], [True, False], 0, "majority_vote: k must lie in [1, 2], got 0"),
+        (["1", "2"], [True, False], 3, "majority_vote: k must lie in [1, 2], got 3"),
+    ],
+)
+def test_majority_vote_rejects_bad_arguments(answers: list, correct: list, k: int, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        majority_vote(answers, correct, k=k)
+
+
+def test_majority_vote_asks_equivalent_once_per_new_text() -> None:
+    calls = []
+
+    def equivalent(a: str, b: str) -> bool:  # as costly as a verifier call: never repeat one
+        calls.append((a, b))
+        return a == b
+
+    assert majority_vote(["3", "3", "4", "3", "4"], [True] * 3 + [False] * 2, k=5, equivalent=equivalent)
+    assert calls == [("3", "4")]  # repeats of a seen text reuse its cluster
+
+
+def test_avg_at_n_refuses_no_samples_and_bootstrap_defaults_are_the_documented_ones() -> None:
+    with pytest.raises(ConfigError, match="^avg_at_n: needs at least one sample$"):
+        avg_at_n([])
+    values = [0.0, 1.0, 1.0, 0.5, 0.25]
+    assert bootstrap_ci(values) == bootstrap_ci(values, confidence=0.95, resamples=1000, seed=0)
+    assert bootstrap_ci(values) != bootstrap_ci(values, resamples=1001)  # the count changes the interval
+
+
+def test_bootstrap_follows_its_definition_on_a_small_draw() -> None:
+    # Five resamples of four problems: the seed's draws, their means, and the 10%/90% quantiles of them.
+    data = np.array([0.0, 1.0, 10.0, 100.0])
+    means = data[np.random.default_rng(3).integers(0, 4, size=(5, 4))].mean(axis=1)
+    expected = tuple(float(q) for q in np.quantile(means, [0.1, 0.9]))
+    assert bootstrap_ci(list(data), confidence=0.8, resamples=5, seed=3) == pytest.approx(expected)
+    low, high = bootstrap_ci([2.0, 4.0], resamples=1)  # one resample: one mean, a zero-width interval
+    assert low == high and low in (2.0, 3.0, 4.0)
+
+
+@pytest.mark.parametrize(
+    ("values", "kwargs", "message"),
+    [
+        ([1.0], {"confidence": 0.0}, "bootstrap_ci: confidence must lie in (0, 1), got 0.0"),
+        ([1.0], {"confidence": 1.0}, "bootstrap_ci: confidence must lie in (0, 1), got 1.0"),
+        ([1.0], {"confidence": 1.5}, "bootstrap_ci: confidence must lie in (0, 1), got 1.5"),
+        ([1.0], {"resamples": 0}, "bootstrap_ci: resamples must be >= 1, got 0"),
+        ([], {}, "bootstrap_ci: needs at least one value"),
+    ],
+)
+def test_bootstrap_refuses_bad_arguments(values: list, kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        bootstrap_ci(values, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "message"),
+    [
+        (4.0, 1, 2, "pass_at_k: n must be an int, got 4.0"),
+        (4, 1.5, 2, "pass_at_k: c must be an int, got 1.5"),
+        (4, 1, True, "pass_at_k: k must be an int, got True"),
+    ],
+)
+def test_pass_at_k_names_the_argument_that_is_not_an_int(
+    n: object, c: object, k: object, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
+        pass_at_k(n, c, k)
