@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_model, save_model
+from safetensors.torch import load_model, save_file, save_model
 
 from reasongym.errors import ConfigError
 
@@ -52,6 +52,8 @@ def save_checkpoint(
     scheduler: Any | None = None,
     trainer_state: Mapping[str, Any] | None = None,
     keep_last: int | None = 3,
+    model_state: Mapping[str, torch.Tensor] | None = None,
+    optimizer_state: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``checkpoints/step-<step>/`` atomically, point ``latest`` at it, and prune old ones.
 
@@ -65,6 +67,9 @@ def save_checkpoint(
         trainer_state: JSON-serialisable trainer state (data cursor, data order); ``torch.Generator``,
             ``numpy.random.Generator`` and ``random.Random`` values are stored by state.
         keep_last: Keep this many newest checkpoints; None keeps all.
+        model_state: The weights to save instead of ``model``'s own (a sharded model's, gathered whole);
+            ``model`` then still supplies the config.
+        optimizer_state: The optimizer state to save instead of ``optimizer``'s own (likewise).
 
     Returns:
         The checkpoint folder.
@@ -82,7 +87,7 @@ def save_checkpoint(
     state_json = json.dumps(_encode_state(dict(trainer_state or {}), "trainer_state"), sort_keys=True)
     tmp = folder / f".tmp-step-{step:06d}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
-    _write_contents(tmp, step, model, optimizer, scheduler, state_json)
+    _write_contents(tmp, step, model, optimizer, scheduler, state_json, model_state, optimizer_state)
     final = folder / f"step-{step:06d}"
     if final.exists():  # a resumed run saving the same step again: move the old copy aside first
         shutil.rmtree(final.rename(folder / f".tmp-old-{uuid.uuid4().hex[:8]}"))
@@ -94,14 +99,29 @@ def save_checkpoint(
 
 
 def _write_contents(
-    tmp: Path, step: int, model: torch.nn.Module, optimizer: Any, scheduler: Any, state_json: str
+    tmp: Path,
+    step: int,
+    model: torch.nn.Module,
+    optimizer: Any,
+    scheduler: Any,
+    state_json: str,
+    model_state: Mapping[str, torch.Tensor] | None = None,
+    optimizer_state: Mapping[str, Any] | None = None,
 ) -> None:
     """Every file of a checkpoint, fsynced, with the manifest written last."""
     module = getattr(model, "module", model)  # DistributedDataParallel keeps the model in .module
-    save_model(module, str(tmp / "model.safetensors"))
+    if model_state is None:
+        save_model(module, str(tmp / "model.safetensors"))
+    else:
+        save_file(
+            {name: tensor.contiguous() for name, tensor in model_state.items()},
+            str(tmp / "model.safetensors"),
+        )
     if hasattr(module, "config") and hasattr(module.config, "save_pretrained"):
         module.config.save_pretrained(tmp)
-    if optimizer is not None:
+    if optimizer_state is not None:
+        torch.save(dict(optimizer_state), tmp / "optimizer.pt")
+    elif optimizer is not None:
         torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     if scheduler is not None:
         torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
@@ -165,6 +185,19 @@ def load_checkpoint(
         _set_global_rng_state(json.loads((path / "rng_state.json").read_text(encoding="utf-8")))
     trainer_state = _decode_state(json.loads((path / "trainer_state.json").read_text(encoding="utf-8")))
     return step, trainer_state
+
+
+def load_optimizer_states(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The optimizer and scheduler states a checkpoint holds, read to the CPU: for a trainer that loads the
+    weights first (``load_checkpoint`` without an optimizer) and builds its optimizer after sharding them.
+
+    Raises:
+        ConfigError: ``path`` is not a complete checkpoint.
+    """
+    checkpoint_step(path)  # refuses an incomplete checkpoint
+    path = Path(path)
+    optimizer = torch.load(path / "optimizer.pt", map_location="cpu", weights_only=True)
+    return optimizer, torch.load(path / "scheduler.pt", map_location="cpu", weights_only=True)
 
 
 def checkpoint_step(path: str | os.PathLike[str]) -> int:

@@ -105,6 +105,8 @@ def group_advantages(rewards: Tensor, group_size: int, normalization: str = "gro
             f"group_size={group_size} is not allowed for rewards of shape {tuple(rewards.shape)}; "
             "expected a 1-d tensor whose length is a multiple of group_size"
         )
+    if rewards.numel() == 0:  # no groups (a process whose share of the batch is empty)
+        return rewards.float()
     return normalize(rewards.float(), group_size)
 
 

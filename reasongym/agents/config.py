@@ -48,6 +48,15 @@ class RunConfig:
     micro_batch_size: int | None = None
     """Sequences per forward/backward pass (gradient accumulation adds them up to exactly the full-batch
     gradient); None: the whole batch at once."""
+    parallelism: Literal["ddp", "fsdp"] = "ddp"
+    """Across processes (``torchrun``, ``accelerate launch``; one process ignores it): ``ddp``, every process
+    holds the whole model and DDP averages the gradients; ``fsdp``, parameters, gradients and optimizer
+    state are sharded over the processes (torch's ``fully_shard``), for a model whose training state does
+    not fit one device. GRPO and DAPO only; sampling and evaluation gather the full weights on each device."""
+    autocast: Literal["off", "bf16", "fp16"] = "off"
+    """Run forward passes (sampling, scoring, training) under CUDA autocast in bfloat16 or float16 (fp16
+    with a gradient scaler); the weights and optimizer stay in their dtype. CUDA only: ``off`` on a CPU,
+    which trains in float32."""
     seed: int = 0
     """Seeds the global RNGs, the order of training problems and every sampling round."""
     split: str | None = None

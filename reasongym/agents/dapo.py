@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from torch import Tensor
 from reasongym.agents.advantages import group_advantages, zero_variance_groups
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
+from reasongym.agents.runtime import distributed
 from reasongym.agents.runtime.rollout import RolloutBatch
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, ratio_metrics
@@ -199,46 +200,69 @@ def dapo_loss(
 # ------------------------------------------------------------------------------ loop
 
 
+def first_kept(keep: Sequence[bool], already: int, wanted: int) -> list[bool]:
+    """Which of a round's groups join the batch: those kept, while fewer than ``wanted`` are in it.
+
+    Args:
+        keep: One flag per group of the round, in problem order (every rank's groups).
+        already: Groups kept by the batch's earlier rounds.
+        wanted: Groups the batch holds at most (``num_prompts``).
+
+    Returns:
+        One flag per group: kept, and among the first ``wanted`` kept groups of the batch so far.
+    """
+    chosen, count = [], already
+    for flag in keep:
+        chosen.append(bool(flag) and count < wanted)
+        count += bool(flag)
+    return chosen
+
+
 def sample_training_batch(
     session: RLSession, cfg: DAPOConfig, rollout: RolloutConfig
 ) -> tuple[RolloutBatch | None, dict[str, float]]:
     """Sample rounds until ``num_prompts`` informative groups are kept or ``max_extra_rounds`` ran out.
 
     Groups are filtered on their task rewards; the overlong penalty then shapes the kept groups' rewards.
+    Across processes each rank samples its share of every round, the kept groups are counted over every
+    rank (the batch is full when the global count is), and the batch is the first ``num_prompts`` kept
+    groups in problem order, exactly as one process would keep them; each rank returns its part of it.
 
     Returns:
         ``(batch, metrics)``: the kept groups (rewards shaped by the overlong penalty), cut to
-        ``num_prompts`` groups, or None when no group was kept; rollout metrics cover every sampled group.
+        ``num_prompts`` groups, or None when no rank kept a group (a rank whose part is empty gets an empty
+        batch); rollout metrics cover every sampled group of every rank.
     """
     sampled, kept, kept_groups, extra_rounds = [], [], 0, 0
     wanted, group_size = rollout.num_prompts, rollout.group_size
     while True:
         raw = session.rollouts(wanted)
         sampled.append(raw)
-        keep = dynamic_sampling_filter(raw.rewards.float(), raw.correct, group_size, cfg)  # [N]
-        penalty = overlong_penalty(raw.lengths, cfg, rollout.max_new_tokens)  # [B]
-        shaped = dataclasses.replace(raw, rewards=raw.rewards.float() + penalty)
+        keep = dynamic_sampling_filter(raw.rewards.float(), raw.correct, group_size, cfg)  # [N_rank]
         if not cfg.dynamic_sampling:
             keep = torch.ones_like(keep)
-        if keep.any():
-            kept.append(shaped.select_groups(keep))
-            kept_groups += int(keep.sum())
+        every_rank = distributed.all_gather_shards(keep.tolist(), session.info)  # [N] in problem order
+        chosen = distributed.shard(first_kept(every_rank, kept_groups, wanted), session.info)  # [N_rank]
+        if any(chosen):
+            penalty = overlong_penalty(raw.lengths, cfg, rollout.max_new_tokens)  # [B]
+            shaped = dataclasses.replace(raw, rewards=raw.rewards.float() + penalty)
+            kept.append(shaped.select_groups(torch.tensor(chosen, device=keep.device)))
+        kept_groups += sum(every_rank)
         if kept_groups >= wanted or extra_rounds >= cfg.max_extra_rounds:
             break
         extra_rounds += 1
-    metrics = dict(RolloutBatch.concat(sampled).metrics()) if len(sampled) > 1 else dict(sampled[0].metrics())
+    metrics = session.rollout_metrics(*sampled)
     metrics.update({
         "dapo/kept_groups": float(min(kept_groups, wanted)),
         "dapo/dropped_groups": float(len(sampled) * wanted - kept_groups),
         "dapo/extra_rounds": float(extra_rounds),
         "dapo/partial_batch": float(kept_groups < wanted),
     })  # fmt: skip
-    if not kept:
+    if kept_groups == 0:
         return None, metrics
-    batch = RolloutBatch.concat(kept) if len(kept) > 1 else kept[0]
-    if kept_groups > wanted:
-        batch = batch.select_groups(torch.arange(kept_groups) < wanted)
-    return batch, metrics
+    if not kept:  # other ranks hold the batch: this one joins the update with no rows
+        return raw.select_groups(torch.zeros_like(keep)), metrics
+    return (RolloutBatch.concat(kept) if len(kept) > 1 else kept[0]), metrics
 
 
 def train_dapo(

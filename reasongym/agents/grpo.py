@@ -29,6 +29,7 @@ from torch import Tensor
 from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, group_advantages, lookup
 from reasongym.agents.common import masked_mean, masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, check_field_types
+from reasongym.agents.runtime import distributed
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, ratio_metrics, totals_of
 from reasongym.errors import ConfigError
@@ -226,6 +227,10 @@ def train_grpo(
 
     Returns:
         An ``RLResult`` with one metrics dict per step.
+
+    Under ``torchrun`` or ``accelerate launch`` (process group initialised with
+    `distributed.init_distributed`) each process samples its share of every batch's prompts and the update
+    is the one of a single process on all of them; see `reasongym.agents.runtime.session`.
     """
     run, rollout = run or RunConfig(), rollout or RolloutConfig()
     record = {"algo": "grpo", "run": run, "rollout": rollout, "grpo": cfg}
@@ -239,9 +244,12 @@ def train_grpo(
             batch = session.rollouts(rollout.num_prompts)
             ref_logp = session.reference_logprobs(batch)  # [B, T] or None
             rewards = batch.rewards - kl_reward_penalty(batch.old_logp, ref_logp, batch.completion_mask, cfg)
-            adv = group_advantages(rewards, rollout.group_size, cfg.advantage_normalization)  # [B]
+            # Across processes: every rank's groups (batch_std scales by the whole batch), then this rank's.
+            rewards = distributed.all_gather_groups(rewards, rollout.group_size)  # [B_all]
+            adv = group_advantages(rewards, rollout.group_size, cfg.advantage_normalization)  # [B_all]
+            adv = distributed.shard_groups(adv, rollout.group_size)  # [B]
             metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp)
-            metrics.update(batch.metrics())
+            metrics.update(session.rollout_metrics(batch))
             session.finish_step(step, metrics, batch)
     finally:
         session.close()

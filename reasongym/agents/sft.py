@@ -8,6 +8,10 @@ checkpoints every ``save_every`` steps and, started again on the same folder, re
 checkpoint and reproduces the uninterrupted run. Tokenizing, padding and packing live in ``sft_data``.
 
 Shape letters: B = sequences (rows) in a micro-batch, L = tokens per row, V = vocabulary size.
+
+Why this file is long: it is one algorithm read top to bottom (config, loss, step, loop, resume), and its
+step carries what every SFT run may need across processes and precisions (DDP, global normalisers, the
+fp16 gradient scaler); the data side already lives in ``sft_data``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,13 @@ from transformers import PreTrainedTokenizerBase
 from reasongym.agents.common import seed_everything
 from reasongym.agents.config import RunConfig, at_least, check_field_types
 from reasongym.agents.runtime import distributed
-from reasongym.agents.runtime.update import build_optimizer, restore_optimizer
+from reasongym.agents.runtime.update import (
+    autocast_context,
+    build_optimizer,
+    check_autocast,
+    grad_scaler,
+    restore_optimizer,
+)
 from reasongym.agents.sft_data import (
     IGNORE_INDEX,
     EpochStream,
@@ -118,9 +128,6 @@ class SFTResult:
         return self.history[-1]["loss/sft"] if self.history else None
 
 
-# ---------------------------------------------------------------------------------------------- batches
-
-
 # ---------------------------------------------------------------------------------------------- loss
 
 
@@ -177,14 +184,19 @@ def sft_step(
     optimizer: torch.optim.Optimizer,
     run: RunConfig,
     info: distributed.DistInfo | None = None,
+    *,
+    scaler: Any = None,
 ) -> dict[str, float]:
     """One optimizer step over ``micro_batches`` (this rank's share); skipped if anything is non-finite.
+
+    The forward passes run under ``run.autocast``, the losses and the step through ``scaler`` (`grad_scaler`).
 
     Returns:
         Metrics of the step, reduced over ranks: ``loss/sft``, ``train/tokens``, ``train/grad_norm``,
         ``train/skipped_nonfinite``.
     """
     info = info or distributed.current()
+    scaler = scaler or grad_scaler(run)
     device = next(model.parameters()).device
     local_tokens = sum(batch.num_tokens for batch in micro_batches)
     total_tokens = distributed.all_reduce_sum({"tokens": local_tokens}, info)["tokens"]
@@ -195,15 +207,18 @@ def sft_step(
         last = i == len(micro_batches) - 1
         sync = nullcontext() if last or not hasattr(model, "no_sync") else model.no_sync()
         with sync:
-            loss, metrics = completion_loss(model, batch.to(device), normalizer=normalizer)
-            loss.backward()
+            with autocast_context(run):
+                loss, metrics = completion_loss(model, batch.to(device), normalizer=normalizer)
+            scaler.scale(loss).backward()
         nll_sum += metrics["loss/sft"] * metrics["train/tokens"]
     params = [p for p in model.parameters() if p.grad is not None]
+    scaler.unscale_(optimizer)
     grad_norm = float(torch.nn.utils.clip_grad_norm_(params, run.max_grad_norm or math.inf))
     bad = float(not (math.isfinite(grad_norm) and math.isfinite(nll_sum)))
     skipped = distributed.all_reduce_max({"bad": bad}, info)["bad"] > 0
     if not skipped:
-        optimizer.step()
+        scaler.step(optimizer)
+    scaler.update()
     optimizer.zero_grad(set_to_none=True)
     summed = distributed.all_reduce_sum({"nll": nll_sum}, info)
     return {
@@ -267,7 +282,13 @@ def train_sft(
             "stop_at_accuracy needs held-out evaluations: pass env= and set run.eval_every > 0 "
             f"(got env={'set' if env is not None else None}, eval_every={run.eval_every})"
         )
+    check_autocast(run, model)
     info = distributed.current()
+    if run.parallelism == "fsdp" and info.world_size > 1:
+        raise ConfigError(
+            "parallelism='fsdp' is not allowed for SFT (nor STaR, whose fine-tuning is SFT): FSDP shards GRPO "
+            "and DAPO only; use parallelism='ddp'"
+        )
     folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
     state = _start_or_resume(cfg, run, model, tokenizer, pairs, folder, info)
     writer = None
@@ -342,6 +363,8 @@ class _TrainState:
     """Micro-batches per optimizer step."""
     start: int
     resumed_from: int | None
+    scaler: Any = None
+    """The gradient scaler (`grad_scaler`: enabled for fp16 autocast only)."""
 
 
 def _start_or_resume(
@@ -380,7 +403,8 @@ def _start_or_resume(
         examples, seed=run_cfg.seed, cursor=cursor, batch_size=micro, pad_id=pad_token_id(tokenizer),
         packing=cfg.packing, max_length=cfg.max_length,
     )  # fmt: skip
-    return _TrainState(optimizer, scheduler, stream, cfg.batch_size // micro, start, resumed_from)
+    micro_batches = cfg.batch_size // micro
+    return _TrainState(optimizer, scheduler, stream, micro_batches, start, resumed_from, grad_scaler(run_cfg))
 
 
 def _timed_step(
@@ -389,7 +413,8 @@ def _timed_step(
     """``sft_step`` on the next micro-batches, then the schedule; adds lr, epoch and speed metrics."""
     started = time.perf_counter()
     lr = state.optimizer.param_groups[0]["lr"]
-    metrics = sft_step(model, state.stream.take(state.micro_batches), state.optimizer, run, info)
+    micro_batches = state.stream.take(state.micro_batches)
+    metrics = sft_step(model, micro_batches, state.optimizer, run, info, scaler=state.scaler)
     state.scheduler.step()
     elapsed = time.perf_counter() - started
     metrics.update({"train/lr": lr, "train/epoch": float(state.stream.epoch), "perf/step_time_s": elapsed})

@@ -16,6 +16,11 @@ Run folder: ``base_model.safetensors`` (the weights every iteration restarts fro
 learned from) with that iteration's SFT ``config.json`` and ``metrics.jsonl``, and
 ``checkpoints/step-NNNNNN`` (step = completed iteration) that a crashed run resumes from.
 
+Across processes (``torchrun``, ``accelerate launch``) each rank generates, filters and rationalizes its
+round-robin share of the training problems with its own sampling seed; the kept rationales of every rank
+are gathered in problem order, so that every rank fine-tunes on the same set (data-parallel, through
+`train_sft`: ``sft.batch_size`` per process), and held-out evaluation is shared too. Rank 0 alone writes.
+
 Why this file is long: it is one algorithm read top to bottom in run order (config, results, the named
 steps, the loop, resume), as every algorithm here is; splitting the steps from the loop would make a reader
 jump between files to follow one iteration.
@@ -51,6 +56,7 @@ from reasongym.agents.rationales import (
     rationalize,
     stands_alone,
 )
+from reasongym.agents.runtime import distributed
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
 from reasongym.errors import ConfigError
@@ -207,6 +213,7 @@ def evaluate_accuracy(task: STaRTask, generator: Generator, run: RunConfig, roll
     return greedy_pass_at_1(
         generator, task.env, tokenizer=task.tokenizer, split=task.eval_split, num_problems=run.eval_problems,
         difficulty=task.difficulty, max_new_tokens=rollout.max_new_tokens,
+        distributed=distributed.current().world_size > 1,
     )  # fmt: skip
 
 
@@ -268,23 +275,32 @@ class _Loop:
         cfg, rollout, model, task, hook = self.cfg, self.rollout, self.model, self.task, self.hook
         before = self.history[-1].accuracy_after if self.history else self.initial_accuracy
         assert before is not None  # the base model is evaluated before the first iteration
-        seed = self.run_cfg.seed * 1_000_003 + 2 * iteration
+        seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + 2 * iteration)
         params = SamplingParams(
             max_new_tokens=rollout.max_new_tokens, temperature=rollout.temperature, top_p=rollout.top_p,
             n=rollout.group_size, seed=seed,
         )  # fmt: skip
+        problems, indices = distributed.shard(self.problems), distributed.shard(self.indices)  # this rank's
         hook(iteration, "generate", model)
-        completions = generate_rationales(task, self.rationale_generator, self.problems, params)
+        completions = generate_rationales(task, self.rationale_generator, problems, params)
         hook(iteration, "filter", model)
         direct = filter_correct(
-            task, self.problems, self.indices, completions, source="direct", max_per_problem=cfg.max_kept_per_problem
+            task, problems, indices, completions, source="direct", max_per_problem=cfg.max_kept_per_problem
         )  # fmt: skip
+        direct = distributed.all_gather_ordered(direct, key=_by_index)  # every rank's, in problem order
         hook(iteration, "rationalize", model)
         solved = {example.index for example in direct}
-        missed = [i for i, index in enumerate(self.indices) if index not in solved]
-        rationalized, unfaithful = self.rationalize(missed, dataclasses.replace(params, seed=seed + 1))
+        missed = [i for i, index in enumerate(indices) if index not in solved]
+        rationalized, unfaithful = self.rationalize(
+            [problems[i] for i in missed],
+            [indices[i] for i in missed],
+            dataclasses.replace(params, seed=seed + 1),
+        )
+        rationalized = distributed.all_gather_ordered(rationalized, key=_by_index)
+        unfaithful = int(distributed.all_reduce_sum({"unfaithful": unfaithful})["unfaithful"])
         kept = direct + rationalized
-        folder = None if self.run is None else _write_kept(self.run, iteration, kept)
+        writes = self.run is not None and distributed.current().is_main
+        folder = _write_kept(self.run, iteration, kept) if writes else None
         hook(iteration, "restore_base", model)
         if cfg.restart_from_base:
             model.load_state_dict(self.base)
@@ -295,17 +311,19 @@ class _Loop:
         return IterationStats(
             iteration=iteration, accuracy_before=before, accuracy_after=accuracy,
             train_accuracy=len(solved) / len(self.problems), kept_direct=len(direct),
-            kept_rationalized=len(rationalized), rationalization_attempts=len(missed) if cfg.rationalize else 0,
+            kept_rationalized=len(rationalized),
+            rationalization_attempts=len(self.problems) - len(solved) if cfg.rationalize else 0,
             sft_steps=steps, sft_final_loss=loss, rationalized_unfaithful=unfaithful,
         )  # fmt: skip
 
-    def rationalize(self, missed: list[int], params: SamplingParams) -> tuple[list[KeptExample], int]:
-        """The rationalize step on the missed problems (positions in ``problems``): the verified hinted
-        rationales, those that stand on their own with ``faithful_rationalization``, and how many it dropped."""
+    def rationalize(
+        self, problems: list[Any], indices: list[int], params: SamplingParams
+    ) -> tuple[list[KeptExample], int]:
+        """The rationalize step on this process's missed problems: the verified hinted rationales, those
+        that stand on their own with ``faithful_rationalization``, and how many it dropped."""
         cfg = self.cfg
-        if not cfg.rationalize or not missed:
+        if not cfg.rationalize or not problems:
             return [], 0
-        indices, problems = [self.indices[i] for i in missed], [self.problems[i] for i in missed]
         rationalized = rationalize(
             self.task, self.rationale_generator, problems, indices, params,
             max_per_problem=cfg.max_kept_per_problem, drop_hint_mentions=cfg.drop_hint_mentions,
@@ -328,7 +346,8 @@ class _Loop:
         return max(accuracies[-patience:]) <= max(accuracies[:-patience])
 
     def complete(self, writer: MetricsWriter | None, iteration: int, metrics: dict[str, Any]) -> None:
-        """Log a finished iteration (0: the base model), redraw the plot, checkpoint it."""
+        """Log a finished iteration (0: the base model), redraw the plot, checkpoint it (rank 0)."""
+        distributed.barrier()  # after every rank's part of the iteration, before rank 0 checkpoints it
         if self.run is None or writer is None:
             return
         writer.log(iteration, metrics)
@@ -407,7 +426,7 @@ def train_star(
     )  # fmt: skip
     resumed_from = _start_or_resume(loop)
     writer = None
-    if folder is not None:
+    if folder is not None and distributed.current().is_main:
         config = {
             "algo": "star",
             "run": run,
@@ -436,6 +455,10 @@ def train_star(
             writer.close()
     path = None if folder is None else folder.path
     return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, path)
+
+
+def _by_index(example: KeptExample) -> int:
+    return example.index
 
 
 def _iteration_metrics(stats: IterationStats) -> dict[str, float]:
@@ -475,15 +498,16 @@ def _start_or_resume(loop: _Loop) -> int | None:
     """Snapshot the base weights (CPU, and the run folder); restore the last completed iteration, if any."""
     run, model = loop.run, loop.model
     base_path = None if run is None else run.path / BASE_WEIGHTS_FILE
-    if base_path is not None and base_path.is_file():
+    saved_base = base_path is not None and distributed.on_main(base_path.is_file)
+    if saved_base:
         loop.base = load_file(str(base_path))
     else:
         loop.base = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-        if base_path is not None:  # written whole, then renamed: a crash never leaves half a base
+        if base_path is not None and distributed.current().is_main:  # written whole, then renamed
             tmp = base_path.with_name(f".{BASE_WEIGHTS_FILE}.tmp")
             save_file({k: v.contiguous() for k, v in loop.base.items()}, str(tmp))
             tmp.replace(base_path)
-    checkpoint = None if run is None else latest_checkpoint(run)
+    checkpoint = None if run is None else distributed.on_main(lambda: latest_checkpoint(run))
     if checkpoint is None:
         model.load_state_dict(loop.base)
         return None

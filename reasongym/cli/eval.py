@@ -1,5 +1,10 @@
 """``reasongym eval``: evaluate a model (local, or served over the OpenAI-compatible protocol) or grade
-stored completions, and print the pass@k / maj@k table."""
+stored completions, and print the pass@k / maj@k table.
+
+Under ``torchrun --nproc-per-node N -m reasongym eval ...`` (or ``accelerate launch``) the processes share the
+problems, each on its own device, and rank 0 writes the one records file (`reasongym.evaluation.evaluate`
+with ``distributed=True``).
+"""
 
 from __future__ import annotations
 
@@ -29,6 +34,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             verbose=not args.json,
         )
     else:
+        from reasongym.agents.runtime import distributed
+
+        process = distributed.init_distributed()  # one process: nothing to join
         served = _served_generator(args)  # None unless --model NAME / --base-url: then MODEL is the server's
         model, env_id = (args.model, args.env) if served is None else (served, args.env or args.model)
         if model is None or env_id is None:
@@ -50,13 +58,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
             out_path=out,
             resume=not args.no_resume,
             batch_size=args.batch_size or (8 if served is None else max(8, 2 * args.max_concurrency)),
-            device=args.device,
+            device=args.device or (str(process.device) if process.world_size > 1 else None),
             progress=progress,
             verbose=not args.json,
+            distributed=process.world_size > 1,
         )
         if served is not None:
             served.close()
             print(f"served: {served.counts}", file=sys.stderr)
+        distributed.cleanup()
+        if not process.is_main:  # rank 0 prints the report
+            return EXIT_OK
     if args.json:
         print(dumps_strict(report.to_dict()))
     elif report.path:
@@ -97,7 +109,11 @@ def add_eval_parser(commands: Any) -> None:
     sub.add_argument(
         "--completions", metavar="FILE", help="grade stored completions (JSONL) instead of a model"
     )
-    sub.add_argument("--n", type=positive_int, default=1, help="samples per problem (default 1)")
+    sub.add_argument(
+        "--n", "--num-samples", dest="n", type=positive_int, default=1,
+        help="samples per problem (default 1); under torchrun or accelerate launch write --num-samples, as "
+        "their own parsers take --n for an abbreviation of theirs",
+    )  # fmt: skip
     sub.add_argument("--k", type=positive_int, action="append", help="a k of pass@k and maj@k (repeatable)")
     sub.add_argument("--split", help="split (default: test if present)")
     sub.add_argument(

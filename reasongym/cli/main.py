@@ -164,11 +164,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train with SFT, GRPO, DAPO or STaR from a config file plus flag overrides."""
+    from reasongym.agents.runtime import distributed
     from reasongym.cli import train as cli_train
 
-    result = cli_train.run_training(args)
-    if result:  # `train --help` prints its usage and returns nothing
-        print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
+    try:
+        result = cli_train.run_training(args)
+        if result and distributed.current().is_main:  # `train --help` prints its usage, returns nothing
+            print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
+    finally:
+        distributed.cleanup()  # under torchrun / accelerate launch: leave the process group
     return EXIT_OK
 
 

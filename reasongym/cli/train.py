@@ -12,6 +12,10 @@ Precedence: the preset (``--preset``; ``tiny`` when ``--model tiny``, else ``def
 run's saved configs, then the config file, then flags. ``--run-dir`` resumes a run folder: its saved
 configs and run keys (``config.json``, ``run.json``) are the base, and every value the file or flags change
 is warned about on stderr. Only the CLI imports this module.
+
+Under ``torchrun --nproc-per-node N -m reasongym train ...`` or ``accelerate launch -m reasongym train ...``
+every process joins the process group first (`reasongym.agents.runtime.distributed.init_distributed`) and
+puts its model on its own device; rank 0 creates the one run folder and the others learn its path.
 """
 
 from __future__ import annotations
@@ -235,6 +239,7 @@ def _warn_change(folder: Path, key: str, value: Any, saved: Any) -> None:
 
 
 def _train(algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any]) -> dict[str, Any]:
+    from reasongym.agents.runtime import distributed
     from reasongym.envs import spec
     from reasongym.runs import RunDir
 
@@ -248,17 +253,22 @@ def _train(algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any]) -
         )
     run_cfg = configs["run"]
     model_name = str(run_keys.get("model") or "tiny")
+    process = distributed.init_distributed()  # one process: nothing to join
     model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
-    folder = resuming or RunDir.create(
-        run_keys.get("output_dir") or "runs", algo=algo, env=env_id, seed=run_cfg.seed
-    )
+    model.to(process.device)
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
         info["num_examples"] = int(run_keys.get("num_examples") or 1000)
-    folder.write_run_info(info)
-    tokenizer.save_pretrained(
-        folder.path
-    )  # so that `reasongym eval RUN_DIR` finds it next to the checkpoints
+
+    def open_folder() -> RunDir:
+        created = resuming or RunDir.create(
+            run_keys.get("output_dir") or "runs", algo=algo, env=env_id, seed=run_cfg.seed
+        )
+        created.write_run_info(info)
+        tokenizer.save_pretrained(created.path)  # `reasongym eval RUN_DIR` finds it next to the checkpoints
+        return created
+
+    folder = distributed.on_main(open_folder, process)
     module_name, train_name = TRAINERS[algo]
     train = getattr(importlib.import_module(module_name), train_name)
     if algo == "sft":

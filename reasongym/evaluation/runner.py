@@ -8,6 +8,10 @@ Resume: with ``resume=True`` an existing output file is read, records of finishe
 (a line cut off by a crash is dropped), and only the missing problems are sampled. Each batch of
 ``batch_size`` problems is sampled with a seed derived from ``seed`` and its first index, so a run resumed
 between batches gives the same records as one that was never interrupted.
+
+Across processes (``distributed=True`` under ``torchrun`` or ``accelerate launch``) the batches are dealt to
+the ranks and merged by rank 0 into one file in problem order (`reasongym.evaluation.sharding`); the records
+are those of one process, and a resume may use another number of processes than the interrupted run.
 """
 
 from __future__ import annotations
@@ -25,6 +29,15 @@ from reasongym.envs.problem import Problem
 from reasongym.errors import ConfigError
 from reasongym.evaluation.loading import load_generator
 from reasongym.evaluation.report import EvalReport, check_ks, load_records, summarize
+from reasongym.evaluation.sharding import (
+    barrier,
+    batches_of,
+    current_shard,
+    gather_records,
+    on_main_then_all,
+    part_files,
+    part_path,
+)
 from reasongym.verifiers import verify_many
 
 DEFAULT_NUM_PROCEDURAL = 200
@@ -53,6 +66,7 @@ def evaluate(
     env_kwargs: Mapping[str, Any] | None = None,
     progress: bool = True,
     verbose: bool = True,
+    distributed: bool = False,
 ) -> EvalReport:
     """Sample ``n`` completions per problem, grade them, write records as it goes, and summarize.
 
@@ -82,6 +96,9 @@ def evaluate(
         env_kwargs: Options for ``reasongym.make`` (``ReasoningEnvConfig`` fields).
         progress: Show a progress bar.
         verbose: Print the report table at the end.
+        distributed: Share the problems among the processes of an initialised torch.distributed group:
+            every process must call, each samples its batches on its own device, and every process gets
+            the whole report; rank 0 alone writes ``out_path`` and prints. Without a group, one process.
 
     Returns:
         The :class:`EvalReport`.
@@ -103,31 +120,31 @@ def evaluate(
     )
     env_name = spec(env_id).id if isinstance(env_id, str) else getattr(env.spec, "id", None)
     header = {"env_id": env_name, "split": split, "n": n}
+    shard = current_shard(distributed)
     done = _finished_records(out_path, resume, header)
+    resumed = bool(done)
     todo = [index for index in indices if index not in done]
     if todo:  # load the model first: a model that fails to load leaves out_path untouched
         generator, tokenizer = load_generator(model_or_path, tokenizer=tokenizer, device=device)
     if out_path is not None:  # keep finished records only: drops a line cut off by a crash
-        Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-        rewrite_records(Path(out_path), done.values())
-    if todo:
+        barrier(shard)  # every rank has read the part files before rank 0 merges them away
+        on_main_then_all(shard, lambda: _merge_into(Path(out_path), done))
+    mine = batches_of(todo, batch_size, shard)
+    if mine:
+        target = out_path if out_path is None or shard.world_size == 1 else part_path(out_path, shard.rank)
+        sampled: dict[int, dict[str, Any]] = {}
         _sample_and_write(
-            env,
-            generator,
-            tokenizer,
-            todo,
-            params,
-            split,
-            difficulty,
-            header,
-            batch_size,
-            out_path,
-            done,
-            progress,
-        )
+            env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, target, sampled,
+            progress and shard.is_main,
+        )  # fmt: skip
+        done.update(sampled)
+    if shard.world_size > 1:
+        done.update(gather_records({index: done[index] for index in mine}, shard))
+    if out_path is not None and (shard.world_size > 1 or (resumed and todo)):  # one file, problem order
+        on_main_then_all(shard, lambda: _merge_into(Path(out_path), done))
     records = [done[index] for index in indices]
     report = summarize(records, ks=ks, path=out_path)
-    if verbose:
+    if verbose and shard.is_main:
         print(report.table())
     return report
 
@@ -141,17 +158,20 @@ def greedy_pass_at_1(
     num_problems: int = 100,
     difficulty: int | None = None,
     max_new_tokens: int = 512,
+    distributed: bool = False,
 ) -> float:
     """Held-out greedy pass@1 of ``generator`` on the first ``num_problems`` problems of ``split``.
 
     The one held-out measurement of the trainers (GRPO, DAPO, STaR, the SFT warm start): `evaluate` with
-    one greedy sample per problem, nothing written, problems sampled in one batch. Problems whose gold is
+    one greedy sample per problem, nothing written, problems sampled in one batch (one per process with
+    ``distributed``, where every process must call and gets the same number). Problems whose gold is
     ungradable are left out, as in every evaluation report.
     """
+    processes = current_shard(distributed).world_size
     report = evaluate(
         generator, env, n=1, ks=(1,), split=split, num_problems=num_problems, difficulty=difficulty,
         temperature=0.0, max_new_tokens=max_new_tokens, tokenizer=tokenizer, out_path=None,
-        batch_size=num_problems, progress=False, verbose=False,
+        batch_size=-(-num_problems // processes), progress=False, verbose=False, distributed=distributed,
     )  # fmt: skip
     return report.metrics.get("pass@1", 0.0) if report.num_problems else 0.0
 
@@ -182,11 +202,12 @@ def problem_indices(env: Any, split: str, num_problems: int | None, difficulty: 
 def _finished_records(
     out_path: str | os.PathLike[str] | None, resume: bool, header: Mapping[str, Any]
 ) -> dict[int, dict[str, Any]]:
-    """Records of ``out_path`` by index when resuming (read only); they must match ``header``."""
-    if out_path is None or not resume or not Path(out_path).exists():
+    """Records of ``out_path`` and its part files by index when resuming (read only), matching ``header``."""
+    if out_path is None or not resume:
         return {}
     path = Path(out_path)
-    records = load_records(path)
+    files = ([path] if path.exists() else []) + part_files(path)
+    records = [record for file in files for record in load_records(file)]
     for record in records:
         found = {
             "env_id": record.get("env_id"),
@@ -199,6 +220,14 @@ def _finished_records(
                 f"{dict(header)}); pass another out_path, or resume=False (--no-resume) to overwrite it"
             )
     return {int(record["index"]): record for record in records}
+
+
+def _merge_into(path: Path, records: Mapping[int, Mapping[str, Any]]) -> None:
+    """Write ``records`` (by problem index) to ``path`` in index order; remove the part files merged in."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rewrite_records(path, [records[index] for index in sorted(records)])
+    for part in part_files(path):
+        part.unlink(missing_ok=True)
 
 
 def rewrite_records(path: Path, records: Iterable[Mapping[str, Any]]) -> None:

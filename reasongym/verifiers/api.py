@@ -12,11 +12,9 @@ never ends a training run or an evaluation. Only option errors (ConfigError) and
 
 Math (``kind="math"``): extraction follows :func:`~reasongym.verifiers.extract.extract_math_answer`;
 the answer is graded by :func:`reasongym.verifiers.math.grade.verify_math_answer` (imported on first
-use, since it loads sympy). Answer spraying is wrong: when several boxes hold different answers,
-each is graded and the verdict is correct only if every one is correct (``\boxed{x=3}`` then
-``\boxed{3}`` is fine); more than 8 distinct boxed answers are wrong without grading. An answer of
-four or more comma-separated items for a gold without a comma ("1, 2, 3, 4, 5" for "3") is
-spraying too, and wrong without grading (thousands groups such as "1,000,000" are one number).
+use, since it loads sympy). The grading rules, what counts as the final answer included (the last
+box; several boxes of one statement as one multi-valued answer; answer spraying; tolerance;
+refusals), are written down in one place: the docstring of :mod:`reasongym.verifiers.math.grade`.
 """
 
 from __future__ import annotations
@@ -48,7 +46,12 @@ _MAX_SPRAY_CANDIDATES = 8
 _MIN_LIST_SPRAY_ITEMS = 4
 _OPTIONS = ("choices", "last_number_fallback", "timeout")
 _THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_NO_ANSWER_OUTCOME = {"too_many_boxes": Outcome.REFUSED, "box_too_long": Outcome.REFUSED}
+_LATEX_GROUP_MARK = re.compile(r"(?<=\d)(?:,\s*\\!\s*|\{,\s*\}|\\,)(?=\d{3})")
+_NO_ANSWER_OUTCOME = {
+    "too_many_boxes": Outcome.REFUSED,
+    "box_too_long": Outcome.REFUSED,
+    "answer_too_long": Outcome.REFUSED,
+}
 
 Grader = Callable[[str, str], Verdict]
 
@@ -88,6 +91,7 @@ def _check_text(name: str, value: object) -> None:
 
 def _list_spray_size(answer: str) -> int:
     """How many top-level comma-separated items ``answer`` has (brackets nest; 1,000 is one item)."""
+    answer = _LATEX_GROUP_MARK.sub("", answer)
     if _THOUSANDS.fullmatch(answer.replace(" ", "")):
         return 1
     depth, items = 0, 1
@@ -101,25 +105,30 @@ def _list_spray_size(answer: str) -> int:
     return items
 
 
+def _grade_statement(found: Extraction, gold: str, timeout: float) -> Verdict:
+    """Several different values boxed together: each one the gold, or together a multi-valued gold."""
+    from reasongym.verifiers.math.grade import verify_math_answer, verify_math_statement
+
+    shown = ", ".join(found.candidates)
+    if len(found.candidates) > _MAX_SPRAY_CANDIDATES:
+        reason = f"{len(found.candidates)} different values boxed together (answer spraying)."
+        return Verdict(False, Outcome.WRONG, shown[:200], reason)
+    verdicts = [verify_math_answer(candidate, gold, timeout=timeout) for candidate in found.candidates]
+    ungradable = next((verdict for verdict in verdicts if verdict.correct is None), None)
+    if ungradable is not None:
+        return dataclasses.replace(ungradable, extracted=shown)
+    if all(verdict.correct for verdict in verdicts):
+        return Verdict(True, Outcome.CORRECT, shown, f"All {len(verdicts)} boxed values equal the gold.")
+    return verify_math_statement(found.candidates, gold, timeout=timeout)
+
+
 def _grade_math_candidates(found: Extraction, gold: str, timeout: float) -> Verdict:
     """Grade an extraction that has an answer: spraying checks first, then the math grader."""
     from reasongym.verifiers.math.grade import verify_math_answer  # loads sympy: only when needed
 
     answer = found.answer or ""
     if found.sprayed:
-        if len(found.candidates) > _MAX_SPRAY_CANDIDATES:
-            reason = f"{len(found.candidates)} different boxed answers (answer spraying)."
-            return Verdict(False, Outcome.WRONG, answer, reason)
-        verdicts = [verify_math_answer(candidate, gold, timeout=timeout) for candidate in found.candidates]
-        ungradable = next((verdict for verdict in verdicts if verdict.correct is None), None)
-        if ungradable is not None:
-            return dataclasses.replace(ungradable, extracted=answer)
-        if all(verdict.correct for verdict in verdicts):
-            return Verdict(
-                True, Outcome.CORRECT, answer, f"All {len(verdicts)} boxed answers equal the gold."
-            )
-        reason = f"{len(verdicts)} boxes hold different answers, not all equal to the gold (answer spraying)."
-        return Verdict(False, Outcome.WRONG, answer, reason)
+        return _grade_statement(found, gold, timeout)
     if "," not in gold and _list_spray_size(answer) >= _MIN_LIST_SPRAY_ITEMS:
         reason = (
             f"{_list_spray_size(answer)} comma-separated candidates for a one-value gold (answer spraying)."

@@ -3,7 +3,8 @@ r"""Multiple-choice grading: find which option a completion picks, compare it wi
 Where the answer is looked for, in order:
 
 1. The last complete ``\boxed{}``/``\fbox{}`` (an unclosed box means truncated output: no answer).
-   Boxes that name different options are answer spraying: wrong.
+   Boxes of the final statement that name different options are answer spraying: wrong; earlier
+   boxes are earlier attempts. After ``</think>``, when there is one, before the whole text.
 2. The last phrase "answer is", "Answer:", "choice is", "option is", "Final Answer" (and "would be",
    "should be"), "I pick/choose/select", in the last 20,000 characters.
 3. With ``fallback``: the last non-empty line, read strictly (a bare label such as "B", "(B)",
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 
 from reasongym.errors import ConfigError
 from reasongym.verifiers.base import Outcome, Verdict
-from reasongym.verifiers.extract import clean_answer, extract_answer_span, find_boxes, strip_text_wrapper
+from reasongym.verifiers.extract import clean_answer, extract_answer_span, find_boxes, strip_text_commands
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = ["ChoiceSet", "Choices", "make_choice_set", "verify_choice"]
@@ -205,7 +206,7 @@ def _read_by_text(span: str, options: ChoiceSet, strict: bool) -> _Reading:
 
 def _read_span(span: str, options: ChoiceSet, *, strict: bool = False) -> _Reading:
     """Read which option an answer span names (rules in the module docstring)."""
-    text = strip_text_wrapper(clean_answer(span)).strip("*\"'` ")
+    text = strip_text_commands(clean_answer(span)).strip("*\"'` ")
     body = text if strict else text[_LEADING_FILLER.match(text).end() :]
     found = options.label_pattern.match(body)
     if found is None or (body[found.end() : found.end() + 1].isalnum() and not found.group(3)):
@@ -235,7 +236,7 @@ def _read_span(span: str, options: ChoiceSet, *, strict: bool = False) -> _Readi
 
 
 def _reading_from_boxes(contents: tuple[str, ...], options: ChoiceSet) -> _Reading:
-    """Read the last box; several boxes naming different options are spraying."""
+    """Read the last box; boxes of the final statement naming different options are spraying."""
     readings = [_read_span(content, options) for content in contents]
     named = {reading.label for reading in readings if reading.label is not None}
     if len(named) > 1:
@@ -244,12 +245,22 @@ def _reading_from_boxes(contents: tuple[str, ...], options: ChoiceSet) -> _Readi
 
 
 def _find_reading(completion: str, options: ChoiceSet, fallback: bool) -> tuple[_Reading, str | None]:
+    """Read the text after ``</think>`` first (as for math answers), then the whole completion."""
+    think_end = completion.rfind("</think>")
+    if think_end != -1:
+        reading, span = _find_reading_in(completion[think_end + len("</think>") :], options, fallback=False)
+        if span is not None or reading.status != "none":
+            return reading, span
+    return _find_reading_in(completion, options, fallback)
+
+
+def _find_reading_in(completion: str, options: ChoiceSet, fallback: bool) -> tuple[_Reading, str | None]:
     """Find the answer span (box, phrase, last line) and read it: (reading, span or None)."""
     scan = find_boxes(completion)
     if scan.problem is not None:
         return _Reading(None, "none", f"no usable box ({scan.problem.replace('_', ' ')})"), None
     if scan.contents:
-        return _reading_from_boxes(scan.contents, options), clean_answer(scan.contents[-1])
+        return _reading_from_boxes(scan.final, options), clean_answer(scan.contents[-1])
     found = extract_answer_span(completion, phrase=CHOICE_PHRASE)
     if found.answer is not None:
         return _read_span(found.answer, options), found.answer

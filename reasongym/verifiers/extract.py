@@ -1,33 +1,43 @@
 r"""Find the final answer in a full model completion.
 
 A completion is untrusted text of any size. Every function here runs in time linear in the input:
-boxes are found with ``str.count`` and one regex scan, each box argument is read through at most
-:data:`MAX_BOX_CHARS` characters, and answer phrases and the last number are looked for only in the
-last :data:`TAIL_CHARS` characters. No regex has nested quantifiers.
+boxes are found by :mod:`~reasongym.verifiers.boxes`, answer phrases and the last number are looked
+for only in the last :data:`TAIL_CHARS` characters, and no regex nests quantifiers.
 
 Rules for math answers (:func:`extract_math_answer`), in priority order:
 
-1. The last complete ``\boxed{...}`` / ``\fbox{...}`` (balanced, nested braces; ``\{`` and ``\}``
-   are escaped braces) or bare ``\boxed 5``. A box nested inside another box is part of the outer
-   one, and ``\boxed{\boxed{5}}`` reads as ``5``.
-2. The last answer phrase: "Final Answer: ...", "The final answer is ...", "The answer is ...",
-   "Answer: ...", or GSM8K's "#### ...". The answer runs to the end of its sentence or line (or to
-   the closing ``$`` when it starts with ``$``); when the line is empty after the phrase, the next
-   non-empty line is the answer.
-3. Only when ``last_number_fallback`` is true: the last number in the text (integers, thousands
-   groups, decimals, ``a/b`` and ``\frac{a}{b}``).
+1. When the completion closes a ``<think>`` block, the text after the last ``</think>`` is read
+   first; the whole completion only when that text holds no box and no answer phrase.
+2. The last complete ``\boxed{...}`` / ``\fbox{...}`` (balanced, nested braces; ``\{`` and ``\}``
+   are escaped braces) or bare ``\boxed 5``. For math, empty boxes are no answers and are skipped
+   ("put the answer in \boxed{}" echoes the instruction), as in math-verify. A box nested inside another box is part of the outer
+   one, and ``\boxed{\boxed{5}}`` reads as ``5``. Earlier boxes are earlier attempts and are
+   ignored, except boxes written together with the last one in one statement (see
+   :mod:`~reasongym.verifiers.boxes`): those are ``candidates`` of one multi-valued answer.
+3. The last answer phrase: "Final Answer: ...", "The final answer is ...", "The answer is ...",
+   "Answer: ...", GSM8K's "#### ...", and for math also "The solutions are ..." / "The roots
+   are ...". The answer runs to the end of its sentence or line; when it starts with math
+   delimiters it runs to the closing one, and values joined by "or"/"and"/"," in several ``$...$``
+   are one answer (``$x = 4$ or $x = -1$``). When the line is empty after the phrase, the next
+   non-empty line is the answer, or the display math block (``$$ ... $$``, ``\[ ... \]``) that
+   starts there, over several lines. For math, a sentence after the phrase ("The smallest $k$ is
+   17.") is read for its value: the words after its last "is"/"are"/"was"/"=", else its one
+   number; a sentence with a negation ("It cannot be 17") states no value and stays as written.
+4. Only when ``last_number_fallback`` is true: the last number in the text (integers, thousands
+   groups, decimals, ``a/b`` and ``\frac{a}{b}``) with a unit word right after it (``24 m^2``).
+   A number inside an exponent or a subscript is not a number of the text, and a number that is
+   only a fragment is no answer: it ends a longer arithmetic expression (``... + 1``) or a hedge
+   (``3 or 4``), or the text stops mid-sentence more than three words or a line after it (output
+   cut off by the length limit: "Step 16: Determine the final depth of").
 
 No answer at all (``answer is None``) when:
 
 - a box is never closed. The text then ends inside the box: the output was truncated, and a
   truncated completion must not be rewarded, so there is no fall back to phrases or numbers;
 - there are more than :data:`MAX_BOXES` boxes (degenerate output), or one box argument is longer
-  than :data:`MAX_BOX_CHARS` characters (no answer is that long).
-
-Answer spraying: when several boxes hold different candidates (compared after removing spaces,
-``$`` and trailing periods; repeated identical boxes are fine), the extraction is marked
-``sprayed`` and lists every distinct candidate. The grader decides what that means (``verify``
-counts it wrong unless every candidate is correct).
+  than :data:`MAX_BOX_CHARS` characters (no answer is that long);
+- the answer after a phrase is longer than 1,000 characters (``answer_too_long``): it is refused
+  whole, never graded on a cut-off piece.
 
 Cleaning: Unicode is normalised (:func:`~reasongym.verifiers.text.normalize_unicode`), then outer
 whitespace, ``$...$`` / ``\(...\)`` / ``\[...\]`` wrappers, Markdown ``**`` and trailing periods
@@ -39,10 +49,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reasongym.verifiers.boxes import (
+    MAX_BOX_CHARS,
+    MAX_BOXES,
+    BoxScan,
+    extract_boxed,
+    find_boxes,
+    read_box_argument,
+)
+from reasongym.verifiers.spans import (
+    MAX_ANSWER_CHARS,
+    NUMBER,
+    answer_after_phrase,
+    answer_in_sentence,
+    with_unit,
+)
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
     "ANSWER_PHRASE",
+    "MATH_PHRASE",
     "MAX_BOXES",
     "MAX_BOX_CHARS",
     "TAIL_CHARS",
@@ -54,22 +80,13 @@ __all__ = [
     "extract_math_answer",
     "find_boxes",
     "last_number",
+    "strip_text_commands",
     "strip_text_wrapper",
 ]
 
-MAX_BOXES = 64
-"""More box commands than this in one completion is degenerate output: no answer is extracted."""
-MAX_BOX_CHARS = 5_000
-"""The longest box argument read; a longer one gives no answer (math graders refuse far less)."""
 TAIL_CHARS = 20_000
 """Answer phrases and the last number are looked for only this far back from the end."""
-_MAX_ANSWER_CHARS = 1_000
-_NEXT_LINE_CHARS = 300
-
-_BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
-_BRACE_TOKEN = re.compile(r"\\[\\{}]|[{}]")
-_SPACES = re.compile(r"[ \t]*")
-_BARE_ARGUMENT = re.compile(rf"[^\s$]{{1,{MAX_BOX_CHARS}}}")
+_THINK_END = "</think>"
 
 ANSWER_PHRASE = re.compile(
     r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|was\b|would\s+be\b|should\s+be\b|will\s+be\b|[:=])"
@@ -78,12 +95,22 @@ ANSWER_PHRASE = re.compile(
     re.IGNORECASE,
 )
 """Phrases that introduce a final answer ("The answer is", "Final Answer:", "#### ", ...)."""
-
-_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)")
-_NUMBER = re.compile(
-    r"(?<![\w.])-?(?:\\[dt]?frac\{\d+\}\{\d+\}|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
+_SOLUTION_PHRASE = re.compile(
+    r"\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)(?=[ \t]*(?:\$|\\[(\[]|[-+]?\d|[a-z][ \t]*=))",
+    re.IGNORECASE,
 )
-_CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+MATH_PHRASE = re.compile(ANSWER_PHRASE.pattern + "|" + _SOLUTION_PHRASE.pattern, re.IGNORECASE)
+"""The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
+_SOLUTION_WORDS = ("solution", "root", "zero")
+
+_EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div|\bor)[ \t$]*$")
+_EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*(?:[\d(\\{]|$)")
+_FACTOR_AFTER = re.compile(
+    r"(?!(?:st|nd|rd|th)(?![A-Za-z]))[A-Za-z(]|[ \t]*\\(?:pi|sqrt|frac|dfrac|cdot|times)(?![A-Za-z])"
+)  # "3rd" is an ordinal, "16x" and "16\pi" a coefficient
+_FINISHED = frozenset(".!?)]}$%'\"")
+_MAX_WORDS_AFTER = 3
+_EMPTY_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{\s*\}")
 _SPACE_RUN = re.compile(r"\s+")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox)\s*\{")
@@ -96,10 +123,10 @@ class Extraction:
     Attributes:
         answer: The cleaned final answer; None when there is none (see ``reason``).
         method: How it was found: "boxed", "phrase", "gsm8k", "last_number", or, with no answer,
-            "none", "truncated", "too_many_boxes" or "box_too_long".
+            "none", "truncated", "too_many_boxes", "box_too_long" or "answer_too_long".
         reason: One sentence for people reading rollouts.
-        sprayed: True when several boxes hold different candidates.
-        candidates: Every distinct candidate the winning method found, last one = ``answer``.
+        sprayed: True when the final statement boxes several different values.
+        candidates: Every distinct value of the final statement, last one = ``answer``.
     """
 
     answer: str | None
@@ -107,113 +134,6 @@ class Extraction:
     reason: str
     sprayed: bool = False
     candidates: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class BoxScan:
-    """Every top-level box in a text.
-
-    Attributes:
-        contents: The raw arguments of the complete top-level boxes, in text order.
-        problem: None, or why no box answer may be used: "truncated", "too_many_boxes", "box_too_long".
-    """
-
-    contents: tuple[str, ...]
-    problem: str | None = None
-
-
-def _read_box_argument(text: str, start: int) -> tuple[str, str, int]:
-    """Read the argument of a box command ending at ``start``: (status, content, end)."""
-    pos = _SPACES.match(text, start).end()
-    if pos >= len(text):
-        return "truncated", "", pos
-    if text[pos] != "{":
-        bare = _BARE_ARGUMENT.match(text, pos)
-        if bare is None:  # "\boxed$" or "\boxed\n": no argument on this line
-            return "truncated" if not text[pos:].strip() else "empty", "", pos
-        return "ok", bare.group(0), bare.end()
-    window_end = min(len(text), pos + MAX_BOX_CHARS + 2)
-    depth = 0
-    for token in _BRACE_TOKEN.finditer(text, pos, window_end):
-        brace = token.group(0)
-        if brace == "{":
-            depth += 1
-        elif brace == "}":
-            depth -= 1
-            if depth == 0:
-                return "ok", text[pos + 1 : token.start()], token.end()
-    return ("truncated" if window_end == len(text) else "box_too_long"), "", window_end
-
-
-def _unwrap_nested_box(content: str) -> str:
-    r"""``\boxed{5}`` inside a box reads as ``5``."""
-    stripped = content.strip()
-    while stripped.startswith(("\\boxed", "\\fbox")):
-        command = _BOX_COMMAND.match(stripped)
-        if command is None:
-            break
-        status, inner, end = _read_box_argument(stripped, command.end())
-        if status != "ok" or stripped[end:].strip():
-            break
-        stripped = inner.strip()
-    return stripped
-
-
-def find_boxes(text: str) -> BoxScan:
-    r"""Read every top-level ``\boxed``/``\fbox`` argument of ``text``, in linear time.
-
-    Args:
-        text: A model completion.
-
-    Returns:
-        The raw box arguments in text order, or an empty scan with the problem that forbids using
-        them ("truncated" when a box is never closed, "too_many_boxes", "box_too_long").
-
-    Example:
-        >>> find_boxes(r"so \boxed{\frac{1}{2}} or \boxed 3").contents
-        ('\\frac{1}{2}', '3')
-    """
-    count = text.count("\\boxed") + text.count("\\fbox")
-    if count == 0:
-        return BoxScan(())
-    if count > MAX_BOXES:
-        return BoxScan((), "too_many_boxes")
-    contents: list[str] = []
-    resume = 0
-    for command in _BOX_COMMAND.finditer(text):
-        if command.start() < resume:  # nested inside the previous box
-            continue
-        status, content, resume = _read_box_argument(text, command.end())
-        if status in ("truncated", "box_too_long"):
-            return BoxScan((), status)
-        if status == "ok":
-            contents.append(_unwrap_nested_box(content))
-    return BoxScan(tuple(contents))
-
-
-def extract_boxed(text: str) -> str | None:
-    r"""Return the content of the last complete ``\boxed{...}`` / ``\fbox{...}`` in ``text``.
-
-    Braces are balanced (nested braces are kept, ``\{`` and ``\}`` do not count), bare
-    ``\boxed 5`` is read as ``5``, and the content is returned with outer whitespace removed.
-
-    Args:
-        text: A model completion.
-
-    Returns:
-        The box content, or None when there is no box, a box is never closed (truncated output),
-        or the boxes are degenerate (see :func:`find_boxes`).
-
-    Example:
-        >>> extract_boxed(r"First \boxed{1}, then $\boxed{\frac{a}{b}}$.")
-        '\\frac{a}{b}'
-        >>> extract_boxed(r"\boxed{12") is None
-        True
-    """
-    scan = find_boxes(text)
-    if scan.problem is not None or not scan.contents:
-        return None
-    return scan.contents[-1].strip()
 
 
 def clean_answer(raw: str) -> str:
@@ -266,31 +186,35 @@ def strip_text_wrapper(answer: str) -> str:
         wrapper = _TEXT_WRAPPER.match(text)
         if wrapper is None:
             return text
-        status, content, end = _read_box_argument(text, wrapper.end() - 1)
+        status, content, end = read_box_argument(text, wrapper.end() - 1)
         if status != "ok" or text[end:].strip():
             return text
         text = content.strip()
 
 
-def _answer_after_phrase(tail: str, start: int) -> str:
-    """The answer text that follows a phrase ending at ``start``."""
-    line_end = tail.find("\n", start)
-    line = tail[start : line_end if line_end != -1 else len(tail)][:_MAX_ANSWER_CHARS]
-    line = line.lstrip(" \t:")
-    if line.startswith("**") and line.count("**") % 2 == 1:  # closes a bold phrase: "**Answer:** 5"
-        line = line[2:].lstrip(" \t:")
-    if not line.strip() and line_end != -1:
-        following = tail[line_end : line_end + _NEXT_LINE_CHARS].strip()
-        line = following.split("\n", 1)[0] if following else ""
-    line = line.strip()
-    for opener, closer in _CLOSERS:
-        if line.startswith(opener):
-            close = line.find(closer, len(opener))
-            while close > 0 and closer.startswith("$") and line[close - 1] == "\\":
-                close = line.find(closer, close + 1)  # "$\$36$": an escaped dollar is money
-            return line[: close + len(closer)] if close != -1 else line
-    sentence_end = _SENTENCE_END.search(line)
-    return line[: sentence_end.start()] if sentence_end else line
+def strip_text_commands(answer: str) -> str:
+    r"""Replace every ``\text{...}``-style command (``\textbf``, ``\mathrm``, ...) by its content.
+
+    Args:
+        answer: A cleaned answer.
+
+    Returns:
+        The answer without the commands; an unbalanced one is left as written.
+
+    Example:
+        >>> strip_text_commands(r"\text{(C) } 7")
+        '(C)  7'
+    """
+    text, pos = answer, 0
+    while True:
+        wrapper = _TEXT_WRAPPER.search(text, pos)
+        if wrapper is None:
+            return text.strip()
+        status, content, end = read_box_argument(text, wrapper.end() - 1)
+        if status != "ok":
+            return text.strip()
+        text = text[: wrapper.start()] + content + text[end:]
+        pos = wrapper.start()
 
 
 def _box_extraction(scan: BoxScan) -> Extraction:
@@ -301,22 +225,62 @@ def _box_extraction(scan: BoxScan) -> Extraction:
         return Extraction(None, "too_many_boxes", f"More than {MAX_BOXES} boxes: degenerate output.")
     if scan.problem == "box_too_long":
         return Extraction(None, "box_too_long", f"A box argument is longer than {MAX_BOX_CHARS} characters.")
-    distinct: dict[str, str] = {}
-    for content in scan.contents:
-        cleaned = clean_answer(content)
-        key = "".join(cleaned.split())
-        if not key:
-            continue
-        distinct.pop(key, None)  # re-insert so that the last occurrence decides the order
-        distinct[key] = cleaned
     answer = clean_answer(scan.contents[-1])
     if not answer:
         return Extraction(None, "boxed", "The last box is empty.")
+    distinct: dict[str, str] = {}
+    for content in scan.final:
+        cleaned = clean_answer(content)
+        key = "".join(cleaned.split())
+        if key:
+            distinct.pop(key, None)  # re-insert so that the last occurrence decides the order
+            distinct[key] = cleaned
     candidates = tuple(distinct.values())
     if len(candidates) > 1:
-        reason = f"{len(candidates)} boxes hold different answers; the last is {answer[:80]!r}."
+        reason = f"The final statement boxes {len(candidates)} different values; the last is {answer[:80]!r}."
         return Extraction(answer, "boxed", reason, sprayed=True, candidates=candidates)
-    return Extraction(answer, "boxed", "Taken from the last \\boxed{}.", candidates=(answer,))
+    earlier = " (earlier boxes are earlier attempts)" if scan.final_start > 0 else ""
+    return Extraction(answer, "boxed", f"Taken from the last \\boxed{{}}{earlier}.", candidates=(answer,))
+
+
+def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    last = None
+    for last in pattern.finditer(text):  # noqa: B007 - only the last match is wanted
+        pass
+    return last
+
+
+def _last_phrase(tail: str, phrase: re.Pattern[str]) -> re.Match[str] | None:
+    """The last phrase match; for MATH_PHRASE its rarer half is scanned only when its words occur."""
+    if phrase is not MATH_PHRASE:
+        return _last_match(phrase, tail)
+    last = _last_match(ANSWER_PHRASE, tail)
+    lowered = tail.lower()
+    if any(word in lowered for word in _SOLUTION_WORDS):
+        solution = _last_match(_SOLUTION_PHRASE, tail)
+        if solution is not None and (last is None or solution.start() > last.start()):
+            return solution
+    return last
+
+
+def _span(completion: str, phrase: re.Pattern[str]) -> Extraction:
+    scan = find_boxes(completion)
+    if scan.problem is not None or scan.contents:
+        return _box_extraction(scan)
+    tail = normalize_unicode(completion[-TAIL_CHARS:])
+    last = _last_phrase(tail, phrase)
+    if last is None:
+        return Extraction(None, "none", "No \\boxed{} answer and no answer phrase.")
+    written = last.group(0).strip()
+    after = answer_after_phrase(tail, last.end())
+    if after is None:
+        reason = f"The answer after {written!r} is longer than {MAX_ANSWER_CHARS:,} characters."
+        return Extraction(None, "answer_too_long", reason)
+    answer = clean_answer(after)
+    method = "gsm8k" if written == "####" else "phrase"
+    if not answer:
+        return Extraction(None, method, f"Nothing follows the phrase {written!r}.")
+    return Extraction(answer, method, f"Taken after {written!r}.", candidates=(answer,))
 
 
 def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHRASE) -> Extraction:
@@ -329,42 +293,68 @@ def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHR
     Returns:
         An :class:`Extraction`; ``method == "none"`` when neither a box nor a phrase was found.
     """
-    scan = find_boxes(completion)
-    if scan.problem is not None or scan.contents:
-        return _box_extraction(scan)
-    tail = normalize_unicode(completion[-TAIL_CHARS:])
-    last = None
-    for last in phrase.finditer(tail):  # noqa: B007 - only the last match is wanted
-        pass
-    if last is None:
-        return Extraction(None, "none", "No \\boxed{} answer and no answer phrase.")
-    answer = clean_answer(_answer_after_phrase(tail, last.end()))
-    method = "gsm8k" if last.group(0) == "####" else "phrase"
-    if not answer:
-        return Extraction(None, method, f"Nothing follows the phrase {last.group(0).strip()!r}.")
-    return Extraction(answer, method, f"Taken after {last.group(0).strip()!r}.", candidates=(answer,))
+    think_end = completion.rfind(_THINK_END)
+    if think_end != -1:
+        found = _span(completion[think_end + len(_THINK_END) :], phrase)
+        if found.method != "none":
+            return found
+    return _span(completion, phrase)
 
 
 def last_number(text: str) -> str | None:
-    r"""Return the last number in the last :data:`TAIL_CHARS` characters of ``text``.
+    r"""Return the last number in the last :data:`TAIL_CHARS` characters of ``text``, with its unit.
 
     Numbers are integers (with an optional minus sign), thousands groups ("1,080"), decimals,
-    simple fractions ("3/4") and ``\frac{3}{4}``; digits glued to letters ("x2") do not count.
+    simple fractions ("3/4") and ``\frac{3}{4}``; digits glued to letters ("x2") or in an exponent
+    or subscript do not count. A unit word right after the number is kept ("24 m^2"). There is no
+    answer when the number is only a fragment: it ends a longer arithmetic expression ("5 + 3") or
+    a hedge ("3 or 4"), or the text was cut off mid-sentence well after it ("Step 16: Determine
+    the final depth of").
 
     Args:
         text: Any text.
 
     Returns:
-        The number as written, or None when there is none.
+        The number as written (with its unit), or None when there is none.
 
     Example:
         >>> last_number("3 apples and 1,080 pears cost -2.5 dollars, x2")
-        '-2.5'
+        '-2.5 dollars'
+        >>> last_number("The area is 24 m^2.")
+        '24 m^2'
+        >>> last_number("so the total is 1 + 1 + 1") is None
+        True
     """
+    tail = normalize_unicode(text[-TAIL_CHARS:])
     last = None
-    for last in _NUMBER.finditer(normalize_unicode(text[-TAIL_CHARS:])):  # noqa: B007
-        pass
-    return None if last is None else last.group(0)
+    for number in NUMBER.finditer(tail):
+        if tail[max(0, number.start() - 2) : number.start()] not in ("^{", "_{"):  # x^{2} is no number
+            last = number
+    if last is None:
+        return None
+    before = tail[max(0, last.start() - 12) : last.start()]  # "... + 1" or "3 or 4": no answer
+    if _EXPRESSION_BEFORE.search(before) or _EXPRESSION_AFTER.match(tail, last.end()):
+        return None
+    answer = with_unit(tail, last)
+    end = last.start() + len(answer)
+    if _FACTOR_AFTER.match(tail, end) or _cut_off_after(tail, end):
+        return None  # "16\pi", "16x": the number is a coefficient, not the answer
+    return answer
+
+
+def _cut_off_after(text: str, end: int) -> bool:
+    """Whether the text stops mid-sentence well after the number (and unit) ending at ``end``.
+
+    A completion cut off by the length limit ("Step 16: Determine the final depth of") must not be
+    rewarded for a number that happens to stand before the cut (the step number). Text that ends
+    with a sentence mark, a bracket, ``$`` or a number is finished; so is a short tail of words
+    after the number on its line ("19 in all").
+    """
+    ending = text.rstrip(" \t\n*`_")
+    if not ending or ending[-1] in _FINISHED or ending[-1].isdigit():
+        return False
+    after = text[end:].strip()
+    return "\n" in after or len(after.split()) > _MAX_WORDS_AFTER
 
 
 def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -> Extraction:
@@ -382,15 +372,28 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
         '\\frac{1}{2}'
         >>> extract_math_answer("#### 1,080").method
         'gsm8k'
+        >>> extract_math_answer("Final Answer: The smallest $k$ is 17.").answer
+        '17'
         >>> extract_math_answer("Thus \\boxed{12").answer is None
         True
     """
-    found = extract_answer_span(completion)
+    found = extract_answer_span(completion, phrase=MATH_PHRASE)
+    if found.method == "boxed" and found.answer is None:  # "put it in \boxed{}" is no answer
+        found = extract_answer_span(_EMPTY_BOX.sub(" ", completion), phrase=MATH_PHRASE)
+    if found.method in ("phrase", "gsm8k") and found.answer is not None:
+        stated = answer_in_sentence(found.answer)
+        if stated != found.answer:
+            answer = clean_answer(stated)
+            return Extraction(answer, found.method, found.reason, candidates=(answer,))
     if found.method != "none" or not last_number_fallback:
         return found
     number = last_number(completion)
     if number is None:
-        return Extraction(None, "none", "No box, no answer phrase and no number.")
+        return Extraction(
+            None,
+            "none",
+            "No box, no answer phrase, and no last number that is a whole answer (not a piece of an expression, a hedge or a cut-off sentence).",
+        )
     return Extraction(
         number, "last_number", "No box or answer phrase: took the last number.", candidates=(number,)
     )

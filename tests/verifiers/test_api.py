@@ -137,8 +137,15 @@ def fake_math(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
         value = answer.split("=")[-1].strip()
         return Verdict(value == gold, Outcome.CORRECT if value == gold else Outcome.WRONG, value, "stand-in")
 
+    def verify_math_statement(answers: list[str], gold: str, *, timeout: float = 1.0) -> Verdict:
+        calls.append((", ".join(answers), gold))
+        values = sorted(answer.split("=")[-1].strip() for answer in answers)
+        right = values == sorted(part.strip() for part in gold.split(","))
+        return Verdict(right, Outcome.CORRECT if right else Outcome.WRONG, ", ".join(answers), "stand-in")
+
     module = types.ModuleType("reasongym.verifiers.math.grade")
     module.verify_math_answer = verify_math_answer  # type: ignore[attr-defined]
+    module.verify_math_statement = verify_math_statement  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "reasongym.verifiers.math.grade", module)
     return calls
 
@@ -149,11 +156,16 @@ MATH_ROWS = [
     (r"so \boxed{4}", "3", False, Outcome.WRONG, "4"),
     ("The answer is 3.", "3", True, Outcome.CORRECT, "3"),
     ("3 + 4 = 7", "7", True, Outcome.CORRECT, "7"),
-    # spraying: every boxed candidate must be right
-    (r"\boxed{3} or \boxed{4}", "3", False, Outcome.WRONG, "4"),
-    (r"\boxed{4} or \boxed{3}", "3", False, Outcome.WRONG, "3"),
+    # the last box is the answer; boxes of one statement are one multi-valued answer
+    (r"\boxed{3} or \boxed{4}", "3", False, Outcome.WRONG, "3, 4"),
+    (r"\boxed{4} or \boxed{3}", "3", False, Outcome.WRONG, "4, 3"),
     (r"\boxed{x = 3} so \boxed{3}", "3", True, Outcome.CORRECT, "3"),
-    ("".join(rf"\boxed{{{i}}}" for i in range(9)), "8", False, Outcome.WRONG, "8"),
+    (r"\boxed{x = 3} and \boxed{3}", "3", True, Outcome.CORRECT, "x = 3, 3"),
+    (r"First \boxed{20}, no wait: it is \boxed{21}.", "21", True, Outcome.CORRECT, "21"),
+    (r"First \boxed{21}, no wait: it is \boxed{20}.", "21", False, Outcome.WRONG, "20"),
+    (r"$\boxed{3}$ and $\boxed{-5}$", "-5, 3", True, Outcome.CORRECT, "3, -5"),
+    (r"$\boxed{3}$, $\boxed{-5}$ and $\boxed{7}$", "-5, 3", False, Outcome.WRONG, "3, -5, 7"),
+    ("".join(rf"\boxed{{{i}}}" for i in range(9)), "8", False, Outcome.WRONG, ", ".join(map(str, range(9)))),
     # list spraying for a single-valued gold
     ("The answer is 1, 2, 3, 4, 5", "3", False, Outcome.WRONG, "1, 2, 3, 4, 5"),
     ("The answer is 1, 2, 3", "1, 2, 3", True, Outcome.CORRECT, "1, 2, 3"),
@@ -162,6 +174,7 @@ MATH_ROWS = [
     (r"so \boxed{3", "3", False, Outcome.UNPARSEABLE, None),
     ("no idea", "3", False, Outcome.UNPARSEABLE, None),
     (r"\boxed{1}" * 65, "1", False, Outcome.REFUSED, None),
+    ("The answer is " + "+".join(["2"] * 1000), "2", False, Outcome.REFUSED, None),
     # an ungradable gold gives correct=None, with or without an answer
     (r"\boxed{3}", "UNGRADABLE", None, Outcome.UNPARSEABLE, "3"),
     ("no idea", "UNGRADABLE", None, Outcome.UNPARSEABLE, None),

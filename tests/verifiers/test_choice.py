@@ -27,6 +27,9 @@ ROWS = [
     (r"$\boxed{\text{B}}$", "B", C),
     (r"\boxed{(B) library}", "B", C),
     ("The answer is B", "B", C),
+    ("<think>maybe \\boxed{A}</think>\nThe answer is B.", "B", C),  # after </think> first
+    ("<think>maybe \\boxed{B}</think>\nThe answer is A.", "B", W),
+    (r"First \boxed{A}, no wait: it is \boxed{B}.", "B", C),  # the last box, not spraying
     ("The answer is (B).", "B", C),
     ("Answer: B", "B", C),
     ("Answer: Option B", "B", C),

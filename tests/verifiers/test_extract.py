@@ -54,7 +54,18 @@ MATH_ROWS = [
     (r"\boxed{4}. The answer is 5.", "4", "boxed", False),
     (r"\boxed{3} \boxed{ 3 } \boxed{3.}", "3", "boxed", False),  # repeats are fine
     (r"\boxed{3} or maybe \boxed{4}", "4", "boxed", True),
-    (r"\boxed{x = 3} so \boxed{3}", "3", "boxed", True),
+    (r"\boxed{x = 3} so \boxed{3}", "3", "boxed", False),  # "so": a later statement
+    # the last box is the answer; earlier statements are earlier attempts
+    (r"First $\boxed{20}$, no wait: it is $\boxed{21}$.", "21", "boxed", False),
+    ("\\boxed{20}\n\nLet me recheck.\n\n\\boxed{21}", "21", "boxed", False),
+    ("<think>so \\boxed{5}</think>\nThe answer is 6.", "6", "phrase", False),
+    ("<think>so \\boxed{5}</think>\nSo $\\boxed{6}$", "6", "boxed", False),
+    ("<think>so \\boxed{5}</think>\nno answer", "5", "boxed", False),
+    # boxes of one statement: one multi-valued answer (or a hedge)
+    (r"$\boxed{3}$ and $\boxed{-5}$", "-5", "boxed", True),
+    (r"$x_1 = \boxed{3}$, $x_2 = \boxed{-5}$.", "-5", "boxed", True),
+    (r"either \boxed{723} or \boxed{729}", "729", "boxed", True),
+    (r"\boxed{(1,2)}\quad\boxed{(3,4)}", "(3,4)", "boxed", True),
     # phrases
     ("The answer is 42.", "42", "phrase", False),
     ("the answer is 3.5 cm. Done.", "3.5 cm", "phrase", False),
@@ -77,21 +88,55 @@ MATH_ROWS = [
     ("The final answer is $\\$36$.", "\\$36", "phrase", False),  # an escaped dollar is money
     ("The final answer is $\\$32,\\!348$. Done.", "\\$32,\\!348", "phrase", False),
     ("The answer is 1 000.", "1 000", "phrase", False),
+    # display math and several math spans after the phrase; sentences stating the value
+    ("the answer is\n$$\n12\n$$", "12", "phrase", False),
+    ("The answer is:\n\\[\n x = 5\n\\]\nDone.", "x = 5", "phrase", False),
+    ("The solutions are $x = 4$ or $x = -1$.", "x = 4 or x = -1", "phrase", False),
+    ("The roots are 3 and -5.", "3 and -5", "phrase", False),
+    ("The roots are where f is zero. Setting f(x) = 0 gives x = 3", "3", "last_number", False),
+    ("Final Answer: The smallest $k$ is 17.", "17", "phrase", False),
+    ("Answer: Therefore, there are 12 cats.", "12", "phrase", False),
+    ("Answer: There are 60 marbles in the jar.", "60", "phrase", False),
+    ("Answer: The car travels 60 km in all.", "60 km", "phrase", False),
+    ("Final Answer: Jane started 30 minutes ago.", "30 minutes", "phrase", False),
+    ("Answer: It is between 3 and 4.", "between 3 and 4", "phrase", False),
+    ("Final Answer: It cannot be 17.", "It cannot be 17", "phrase", False),  # a negation states no value
+    ("Final Answer: The total isn't 17 apples.", "The total isn't 17 apples", "phrase", False),
+    # an answer too long to grade is refused whole, never cut
+    ("The answer is " + "+".join(["2"] * 20000), None, "none", False),  # phrase beyond the tail
+    ("The answer is " + "+".join(["1"] * 1000) + ". So", None, "answer_too_long", False),
     # last number fallback
     ("So she has 12 apples and 7 pears, 19 in all", "19", "last_number", False),
     ("x = -3", "-3", "last_number", False),
-    ("\u22123 degrees", "-3", "last_number", False),  # U+2212 minus
+    ("\u22123 degrees", "-3 degrees", "last_number", False),  # U+2212 minus; the unit belongs to it
     ("\uff14\uff12 things", "42", "last_number", False),  # full-width digits
     ("the ratio is 3/4", "3/4", "last_number", False),
     ("it is $\\frac{5}{6}$", r"\frac{5}{6}", "last_number", False),
-    ("costs 1,250.50 dollars", "1,250.50", "last_number", False),
+    ("costs 1,250.50 dollars", "1,250.50 dollars", "last_number", False),
+    ("The area is 24 m^2.", "24 m^2", "last_number", False),
+    ("The area is 24 m\u00b2.", "24 m^{2}", "last_number", False),
+    ("The area is 24 \\text{cm}^2.", "24 \\text{cm}^2", "last_number", False),
+    ("so x^{2} is it", None, "none", False),  # an exponent is not a number of the text
+    ("so the total is 1 + 1 + 1", None, "none", False),  # a fragment of an expression
+    ("so we get 3 or 4", None, "none", False),  # the last number of a hedge
+    ("So the radius is 16\u03c0.", None, "none", False),  # a coefficient, not the answer
+    ("So the radius is 16x.", None, "none", False),
+    ("So the length is 16cm.", "16cm", "last_number", False),  # a glued unit belongs to it
+    ("The base of the power $1^{(2^{5})}$ is $1^{", None, "none", False),  # the base of a cut-off power
+    ("Step 15: it is 14.75 feet.\n\nStep 16: Determine the final depth of", None, "none", False),  # cut off
+    ("The runner takes 2 seconds.\nThe total time is the sum", None, "none", False),  # cut off
+    ("She runs 2 seconds faster than him", "2 seconds", "last_number", False),  # a short tail
+    ("The answer is " + " or ".join(["$1$"] * 3000), None, "none", False),  # the phrase is beyond the tail
+    ("the sum is " + "+".join(["1"] * 30000), None, "none", False),
     ("x2 and y3", None, "none", False),  # digits glued to letters are not numbers
     # no answer at all
     ("I do not know.", None, "none", False),
     ("", None, "none", False),
     (r"So the answer is 12. Writing it: \boxed{1", None, "truncated", False),
     (r"The answer is 5 \boxed", None, "truncated", False),
-    (r"\boxed{}", None, "boxed", False),
+    (r"\boxed{}", None, "none", False),  # empty boxes are skipped
+    ("To put it in \\boxed{}, add them.\nThe answer is 140.", "140", "phrase", False),
+    (r"\boxed{5} then \boxed{ }", "5", "boxed", False),
     ("The answer is", None, "phrase", False),
 ]
 

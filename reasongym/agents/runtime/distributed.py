@@ -4,16 +4,23 @@ Launch with ``torchrun --nproc_per_node=N script.py`` or ``accelerate launch scr
 ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK`` and ``MASTER_ADDR``/``MASTER_PORT``, which is all
 ``init_distributed`` reads. Every rank holds the whole model, takes a different shard of the data, and
 DDP averages the gradients, so all ranks keep identical weights. Only rank 0 (``DistInfo.is_main``)
-writes metrics and checkpoints.
+writes metrics, samples and checkpoints; `on_main` runs a step there and hands its result to every rank.
+
+Shards are round-robin (`shard`: item ``i`` goes to rank ``i % world_size``) and `unshard` is its inverse,
+so whatever the ranks gather comes back in the order one process would have produced it. The RL loops
+shard whole groups (`shard_groups`, `all_gather_groups`): a prompt's G samples always live on one rank.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import numpy as np
 import torch
 import torch.distributed as dist
 
@@ -86,6 +93,11 @@ def init_distributed(backend: str | None = None) -> DistInfo:
     return info
 
 
+def _alone(info: DistInfo) -> bool:
+    """One process and no process group: nobody to talk to (a group of one still runs its collectives)."""
+    return info.world_size == 1 and not (dist.is_available() and dist.is_initialized())
+
+
 def current() -> DistInfo:
     """The ``DistInfo`` of an already initialised process group, or ``SINGLE_PROCESS``."""
     if not (dist.is_available() and dist.is_initialized()):
@@ -97,28 +109,150 @@ def current() -> DistInfo:
     )
 
 
-def wrap_model(model: torch.nn.Module, info: DistInfo | None = None) -> torch.nn.Module:
-    """Wrap ``model`` in ``DistributedDataParallel`` when there is more than one process.
+def wrap_model(
+    model: torch.nn.Module, info: DistInfo | None = None, parallelism: str = "ddp"
+) -> torch.nn.Module:
+    """Wrap ``model`` for data-parallel training when it is part of a process group.
 
-    The model must already sit on ``info.device``. The unwrapped model stays reachable as ``.module``.
+    ``ddp``: a ``DistributedDataParallel`` wrapper (the model stays reachable as ``.module``). Buffers are
+    not broadcast on every forward: a causal LM's buffers are constants (rotary frequencies), and the
+    broadcast is a collective that would make ranks running different numbers of micro-batches (RL's
+    uneven shards) wait on each other forever. ``fsdp``: the model itself, its decoder layers and then
+    the whole sharded in place with torch's ``fully_shard`` (see `shard_model`).
 
     Args:
-        model: The model to train.
+        model: The model to train, already on ``info.device``.
         info: The process's place; defaults to ``current()``.
+        parallelism: ``ddp`` or ``fsdp``.
 
     Returns:
-        The DDP wrapper, or ``model`` itself in a single process (or when it is already wrapped).
+        The wrapped (or sharded) model, or ``model`` itself in a lone process or when already wrapped.
     """
     info = info or current()
-    if info.world_size == 1 or isinstance(model, torch.nn.parallel.DistributedDataParallel):
+    if _alone(info) or isinstance(model, torch.nn.parallel.DistributedDataParallel) or is_sharded(model):
         return model
+    if parallelism == "fsdp":
+        return shard_model(model, info)
     device_ids = [info.local_rank] if next(model.parameters()).is_cuda else None
-    return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+    ddp = torch.nn.parallel.DistributedDataParallel
+    # torch 2.13 renamed the switch (the old name still works, with a warning).
+    renamed = "forward_sync_buffers" in inspect.signature(ddp.__init__).parameters
+    no_sync = {"forward_sync_buffers": False} if renamed else {"broadcast_buffers": False}
+    return ddp(model, device_ids=device_ids, **no_sync)
 
 
 def unwrap_model(model: torch.nn.Module) -> torch.nn.Module:
     """The model inside a DDP wrapper, or ``model`` itself."""
     return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
+
+
+# ---------------------------------------------------------------------------------------------- FSDP
+
+
+def shard_model(model: torch.nn.Module, info: DistInfo | None = None) -> torch.nn.Module:
+    """Shard ``model`` over every process with torch's ``fully_shard`` (FSDP2), in place; returns it.
+
+    Each decoder layer (a class the model lists in ``_no_split_modules``, as transformers models do) is
+    one unit, gathered for its forward and backward and resharded after; the root (embeddings, final
+    norm, head) stays gathered between forward and backward. Gradients are reduce-scattered and averaged
+    over the processes, as DDP averages them.
+    """
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    info = info or current()
+    mesh = init_device_mesh(info.device.type, (info.world_size,))
+    units = set(getattr(model, "_no_split_modules", None) or ())
+    for module in model.modules():
+        if type(module).__name__ in units and module is not model:
+            fully_shard(module, mesh=mesh, reshard_after_forward=True)
+    fully_shard(model, mesh=mesh, reshard_after_forward=False)
+    return model
+
+
+def is_sharded(model: torch.nn.Module) -> bool:
+    """Whether ``model`` was sharded by `shard_model` (``fully_shard``)."""
+    from torch.distributed.fsdp import FSDPModule
+
+    return isinstance(model, FSDPModule)
+
+
+@contextmanager
+def gathered(model: torch.nn.Module | None) -> Iterator[None]:
+    """The full weights of a sharded model on every rank, for forward passes whose number differs between
+    ranks (sampling, scoring, evaluation): each forward of a sharded unit would otherwise all-gather it,
+    a collective that every rank must join. Needs the whole model to fit each device for inference.
+    Does nothing for an unsharded model."""
+    if model is None or not is_sharded(model):
+        yield
+        return
+    from torch.distributed.fsdp import FSDPModule
+
+    units = [module for module in model.modules() if isinstance(module, FSDPModule)]
+    for unit in units:
+        if unit is not model:
+            unit.set_reshard_after_forward(False, recurse=False)
+        unit.unshard()
+    try:
+        yield
+    finally:
+        for unit in units:
+            unit.reshard()
+            if unit is not model:
+                unit.set_reshard_after_forward(True, recurse=False)
+
+
+@contextmanager
+def gradient_sync(model: torch.nn.Module, enabled: bool) -> Iterator[None]:
+    """Reduce gradients over the ranks in this backward (``enabled``) or only accumulate them locally
+    (DDP's ``no_sync``, FSDP's ``set_requires_gradient_sync(False)``)."""
+    if is_sharded(model):
+        model.set_requires_gradient_sync(enabled)
+        yield
+        return
+    if enabled or not hasattr(model, "no_sync"):
+        yield
+        return
+    with model.no_sync():
+        yield
+
+
+def passes_everywhere(count: int, model: torch.nn.Module) -> int:
+    """Forward/backward passes each rank runs: its own ``count``, or for a sharded model the most any rank
+    has (every pass all-gathers each unit, so every rank must run as many)."""
+    if not is_sharded(model):
+        return count
+    return round(all_reduce_max({"passes": count})["passes"])
+
+
+def full_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> tuple[Any, Any]:
+    """``(model state, optimizer state)`` of a sharded model, gathered whole on the CPU of rank 0 (every rank
+    must call; the others get empty dicts), for a checkpoint; ``(None, None)`` when nothing is sharded."""
+    if not is_sharded(model):
+        return None, None
+    from torch.distributed.checkpoint.state_dict import (
+        StateDictOptions,
+        get_model_state_dict,
+        get_optimizer_state_dict,
+    )
+
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    return get_model_state_dict(model, options=options), get_optimizer_state_dict(
+        model, optimizer, options=options
+    )
+
+
+def load_optimizer_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: Any) -> None:
+    """Load a checkpoint's optimizer state: as it is, or sharded over the ranks for a sharded model."""
+    if not is_sharded(model):
+        optimizer.load_state_dict(state)
+        return
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
+
+    set_optimizer_state_dict(model, optimizer, state, options=StateDictOptions(full_state_dict=True))
+
+
+# ---------------------------------------------------------------------------------------------- data
 
 
 def shard(items: Sequence[T], info: DistInfo | None = None) -> list[T]:
@@ -130,10 +264,97 @@ def shard(items: Sequence[T], info: DistInfo | None = None) -> list[T]:
     return list(items[info.rank :: info.world_size])
 
 
+def unshard(parts: Sequence[Sequence[T]]) -> list[T]:
+    """The inverse of `shard`: ``parts[r]`` is rank ``r``'s share; returns the items in their original order.
+
+    Raises:
+        ConfigError: Shares whose sizes `shard` cannot have produced.
+    """
+    sizes = [len(part) for part in parts]
+    if any(size not in (sizes[0], sizes[0] - 1) for size in sizes) or sizes != sorted(sizes, reverse=True):
+        raise ConfigError(
+            f"shares of sizes {sizes} do not come from shard(); expected sizes n, .., n, n-1, .."
+        )
+    return [parts[i % len(parts)][i // len(parts)] for i in range(sum(sizes))]
+
+
+def shard_groups(x: torch.Tensor, group_size: int, info: DistInfo | None = None) -> torch.Tensor:
+    """This rank's groups of a [B] tensor in group layout (B = N * G): groups ``rank, rank + W, ..``."""
+    info = info or current()
+    return x.view(-1, group_size)[info.rank :: info.world_size].reshape(-1)  # [B_rank]
+
+
+def all_gather_groups(x: torch.Tensor, group_size: int, info: DistInfo | None = None) -> torch.Tensor:
+    """Every rank's `shard_groups` share of a [B] tensor, put back in group order: [B_all] on ``x``'s device."""
+    info = info or current()
+    if _alone(info):
+        return x
+    parts = all_gather_objects(x.detach().cpu().view(-1, group_size), info)
+    return torch.cat(unshard(parts)).reshape(-1).to(x.device)  # [B_all]
+
+
+def all_gather_shards(items: Sequence[T], info: DistInfo | None = None) -> list[T]:
+    """Every rank's `shard` of a list, put back in the original order (the same list on every rank)."""
+    info = info or current()
+    if _alone(info):
+        return list(items)
+    return unshard(all_gather_objects(list(items), info))
+
+
+def all_gather_ordered(items: Sequence[T], key: Callable[[T], Any], info: DistInfo | None = None) -> list[T]:
+    """Every rank's ``items``, sorted by ``key`` (stably: items of equal key keep their rank's order)."""
+    info = info or current()
+    if _alone(info):
+        return sorted(items, key=key)
+    return sorted((item for part in all_gather_objects(list(items), info) for item in part), key=key)
+
+
+def all_gather_objects(value: T, info: DistInfo | None = None) -> list[T]:
+    """``[value of rank 0, value of rank 1, ..]`` on every rank (picklable values; tensors on the CPU)."""
+    info = info or current()
+    if _alone(info):
+        return [value]
+    gathered: list[Any] = [None] * info.world_size
+    dist.all_gather_object(gathered, value)
+    return gathered
+
+
+def on_main(fn: Callable[[], T], info: DistInfo | None = None) -> T:
+    """Run ``fn`` on rank 0 only and return its (picklable) result on every rank.
+
+    For what exactly one process may do and the others must learn: create a run folder, pick the
+    checkpoint to resume from. An exception on rank 0 is raised on every rank, so that none waits forever.
+    """
+    info = info or current()
+    if _alone(info):
+        return fn()
+    box: list[Any] = [None]
+    if info.is_main:
+        try:
+            box[0] = ("ok", fn())
+        except Exception as error:  # every rank must raise, not only the one that failed
+            box[0] = ("error", error)
+    dist.broadcast_object_list(box, src=0)
+    status, value = box[0]
+    if status == "error":
+        raise value
+    return value
+
+
+def rank_seed(seed: int, info: DistInfo | None = None) -> int:
+    """The sampling seed of this rank: ``seed`` itself on rank 0 (so one process samples as before), and a
+    different stream derived from ``(seed, rank)`` on every other rank."""
+    info = info or current()
+    if info.rank == 0:
+        return seed
+    words = np.random.SeedSequence([seed % (1 << 64), info.rank]).generate_state(2, dtype=np.uint32)
+    return int(words[0]) << 31 | int(words[1]) >> 1  # a 62-bit seed
+
+
 def all_reduce_mean(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
     """Average each value over all ranks (every rank must pass the same keys in the same order)."""
     info = info or current()
-    if info.world_size == 1:
+    if _alone(info):
         return {key: float(value) for key, value in values.items()}
     summed = all_reduce_sum(values, info)
     return {key: value / info.world_size for key, value in summed.items()}
@@ -142,7 +363,7 @@ def all_reduce_mean(values: Mapping[str, float], info: DistInfo | None = None) -
 def all_reduce_sum(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
     """Sum each value over all ranks (every rank must pass the same keys in the same order)."""
     info = info or current()
-    if info.world_size == 1:
+    if _alone(info):
         return {key: float(value) for key, value in values.items()}
     tensor = torch.tensor([float(v) for v in values.values()], dtype=torch.float64, device=info.device)
     dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
@@ -152,7 +373,7 @@ def all_reduce_sum(values: Mapping[str, float], info: DistInfo | None = None) ->
 def all_reduce_max(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
     """Maximum of each value over all ranks; used so that every rank takes the same skip decision."""
     info = info or current()
-    if info.world_size == 1:
+    if _alone(info):
         return {key: float(value) for key, value in values.items()}
     tensor = torch.tensor([float(v) for v in values.values()], dtype=torch.float64, device=info.device)
     dist.all_reduce(tensor, op=dist.ReduceOp.MAX)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import gymnasium
@@ -43,7 +43,7 @@ TURN_CAP_OUTCOME = "max_turns"
 EQUAL_REWARD_ATOL = 1e-6
 """Rewards of a group closer than this count as equal (a group without learning signal)."""
 
-_ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns")
+ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns")  # [B] each
 _ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted")
 
 
@@ -151,7 +151,7 @@ class RolloutBatch:
         width_t = max(batch.completion_ids.shape[1] for batch in batches)
         parts = [batch._padded(width_p, width_t) for batch in batches]
         tensors = {name: torch.cat([getattr(p, name) for p in parts]) for name in _SEQUENCE_TENSORS}
-        for name in _ROW_TENSORS:
+        for name in ROW_TENSORS:
             values = [getattr(batch, name) for batch in batches]
             tensors[name] = None if any(v is None for v in values) else torch.cat(values)
         lists = {name: [x for batch in batches for x in getattr(batch, name)] for name in _ROW_LISTS}
@@ -167,39 +167,14 @@ class RolloutBatch:
         return dataclasses.replace(self, **moved)
 
     def metrics(self) -> dict[str, float]:
-        """Summary statistics under ``rollout/`` for a metrics writer (nan where undefined).
-
-        ``reward_std`` is the population standard deviation over all B rows; ``correct_rate`` counts
-        ungradable rows as not correct; ``len_*`` are model tokens; ``zero_std_group_frac`` is the
-        share of groups whose rewards are all equal within `EQUAL_REWARD_ATOL`.
-        """
-        rewards = self.rewards.float().cpu()  # [B]
-        lengths = self.lengths.float().cpu()  # [B]
-        correct, gradable = self.correct.cpu(), self.gradable.cpu()  # [B]
-        wrong = gradable & ~correct  # [B]
-        grouped = rewards.view(-1, self.group_size)  # [B // G, G]
-        spread = grouped.max(dim=1).values - grouped.min(dim=1).values if len(self) else grouped.sum(1)
-        values = {
-            "reward_mean": _mean(rewards),
-            "reward_std": rewards.std(correction=0).item() if len(self) else math.nan,
-            "correct_rate": _mean(correct.float()),
-            "len_mean": _mean(lengths),
-            "len_max": lengths.max().item() if len(self) else math.nan,
-            "truncation_rate": _mean(self.truncated.float().cpu()),
-            "zero_std_group_frac": _mean((spread <= EQUAL_REWARD_ATOL).float()),
-            "len_correct_mean": _mean(lengths[correct]),
-            "len_wrong_mean": _mean(lengths[wrong]),
-            "ungradable_frac": _mean((~gradable).float()),
-        }
-        if self.turns is not None:
-            values["turns_mean"] = _mean(self.turns.float().cpu())
-        return {f"rollout/{name}": float(value) for name, value in values.items()}
+        """`rollout_metrics` of this batch."""
+        return rollout_metrics({name: getattr(self, name) for name in ROW_TENSORS}, self.group_size)
 
     def _take_rows(self, rows: Tensor) -> RolloutBatch:
         """A batch of the given rows (same widths)."""
         picked = rows.tolist()
         tensors = {name: getattr(self, name)[rows] for name in _SEQUENCE_TENSORS}
-        for name in _ROW_TENSORS:
+        for name in ROW_TENSORS:
             value = getattr(self, name)
             tensors[name] = None if value is None else value[rows]
         lists = {name: [getattr(self, name)[row] for row in picked] for name in _ROW_LISTS}
@@ -241,6 +216,34 @@ class RolloutBatch:
 
 
 _SEQUENCE_TENSORS = ("input_ids", "attention_mask", "completion_ids", "completion_mask", "old_logp")
+
+
+def rollout_metrics(rows: Mapping[str, Tensor | None], group_size: int) -> dict[str, float]:
+    """``rollout/`` statistics (nan where undefined) of batches' `ROW_TENSORS` (every rank's too), in group
+    layout: ``reward_std`` is the population std; ungradable rows count as not correct; ``len_*`` count model
+    tokens; ``zero_std_group_frac``: groups whose rewards are equal within `EQUAL_REWARD_ATOL`."""
+    rewards = rows["rewards"].float().cpu()  # [B]
+    lengths = rows["lengths"].float().cpu()  # [B]
+    correct, gradable = rows["correct"].cpu(), rows["gradable"].cpu()  # [B]
+    count = len(rewards)
+    wrong = gradable & ~correct  # [B]
+    grouped = rewards.view(-1, group_size)  # [B // G, G]
+    spread = grouped.max(dim=1).values - grouped.min(dim=1).values if count else grouped.sum(1)
+    values = {
+        "reward_mean": _mean(rewards),
+        "reward_std": rewards.std(correction=0).item() if count else math.nan,
+        "correct_rate": _mean(correct.float()),
+        "len_mean": _mean(lengths),
+        "len_max": lengths.max().item() if count else math.nan,
+        "truncation_rate": _mean(rows["truncated"].float().cpu()),
+        "zero_std_group_frac": _mean((spread <= EQUAL_REWARD_ATOL).float()),
+        "len_correct_mean": _mean(lengths[correct]),
+        "len_wrong_mean": _mean(lengths[wrong]),
+        "ungradable_frac": _mean((~gradable).float()),
+    }
+    if rows.get("turns") is not None:
+        values["turns_mean"] = _mean(rows["turns"].float().cpu())
+    return {f"rollout/{name}": float(value) for name, value in values.items()}
 
 
 def _mean(x: Tensor) -> float:

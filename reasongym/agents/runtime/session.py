@@ -10,6 +10,17 @@ A session disables dropout in the policy when it starts (TRL's ``disable_dropout
 scores ``old_logp`` in eval mode, so a training-mode forward with dropout on would make the importance
 ratio differ from 1 before any update. Held-out evaluation goes through `reasongym.evaluation.evaluate`,
 like ``reasongym eval``. Shapes use the legend of `reasongym.agents.common`.
+
+Under torch.distributed (`reasongym.agents.runtime.distributed`) every rank runs the same session: the
+problem order is global (one cursor, the same on every rank) and each rank samples its round-robin share
+of each round's prompts, whole groups, with a sampling seed derived from the seed and its rank. The loss
+normalisers (`BatchTotals`) are summed over ranks and DDP averages the gradients, so N processes take the
+step one process would take on all the data. Rank 0 alone writes metrics, samples, the plot and
+checkpoints; every rank resumes from the checkpoint rank 0 picks, and logged metrics cover every rank.
+
+Why this file is long: a session is one idea, the state and steps of one RL run, and each of its methods
+carries what that step needs in one process and across processes (sharded sampling, gathered metrics,
+DDP or FSDP); splitting the multi-process half off would make every step a two-file read.
 """
 
 from __future__ import annotations
@@ -30,11 +41,16 @@ from torch import Tensor
 
 from reasongym.agents.common import disable_dropout, seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
+from reasongym.agents.runtime import distributed
 from reasongym.agents.runtime.update import (
-    BatchTotals,
     PolicyLoss,
     accumulate_gradients,
+    autocast_context,
     build_optimizer,
+    check_autocast,
+    global_totals,
+    grad_scaler,
+    merge_rank_metrics,
     optimizer_step,
     restore_optimizer,
 )
@@ -43,6 +59,7 @@ from reasongym.checkpoints import (
     ensure_steps_remaining,
     latest_checkpoint,
     load_checkpoint,
+    load_optimizer_states,
     save_checkpoint,
 )
 from reasongym.errors import ConfigError
@@ -104,6 +121,12 @@ class RLSession:
     generated_tokens: int = 0
     step_started: float = 0.0
     bar: Any = None
+    info: distributed.DistInfo = distributed.SINGLE_PROCESS
+    """This process's place in the job; rank 0 alone writes."""
+    train_model: torch.nn.Module | None = None
+    """The model the update runs forward and backward (``model``, or its DDP wrapper across processes)."""
+    scaler: Any = None
+    """The gradient scaler (`grad_scaler`: enabled for fp16 autocast only)."""
     env_pool: EnvPool | None = None
     """The env copies the rollouts play on, kept from step to step (made at the first rollout)."""
 
@@ -130,22 +153,30 @@ class RLSession:
         from reasongym.generation import HFGenerator
 
         rollout_cfg.check_for_rl()
+        check_autocast(run_cfg, model)
+        info = distributed.current()
+        if rollout_cfg.num_prompts < info.world_size:
+            raise ConfigError(
+                f"num_prompts={rollout_cfg.num_prompts} is not allowed with {info.world_size} processes; each "
+                f"process samples whole groups of at least one prompt, so use num_prompts >= {info.world_size}"
+            )
         seed_everything(run_cfg.seed)
         env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
         train_split, eval_split = resolve_splits(run_cfg, env)
         disable_dropout(model)
         run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-        reference = _reference_model(model, run) if with_reference else None
+        reference = _reference_model(model, run, info, run_cfg.parallelism) if with_reference else None
+        start, state, checkpoint = _resume_weights(run, run_cfg, model, info)
+        train_model = distributed.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
         optimizer, scheduler = build_optimizer(model, run_cfg)
-        start, resumed_from, state = 0, None, dict[str, Any]()
-        checkpoint = latest_checkpoint(run) if run is not None else None
         if checkpoint is not None:
-            ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
-            start, state = load_checkpoint(checkpoint, model=model, optimizer=optimizer, scheduler=scheduler)
+            optimizer_state, scheduler_state = load_optimizer_states(checkpoint)
+            distributed.load_optimizer_state(model, optimizer, optimizer_state)
+            scheduler.load_state_dict(scheduler_state)
             restore_optimizer(optimizer, scheduler, run_cfg)
-            resumed_from = start
+        resumed_from = start or None
         writer = samples = None
-        if run is not None:
+        if run is not None and info.is_main:
             writer = MetricsWriter(
                 run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project,
                 config=config_record, resume_from_step=resumed_from,
@@ -156,6 +187,7 @@ class RLSession:
             run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
             run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
             eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
+            info=info, train_model=train_model, scaler=grad_scaler(run_cfg),
         )  # fmt: skip
         if run_cfg.eval_every and resumed_from is None:
             session._log(0, session.evaluate(0))
@@ -167,7 +199,7 @@ class RLSession:
 
         self.bar = tqdm(
             total=self.run_cfg.max_steps, initial=self.start_step, desc=self.algo,
-            disable=not self.run_cfg.progress_bar,
+            disable=not (self.run_cfg.progress_bar and self.info.is_main),
         )  # fmt: skip
         for step in range(self.start_step + 1, self.run_cfg.max_steps + 1):
             self.step_started = time.perf_counter()
@@ -190,31 +222,54 @@ class RLSession:
         return [int(orders[p // size][p % size]) for p in positions]
 
     def rollouts(self, num_prompts: int) -> Any:
-        """Sample ``group_size`` completions for each of the next ``num_prompts`` problems and score them."""
+        """Sample ``group_size`` completions for each of the next ``num_prompts`` problems and score them.
+
+        Across processes ``num_prompts`` counts every rank's prompts; this rank samples and returns its
+        share (`distributed.shard`: problems ``rank, rank + W, ..`` of the round), whole groups.
+        """
         from reasongym.agents.runtime.rollout import collect_rollouts, recompute_old_logp
         from reasongym.generation import SamplingParams
 
         rollout = self.rollout_cfg
+        seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + self.cursor, self.info)  # resumable
         self.env_pool = self.env_pool or EnvPool(self.env)
         params = SamplingParams(
             max_new_tokens=rollout.max_new_tokens, temperature=rollout.temperature, top_p=rollout.top_p,
-            n=rollout.group_size, seed=self.run_cfg.seed * 1_000_003 + self.cursor,  # reproducible on resume
+            n=rollout.group_size, seed=seed,
         )  # fmt: skip
-        indices = self.problem_indices(num_prompts)
+        indices = distributed.shard(self.problem_indices(num_prompts), self.info)
         started, generating = time.perf_counter(), self.generator.seconds
-        batch = collect_rollouts(
-            self.env, self.generator, self.tokenizer, indices, group_size=rollout.group_size,
-            params=params, split=self.train_split, difficulty=self.run_cfg.difficulty, pool=self.env_pool,
-        )  # fmt: skip
+        with distributed.gathered(self.model), autocast_context(self.run_cfg):
+            batch = collect_rollouts(
+                self.env, self.generator, self.tokenizer, indices, group_size=rollout.group_size,
+                params=params, split=self.train_split, difficulty=self.run_cfg.difficulty, pool=self.env_pool,
+            )  # fmt: skip
         generate_s = self.generator.seconds - generating
         self.phases["generate"] += generate_s
         self.phases["verify"] += time.perf_counter() - started - generate_s
         self.generated_tokens += int(batch.lengths.sum())
         if not batch.old_logp_known:  # a text-only generator: the policy scores what was sampled
             started = time.perf_counter()
-            batch = recompute_old_logp(self.model, batch, self.run_cfg.micro_batch_size)
+            with distributed.gathered(self.model), autocast_context(self.run_cfg):
+                batch = recompute_old_logp(self.model, batch, self.run_cfg.micro_batch_size)
             self.phases["old_logp"] += time.perf_counter() - started
         return batch
+
+    def rollout_metrics(self, *batches: Any) -> dict[str, float]:
+        """``rollout/`` metrics of ``batches`` on every rank together (`rollout_metrics` of their rows)."""
+        from reasongym.agents.runtime.rollout import ROW_TENSORS, rollout_metrics
+
+        rows = {
+            name: None if any(getattr(b, name) is None for b in batches)
+            else torch.cat([getattr(b, name).cpu() for b in batches])
+            for name in ROW_TENSORS
+        }  # fmt: skip
+        per_rank = distributed.all_gather_objects(rows, self.info)
+        merged = {
+            name: None if any(r[name] is None for r in per_rank) else torch.cat([r[name] for r in per_rank])
+            for name in ROW_TENSORS
+        }  # fmt: skip
+        return rollout_metrics(merged, self.rollout_cfg.group_size)
 
     @torch.no_grad()
     def reference_logprobs(self, batch: Any) -> Tensor | None:
@@ -222,10 +277,11 @@ class RLSession:
         if self.reference is None:
             return None
         started = time.perf_counter()
-        logp, _ = token_logprobs(
-            self.reference, batch.input_ids, batch.attention_mask, batch.completion_start,
-            micro_batch_size=self.run_cfg.micro_batch_size,
-        )  # fmt: skip
+        with distributed.gathered(self.reference), autocast_context(self.run_cfg):
+            logp, _ = token_logprobs(
+                self.reference, batch.input_ids, batch.attention_mask, batch.completion_start,
+                micro_batch_size=self.run_cfg.micro_batch_size,
+            )  # fmt: skip
         self.phases["reference"] += time.perf_counter() - started
         return logp * batch.completion_mask
 
@@ -240,6 +296,9 @@ class RLSession:
         mask: Tensor | None = None,
     ) -> dict[str, float]:
         """``mu`` optimizer steps over ``batch``, each accumulated over micro-batches; returns averaged metrics.
+
+        Across processes ``batch`` is this rank's share (it may be empty while others have rows); the
+        normalisers are the whole batch's, and the metrics cover every rank.
 
         Args:
             batch: The rollouts (a ``RolloutBatch``).
@@ -256,19 +315,23 @@ class RLSession:
             )
         started = time.perf_counter()
         mask = batch.completion_mask if mask is None else mask  # [B, T]
-        totals = BatchTotals(len(batch), float(mask.sum()), self.rollout_cfg.max_new_tokens)
+        totals = global_totals(mask, self.rollout_cfg.max_new_tokens)
         per_epoch: list[dict[str, float]] = []
         entropy = 0.0
         self.model.train()
         for epoch in range(mu):
-            metrics = accumulate_gradients(
-                self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
-                micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
-            )  # fmt: skip
+            with autocast_context(self.run_cfg):
+                metrics = accumulate_gradients(
+                    self.train_model or self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
+                    micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
+                    world_size=self.info.world_size, scaler=self.scaler,
+                )  # fmt: skip
+            metrics = merge_rank_metrics(distributed.all_gather_objects(metrics, self.info))
             entropy = metrics.pop("train/entropy", entropy)
-            per_epoch.append(
-                {**metrics, **optimizer_step(self.model, self.optimizer, self.scheduler, self.run_cfg)}
+            step = optimizer_step(
+                self.model, self.optimizer, self.scheduler, self.run_cfg, scaler=self.scaler
             )
+            per_epoch.append({**metrics, **step})
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
         self.phases["train"] += time.perf_counter() - started
@@ -278,13 +341,14 @@ class RLSession:
         """Held-out greedy pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
         from reasongym.evaluation.runner import greedy_pass_at_1
 
-        accuracy = greedy_pass_at_1(
-            self.generator.inner, self.env, tokenizer=self.tokenizer, split=self.eval_split,
-            num_problems=self.run_cfg.eval_problems, difficulty=self.run_cfg.difficulty,
-            max_new_tokens=self.rollout_cfg.max_new_tokens,
-        )  # fmt: skip
+        with distributed.gathered(self.model), autocast_context(self.run_cfg):
+            accuracy = greedy_pass_at_1(
+                self.generator.inner, self.env, tokenizer=self.tokenizer, split=self.eval_split,
+                num_problems=self.run_cfg.eval_problems, difficulty=self.run_cfg.difficulty,
+                max_new_tokens=self.rollout_cfg.max_new_tokens, distributed=self.info.world_size > 1,
+            )  # fmt: skip
         metrics = {"eval/pass@1": accuracy}
-        if self.eval_fn is not None:
+        if self.eval_fn is not None and self.info.is_main:
             extra = self.eval_fn(self.model)
             metrics.update({(k if "/" in k else f"eval/{k}"): float(v) for k, v in extra.items()})
         self.model.train()
@@ -297,7 +361,8 @@ class RLSession:
         elapsed = time.perf_counter() - self.step_started
         metrics.update({f"perf/{name}_s": seconds for name, seconds in self.phases.items()})
         metrics["perf/step_s"] = elapsed
-        metrics["perf/tokens_per_s"] = self.generated_tokens / max(elapsed, 1e-9)
+        tokens = distributed.all_reduce_sum({"tokens": self.generated_tokens}, self.info)["tokens"]
+        metrics["perf/tokens_per_s"] = tokens / max(elapsed, 1e-9)
         self._check_entropy(metrics)
         if run.eval_every and (step % run.eval_every == 0 or step == run.max_steps):
             metrics.update(self.evaluate(step))
@@ -310,10 +375,16 @@ class RLSession:
             (run.save_every and step % run.save_every == 0) or step == run.max_steps
         ):
             state = {"cursor": self.cursor, "initial_entropy": self.initial_entropy}
-            save_checkpoint(
-                self.run, step, model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
-                trainer_state=state, keep_last=run.keep_checkpoints,
-            )  # fmt: skip
+            model_state, optimizer_state = distributed.full_state(
+                self.model, self.optimizer
+            )  # FSDP: gathered
+            if self.info.is_main:
+                save_checkpoint(
+                    self.run, step, model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
+                    trainer_state=state, keep_last=run.keep_checkpoints, model_state=model_state,
+                    optimizer_state=optimizer_state,
+                )  # fmt: skip
+            distributed.barrier()  # no rank runs ahead of a checkpoint it might resume from
         self.bar.update(1)
         self.bar.set_postfix(
             reward=f"{metrics.get('rollout/reward_mean', float('nan')):.3f}",
@@ -330,7 +401,7 @@ class RLSession:
         ratio = self.run_cfg.entropy_collapse_ratio
         collapsed = entropy < ratio * self.initial_entropy
         metrics["train/entropy_collapsed"] = float(collapsed)
-        if collapsed and not self.warned_entropy:
+        if collapsed and not self.warned_entropy and self.info.is_main:
             self.warned_entropy = True
             warnings.warn(
                 f"{self.algo}: policy entropy {entropy:.4f} fell below {ratio} x its first value "
@@ -353,7 +424,8 @@ class RLSession:
         for handle in (self.writer, self.samples):
             if handle is not None:
                 handle.close()
-        if self.run is not None and self.run.metrics_path.exists() and (self.history or self.evals):
+        drawn = self.run is not None and self.info.is_main and self.run.metrics_path.exists()
+        if drawn and (self.history or self.evals):
             try:
                 plot_metrics(self.run.metrics_path, self.run.path / "metrics.png", keys=PLOT_KEYS)
             except (ImportError, ConfigError) as error:  # plotting is a convenience; never fail a run on it
@@ -366,18 +438,38 @@ class RLSession:
         return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), path)
 
 
-def _reference_model(model: torch.nn.Module, run: RunDir | None) -> torch.nn.Module:
-    """A frozen copy of ``model``; a run folder keeps its weights so that a resume restores the same one."""
+def _resume_weights(
+    run: RunDir | None, run_cfg: RunConfig, model: torch.nn.Module, info: distributed.DistInfo
+) -> tuple[int, dict[str, Any], Path | None]:
+    """Load the weights, RNG and trainer state of the latest checkpoint (the one rank 0 finds, on every rank)
+    into the unwrapped model: (step, trainer state, checkpoint). The optimizer is loaded once built."""
+    checkpoint = distributed.on_main(lambda: latest_checkpoint(run), info) if run is not None else None
+    if checkpoint is None:
+        return 0, {}, None
+    ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
+    start, state = load_checkpoint(checkpoint, model=model)
+    return start, state, checkpoint
+
+
+def _reference_model(
+    model: torch.nn.Module, run: RunDir | None, info: distributed.DistInfo, parallelism: str
+) -> torch.nn.Module:
+    """A frozen copy of ``model``; a run folder keeps its weights so that a resume restores the same one
+    (rank 0 writes them; every rank then loads what it wrote). Sharded like the policy under FSDP."""
     from safetensors.torch import load_model, save_model
 
     reference = copy.deepcopy(model).eval().requires_grad_(False)
     if run is not None:
         path = run.path / REFERENCE_FILE
-        if path.exists():
-            load_model(reference, str(path))
-        else:
+        if info.is_main and not path.exists():
             save_model(reference, str(path))
-    return reference
+        distributed.barrier()
+        load_model(reference, str(path))
+    return (
+        distributed.shard_model(reference, info)
+        if parallelism == "fsdp" and info.world_size > 1
+        else reference
+    )
 
 
 def _sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, Any]]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,6 +20,7 @@ from torch import Tensor
 
 from reasongym.agents.common import masked_mean, token_logprobs
 from reasongym.agents.config import RunConfig
+from reasongym.agents.runtime import distributed
 from reasongym.errors import ConfigError
 
 _SUMMED_KEYS = ("loss/policy", "loss/total")
@@ -68,6 +70,17 @@ def totals_of(mask: Tensor, max_new_tokens: int) -> BatchTotals:
     return BatchTotals(int(mask.shape[0]), float(mask.sum()), max_new_tokens)
 
 
+def global_totals(mask: Tensor, max_new_tokens: int) -> BatchTotals:
+    """`BatchTotals` of the batch over every rank: this rank's [B, T] loss mask, counts summed across ranks.
+
+    Each rank then normalises its share by the whole batch, so N processes take exactly the step one
+    process would take on all the data (one process: `totals_of`).
+    """
+    local = {"sequences": float(mask.shape[0]), "tokens": float(mask.sum())}
+    summed = distributed.all_reduce_sum(local)
+    return BatchTotals(round(summed["sequences"]), summed["tokens"], max_new_tokens)
+
+
 @torch.no_grad()
 def ratio_metrics(
     ratio: Tensor, logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, low: float, high: float
@@ -105,11 +118,19 @@ def accumulate_gradients(
     ref_logp: Tensor | None = None,
     micro_batch_size: int | None = None,
     with_entropy: bool = False,
+    world_size: int = 1,
+    scaler: Any = None,
 ) -> dict[str, float]:
     """Backpropagate ``loss`` over ``batch`` in micro-batches; the gradients add up to the full batch's.
 
+    Under DDP or FSDP (``world_size`` > 1) the gradients of the ranks are averaged once, on each rank's
+    last micro-batch. Every rank normalises its loss by the whole batch's ``totals``, so the batch
+    gradient is the SUM of the ranks' gradients; each loss is therefore scaled by ``world_size`` before
+    the average. A rank without rows (or, under FSDP, with fewer micro-batches than another) still joins
+    every collective, with a zero gradient.
+
     Args:
-        model: The policy; gradients accumulate in its ``.grad``.
+        model: The policy, or its DDP wrapper; gradients accumulate in its ``.grad``.
         batch: Has ``input_ids`` [B, P+T], ``attention_mask`` [B, P+T], ``completion_start`` and
             ``old_logp`` [B, T] (a ``RolloutBatch``).
         adv: [B] advantages.
@@ -119,38 +140,65 @@ def accumulate_gradients(
         ref_logp: [B, T] reference log-probs, or None.
         micro_batch_size: Rows per forward/backward; None: all at once.
         with_entropy: Also return ``train/entropy``, the mean token entropy of the policy over ``mask``.
+        world_size: Processes whose gradients DDP averages (1: no DDP).
+        scaler: fp16 autocast's ``torch.amp.GradScaler`` (scales each loss before backward), or None.
 
     Returns:
-        The loss metrics over the batch: losses summed over micro-batches, the rest token-weighted.
+        The loss metrics over this rank's rows: losses summed over micro-batches, the rest token-weighted
+        (`merge_rank_metrics` combines the ranks').
     """
     rows = batch.input_ids.shape[0]
-    size = micro_batch_size or rows
+    size = micro_batch_size or max(rows, 1)
     sums: dict[str, float] = defaultdict(float)
     entropy_sum = 0.0
-    for lo in range(0, rows, size):
-        part = slice(lo, lo + size)
-        logp, entropy = token_logprobs(
-            model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
-            with_entropy=with_entropy,
-        )  # fmt: skip
-        ref = ref_logp[part] if ref_logp is not None else None
-        value, metrics = loss(
-            logp=logp,
-            old_logp=batch.old_logp[part],
-            ref_logp=ref,
-            adv=adv[part],
-            mask=mask[part],
-            totals=totals,
-        )
-        value.backward()
+    count = -(-rows // size)
+    passes = max(distributed.passes_everywhere(count, model), 1 if world_size > 1 else 0)
+    for index in range(passes):
+        part = slice(index * size, (index + 1) * size)
+        with distributed.gradient_sync(model, enabled=index == passes - 1):
+            if index >= count:  # no rows left here; other ranks still have some
+                _backward_nothing(model)
+                continue
+            logp, entropy = token_logprobs(
+                model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
+                with_entropy=with_entropy,
+            )  # fmt: skip
+            ref = ref_logp[part] if ref_logp is not None else None
+            value, metrics = loss(
+                logp=logp,
+                old_logp=batch.old_logp[part],
+                ref_logp=ref,
+                adv=adv[part],
+                mask=mask[part],
+                totals=totals,
+            )
+            scaled = value * world_size if world_size > 1 else value
+            (scaler.scale(scaled) if scaler is not None else scaled).backward()
         metrics["loss/total"] = float(value.detach())
         _accumulate(sums, metrics)
         if entropy is not None:
             entropy_sum += float((entropy.detach() * mask[part]).sum())
     result = _finish(sums)
+    result["train/tokens"] = float(mask.sum())  # also on a rank without rows: its weight in the merge is 0
     if with_entropy:
         result["train/entropy"] = entropy_sum / max(float(mask.sum()), 1.0)
     return result
+
+
+def _backward_nothing(model: torch.nn.Module) -> None:
+    """A zero gradient through the whole model: a rank without rows joins the ranks' collectives with it."""
+    device = next(model.parameters()).device
+    logits = model(input_ids=torch.zeros((1, 1), dtype=torch.long, device=device), use_cache=False).logits
+    (logits.sum() * 0.0).backward()
+
+
+def merge_rank_metrics(per_rank: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """One rank's view of `accumulate_gradients`'s metrics from every rank's: losses summed (each is already
+    a share of the whole batch's loss), means weighted by each rank's ``train/tokens``, extremes as such."""
+    sums: dict[str, float] = defaultdict(float)
+    for metrics in per_rank:
+        _accumulate(sums, metrics)
+    return _finish(sums)
 
 
 def _accumulate(sums: dict[str, float], metrics: Mapping[str, float]) -> None:
@@ -179,6 +227,38 @@ def _finish(sums: Mapping[str, float]) -> dict[str, float]:
         else value / weight
         for key, value in sums.items()
     }
+
+
+# ---------------------------------------------------------------------------------------------- precision
+
+
+_AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def check_autocast(run: RunConfig, model: torch.nn.Module) -> None:
+    """Raise ConfigError when ``run.autocast`` asks for mixed precision on a model that is not on CUDA."""
+    if run.autocast == "off":
+        return
+    device = next(model.parameters()).device
+    if device.type != "cuda":
+        raise ConfigError(
+            f"autocast={run.autocast!r} is not allowed for a model on {device}: mixed precision is for CUDA "
+            "(a CPU trains in float32, and its bf16 autocast is slower); use autocast='off' or move the "
+            "model to a GPU"
+        )
+
+
+def autocast_context(run: RunConfig) -> Any:
+    """CUDA autocast in ``run.autocast``'s dtype, or a context that does nothing when it is ``off``."""
+    if run.autocast == "off":
+        return nullcontext()
+    return torch.autocast("cuda", dtype=_AUTOCAST_DTYPES[run.autocast])
+
+
+def grad_scaler(run: RunConfig) -> Any:
+    """A ``torch.amp.GradScaler``, enabled for fp16 autocast (float16 gradients underflow without one); a
+    disabled scaler passes losses and steps through unchanged, so a trainer needs no second code path."""
+    return torch.amp.GradScaler("cuda", enabled=run.autocast == "fp16")
 
 
 # ---------------------------------------------------------------------------------------------- optimizer
@@ -210,6 +290,12 @@ def _schedule(run: RunConfig) -> Callable[[int], float]:
     return multiplier
 
 
+def _grad_norm(params: list[torch.nn.Parameter], max_norm: float | None) -> float:
+    """Clip the global gradient norm to ``max_norm`` (None: no clipping); returns it before clipping."""
+    norm = torch.nn.utils.clip_grad_norm_(params, max_norm or math.inf)
+    return float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)  # FSDP: a sharded DTensor
+
+
 def restore_optimizer(optimizer: torch.optim.Optimizer, scheduler: Any, run: RunConfig) -> None:
     """After loading a checkpoint: apply ``run``'s learning rate and schedule, which a resume may change.
 
@@ -224,19 +310,33 @@ def restore_optimizer(optimizer: torch.optim.Optimizer, scheduler: Any, run: Run
 
 
 def optimizer_step(
-    model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any, run: RunConfig
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: Any,
+    run: RunConfig,
+    *,
+    scaler: Any = None,
 ) -> dict[str, float]:
     """Clip, then step unless the gradient is non-finite (weights untouched); advance the schedule; clear.
+
+    With fp16's ``scaler`` the gradients are unscaled before clipping, and the scale adapts (it shrinks
+    after a non-finite step, as `torch.amp.GradScaler` does).
 
     Returns:
         ``train/grad_norm``, ``train/skipped_nonfinite`` and ``train/lr`` (the rate this step used).
     """
     params = [p for p in model.parameters() if p.grad is not None]
-    norm = float(torch.nn.utils.clip_grad_norm_(params, run.max_grad_norm or math.inf)) if params else 0.0
+    if scaler is not None and params:
+        scaler.unscale_(optimizer)
+    norm = _grad_norm(params, run.max_grad_norm) if params else 0.0
     lr = optimizer.param_groups[0]["lr"]
     skipped = not math.isfinite(norm)
-    if not skipped:
+    if not skipped and scaler is not None:
+        scaler.step(optimizer)
+    elif not skipped:
         optimizer.step()
+    if scaler is not None and params:
+        scaler.update()
     scheduler.step()  # the schedule follows the step count, skipped steps included
     optimizer.zero_grad(set_to_none=True)
     return {"train/grad_norm": norm, "train/skipped_nonfinite": float(skipped), "train/lr": lr}

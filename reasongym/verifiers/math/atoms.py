@@ -68,7 +68,7 @@ class ExpressionParser(Protocol):
     def atom(self) -> Node:
         """Parse an atom, counting nesting depth."""
 
-    def starts_implicit_factor(self, functions: bool = True) -> bool:
+    def starts_implicit_factor(self, functions: bool = True, after_variables: bool = False) -> bool:
         """Whether the next tokens begin a factor of an implicit product."""
 
     def subscript_text(self) -> str:
@@ -83,11 +83,7 @@ _MINUS_ONE = ast.Neg(ast.Num(1))
 
 
 def _literal_text(node: Node) -> str:
-    return str(node.mantissa) if _int_literal(node) else repr(node)
-
-
-def _int_literal(node: object) -> bool:
-    return isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0
+    return str(node.mantissa) if ast.is_int_literal(node) else repr(node)
 
 
 def _scalar(node: Node, where: str) -> Node:
@@ -126,7 +122,7 @@ def parse_atom(p: ExpressionParser) -> Node:
 
 def _number(p: ExpressionParser) -> Node:
     node = p.take().value
-    if _int_literal(node):
+    if ast.is_int_literal(node):
         fraction = _mixed_fraction(p)
         if fraction is not None:
             return ast.Add((node, fraction))  # 3\frac12 and "3 1/2" are 7/2
@@ -140,11 +136,11 @@ def _mixed_fraction(p: ExpressionParser) -> Node | None:
         braces = [(t.kind, t.value) for t in (shape[0], shape[2], shape[3], shape[5])]
         if braces == [("op", "{"), ("op", "}"), ("op", "{"), ("op", "}")]:
             num, den = shape[1].value, shape[4].value
-            if _int_literal(num) and _int_literal(den):
+            if ast.is_int_literal(num) and ast.is_int_literal(den):
                 p.i += 7
                 return ast.Mul((num,), (den,))
         two_digits = shape[0].value
-        if shape[0].kind == "num" and _int_literal(two_digits) and 10 <= two_digits.mantissa <= 99:
+        if shape[0].kind == "num" and ast.is_int_literal(two_digits) and 10 <= two_digits.mantissa <= 99:
             p.i += 2
             return ast.Mul((ast.Num(two_digits.mantissa // 10),), (ast.Num(two_digits.mantissa % 10),))
         return None
@@ -152,10 +148,10 @@ def _mixed_fraction(p: ExpressionParser) -> Node | None:
     if (
         num.kind == "num"
         and num.spaced
-        and _int_literal(num.value)
+        and ast.is_int_literal(num.value)
         and (slash.kind, slash.value) == ("op", "/")
         and den.kind == "num"
-        and _int_literal(den.value)
+        and ast.is_int_literal(den.value)
         and not (after.kind == "op" and after.value == "^")
     ):
         p.i += 3
@@ -235,7 +231,7 @@ def _arg(p: ExpressionParser) -> Node:
         p.expect_op("}")
         return _scalar(node, "as an argument")
     tok = p.peek()
-    if tok.kind == "num" and _int_literal(tok.value) and tok.value.mantissa >= 10:
+    if tok.kind == "num" and ast.is_int_literal(tok.value) and tok.value.mantissa >= 10:
         digits = str(tok.value.mantissa)
         p.toks[p.i] = Token("num", ast.Num(int(digits[1:])), False)
         return ast.Num(int(digits[0]))
@@ -388,9 +384,12 @@ def parse_unit_tail(p: ExpressionParser, node: Node, money: bool) -> Node:
             p.take()
             after_word = True
             continue
-        if after_word and p.at_op("^") and p.peek(1).value in _SQUARE_OR_CUBIC:
+        braced = p.at("op", "{", 1) and p.at("op", "}", 3)  # "m^{2}"
+        if after_word and p.at_op("^") and p.peek(2 if braced else 1).value in _SQUARE_OR_CUBIC:
             p.take()
+            p.i += braced
             exponent = p.take().value.mantissa
+            p.i += braced
             if parts:
                 parts[-1][1] *= exponent
         elif parts and p.at_op("/"):
@@ -415,7 +414,7 @@ def unit_tail_ahead(p: ExpressionParser) -> bool:
     while not p.at_boundary(k):
         tok = p.peek(k)
         ok = tok.kind == "word" or (tok.kind == "sym" and is_single_letter_unit(tok.value))
-        ok = ok or (tok.kind == "op" and tok.value in ("^", "/")) or (tok.kind == "num" and k > 0)
+        ok = ok or (tok.kind == "op" and tok.value in ("^", "/", "{", "}")) or (tok.kind == "num" and k > 0)
         if not ok:
             return False
         k += 1

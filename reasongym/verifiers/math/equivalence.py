@@ -26,17 +26,20 @@ Structures are compared by shape, then element by element with
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 
 from reasongym.verifiers.math import nodes as ast
-from reasongym.verifiers.math.forms import compare_chain, compare_colons, digit_groups, int_value
+from reasongym.verifiers.math.forms import chain_exact, compare_chain, compare_colons, digit_groups, int_value
 from reasongym.verifiers.math.nodes import Node
 from reasongym.verifiers.math.numeric import Match, SymbolicCheck, compare_scalars
+from reasongym.verifiers.math.relations import compare_relations, name_relations, name_text
+from reasongym.verifiers.math.sets import compare_interval, compare_union, normalize_set
 
 __all__ = ["Match", "answers_equal"]
 
-_INFINITIES = (ast.Const("oo"), ast.Neg(ast.Const("oo")))
 _MAX_ITEMS = 64
+_DOUBLE_PRECISION = Fraction(1, 2**52)
 
 
 def answers_equal(gold: Node, pred: Node, *, timeout: float = 1.0) -> Match:
@@ -58,28 +61,34 @@ def answers_equal(gold: Node, pred: Node, *, timeout: float = 1.0) -> Match:
         >>> answers_equal(parse_answer("\\frac{1}{2}"), parse_answer("0.5")).equal
         True
     """
+    gold, pred = name_relations(gold, gold=True), name_relations(pred, gold=False)
     return _compare(gold, pred, SymbolicCheck(timeout))
 
 
 def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
     if gold == pred:
         return Match(True, "the same expression")
-    if isinstance(gold, ast.Labeled) and isinstance(pred, ast.Rel):
-        return _compare_relations(ast.Rel(("=",), (gold.label, gold.value)), pred, sym)
+    if isinstance(gold, ast.Labeled) and isinstance(pred, ast.Rel) and ast.free_symbols(gold.value):
+        return _relations(ast.Rel(("=",), (gold.label, gold.value)), pred, sym)  # y = 2x + 3
     if isinstance(gold, ast.Rel) and isinstance(pred, ast.Labeled):
-        return _compare_relations(gold, ast.Rel(("=",), (pred.label, pred.value)), sym)
+        return _relations(gold, ast.Rel(("=",), (pred.label, pred.value)), sym)
     named = _named_assignments(gold)
     if named is not None:
         return _compare_named(named, pred, sym)
     gold, pred = _unlabel(gold), _unlabel(pred)
     if isinstance(gold, ast.Colon) or isinstance(pred, ast.Colon):
         return compare_colons(gold, pred, lambda g, p: _compare(g, p, sym))
+    exact = chain_exact(gold, sym) if isinstance(gold, ast.Rel) and not isinstance(pred, ast.Rel) else None
+    if exact is not None:
+        return _compare_gold_chain(gold, exact, pred, sym)
     if isinstance(pred, ast.Rel) and not isinstance(gold, ast.Rel) and "=" in pred.ops:
         return compare_chain(gold, pred, lambda g, p: _compare(g, p, sym), sym)
-    if isinstance(gold, ast.Text):
+    if isinstance(gold, ast.Text) or (isinstance(pred, ast.Text) and _as_text(gold, letters=True)):
         return _compare_text(gold, pred)
     if isinstance(pred, ast.Text):
         return Match(False, "the answer is words where the gold is not")
+    if isinstance(gold, ast.Union) or isinstance(pred, ast.Union):
+        gold, pred = normalize_set(gold), normalize_set(pred)  # {2,5} \cup {7} is {2,5,7}
     if isinstance(gold, ast.Seq):
         return _compare_sequence(gold, pred, sym)
     if isinstance(pred, ast.Seq) and pred.kind == "list":
@@ -88,20 +97,31 @@ def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
         how = "joined by or/and" if pred.hedged else "in a list"
         return Match(False, f"{len(pred.items)} answers {how} for a single-valued gold (a hedge)")
     if isinstance(gold, ast.Interval):
-        return _compare_interval(gold, pred, sym)
+        return compare_interval(gold, pred, _comparer(sym))
     if isinstance(gold, ast.Union):
-        return _compare_union(gold, pred, sym)
+        return compare_union(gold, pred, _comparer(sym))
     if isinstance(gold, ast.Matrix):
         return _compare_matrix(gold, pred, sym)
     if isinstance(gold, ast.Rel):
         if not isinstance(pred, ast.Rel):
             return Match(False, "the gold is a relation and the answer is not")
-        return _compare_relations(gold, pred, sym)
+        return _relations(gold, pred, sym)
     if isinstance(gold, ast.BaseNum) or isinstance(pred, ast.BaseNum):
         return _compare_base(gold, pred)
     if _is_measure(gold) and _is_measure(pred):
         return _compare_measures(gold, pred, sym)
     return Match(False, f"a {_kind(pred)} is not a {_kind(gold)}")
+
+
+def _compare_gold_chain(gold: ast.Rel, exact: Node, pred: Node, sym: SymbolicCheck) -> Match:
+    r"""A gold chain ``\frac{\sqrt3}{3} \approx 0.577``: its exact value, or a decimal it states itself."""
+    match = _compare(exact, pred, sym)
+    if match.equal or not ast.has_approximate(pred):
+        return match
+    for side in gold.sides:
+        if ast.has_approximate(side) and _compare(side, pred, sym).equal:
+            return Match(True, "the decimal the gold itself states")
+    return match
 
 
 def _kind(node: Node) -> str:
@@ -127,9 +147,7 @@ def _is_measure(node: Node) -> bool:
 
 
 def _label_name(node: Node) -> str | None:
-    if isinstance(node, ast.Labeled) and isinstance(node.label, ast.Sym):
-        return node.label.name.replace(" ", "")
-    return None
+    return name_text(node.label) if isinstance(node, ast.Labeled) else None
 
 
 def _named_assignments(gold: Node) -> dict[str, Node] | None:
@@ -178,22 +196,28 @@ def _compare_named(gold: dict[str, Node], pred: Node, sym: SymbolicCheck) -> Mat
 # ---- text -------------------------------------------------------------------------------------------
 
 
-def _as_text(node: Node) -> str | None:
+def _as_text(node: Node, letters: bool = False) -> str | None:
+    """The words a node spells: text, or letters read as variables ("Tom" was read as T*o*m).
+
+    With ``letters``, only variables count (a gold ``e`` is Euler's number, not the word "e").
+    """
     if isinstance(node, ast.Text):
-        return node.text.replace(" ", "")
-    if isinstance(node, ast.Sym) or (isinstance(node, ast.Const) and node.name in ("e", "i")):
+        return None if letters else node.text.replace(" ", "")
+    if isinstance(node, ast.Sym) or (not letters and isinstance(node, ast.Const) and node.name in ("e", "i")):
         return node.name.lower()  # "(E)" was read as Euler's number
     if isinstance(node, ast.Mul) and not node.den:
-        parts = [_as_text(f) for f in node.num]
-        return None if None in parts else "".join(parts)  # "Tom" was read as T*o*m
+        parts = [_as_text(f, letters) for f in node.num]
+        return None if None in parts else "".join(parts)
     return None
 
 
-def _compare_text(gold: ast.Text, pred: Node) -> Match:
+def _compare_text(gold: Node, pred: Node) -> Match:
+    r"""Text against text, or words against a gold spelled in letters (gold ``No``, answer ``\text{No}``)."""
+    want = _as_text(gold)
     text = _as_text(pred)
-    if text is not None and text == gold.text.replace(" ", ""):
+    if text is not None and text == want:
         return Match(True, "the same words")
-    return Match(False, f"the answer does not read {gold.text!r}")
+    return Match(False, f"the answer does not read {want!r}")
 
 
 # ---- sequences, intervals, matrices -------------------------------------------------------------------
@@ -209,7 +233,9 @@ def _items_of(pred: Node) -> tuple[Node, ...] | None:
 
 def _compare_sequence(gold: ast.Seq, pred: Node, sym: SymbolicCheck) -> Match:
     if gold.kind == "tuple" and isinstance(pred, ast.Interval) and len(gold.items) == 2:
-        return _compare_interval(ast.Interval(gold.items[0], gold.items[1], False, False), pred, sym)
+        return compare_interval(
+            ast.Interval(gold.items[0], gold.items[1], False, False), pred, _comparer(sym)
+        )
     items = _items_of(pred)
     if items is None:
         items = (pred,)
@@ -242,43 +268,6 @@ def _compare_any_order(gold: tuple[Node, ...], pred: tuple[Node, ...], sym: Symb
     return Match(True, "the same values in any order")
 
 
-def _as_interval(pred: Node) -> ast.Interval | None:
-    if isinstance(pred, ast.Interval):
-        return pred
-    if isinstance(pred, ast.Seq) and pred.kind == "tuple" and len(pred.items) == 2:
-        return ast.Interval(pred.items[0], pred.items[1], False, False)
-    if isinstance(pred, ast.Union) and len(pred.parts) == 1:
-        return _as_interval(pred.parts[0])
-    return None
-
-
-def _compare_interval(gold: ast.Interval, pred: Node, sym: SymbolicCheck) -> Match:
-    interval = _as_interval(pred)
-    if interval is None:
-        return Match(False, "the gold is an interval and the answer is not")
-    for end, g, p, g_closed, p_closed in (
-        ("left", gold.lo, interval.lo, gold.lo_closed, interval.lo_closed),
-        ("right", gold.hi, interval.hi, gold.hi_closed, interval.hi_closed),
-    ):
-        if g in _INFINITIES or p in _INFINITIES:
-            if g != p:
-                return Match(False, f"the {end} ends differ")
-            continue
-        if g_closed != p_closed:
-            return Match(False, f"the {end} end is {'closed' if g_closed else 'open'} in the gold")
-        match = _compare(g, p, sym)
-        if not match.equal:
-            return Match(False, f"the {end} ends differ: {match.reason}")
-    return Match(True, "the same interval")
-
-
-def _compare_union(gold: ast.Union, pred: Node, sym: SymbolicCheck) -> Match:
-    parts = pred.parts if isinstance(pred, ast.Union) else (pred,)
-    if len(parts) != len(gold.parts):
-        return Match(False, f"{len(parts)} pieces where the gold union has {len(gold.parts)}")
-    return _compare_any_order(gold.parts, parts, sym)
-
-
 def _compare_matrix(gold: ast.Matrix, pred: Node, sym: SymbolicCheck) -> Match:
     if isinstance(pred, ast.Matrix):
         shape = (len(gold.rows), len(gold.rows[0]))
@@ -286,6 +275,8 @@ def _compare_matrix(gold: ast.Matrix, pred: Node, sym: SymbolicCheck) -> Match:
             return Match(False, f"the gold matrix is {shape[0]}x{shape[1]}")
         return _compare_in_order(_items_of_matrix(gold), _items_of_matrix(pred), sym)
     gold_items, items = _items_of(gold), _items_of(pred)
+    if items is None and isinstance(pred, ast.Interval) and pred.lo_closed and pred.hi_closed:
+        items = (pred.lo, pred.hi)  # a vector written [a, b]
     if gold_items is None or items is None or len(items) != len(gold_items):
         return Match(False, "the gold is a matrix and the answer is not")
     return _compare_in_order(gold_items, items, sym)
@@ -298,22 +289,12 @@ def _items_of_matrix(matrix: ast.Matrix) -> tuple[Node, ...]:
 # ---- relations, bases, measures ---------------------------------------------------------------------
 
 
-_FLIPPED = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!="}
+def _comparer(sym: SymbolicCheck) -> Callable[[Node, Node], Match]:
+    return lambda g, p: _compare(g, p, sym)
 
 
-def _compare_relations(gold: ast.Rel, pred: ast.Rel, sym: SymbolicCheck) -> Match:
-    if gold.ops == ("=",) and pred.ops == ("=",):
-        g = ast.Add((gold.sides[0], ast.Neg(gold.sides[1])))
-        p = ast.Add((pred.sides[0], ast.Neg(pred.sides[1])))
-        match = compare_scalars(g, p, None, sym)
-        if not match.equal:
-            match = compare_scalars(g, ast.Neg(p), None, sym)
-        return Match(match.equal, "the same equation" if match.equal else "a different equation")
-    flipped = tuple(_FLIPPED[op] for op in reversed(pred.ops))
-    for ops, sides in ((pred.ops, pred.sides), (flipped, tuple(reversed(pred.sides)))):
-        if ops == gold.ops and all(_compare(g, p, sym).equal for g, p in zip(gold.sides, sides, strict=True)):
-            return Match(True, "the same relation")
-    return Match(False, "a different relation")
+def _relations(gold: ast.Rel, pred: ast.Rel, sym: SymbolicCheck) -> Match:
+    return compare_relations(gold, pred, _comparer(sym), sym)
 
 
 def _compare_base(gold: Node, pred: Node) -> Match:
@@ -348,12 +329,35 @@ def _split_measure(node: Node) -> tuple[Node, ast.Unit | None, bool]:
     return node, None, False
 
 
-def _gold_tolerance(node: Node) -> Fraction | None:
-    """Half a unit in the last shown decimal of a plain decimal gold (``0.33`` allows 0.005)."""
-    node = node.arg if isinstance(node, ast.Neg) else node
+def _decimal_gold(node: Node) -> tuple[ast.Num, int] | None:
+    r"""A decimal literal and the power of ten it is scaled by: ``0.667`` or ``6.67 \times 10^{-1}``."""
     if isinstance(node, ast.Num) and node.decimals is not None:
-        return Fraction(1, 2) * Fraction(10) ** -node.decimals
+        return node, 0
+    if isinstance(node, ast.Mul) and not node.den and len(node.num) == 2:
+        literal, power = node.num
+        if isinstance(literal, ast.Num) and literal.decimals is not None and isinstance(power, ast.Pow):
+            exponent = power.exp.arg if isinstance(power.exp, ast.Neg) else power.exp
+            if power.base == ast.Num(10) and isinstance(exponent, ast.Num) and exponent.exp10 == 0:
+                if exponent.decimals is None and exponent.mantissa <= 400:
+                    sign = -1 if isinstance(power.exp, ast.Neg) else 1
+                    return literal, sign * exponent.mantissa
     return None
+
+
+def _gold_tolerance(node: Node) -> Fraction | None:
+    r"""The rounding a decimal gold stands for, or None for an exact gold.
+
+    Half a unit in its last shown digit (``0.33`` allows 0.005; ``6.67 \times 10^{-1}`` allows
+    0.0005), and never less than a double's precision: a gold such as ``1.4142135623730951`` was
+    printed from a float.
+    """
+    decimal = _decimal_gold(node.arg if isinstance(node, ast.Neg) else node)
+    if decimal is None:
+        return None
+    literal, shift = decimal
+    scale = Fraction(10) ** shift
+    half_unit = Fraction(1, 2) * Fraction(10) ** -literal.decimals * scale
+    return max(half_unit, abs(literal.value) * scale * _DOUBLE_PRECISION)
 
 
 def _in_unit(value: Node, unit: ast.Unit, target: ast.Unit) -> Node:

@@ -31,7 +31,7 @@ from reasongym.verifiers.math.evaluate import exact_value
 from reasongym.verifiers.math.nodes import Node
 from reasongym.verifiers.math.numeric import Match, SymbolicCheck, compare_scalars
 
-__all__ = ["compare_chain", "compare_colons", "digit_groups", "int_value"]
+__all__ = ["chain_exact", "compare_chain", "compare_colons", "digit_groups", "int_value"]
 
 
 def _literal(node: Node) -> ast.Num | None:
@@ -63,6 +63,37 @@ def _consistent(exact: Node, member: Node, symbolic: SymbolicCheck) -> Match:
     return truncated if truncated.equal else match
 
 
+def _chain_member(chain: ast.Rel, symbolic: SymbolicCheck) -> tuple[Node | None, str]:
+    """The exact member of a consistent chain of constants, or None and why not."""
+    constant = all(ast.is_scalar(side) and not ast.free_symbols(side) for side in chain.sides)
+    if set(chain.ops) != {"="} or not constant:
+        return None, "a relation is not a value"
+    exact = next((side for side in chain.sides if not ast.has_approximate(side)), chain.sides[0])
+    for side in chain.sides:
+        if side is exact:
+            continue
+        match = _consistent(exact, side, symbolic)
+        if not match.equal:
+            return None, f"the answer's chain of values is inconsistent: {match.reason}"
+    return exact, ""
+
+
+def chain_exact(chain: ast.Rel, symbolic: SymbolicCheck) -> Node | None:
+    r"""The value a consistent chain of constants states (``\sqrt{51} \approx 7.14`` gives ``\sqrt{51}``).
+
+    Args:
+        chain: A relation.
+        symbolic: The bounded sympy step, for members that need it.
+
+    Returns:
+        The chain's exact member, or None when it is not a consistent chain of constants.
+
+    Raises:
+        VerifierTimeout: A sympy step ran past its time limit.
+    """
+    return _chain_member(chain, symbolic)[0]
+
+
 def compare_chain(
     gold: Node, chain: ast.Rel, compare: Callable[[Node, Node], Match], symbolic: SymbolicCheck
 ) -> Match:
@@ -80,19 +111,11 @@ def compare_chain(
     Raises:
         VerifierTimeout: A sympy step ran past its time limit.
     """
-    constant = all(ast.is_scalar(side) and not ast.free_symbols(side) for side in chain.sides)
-    if set(chain.ops) != {"="} or not constant:
-        return Match(False, "a relation is not a value")
-    exact = next((side for side in chain.sides if not ast.has_approximate(side)), chain.sides[0])
-    for side in chain.sides:
-        if side is exact:
-            continue
-        match = _consistent(exact, side, symbolic)
-        if not match.equal:
-            return Match(False, f"the answer's chain of values is inconsistent: {match.reason}")
+    exact, why = _chain_member(chain, symbolic)
+    if exact is None:
+        return Match(False, why)
     match = compare(gold, exact)
-    reason = f"the exact value of the chain: {match.reason}"
-    return Match(match.equal, reason)
+    return Match(match.equal, f"the exact value of the chain: {match.reason}")
 
 
 def int_value(node: Node) -> int | None:

@@ -1,72 +1,127 @@
-r"""Grade one extracted math answer against a gold answer: :func:`verify_math_answer`.
+r"""The grading rules of math answers, all in one place, and the grader: :func:`verify_math_answer`.
 
-Grading rules (strict by default; gold first):
+``reasongym.verify(completion, gold)`` (kind "math", the default) first finds the final answer in the
+completion, then compares it with the gold answer, gold first. Strict by default: a verdict is
+CORRECT only when the answer is mathematically the gold; anything else is WRONG, UNPARSEABLE,
+REFUSED or TIMEOUT, all with ``correct=False``, except that an ungradable gold gives ``correct=None``
+so that trainers skip the item. Every rule below has test rows in ``tests/verifiers`` (a correct form
+next to a wrong one of the same shape).
+
+What counts as the final answer (details in :mod:`reasongym.verifiers.extract` and
+:mod:`reasongym.verifiers.boxes`):
+
+- After ``</think>`` when the completion has one; the whole text only when nothing follows it.
+- The last ``\boxed{}`` (or ``\fbox{}``). Earlier boxes are earlier attempts and never count:
+  ``First $\boxed{20}$, no wait: it is $\boxed{21}$`` answers 21, as in every widely used grader.
+- Several boxes written together in one statement, with only separators between them (commas,
+  "and", "or", "maybe", ``\quad``, math delimiters, labels such as ``x_2 =``), are one
+  multi-valued answer: ``$\boxed{3}$ and $\boxed{-5}$`` is correct for the gold ``-5, 3`` (roots in
+  any order, pairs ``\boxed{(1,2)}, \boxed{(3,4)}`` likewise), and wrong for any other gold: with a
+  value too many or too few, and for a single-valued gold (``\boxed{723} or \boxed{729}`` is a
+  hedge; ``Possible answers: \boxed{3}, \boxed{5}, \boxed{7}`` is answer spraying). More than 8
+  values in one statement are wrong without grading; boxes that all state the gold (``\boxed{x=3}``
+  and ``\boxed{3}``) are fine. One box holding a list of 4 or more values for a gold without a
+  comma is spraying too.
+- Without a box, the last answer phrase ("The answer is", "Final Answer:", "Answer:", "####",
+  "The solutions are", "The roots are"): its sentence or line, the math that opens it (several
+  ``$...$`` joined by "or"/"and"/","), or a display block ``$$ ... $$`` on the following lines. A
+  sentence states its value after its last "is"/"are"/"=" ("The smallest $k$ is 17"), else by
+  its one number; a sentence with a negation ("It cannot be 17") states none.
+- Without a box or phrase, the last number, with a unit word written after it (``24 m^2``); a
+  number in an exponent is not a number of the text, and a number ending an expression
+  (``1 + 1 + 1``) is no answer.
+- No answer (UNPARSEABLE): an unclosed box (truncated output; no fall back to phrases), nothing
+  found. REFUSED: more than 64 boxes, a box of more than 5,000 characters, a phrase answer of
+  more than 1,000 characters, a completion of more than 1,000,000 characters. A long answer is
+  refused whole; it is never graded on a cut-off piece.
 
 Parsing. Both strings are read by our own grammar (:mod:`parser`); model text never reaches
 ``eval``, ``sympify``, ``parse_expr`` or a LaTeX parser. Understood: integers, negatives (also
-U+2212), decimals, thousands groups (``1,000``, ``1\,000``, ``1{,}000``, ``10,\! 080``; a plain
-comma group only outside brackets, so ``(1,000)`` is a pair; a space, thin or no-break space,
-``\;`` or ``~`` only between groups of exactly three digits after a first group of one to three, so
-``1 000`` is 1000 and ``2 3`` is not 23), colons (``4:30 pm``, ``3:1``), fractions (``a/b``, ``\frac``, ``\dfrac``, ``\tfrac``,
-``\frac12``), mixed numbers (``3\frac12``, ``3 1/2``), percent, scientific notation (``2e3``,
-``2\times10^3``), repeating decimals (``0.1\overline{6}``), roots, powers (``^`` and ``**``),
-``\pi``, ``e``, ``i``, trig/log/ln/exp, implicit products, ``\left( \right)``, ``\cdot``,
-``\times``, ``\div``, degrees, base subscripts (``204_5``), ``\text{}``/``\mathrm{}``/``\boxed{}``
-wrappers, ``$``/``\(..\)`` delimiters, Unicode math, number words ("twelve", "one hundred"),
-variables with subscripts, a leading ``x =`` / ``x \in`` label, tuples, sets, intervals and unions,
-matrices, equations and inequalities. Anything else is UNPARSEABLE with the reason.
+U+2212), decimals, thousands groups in one spelling throughout a number, every group after the
+first of three digits (``1,000``, ``1\,000``, ``1{,}000``, ``14{, }916``, ``1,\!000,\!000``; a
+plain comma group only outside brackets, so ``(1,000)`` is a pair; a space, thin or no-break space,
+``\;`` or ``~`` only after a first group of one to three digits, so ``1 000`` is 1000 and ``2 3`` is
+not 23), colons (``4:30 pm``, ``7:15\text{ p.m.}``, ``3:1``), fractions (``a/b``, ``\frac``,
+``\dfrac``, ``\tfrac``, ``\frac12``), mixed numbers (``3\frac12``, ``3 1/2``), percent, scientific
+notation (``2e3``, ``2\times10^3``), repeating decimals (``0.1\overline{6}``), roots, powers (``^``
+and ``**``), ``\pi``, ``e``, ``i``, trig/log/ln/exp, implicit products (also ``2^6 3^5``),
+``\left( \right)``, ``\cdot``, ``\times``, ``\div``, degrees, base subscripts (``204_5``),
+``\text{}``/``\mathrm{}``/``\boxed{}`` wrappers, ``$``/``\(..\)`` delimiters, Unicode math, number
+words ("twelve", "one hundred"), variables with subscripts, a leading ``x =`` / ``x \in`` /
+``f(x) =`` label, tuples, sets, intervals and unions, matrices, equations and inequalities (also
+``1 < g(x) < 4`` and ``-x > -2``), units with exponents (``6\text{ m}^{2}``). Anything else is
+UNPARSEABLE with the reason.
 
 Refusals, decided before computing (REFUSED, ``correct=False``): more than 2,000 characters or
 2,000 digits, brackets nested more than 50 deep, or any value needing more than 10,000 digits
 (huge powers, towers, factorials, binomials), estimated without computing it.
 
-Equality (see :mod:`equivalence` and :mod:`numeric`):
+Equality (see :mod:`equivalence`, :mod:`numeric`, :mod:`relations`, :mod:`sets`, :mod:`forms`):
 
 - Exact values compare exactly: ``0.333`` is not ``1/3``, ``3.14`` is not ``\pi``, ``2/3`` is not
   ``0.67``; a decimal prediction of an exact gold needs about ten significant digits
-  (``3.141592654`` is ``\pi``). ``\sqrt8`` equals ``2\sqrt2``; ``1/2^{99}`` is not ``1/2^{98}``.
-- A decimal gold counts as rounded at its shown precision: gold ``0.33`` accepts anything within
-  0.005 of it (``0.334``, ``1/3``), not ``0.34``; an integer gold accepts no rounding.
+  (``3.141592654`` is ``\pi``; relative error at most 5e-10). ``\sqrt8`` equals ``2\sqrt2``;
+  ``1/2^{99}`` is not ``1/2^{98}``.
+- Decimal tolerance follows the gold only: a decimal gold counts as rounded at its shown precision,
+  also in scientific notation. Gold ``0.33`` accepts anything within 0.005 of it (``0.334``,
+  ``1/3``), not ``0.34``; ``6.67 \times 10^{-1}`` accepts ``0.667`` and ``2/3``, not ``0.668``; a
+  gold printed from a float (``1.4142135623730951``) accepts ``\sqrt2`` (no decimal gold is held to
+  more than a double's precision). An integer gold accepts no rounding.
 - Expressions with variables: a disagreement at fixed random points (positive reals, complex
   points to their right) is final (``2x`` is not ``2y``). Agreement is then settled by a wider
   numeric test: when both sides have the same variables, use no abs/floor/ceil, and agree at ten
   random points across the plane (reals of both signs, complex points in all four quadrants) to
   more than 45 digits, and again to twice the precision, they are equal (``\tan x \sin 2x`` is
-  ``2\sin^2 x``). Two different analytic expressions cannot agree like that; the second precision
-  catches near-identities such as ``x + 10^{-50}``, the wide points branch differences such as
-  ``\sqrt{x^2}`` vs ``x``. Otherwise sympy decides (expand, cancel, the sin/cos form, simplify,
-  Fu's trig rules; in a worker, under ``timeout``): equal only if it reduces the difference to 0.
-  math-verify accepts only on sympy; the numeric identity is both faster and decides cases
-  sympy's simplify misses.
-- Labels are ignored: ``x = 3`` equals ``3`` and the reverse.
-- Named assignments (a gold list whose items name different unknowns, ``a=2, b=3``) match by name:
-  ``b=3, a=2`` is right, ``a=3, b=2`` wrong. Values named otherwise or not at all (``2, 3``,
-  ``(a, b) = (2, 3)`` reads by its names) are taken in the gold's order.
+  ``2\sin^2 x``). Otherwise sympy decides (expand, cancel, the sin/cos form, simplify, Fu's trig
+  rules; in a worker, under ``timeout``): equal only if it reduces the difference to 0.
+- Variables are complex unknowns; nothing is assumed about them. So identities that hold only for
+  positive (or real) values are not identities: ``\sqrt{1/m}`` is not ``\frac{1}{\sqrt m}`` (they
+  differ for negative m), ``\ln(a^2)`` is not ``2\ln a``, ``\sqrt{x^2}`` is not ``x``. Decided on
+  purpose: the grader sees only the two answers, never the problem, so it cannot know that a
+  variable is positive, and accepting these for every gold would accept real errors. math-verify
+  rejects them too: 9 of the 10 such pairs measured in benchmarks/README.md (it accepts
+  ``\sqrt{x^2}`` for ``|x|``, treating variables as real).
+- Labels are ignored: ``x = 3`` equals ``3`` and the reverse. A relation that names a value reads
+  as a label: ``PQ = 4``, ``|PQ| = 5``, ``\frac{OM}{ON} = 2``, ``S_1:S_2 = 3:7``, and chains such as
+  ``p + q = q + p = 57`` or ``m + n = 3 + 4 = 7`` (see :mod:`relations`). A two-member relation in
+  lower-case letters is not a named value: a gold ``x + y = 5`` is a line, and ``5`` is no answer
+  to it; an answer ``m + n = 7`` might be an unsolved equation. An unsolved equation is not a
+  value (``2x = 6`` is not ``x = 3``).
+- Named assignments (a gold list whose items name different unknowns, ``a=2, b=3``, ``PQ=4,
+  RS=6``) match by name: ``b=3, a=2`` is right, ``a=3, b=2`` wrong. Values named otherwise or not
+  at all (``2, 3``, ``(a, b) = (2, 3)`` reads by its names) are taken in the gold's order.
 - Tuples/points/vectors are ordered; sets and bare solution lists (``1, 2``, ``x=1, x=2``,
   ``1 and 2``, ``x = 1 or x = 2``) are unordered; ``\pm`` in them stands for both values
   (``\{1\pm\sqrt5, -2\}`` has three members). Several values for a single-valued gold are a
   hedge and WRONG (``1 or 2`` for gold ``1``), except digit groups split by ", " (``11, 111, 100``
   for 11111100: every group after the first from 100 to 999).
+- Equations are the same relation when one difference is a non-zero constant multiple of the
+  other: ``3x-3y=6`` is ``x-y=2``, ``y=\frac23x-1`` is ``2x-3y-3=0``. Inequalities compare side by
+  side (``5 \ge x`` is ``x \le 5``); a solved inequality equals its interval (``2 \le x < 5`` is
+  ``[2,5)``, ``x > 3`` is ``(3,\infty)``); an unsolved one (``2x + 1 > 7``) is not.
 - A chain ``exact = approximation`` (``\sqrt{51} \approx 7.14``) is graded by its exact member
   when every other member agrees with it (a decimal must be its rounding or truncation; see
-  :mod:`mathchain`); an inconsistent chain is WRONG.
+  :mod:`forms`); an inconsistent chain (``x = 3+3 = 7``) is WRONG. A gold chain
+  (``\frac{\sqrt3}{3} \approx 0.577``) accepts its exact value and the decimal it states.
+- Sets of reals: unions are normalised before comparing (``\{2,5\}\cup\{7\}`` is ``\{2,5,7\}``,
+  ``[1,2]\cup[2,3]`` is ``[1,3]``, ``\{1\}\cup(1,3)`` is ``[1,3)``); intervals need the same ends
+  and the same open/closed ends.
 - Colons between whole numbers: two clock-shaped answers (``h:mm``, ``h:mm:ss``) or any with
   am/pm are clock times and compare field by field: ``4:30`` is not ``2:15`` though 4/30 = 2/15;
   ``4:30 p.m.`` accepts ``4:30``, ``4:30 PM`` and ``16:30``. Otherwise they are ratios: ``3:1``
   accepts ``6:2``, ``9:24`` accepts ``3:8``. Against a number, ``a:b`` is the quotient (gold
   ``1:2`` accepts 0.5; a number never states a time, so gold ``4:30`` accepts 2/15), except
   with am/pm.
-- Intervals need the same ends and the same open/closed ends; a solved inequality equals its
-  interval (``2 \le x < 5`` is ``[2,5)``, ``x > 3`` is ``(3,\infty)``); an unsolved one
-  (``2x + 1 > 7``) is not.
 - Percent: gold ``25\%`` accepts ``25\%``, ``25`` and ``0.25``; gold ``25`` accepts ``25\%`` but
   not ``0.25`` or ``2500``.
 - Units: converted within a dimension (gold ``5 m`` accepts ``5``, ``5 meters``, ``500 cm``;
-  ``60 minutes`` is ``1 hour``), wrong across units or dimensions (``5 cm`` for ``5 m``). A gold
-  without a unit ignores the prediction's unit and counting words (``5 apples`` for ``5``).
-  Money: ``$5``, ``\$5``, ``5 dollars``, ``500 cents``. A gold in degrees accepts the bare number.
+  ``60 minutes`` is ``1 hour``; ``8 cm^3`` is ``8 mL``), wrong across units or dimensions
+  (``5 cm`` for ``5 m``, ``6 m`` for ``6 m^2``). A gold without a unit ignores the prediction's
+  unit and counting words (``5 apples`` for ``5``). Money: ``$5``, ``\$5``, ``5 dollars``,
+  ``500 cents``. A gold in degrees accepts the bare number.
 - Base subscripts compare digits: gold ``204_5`` accepts ``204`` and ``204_5``, not ``204_6`` or 54.
-- Text golds (``\text{(C)}``, ``Monday``) compare case-insensitively, word by word.
+- Text golds (``\text{(C)}``, ``Monday``) compare case-insensitively, word by word; words also
+  match a gold spelled in letters (``\text{No}`` for ``No``, ``\text{C}`` for ``C``).
 
 Outcomes: CORRECT; WRONG; UNPARSEABLE (``correct=False``, or ``correct=None`` when the gold
 itself cannot be parsed, so trainers skip the item); REFUSED; TIMEOUT (the sympy step ran out of
@@ -77,14 +132,15 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 
 from reasongym.errors import ConfigError, VerifierTimeout
 from reasongym.verifiers.base import MAX_TIMEOUT_S, Outcome, Verdict
 from reasongym.verifiers.math.equivalence import answers_equal
-from reasongym.verifiers.math.nodes import AnswerRejected, Node, Refused
+from reasongym.verifiers.math.nodes import AnswerRejected, Labeled, Node, Refused, Seq
 from reasongym.verifiers.math.parser import parse_answer
 
-__all__ = ["verify_math_answer"]
+__all__ = ["verify_math_answer", "verify_math_statement"]
 
 _SHOWN_CHARS = 200
 
@@ -150,3 +206,54 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = 1.0) -> Verdi
         return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
     outcome = Outcome.CORRECT if match.equal else Outcome.WRONG
     return Verdict(match.equal, outcome, shown, match.reason)
+
+
+def _values(node: Node) -> tuple[Node, ...]:
+    """The values one box states: a bare list counts as its items, anything else as one value."""
+    return node.items if isinstance(node, Seq) and node.kind == "list" else (node,)
+
+
+def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float = 1.0) -> Verdict:
+    r"""Grade several answers written together (``$\boxed{3}$ and $\boxed{-5}$``) as one answer.
+
+    They are one multi-valued answer: correct when the gold has several values and the answers'
+    values together equal them (the gold's order for a tuple, any order for a list or set); wrong
+    for a single-valued gold (a hedge, or answer spraying).
+
+    Args:
+        answers: The answers, each already extracted (one per box).
+        gold: The gold answer, e.g. ``"-5, 3"``.
+        timeout: Seconds allowed for each sympy step.
+
+    Returns:
+        The :class:`~reasongym.verifiers.base.Verdict`; ``extracted`` joins the answers with ", ".
+
+    Example:
+        >>> verify_math_statement(["3", "x = -5"], "-5, 3").correct
+        True
+        >>> verify_math_statement(["3", "-5", "7"], "-5, 3").correct
+        False
+    """
+    shown = _shown(", ".join(answer.strip() for answer in answers))
+    parsed_gold = _parse_gold(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
+    if isinstance(parsed_gold, AnswerRejected):
+        return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
+    gold_values = parsed_gold.value if isinstance(parsed_gold, Labeled) else parsed_gold
+    if not isinstance(gold_values, Seq) or len(gold_values.items) < 2:
+        reason = f"{len(answers)} different values stated together for a single-valued gold (answer spraying)"
+        return Verdict(False, Outcome.WRONG, shown, reason)
+    values: list[Node] = []
+    for answer in answers:
+        try:
+            values.extend(_values(parse_answer(answer)))
+        except Refused as error:
+            return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
+        except AnswerRejected as error:
+            return Verdict(False, Outcome.UNPARSEABLE, shown, f"answer not understood: {error.reason}")
+    try:
+        match = answers_equal(parsed_gold, Seq("list", tuple(values)), timeout=timeout)
+    except VerifierTimeout:
+        return Verdict(False, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
+    except Refused as error:
+        return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
+    return Verdict(match.equal, Outcome.CORRECT if match.equal else Outcome.WRONG, shown, match.reason)

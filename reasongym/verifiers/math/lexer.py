@@ -136,18 +136,26 @@ _SPACE = re.compile(r"\s+")
 _COMMAND = re.compile(r"\\([A-Za-z]+|.)", re.S)
 _LETTERS = re.compile(r"[A-Za-z]+")
 _NUMBER = re.compile(r"(\d+)(?:\.(\d*))?|\.(\d+)")
-# "1,000" groups only outside brackets, where "(1,000)" could also be a pair; "1{,}000",
-# "1, \! 000" and "1\,000" are unambiguous everywhere. A space (NFKC made thin and no-break
-# spaces plain), "\;", "\ " or "~" groups only runs of exactly three digits after a first group of
-# one to three, and the same mark throughout: "2 3" stays two numbers, "3 125/8" a mixed number.
-_GROUPED_ANY = re.compile(r"[1-9]\d{0,2}(?:(?:,\s*\\!\s*|,|\{,\}|\\,)\d{3})+(?!\d)")
-_GROUPED_LATEX = re.compile(r"[1-9]\d{0,2}(?:(?:,\s*\\!\s*|\{,\}|\\,)\d{3})+(?!\d)")
+# Thousands groups: "1,000" only outside brackets, where "(1,000)" could also be a pair; "1{,}000",
+# "14{, }916", "1, \! 000" and "1\,000" are unambiguous everywhere. One mark throughout a number, and
+# every group after the first has exactly three digits. A space (NFKC made thin and no-break spaces
+# plain), "\;", "\ " or "~" groups only after a first group of one to three digits, so "2 3" stays
+# two numbers and "3 125/8" a mixed number.
+_LATEX_GROUPS = (
+    r"(?:,[ \t]*\\![ \t]*\d{3})+(?!\d)|(?:[ \t]*\{,[ \t]*\}[ \t]*\d{3})+(?!\d)|(?:\\,\d{3})+(?!\d)"
+)
+_GROUPED_ANY = re.compile(rf"[1-9]\d{{0,2}}(?:(?:,\d{{3}})+(?!\d|,\d)|{_LATEX_GROUPS})")
+_GROUPED_LATEX = re.compile(rf"[1-9]\d{{0,2}}(?:{_LATEX_GROUPS})")
 _GROUPED_SPACE = re.compile(r"[1-9]\d{0,2}(?P<mark> |\\;|\\ |~)\d{3}(?:(?P=mark)\d{3})*(?![\d/])")
-_GROUP_MARK = re.compile(r",\s*\\!\s*|,|\{,\}|\\,|\\;|\\ | |~")
+_GROUP_MARK_START = frozenset(", \t{\\~")  # what may follow the first digit group of a grouped number
+_GROUP_MARK = re.compile(r",[ \t]*\\![ \t]*|[ \t]*\{,[ \t]*\}[ \t]*|,|\\,|\\;|\\ | |~")
 # Whole numbers joined by colons: "3:1", "1 : 2", "4:30", "12:05:59", "4:30 p.m." (see nodes.Colon).
 _COLON = re.compile(r"\d+(?:[ \t]*:[ \t]*\d+)+(?![\d.])")
 _CLOCK_SHAPE = re.compile(r"(?:[01]?\d|2[0-4]):[0-5]\d(?::[0-5]\d)?")
-_HALF_DAY = re.compile(r"[ \t]*([aApP])\.?[ \t]?[mM]\.?(?![A-Za-z])")
+_HALF_DAY = re.compile(
+    r"[ \t]*(?:\\[ ,;:!][ \t]*)?(?:\\(?:text|textrm|mathrm|mbox)[ \t]*\{[ \t]*([aApP])\.?[ \t]?[mM]\.?[ \t]*\}"
+    r"|([aApP])\.?[ \t]?[mM]\.?(?![A-Za-z]))"
+)
 _DECIMAL_PART = re.compile(r"\.(\d+)")
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)(?![\d.])")
 _OVERLINE = re.compile(r"\\(?:overline|bar|dot)\s*(?:\{\s*(\d+)\s*\}|(\d))")
@@ -205,17 +213,19 @@ class _Lexer:
         colon = _COLON.match(text, pos, end)
         if colon and (pos == 0 or text[pos - 1] not in ":."):
             return self.colon(colon.group(0), colon.end(), end)
-        spaced_ok = pos == 0 or text[pos - 1] not in "^_"  # "x^2 100" is no exponent 2100
-        grouped = (spaced_ok and _GROUPED_SPACE.match(text, pos, end)) or (
-            _GROUPED_ANY if self.depth == 0 else _GROUPED_LATEX
-        ).match(text, pos, end)
+        match = _NUMBER.match(text, pos, end)
+        grouped = None
+        if match.end() < end and text[match.end()] in _GROUP_MARK_START and len(match.group(1) or "") <= 3:
+            spaced_ok = pos == 0 or text[pos - 1] not in "^_"  # "x^2 100" is no exponent 2100
+            grouped = (spaced_ok and _GROUPED_SPACE.match(text, pos, end)) or (
+                _GROUPED_ANY if self.depth == 0 else _GROUPED_LATEX
+            ).match(text, pos, end)
         if grouped:
             int_part, frac, pos = _GROUP_MARK.sub("", grouped.group(0)), None, grouped.end()
             decimal = _DECIMAL_PART.match(text, pos, end)
             if decimal:
                 frac, pos = decimal.group(1), decimal.end()
         else:
-            match = _NUMBER.match(text, pos, end)
             int_part, frac = (match.group(1), match.group(2)) if match.group(1) else ("0", match.group(3))
             pos = match.end()
         rep = None
@@ -237,7 +247,8 @@ class _Lexer:
         parts = tuple(int(part) for part in written.split(":"))
         clock = _CLOCK_SHAPE.fullmatch(written) is not None
         half = _HALF_DAY.match(self.text, pos, end) if clock and 1 <= parts[0] <= 12 else None
-        self.emit("colon", (parts, clock, half.group(1).lower() + "m" if half else None))
+        letter = half and (half.group(1) or half.group(2))
+        self.emit("colon", (parts, clock, letter.lower() + "m" if letter else None))
         return half.end() if half else pos
 
     def command(self, pos: int, end: int, text_mode: bool) -> int:

@@ -334,3 +334,8 @@ def has_approximate(node: Node) -> bool:
     if isinstance(node, Num):
         return node.decimals is not None
     return any(has_approximate(child) for child in children(node))
+
+
+def is_int_literal(node: object) -> bool:
+    """Whether ``node`` is a whole number written without decimals or an exponent (``12``, not ``12.0``)."""
+    return isinstance(node, Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0

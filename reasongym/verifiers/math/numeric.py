@@ -157,9 +157,18 @@ def _needed_dps(gold: Node, pred: Node) -> int:
     return _BASE_DPS + int(max(estimate_digits(gold), estimate_digits(pred)))
 
 
-def _brief(ctx: Any, value: Any) -> str:
-    with ctx.workdps(15):  # printing a 5,000-digit mpf would hit Python's int-to-str limit
-        return ctx.nstr(+value, 12)
+def _brief(ctx: Any, value: Any, digits: int = 12) -> str:
+    with ctx.workdps(digits + 3):  # printing a 5,000-digit mpf would hit Python's int-to-str limit
+        return ctx.nstr(+value, digits)
+
+
+def _differ(ctx: Any, pred: Any, gold: Any) -> str:
+    """'p is not g', with enough digits that the two printed numbers differ."""
+    for digits in (12, 20, 30):
+        shown = _brief(ctx, pred, digits), _brief(ctx, gold, digits)
+        if shown[0] != shown[1]:
+            break
+    return f"{shown[0]} is not {shown[1]}"
 
 
 def _compare_constants(gold: Node, pred: Node, tol: Fraction | None, symbolic: SymbolicCheck) -> Match:
@@ -185,7 +194,7 @@ def _compare_constants(gold: Node, pred: Node, tol: Fraction | None, symbolic: S
     approximate = ast.has_approximate(pred) or ast.has_approximate(gold)
     if _within_tolerance(g, p, tol, approximate, _terminating_exact(gold)):
         return Match(True, "equal within the rounding of the decimals")
-    return Match(False, f"{_brief(ctx, p)} is not {_brief(ctx, g)}")
+    return Match(False, _differ(ctx, p, g))
 
 
 def _terminating_exact(node: Node) -> bool:

@@ -64,8 +64,8 @@ def _interval_like(node: Node) -> bool:
     return pair or isinstance(node, (ast.Interval, ast.Union))
 
 
-def _int_literal(node: object) -> bool:
-    return isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0
+def _has_variables(factors: list[Node]) -> bool:
+    return any(ast.free_symbols(factor) for factor in factors)
 
 
 class Parser:
@@ -177,11 +177,24 @@ class Parser:
 
     # ---- relations and arithmetic ----
     def relation(self) -> Node:
-        sides, ops = [self.expr()], []
-        while self.peek().kind == "op" and self.peek().value in _RELOPS:
+        first = self.side(after_relation=False) if self.toks[self.i].kind == "sym" else self.expr()
+        if not self.at_op(*_RELOPS):
+            return first
+        sides, ops = [first], []
+        while self.at_op(*_RELOPS):
             ops.append(self.take().value)
-            sides.append(self.expr())
-        return relation_node(tuple(ops), tuple(sides)) if ops else sides[0]
+            sides.append(self.side(after_relation=True))
+        return relation_node(tuple(ops), tuple(sides))
+
+    def side(self, after_relation: bool) -> Node:
+        """One side of a relation; ``g(x)`` next to a relation sign names a function: 1 < g(x) < 4."""
+        tok = self.toks[self.i]
+        j = self._skip_symbol_tuple(1) if tok.kind == "sym" and self.at("op", "(", 1) else 0
+        if j:
+            after = self.peek(j)
+            if (after.kind == "op" and after.value in _RELOPS) or (after_relation and self.at_boundary(j)):
+                return ast.Sym("".join(str(self.take().value) for _ in range(j)))
+        return self.expr()
 
     def expr(self) -> Node:
         terms = []
@@ -204,8 +217,17 @@ class Parser:
             elif self.at_op("/", ":"):  # a ratio 3:1 is the quotient 3/1
                 self.take()
                 den.append(self.factor())
-            elif ast.is_scalar(num[-1]) and self.starts_implicit_factor():
+            elif ast.is_scalar(num[-1]) and self.starts_implicit_factor(
+                after_variables=self.at("sym") and _has_variables(num)
+            ):
                 num.append(self.power())
+            elif (
+                isinstance(num[-1], ast.Pow)
+                and self.at("num")
+                and self.peek().spaced
+                and self.at("op", "^", 1)
+            ):
+                num.append(self.power())  # 2^6 3^5 5^4 is a product of powers
             else:
                 break
         if len(num) == 1 and not den:
@@ -214,10 +236,12 @@ class Parser:
             tuple(_scalar(x, "in a product") for x in num), tuple(_scalar(x, "in a quotient") for x in den)
         )
 
-    def starts_implicit_factor(self, functions: bool = True) -> bool:
+    def starts_implicit_factor(self, functions: bool = True, after_variables: bool = False) -> bool:
+        """Whether the next tokens begin a factor; a spaced ``m`` or ``h`` ending a number is its unit."""
         tok = self.peek()
-        if tok.kind == "sym":
-            return not (tok.spaced and is_single_letter_unit(tok.value) and unit_tail_ahead(self))
+        if tok.kind == "sym":  # after variables ("2\pi r h") a letter is one more variable
+            unit = tok.spaced and is_single_letter_unit(tok.value) and unit_tail_ahead(self)
+            return after_variables or not unit
         if tok.kind == "func":
             return functions
         return (
@@ -280,7 +304,7 @@ class Parser:
             elif self.at_op("deg"):
                 self.take()
                 node = ast.Degree(_scalar(node, "in degrees"))
-            elif self.at_op("_") and _int_literal(node):
+            elif self.at_op("_") and ast.is_int_literal(node):
                 self.take()
                 base = self.subscript_text()
                 if not base.isdigit() or not 2 <= int(base) <= 36:
@@ -302,7 +326,7 @@ class Parser:
             if tok.kind == "end":
                 raise Unparseable("unclosed subscript")
             parts.append(
-                str(tok.value.mantissa if tok.kind == "num" and _int_literal(tok.value) else tok.value)
+                str(tok.value.mantissa if tok.kind == "num" and ast.is_int_literal(tok.value) else tok.value)
             )
         self.take()
         return "".join(parts)

@@ -47,9 +47,18 @@ _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "!=": "!="}
 _POS_INF = ast.Const("oo")
 
 
+def _negated(side: Node) -> Node:
+    return side.arg if isinstance(side, ast.Neg) else ast.Neg(side)
+
+
 def relation_node(ops: tuple[str, ...], sides: tuple[Node, ...]) -> Node:
-    """A relation, turned into an interval when it is solved for one variable."""
+    """A relation, turned into an interval when it is solved for one variable (or for ``-x``)."""
     variables = [k for k, side in enumerate(sides) if isinstance(side, ast.Sym)]
+    negated = [
+        k for k, side in enumerate(sides) if isinstance(side, ast.Neg) and isinstance(side.arg, ast.Sym)
+    ]
+    if not variables and len(negated) == 1 and "=" not in ops:  # -x > -2 is x < 2
+        return relation_node(tuple(_FLIP[op] for op in ops), tuple(_negated(side) for side in sides))
     if ops == ("=",) and variables == [1]:
         return ast.Labeled(sides[1], sides[0])  # "3 = x"
     if (

@@ -1,0 +1,211 @@
+"""The one script to run when a GPU is at hand for a few minutes: it checks and times what CPUs cannot.
+
+1. ``sampler``: tokens/s of our sampler (`HFGenerator`) against ``model.generate`` on the same model, batch
+   and settings (temperature 1, full softmax), the median of interleaved repeats.
+2. ``grpo``: a GRPO step (KL reference on, micro-batches) with ``autocast="bf16"`` and with ``"off"``: the
+   mean step time after a warm-up step and the peak GPU memory of each.
+3. ``nccl``: the data-parallel path in a process group of ONE process on the NCCL backend: two GRPO steps
+   with DDP, then with FSDP (``fully_shard``), each checkpointed and resumed for one more step, so every
+   collective, the DDP and FSDP wrappers and the gathered checkpoint run on the GPU.
+
+Without CUDA (or with ``--dry``) it makes a dry pass: the same code on the CPU with a tiny model, gloo
+instead of NCCL and autocast off (mixed precision is CUDA-only); a test runs it so this script cannot rot.
+On one GPU the full pass takes about 2 minutes (a 135M-parameter-shaped random-init Llama over the
+character tokenizer, so the LM head is small; a real tokenizer's head costs more). Each section reports
+``ok`` or its error and the rest still run; the exit code is 1 if any section failed.
+
+Run: ``python benchmarks/gpu_check.py`` (``--dry`` forces the CPU pass). Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+
+from reasongym.agents.grpo import train_grpo  # noqa: E402
+from reasongym.agents.presets import preset_configs  # noqa: E402
+from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
+from reasongym.models import make_char_tokenizer, make_tiny_model  # noqa: E402
+
+ENV = "reasongym/Arithmetic-v0"
+SIZES = {  # model shape and workload of the real pass and of the dry pass
+    "gpu": {
+        "model": {"hidden_size": 576, "num_layers": 30, "num_heads": 9, "intermediate_size": 1536},
+        "sampler": {"batch": 64, "new_tokens": 256, "repeats": 3},
+        "grpo": {"num_prompts": 16, "group_size": 8, "max_new_tokens": 128, "micro_batch_size": 32},
+    },
+    "dry": {
+        "model": {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "intermediate_size": 64},
+        "sampler": {"batch": 4, "new_tokens": 8, "repeats": 1},
+        "grpo": {"num_prompts": 2, "group_size": 2, "max_new_tokens": 8, "micro_batch_size": 2},
+    },
+}
+
+
+def _model(sizes: dict[str, Any], device: torch.device) -> tuple[torch.nn.Module, Any]:
+    tokenizer = make_char_tokenizer()
+    model = make_tiny_model(tokenizer, max_position_embeddings=1024, **sizes["model"])
+    return model.to(device), tokenizer
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def check_sampler(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """Median tokens/s of `HFGenerator` and ``model.generate`` (bf16 weights on a GPU, float32 on a CPU)."""
+    model, tokenizer = _model(sizes, device)
+    model = model.to(torch.bfloat16 if device.type == "cuda" else torch.float32).eval()
+    work = sizes["sampler"]
+    prompts = [
+        f"Q: what is {17 * i + 3} + {(31 * i) % 1000}? A:" + " " * (i % 7) for i in range(work["batch"])
+    ]
+    generator = HFGenerator(model, tokenizer)
+
+    def ours(seed: int) -> float:
+        started = time.perf_counter()
+        batch = generator.generate_batch(
+            prompts, SamplingParams(max_new_tokens=work["new_tokens"], seed=seed)
+        )
+        _synchronize(device)
+        return batch.completion_ids.numel() / (time.perf_counter() - started)
+
+    def theirs(seed: int) -> float:
+        inputs = tokenizer(prompts, padding=True, return_tensors="pt").to(device)
+        torch.manual_seed(seed)
+        started = time.perf_counter()
+        with torch.no_grad():
+            out = model.generate(
+                **inputs, do_sample=True, max_new_tokens=work["new_tokens"], temperature=1.0, top_k=0,
+                top_p=1.0, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+            )  # fmt: skip
+        _synchronize(device)
+        return out[:, inputs["input_ids"].shape[1] :].numel() / (time.perf_counter() - started)
+
+    ours(-1), theirs(-1)  # warm-up: allocator, kernels
+    rates = [(ours(seed), theirs(seed)) for seed in range(work["repeats"])]
+    mine, generate = statistics.median(r[0] for r in rates), statistics.median(r[1] for r in rates)
+    return {
+        "ours_tokens_per_s": round(mine, 1), "generate_tokens_per_s": round(generate, 1),
+        "ratio": round(mine / generate, 3), **work,
+    }  # fmt: skip
+
+
+def _grpo(
+    sizes: dict[str, Any], device: torch.device, steps: int, run_dir: Path | None = None, **fields: Any
+) -> tuple[list[dict[str, float]], torch.nn.Module]:
+    """``steps`` GRPO steps of a fresh model (resumed from ``run_dir`` when it holds a checkpoint)."""
+    model, tokenizer = _model(sizes, device)
+    configs = preset_configs(
+        "tiny", "grpo", max_steps=steps, kl="k3_loss", difficulty=1, progress_bar=False, samples_every=0,
+        **sizes["grpo"], **fields,
+    )  # fmt: skip
+    result = train_grpo(configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"],
+                        run_dir=run_dir)  # fmt: skip
+    return list(result.history), model
+
+
+def check_grpo(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """Mean step time (after a warm-up step) and peak memory of GRPO with bf16 autocast and without."""
+    report: dict[str, Any] = {}
+    modes = ("bf16", "off") if device.type == "cuda" else ("off",)  # CPU: autocast is refused
+    for mode in modes:
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(device)
+        history, _ = _grpo(sizes, device, steps=3, autocast=mode)
+        peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
+        report[f"autocast_{mode}"] = {
+            "step_s": round(statistics.mean(h["perf/step_s"] for h in history[1:]), 3),
+            "train_s": round(statistics.mean(h.get("perf/train_s", 0.0) for h in history[1:]), 3),
+            "peak_memory_gib": None if peak is None else round(peak, 3),
+            "grad_norm_finite": all(math.isfinite(h["train/grad_norm"]) for h in history),
+        }
+    return report
+
+
+def check_process_group(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """DDP and FSDP GRPO steps in a one-process group (NCCL on a GPU, gloo on a CPU), checkpoint and resume."""
+    import torch.distributed as dist
+
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    with socket.socket() as probe:  # a free port for the rendezvous
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    os.environ.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": "0", "LOCAL_RANK": "0"})
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend=backend, rank=0, world_size=1)
+    report: dict[str, Any] = {"backend": backend}
+    try:
+        for parallelism in ("ddp", "fsdp"):
+            with tempfile.TemporaryDirectory() as folder:
+                first, model = _grpo(sizes, device, steps=2, run_dir=Path(folder), parallelism=parallelism)
+                wrapped = type(model).__name__
+                resumed, _ = _grpo(sizes, device, steps=3, run_dir=Path(folder), parallelism=parallelism)
+            report[parallelism] = {
+                "model_class": wrapped, "steps": len(first) + len(resumed),
+                "step_s": round(statistics.mean(h["perf/step_s"] for h in first + resumed), 3),
+            }  # fmt: skip
+            if parallelism == "fsdp" and not wrapped.startswith("FSDP"):
+                raise RuntimeError(
+                    f"parallelism='fsdp' left the model a {wrapped}, not a sharded FSDP module"
+                )
+    finally:
+        dist.destroy_process_group()
+    return report
+
+
+def _section(name: str, check: Callable[[], dict[str, Any]], results: dict[str, Any]) -> None:
+    started = time.perf_counter()
+    try:
+        results[name] = {"ok": True, **check()}
+    except Exception as error:  # a failed section must not hide the others: report it and go on
+        traceback.print_exc()
+        results[name] = {"ok": False, "error": f"{type(error).__name__}: {error}"[:500]}
+    results[name]["seconds"] = round(time.perf_counter() - started, 1)
+    print(f"{name}: {json.dumps(results[name])}", file=sys.stderr)
+
+
+def main() -> int:
+    """Run the three sections; print one JSON line; return 1 if any section failed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dry", action="store_true", help="the CPU pass even when CUDA is available")
+    args = parser.parse_args()
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    dry = args.dry or not torch.cuda.is_available()
+    device = torch.device("cpu") if dry else torch.device("cuda", 0)
+    sizes = SIZES["dry" if dry else "gpu"]
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "dry": dry, "device": torch.cuda.get_device_name(device) if not dry else "cpu",
+        "torch": torch.__version__,
+    }  # fmt: skip
+    _section("sampler", lambda: check_sampler(sizes, device), results)
+    _section("grpo", lambda: check_grpo(sizes, device), results)
+    _section("nccl" if not dry else "process_group", lambda: check_process_group(sizes, device), results)
+    results["seconds"] = round(time.perf_counter() - started, 1)
+    results["ok"] = all(value.get("ok", True) for value in results.values() if isinstance(value, dict))
+    print(json.dumps(results))
+    return 0 if results["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

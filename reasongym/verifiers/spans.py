@@ -1,0 +1,150 @@
+r"""Read an answer span: what follows an answer phrase, the value a sentence states, a number's unit.
+
+These are the pieces of :mod:`~reasongym.verifiers.extract` that read text after it was located (its
+module docstring states the rules). Each runs in time linear in its input: strings are searched with
+``str.find`` and regexes without nested quantifiers, and joined math spans stop at
+:data:`MAX_ANSWER_CHARS`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reasongym.verifiers.math.units import lookup_unit
+
+__all__ = ["MAX_ANSWER_CHARS", "NUMBER", "answer_after_phrase", "answer_in_sentence", "with_unit"]
+
+MAX_ANSWER_CHARS = 1_000
+"""A longer answer after a phrase is refused whole, never graded on a cut-off piece."""
+_NEXT_LINE_CHARS = 300
+
+NUMBER = re.compile(
+    r"(?<![\w.^_])-?(?:\\[dt]?frac\{\d+\}\{\d+\}|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
+)
+"""A number as written in text: integers, thousands groups, decimals, ``a/b``, ``\\frac{a}{b}``."""
+_UNIT_AFTER = re.compile(
+    r"[ \t]*(?:\\(?:text|mathrm|textrm|mbox)\{[ \t]*)?([A-Za-z]{1,12})\}?(?:\^\{?[23]\}?)?"
+)
+_SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)")
+_CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+_NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
+_SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
+_DIGIT = re.compile(r"\d")
+_NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b", re.IGNORECASE)
+_SENTENCE_VERB = re.compile(r"(?:\s(?:is|are|was|were|equals|be)|=)\s+", re.IGNORECASE)
+
+
+def _delimited(text: str) -> int:
+    """Where the math span that opens ``text`` ends (after its closer), or -1 when it is not closed."""
+    for opener, closer in _CLOSERS:
+        if text.startswith(opener):
+            close = text.find(closer, len(opener))
+            while close > 0 and closer.startswith("$") and text[close - 1] == "\\":
+                close = text.find(closer, close + 1)  # "$\$36$": an escaped dollar is money
+            return close + len(closer) if close != -1 else -1
+    return -1
+
+
+def _mask_math(text: str) -> str:
+    r"""``text`` with the inside of each ``$...$`` / ``\(...\)`` blanked out, positions kept (linear)."""
+    pieces, pos = [], 0
+    nearest = {"$": text.find("$"), "\\(": text.find("\\(")}
+    while True:
+        for opener in nearest:
+            if 0 <= nearest[opener] < pos:
+                nearest[opener] = text.find(opener, pos)
+        found = [(index, opener) for opener, index in nearest.items() if index != -1]
+        if not found:
+            break
+        start, opener = min(found)
+        closer = "$" if opener == "$" else "\\)"
+        close = text.find(closer, start + len(opener))
+        if close == -1:
+            break
+        inner = start + len(opener)
+        pieces += [text[pos:inner], "#" * (close - inner), closer]
+        pos = close + len(closer)
+    return "".join(pieces) + text[pos:]
+
+
+def _leading_math(line: str) -> str | None:
+    """``$a$``, or ``a or b, c`` from ``$a$ or $b$, $c$``: the math that opens the line, or None."""
+    end = _delimited(line)
+    if end == -1:
+        return None
+    pieces = [line[:end]]
+    while end <= MAX_ANSWER_CHARS:  # a longer answer is refused anyway
+        joiner = _NEXT_MATH.match(line, end)
+        following = -1 if joiner is None else _delimited(line[joiner.end() : joiner.end() + MAX_ANSWER_CHARS])
+        if following == -1:
+            break
+        pieces += [line[end : joiner.end()], line[joiner.end() : joiner.end() + following]]
+        end = joiner.end() + following
+    if len(pieces) == 1:
+        return pieces[0]
+    return "".join(piece if k % 2 else _inside(piece) for k, piece in enumerate(pieces))
+
+
+def _inside(span: str) -> str:
+    """The math inside one delimited span: ``$x = 4$`` gives ``x = 4``."""
+    for opener, closer in _CLOSERS:
+        if span.startswith(opener) and span.endswith(closer) and len(span) >= len(opener) + len(closer):
+            return span[len(opener) : len(span) - len(closer)].strip()
+    return span
+
+
+def _display_block(text: str) -> str | None:
+    r"""A display math block (``$$ ... $$``, ``\[ ... \]``) that opens ``text``, over several lines."""
+    if not text.startswith(("$$", "\\[")):
+        return None
+    end = _delimited(text[:_NEXT_LINE_CHARS])
+    return text[:end] if end != -1 else None
+
+
+def _first_line(text: str) -> str:
+    return text.split("\n", 1)[0]
+
+
+def answer_after_phrase(tail: str, start: int) -> str | None:
+    """The answer text after a phrase ending at ``start``; None when it is too long to grade."""
+    rest = tail[start:].lstrip(" \t:")
+    if rest.startswith("**") and _first_line(rest).count("**") % 2 == 1:
+        rest = rest[2:].lstrip(" \t:")  # closes a bold phrase: "**Answer:** 5"
+    if not _first_line(rest).strip():
+        rest = rest.strip()  # nothing on the phrase's line: the answer starts on the next one
+    block = _display_block(rest)
+    if block is not None:
+        return block
+    line = _first_line(rest).strip()
+    math = _leading_math(line)
+    if math is not None:
+        answer = math
+    else:
+        sentence_end = _SENTENCE_END.search(_mask_math(line))  # "$1,\! 000$" and "$a.b$" end none
+        answer = line[: sentence_end.start()] if sentence_end else line
+    return answer if len(answer) <= MAX_ANSWER_CHARS else None
+
+
+def answer_in_sentence(answer: str) -> str:
+    """The value a sentence states ("The smallest $k$ is 17" gives "17"); other answers unchanged."""
+    if not _SENTENCE_START.match(answer) or _NEGATION.search(answer):
+        return answer  # "It cannot be 17" states no value
+    verbs = list(_SENTENCE_VERB.finditer(_mask_math(answer)))  # "is", not the "=" of "$y = 2x$"
+    if verbs and answer[verbs[-1].end() :].strip():
+        rest = answer[verbs[-1].end() :].strip()
+        number = NUMBER.match(rest)
+        if number is not None and not _DIGIT.search(rest, number.end()):
+            return with_unit(rest, number)  # "60 marbles in the jar" states 60
+        return rest
+    numbers = list(NUMBER.finditer(answer))
+    if len(numbers) == 1:
+        return with_unit(answer, numbers[0])
+    return answer
+
+
+def with_unit(text: str, number: re.Match[str]) -> str:
+    """The number, with the unit word written right after it when there is one (``24 m^2``)."""
+    unit = _UNIT_AFTER.match(text, number.end())
+    if unit is not None and lookup_unit(unit.group(1)) is not None:
+        return text[number.start() : unit.end()].strip()
+    return number.group(0)

@@ -1,0 +1,30 @@
+"""The GPU check's dry pass (CPU, gloo), so that the one script meant for a rare GPU cannot rot unseen."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
+
+
+@pytest.mark.slow
+def test_the_gpu_check_dry_pass_runs_every_section_and_prints_one_json_line() -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--dry"], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["dry"] is True and report["ok"] is True
+    assert report["sampler"]["ours_tokens_per_s"] > 0 and report["sampler"]["generate_tokens_per_s"] > 0
+    assert report["grpo"]["autocast_off"]["grad_norm_finite"] is True
+    group = report["process_group"]
+    assert group["backend"] == "gloo"
+    assert group["ddp"]["steps"] == group["fsdp"]["steps"] == 3  # 2 steps, then 1 more after a resume
+    assert group["fsdp"]["model_class"] == "FSDPLlamaForCausalLM"
