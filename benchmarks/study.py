@@ -495,7 +495,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2", help="e.g. 0,1,2 or 0-9")
     parser.add_argument("--arms", default=",".join(ARMS))
     parser.add_argument(
-        "--budget-tokens", type=int, default=150_000, help="sampled completion tokens per arm"
+        "--budget-tokens", type=int, default=200_000, help="sampled completion tokens per arm"
     )
     parser.add_argument("--eval-problems", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_ARMS)}")
