@@ -15,7 +15,7 @@ across machines, since the float kernels a CPU picks (AVX2, AVX-512, MKL's code 
 and 300 steps of SFT amplify that (benchmarks/README.md, "Reproducibility"). Stopping on a probe pins the
 base's accuracy instead of its step count.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_star.py`` (about 7 CPU-minutes for 3 seeds).
+Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_star.py`` (about 6 CPU-minutes for 3 seeds).
 Last line: one JSON object; ``accuracy_gain`` is the mean final-minus-initial held-out accuracy (a fraction)
 with rationalization, ``accuracy_gain_filter_only`` without, ``accuracy_gain_faithful`` with the check.
 """
