@@ -9,11 +9,12 @@ that keeps a hinted rationale only if it stands on its own (``faithful_rationali
 iteration it prints held-out greedy accuracy and the rationales kept directly and through the hint; the
 summary gives each arm's mean gain with a 95% interval over seeds and the paired difference to the filter.
 
-Why the warm start stops on accuracy: stopped at a fixed step in the middle of the jump from 3% to 80%
-(the old default, 300 steps), the base's accuracy was 0.03-0.25 across seeds and 0.07-0.26 for one seed
-across machines, since the float kernels a CPU picks (AVX2, AVX-512, MKL's code path) round differently
-and 300 steps of SFT amplify that (benchmarks/README.md, "Reproducibility"). Stopping on a probe pins the
-base's accuracy instead of its step count.
+Why the warm start stops on accuracy: stopped at a fixed step in the middle of the jump in accuracy (the
+old default, step 300), seed 0's base was 0.13 on one machine and 0.26 on another, and 0.07-0.19 on one
+machine when its weights were perturbed at float32 rounding scale (``bench_repro.py``): CPUs whose kernels
+round differently move when the jump comes, and a fixed step then measures that (benchmarks/README.md,
+"Reproducibility"). Stopping on a probe puts the base at the same stage of learning; the comparisons are
+paired over seeds because its accuracy still varies by several points.
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_star.py`` (about 6 CPU-minutes for 3 seeds).
 Last line: one JSON object; ``accuracy_gain`` is the mean final-minus-initial held-out accuracy (a fraction)
