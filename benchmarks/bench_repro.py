@@ -16,7 +16,7 @@ differences move when the jump happens by a few steps and the step-300 accuracy 
 probe stop lands at the same accuracy by construction. ``--threads`` runs the unperturbed replay again
 with that many torch threads (another reduction order on the same machine).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_repro.py                  # seed 0, 4 replays, ~4 CPU-minutes
+    OMP_NUM_THREADS=1 python benchmarks/bench_repro.py                  # seed 0, 4 replays, ~3 CPU-minutes
     OMP_NUM_THREADS=1 python benchmarks/bench_repro.py --seeds 0,1 --replays 3
     OMP_NUM_THREADS=1 python benchmarks/bench_repro.py --fixed-stop 20 --replays 2 --target 0   # smoke run
 
