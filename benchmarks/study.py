@@ -10,8 +10,8 @@ half, three quarters and all of the budget. Sampled tokens, not CPU-seconds, are
 token budget stops every run at the same point on any machine, where a time budget would make the stop
 itself depend on the machine (issue 15 item 3). CPU-seconds at one thread are recorded beside it.
 
-    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out              # the table: 3 seeds, ~55 CPU-min
-    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out --quick      # 3 arms x 3 seeds, ~15 CPU-min
+    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out              # the table: 3 seeds, ~45 CPU-min
+    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out --quick      # 3 arms x 3 seeds, ~18 CPU-min
     OMP_NUM_THREADS=1 python benchmarks/study.py --out big --seeds 0-9 --budget-tokens 600000   # a bigger machine
 
 Resumable per arm and seed: ``results.jsonl`` gets one line per finished (arm, seed), and a second run with
@@ -495,7 +495,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2", help="e.g. 0,1,2 or 0-9")
     parser.add_argument("--arms", default=",".join(ARMS))
     parser.add_argument(
-        "--budget-tokens", type=int, default=150_000, help="sampled completion tokens per arm"
+        "--budget-tokens", type=int, default=200_000, help="sampled completion tokens per arm"
     )
     parser.add_argument("--eval-problems", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_ARMS)}")
