@@ -4,8 +4,8 @@ it once per configuration; it can also run alone.
 
 The batch is the same for both: 4 Arithmetic-v0 level-1 prompts (chat-formatted) x 4 samples of at most 64
 new tokens, temperature 1, KL to the starting model with coefficient 0.04, one optimizer step per batch
-(mu 1), AdamW at lr 1e-6, no gradient checkpointing (TRL's default turns it on; it is turned off here, as
-ours is by default). LoRA: rank 16, alpha 32, dropout 0, on the seven attention and MLP projections.
+(mu 1), AdamW at lr 1e-6, float32, no gradient checkpointing (TRL turns bf16 and gradient checkpointing on
+by default; both are off here, as ours are by default). LoRA: rank 16, alpha 32, dropout 0, on the seven attention and MLP projections.
 ``--steps`` steps run (default 3); the first warms caches up and the median of the others is reported.
 
 Run (from the repository root)::
@@ -99,7 +99,7 @@ def run_trl(model, tokenizer, mode: str, steps: int) -> list[float]:
         output_dir=tempfile.mkdtemp(), per_device_train_batch_size=PROMPTS * GROUP, num_generations=GROUP,
         max_completion_length=NEW_TOKENS, max_steps=steps, beta=KL, learning_rate=LR, num_iterations=1,
         use_cpu=True, report_to="none", save_strategy="no", logging_steps=1, gradient_checkpointing=False,
-        temperature=1.0, disable_dropout=True, seed=0,
+        temperature=1.0, disable_dropout=True, seed=0, bf16=False,  # TRL turns bf16 on by default: float32 like ours
     )  # fmt: skip
     timer = Timer()
     trainer = GRPOTrainer(
