@@ -6,7 +6,8 @@ the ``checkpoints/latest`` pointer is replaced the same way. A crash at any poin
 checkpoint and pointer intact, and half-written temporary folders are never read.
 
 A checkpoint holds the model weights (safetensors, with the model config so that the folder also loads
-with ``from_pretrained``), optimizer and scheduler state, every global RNG state (Python, NumPy, torch CPU
+with ``from_pretrained``; a LoRA run's holds its adapters instead, in peft's files, and the run folder
+records the base once, `reasongym.base_model`), optimizer and scheduler state, every global RNG state (Python, NumPy, torch CPU
 and CUDA), the step, and the trainer's own state as JSON, in which ``torch.Generator``,
 ``numpy.random.Generator`` and ``random.Random`` objects are stored by state and come back as restored
 objects. The manifest, written last, records the size of every other file; loading verifies them
@@ -119,7 +120,11 @@ def _write_contents(
 ) -> None:
     """Every file of a checkpoint, fsynced, with the manifest written last."""
     module = getattr(model, "module", model)  # DistributedDataParallel keeps the model in .module
-    if model_state is None:
+    if _has_adapters(module):  # LoRA: the adapters alone; the base is recorded once in the run folder
+        from reasongym.lora import save_adapters
+
+        save_adapters(module, tmp)
+    elif model_state is None:
         save_model(module, str(tmp / "model.safetensors"))
     else:
         save_file(
@@ -205,7 +210,8 @@ def verify_checkpoint(path: str | os.PathLike[str]) -> int:
                 f"{file} has {file.stat().st_size} bytes where the manifest recorded {size} (truncated or "
                 "overwritten); the checkpoint is damaged"
             )
-    _check_safetensors(path / "model.safetensors")
+    adapters = (path / "adapter_config.json").is_file()
+    _check_safetensors(path / ("adapter_model.safetensors" if adapters else "model.safetensors"))
     missing = sorted({"python", "numpy", "torch"} - set(_read_json(path / "rng_state.json") or {}))
     if missing:
         raise CheckpointError(
@@ -273,8 +279,19 @@ def load_checkpoint(
     checkpoint_step(path)  # a folder that never was a checkpoint: say so
     step = verify_checkpoint(path)
     module = getattr(model, "module", model)
-    device = next(module.parameters()).device
-    load_model(module, str(path / "model.safetensors"), strict=True, device=str(device))
+    if _has_adapters(module) != (path / "adapter_config.json").is_file():
+        raise ConfigError(
+            f"checkpoint {str(path)!r} holds {'LoRA adapters' if not _has_adapters(module) else 'whole weights'}"
+            f" but the model {'has' if _has_adapters(module) else 'has no'} adapters: resume with the run's "
+            "own lora settings (lora.rank 0 is full fine-tuning)"
+        )
+    if _has_adapters(module):
+        from reasongym.lora import load_adapters
+
+        load_adapters(module, path)
+    else:
+        device = next(module.parameters()).device
+        load_model(module, str(path / "model.safetensors"), strict=True, device=str(device))
     if optimizer is not None:
         optimizer.load_state_dict(_torch_load(path / "optimizer.pt"))
     if scheduler is not None:
@@ -295,6 +312,10 @@ def load_optimizer_states(path: str | os.PathLike[str]) -> tuple[dict[str, Any],
     checkpoint_step(path)  # refuses an incomplete checkpoint
     path = Path(path)
     return _torch_load(path / "optimizer.pt"), _torch_load(path / "scheduler.pt")
+
+
+def _has_adapters(module: Any) -> bool:
+    return hasattr(module, "peft_config") and hasattr(module, "disable_adapter")
 
 
 def _torch_load(file: Path) -> Any:

@@ -24,7 +24,9 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
+from reasongym.base_model import load_base, stamp_source
 from reasongym.errors import ConfigError
+from reasongym.lora import load_adapted, merge
 from reasongym.tiny import SPECIAL_TOKENS, make_char_tokenizer, make_tiny_model, tiny_policy
 
 __all__ = [
@@ -78,6 +80,8 @@ def load_policy(
 
     path = Path(str(name_or_path)).expanduser()
     resolved = resolve_weights(path) if path.is_dir() and gguf_file is None else None
+    if resolved is not None and (resolved[0] / "adapter_config.json").is_file():  # a LoRA run's checkpoint
+        return _load_lora_checkpoint(resolved[0], resolved[1], device)
     if resolved is not None:  # a run folder or one of its checkpoints
         source, gguf_file, tokenizer_source = str(resolved[0]), None, str(resolved[1])
     else:
@@ -116,6 +120,8 @@ def load_policy(
         ) from exc
     if gguf_file is not None:
         _forget_quantization(model)
+    if dtype is None:  # a run can name this source instead of storing the weights (`reasongym.base_model`)
+        stamp_source(model, source, gguf_file)
     if device is not None:
         model = model.to(device)
     _prepare_for_generation(model, tokenizer)
@@ -127,7 +133,8 @@ def save_policy(
 ) -> Path:
     """Write a model and its tokenizer as a normal safetensors folder that `load_policy` reads back.
 
-    A model that transformers loaded from GGUF itself (not through `load_policy`) still carries its
+    A model with LoRA adapters is saved merged: its adapters are added into its weights (in place) and the
+    folder holds a plain model. A model that transformers loaded from GGUF itself (not through `load_policy`) still carries its
     quantization config, which makes ``save_pretrained`` refuse; it is dropped here (the weights are
     already dequantized).
 
@@ -139,6 +146,7 @@ def save_policy(
     Returns:
         The folder.
     """
+    model = merge(model)
     _forget_quantization(model)
     path = Path(folder).expanduser()
     model.save_pretrained(path)
@@ -164,6 +172,21 @@ def dequantize_gguf(
     """
     model, tokenizer = load_policy(gguf_path, gguf_file=gguf_file)
     return save_policy(model, tokenizer, folder)
+
+
+def _load_lora_checkpoint(
+    checkpoint: Path, tokenizer_source: Path, device: str | torch.device | None
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """A LoRA run's checkpoint: the run's starting model with the checkpoint's adapters merged in."""
+    from transformers import AutoConfig
+
+    base = load_base(checkpoint.parent.parent, config=AutoConfig.from_pretrained(checkpoint))
+    model = load_adapted(base.requires_grad_(True), checkpoint)
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_source))
+    if device is not None:
+        model = model.to(device)
+    _prepare_for_generation(model, tokenizer)
+    return model, tokenizer
 
 
 def _resolve_source(name_or_path: str, gguf_file: str | None) -> tuple[str, str | None]:

@@ -33,6 +33,8 @@ FORBIDDEN = {
     # Run folders and checkpoints sit beside generation: training writes them, evaluation reads them.
     "runs": ("reasongym.envs", "reasongym.agents", "reasongym.cli", "reasongym.evaluation"),
     "models": ("reasongym.envs", "reasongym.agents", "reasongym.cli", "reasongym.evaluation"),
+    "lora": ("reasongym.envs", "reasongym.agents", "reasongym.cli", "reasongym.evaluation"),
+    "base_model": ("reasongym.envs", "reasongym.agents", "reasongym.cli", "reasongym.evaluation"),
 }
 HEAVY = ("torch", "transformers")
 

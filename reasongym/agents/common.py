@@ -13,12 +13,14 @@ Masks are 1 on real tokens and 0 on padding; they may be int, bool or float tens
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
+from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedModel
 
 from reasongym.errors import ConfigError
@@ -38,7 +40,9 @@ def token_logprobs(
 
     Logits are shifted by one (position ``i`` predicts token ``i + 1``), only the completion positions
     go through the LM head, and each log-prob is ``logit[token] - logsumexp(logits)``, so the full
-    ``log_softmax`` over the vocabulary is never materialised. Position ids come from the attention
+    ``log_softmax`` over the vocabulary is never materialised. For Llama-like models the LM head runs over
+    `LOGIT_CHUNK_TOKENS` tokens at a time (recomputed in the backward pass), so float32 logits never exist
+    for a whole micro-batch either. Position ids come from the attention
     mask, so left-padded rows score exactly as they would alone. Gradients flow when the caller has
     them enabled; the model's train/eval mode is left as it is. Micro-batches bound the memory of the
     forward passes; under autograd every micro-batch's graph is kept until ``backward``, so a trainer
@@ -98,6 +102,14 @@ def token_logprobs(
     return logp, entropy
 
 
+LOGIT_CHUNK_TOKENS = 512
+"""Tokens whose float32 logits exist at once when `token_logprobs` runs the LM head itself (512 x a 49k
+vocabulary: 100 MB, instead of every row and token of a micro-batch at once)."""
+CHUNKED_HEAD_MODEL_TYPES = frozenset({"llama", "qwen2", "qwen3", "mistral"})
+"""Model types whose logits are exactly ``lm_head(decoder(...))`` (no soft-capping or scaling), so that the LM
+head can run in chunks outside the model's forward."""
+
+
 def _completion_logprobs(
     model: PreTrainedModel,
     input_ids: Tensor,
@@ -106,26 +118,72 @@ def _completion_logprobs(
     with_entropy: bool,
     temperature: float,
 ) -> tuple[Tensor, Tensor | None]:
-    """Log-probs (and entropies) of tokens ``first..L-1`` for one micro-batch: [b, T] each."""
+    """Log-probs (and entropies) of tokens ``first..L-1`` for one micro-batch: [b, T] each.
+
+    For the model types of `CHUNKED_HEAD_MODEL_TYPES` in one process, the decoder runs alone and the LM head
+    runs over `LOGIT_CHUNK_TOKENS` tokens at a time; under autograd each chunk's logits are recomputed in
+    the backward pass rather than kept. Any other model returns its logits from its own forward.
+    """
     position_ids = (attention_mask.long().cumsum(dim=1) - 1).clamp(min=0)  # [b, L]
     num_targets = input_ids.shape[1] - first
-    out = model(
-        input_ids=input_ids,
-        attention_mask=attention_mask,
-        position_ids=position_ids,
-        logits_to_keep=num_targets + 1,  # positions first-1 .. L-1; the last predicts past the end
-        use_cache=False,
+    targets = input_ids[:, first:]  # [b, T]
+    if not _head_runs_apart(model):
+        out = model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            logits_to_keep=num_targets + 1,  # positions first-1 .. L-1; the last predicts past the end
+            use_cache=False,
+        )
+        result = _head_logprobs(out.logits[:, :-1, :], targets, temperature, with_entropy)  # [b, T, 1|2]
+        return result[..., 0], result[..., 1] if with_entropy else None
+    hidden = model.get_decoder()(
+        input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False
+    ).last_hidden_state[:, first - 1 : -1]  # [b, T, H]
+    flat_hidden, flat_targets = hidden.reshape(-1, hidden.shape[-1]), targets.reshape(-1)  # [b*T, H], [b*T]
+    head = model.get_output_embeddings()
+    chunk = functools.partial(_head_chunk, head, temperature=temperature, with_entropy=with_entropy)
+    pieces = [
+        checkpoint(chunk, flat_hidden[i : i + LOGIT_CHUNK_TOKENS], flat_targets[i : i + LOGIT_CHUNK_TOKENS],
+                   use_reentrant=False)
+        if torch.is_grad_enabled()
+        else chunk(flat_hidden[i : i + LOGIT_CHUNK_TOKENS], flat_targets[i : i + LOGIT_CHUNK_TOKENS])
+        for i in range(0, flat_targets.shape[0], LOGIT_CHUNK_TOKENS)
+    ]  # fmt: skip
+    result = torch.cat(pieces).reshape(*targets.shape, -1)  # [b, T, 1|2]
+    return result[..., 0], result[..., 1] if with_entropy else None
+
+
+def _head_runs_apart(model: torch.nn.Module) -> bool:
+    """Whether `_completion_logprobs` may run ``model``'s decoder and LM head separately (see there)."""
+    distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+    model_type = getattr(getattr(model, "config", None), "model_type", None)
+    return (
+        not distributed
+        and model_type in CHUNKED_HEAD_MODEL_TYPES
+        and hasattr(model, "get_decoder")
+        and hasattr(model, "get_output_embeddings")
     )
-    logits = out.logits[:, :-1, :].float()  # [b, T, V]
+
+
+def _head_chunk(
+    head: torch.nn.Module, hidden: Tensor, targets: Tensor, *, temperature: float, with_entropy: bool
+) -> Tensor:
+    """[n, 1|2] log-prob (and entropy) of ``targets`` [n] from the final hidden states [n, H] of one chunk."""
+    return _head_logprobs(head(hidden), targets, temperature, with_entropy)
+
+
+def _head_logprobs(logits: Tensor, targets: Tensor, temperature: float, with_entropy: bool) -> Tensor:
+    """[..., 1|2]: each target's log-prob (and the entropy) under ``logits`` [..., V] divided by ``temperature``."""
+    logits = logits.float()  # [..., V]
     if temperature != 1.0:
         logits = logits / temperature
-    targets = input_ids[:, first:]  # [b, T]
-    log_normalizer = logits.logsumexp(dim=-1)  # [b, T]
-    logp = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - log_normalizer  # [b, T]
+    log_normalizer = logits.logsumexp(dim=-1)  # [...]
+    logp = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - log_normalizer  # [...]
     if not with_entropy:
-        return logp, None
-    expected_logit = (logits.softmax(dim=-1) * logits).sum(dim=-1)  # [b, T]
-    return logp, log_normalizer - expected_logit
+        return logp.unsqueeze(-1)
+    expected_logit = (logits.softmax(dim=-1) * logits).sum(dim=-1)  # [...]
+    return torch.stack([logp, log_normalizer - expected_logit], dim=-1)
 
 
 def _shift_left(x: Tensor, offsets: Tensor) -> Tensor:

@@ -23,8 +23,39 @@ from typing import Any, Literal
 
 from reasongym.errors import ConfigError
 
+LORA_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+"""The attention and MLP projections of Llama, Qwen2, Mistral and Gemma, LoRA's default targets."""
 LR_SCHEDULES = ("constant", "cosine")
 """Learning-rate schedules: constant after warmup, or cosine decay to 0 at ``max_steps``."""
+
+
+@dataclass(frozen=True)
+class LoRAConfig:
+    """Low-rank adapters (peft's LoRA): train ``rank``-r matrices beside the frozen weights instead of all of them."""
+
+    rank: int = 0
+    """r, the adapters' rank; 0: no adapters, every weight trains (full fine-tuning, the default)."""
+    alpha: float = 32.0
+    """The adapters' scale is ``alpha / rank`` (peft's ``lora_alpha``)."""
+    dropout: float = 0.0
+    """Dropout on the adapters' input while training (peft's ``lora_dropout``); 0 keeps the sampler's and the
+    update's log-probs equal before a step, as the clipped ratio assumes."""
+    target_modules: tuple[str, ...] = LORA_TARGET_MODULES
+    """Names (last part) of the linear layers that get adapters; ``all-linear``: every linear layer but the
+    output head."""
+
+    def __post_init__(self) -> None:
+        check_field_types(self)
+        at_least(self, rank=0)
+        if not (self.alpha > 0 and math.isfinite(self.alpha)):
+            raise ConfigError(f"lora.alpha={self.alpha!r} is not allowed; expected a finite float > 0")
+        if not 0 <= self.dropout < 1:
+            raise ConfigError(f"lora.dropout={self.dropout!r} is not allowed; expected 0 <= dropout < 1")
+        if not self.target_modules:
+            raise ConfigError(
+                "lora.target_modules=() is not allowed; name at least one layer, e.g. "
+                f"{list(LORA_TARGET_MODULES)} or ['all-linear']"
+            )
 
 
 @dataclass(frozen=True)
@@ -57,6 +88,12 @@ class RunConfig:
     """Run forward passes (sampling, scoring, training) under CUDA autocast in bfloat16 or float16 (fp16
     with a gradient scaler); the weights and optimizer stay in their dtype. CUDA only: ``off`` on a CPU,
     which trains in float32."""
+    lora: LoRAConfig = dataclasses.field(default_factory=lambda: LoRAConfig())
+    """Low-rank adapters (GRPO, DAPO); ``rank`` 0 (the default) trains every weight. With adapters the KL
+    reference is the same model with its adapters switched off, and checkpoints hold only the adapters."""
+    gradient_checkpointing: bool = False
+    """Recompute each decoder layer's activations in the backward pass instead of keeping them (less memory,
+    about a third more compute)."""
     seed: int = 0
     """Seeds the global RNGs, the order of training problems and every sampling round."""
     split: str | None = None

@@ -283,6 +283,13 @@ def train_sft(
             f"(got env={'set' if env is not None else None}, eval_every={run.eval_every})"
         )
     check_autocast(run, model)
+    if run.lora.rank:
+        raise ConfigError(
+            f"lora.rank={run.lora.rank} is not allowed for SFT (nor STaR, whose fine-tuning is SFT) yet: LoRA "
+            "trains GRPO and DAPO; use lora.rank=0 (full fine-tuning)"
+        )
+    if run.gradient_checkpointing and hasattr(model, "gradient_checkpointing_enable"):
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     info = distributed.current()
     if run.parallelism == "fsdp" and info.world_size > 1:
         raise ConfigError(

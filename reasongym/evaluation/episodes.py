@@ -240,6 +240,9 @@ def play_turn(
     chat = bool(getattr(generator, "takes_messages", False))
     if chat:  # a backend that applies the chat template itself gets the conversation so far
         contexts: list[Any] = [episode.chat_messages() for episode in live]
+    elif not first_turn and tokenizer is not None and getattr(generator, "takes_token_ids", False):
+        # The ids sampled and observed so far, as they are: what the trainer scores is what was sampled from.
+        contexts = [episode.prompt_ids + episode.token_ids for episode in live]
     else:
         contexts = [episode.prompt_text if first_turn else episode.context(tokenizer) for episode in live]
     grouped = (

@@ -172,7 +172,9 @@ class Generator(Protocol):
 
     A backend that applies the model's chat template itself (a served chat endpoint) sets the attribute
     ``takes_messages = True``: callers that have chat messages then pass each prompt as `Messages`
-    instead of template-formatted text. Without the attribute, prompts are text.
+    instead of template-formatted text. A backend that samples from token ids (`HFGenerator`) sets
+    ``takes_token_ids = True``: a later turn of a multi-turn episode then continues from the ids sampled
+    and observed so far, never from their text tokenized again. Without either attribute, prompts are text.
     """
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
@@ -199,6 +201,8 @@ class TimedGenerator:
         """Seconds spent generating so far."""
         if hasattr(inner, "generate_batch"):
             self.generate_batch = self._timed(inner.generate_batch)
+        self.takes_token_ids = bool(getattr(inner, "takes_token_ids", False))
+        """Whether ``inner`` takes prompts as token ids."""
 
     def _timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:

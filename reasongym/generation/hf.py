@@ -61,6 +61,9 @@ class HFGenerator:
         self._cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"
         self._has_logits_to_keep = "logits_to_keep" in forward_params
 
+    takes_token_ids = True
+    """Prompts may be token id lists (a multi-turn episode's context), taken as they are."""
+
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
         """Sample ``params.n`` completions for each prompt.
 
@@ -73,11 +76,13 @@ class HFGenerator:
         """
         return self.generate_batch(prompts, params).completions(params.n)
 
-    def generate_batch(self, prompts: Sequence[str], params: SamplingParams) -> GenerationBatch:
+    def generate_batch(
+        self, prompts: Sequence[str] | Sequence[Sequence[int]], params: SamplingParams
+    ) -> GenerationBatch:
         """Sample completions and return them as padded tensors in GRPO group layout.
 
         Args:
-            prompts: Prompt texts, already formatted.
+            prompts: Prompt texts, already formatted; or token id lists, used as they are.
             params: Sampling parameters.
 
         Returns:
@@ -112,14 +117,17 @@ class HFGenerator:
             self.model.train(was_training)
         return self._assemble(prompt_ids, prompt_mask, parts, params)
 
-    def _encode(self, prompts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    def _encode(self, prompts: Sequence[str] | Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         """Tokenize and left-pad: ([N, P] ids, [N, P] mask) on the model's device."""
         if isinstance(prompts, str) or len(prompts) == 0:
             raise ConfigError(f"prompts={prompts!r} is not allowed; expected a non-empty sequence of strings")
-        bos = self.tokenizer.bos_token
-        # A chat template usually writes BOS itself; adding another would shift the model off-distribution.
-        add_special = not (bos and all(p.startswith(bos) for p in prompts))
-        encoded = self.tokenizer(list(prompts), add_special_tokens=add_special)["input_ids"]
+        if all(not isinstance(p, str) for p in prompts):  # token ids: exactly these, nothing re-tokenized
+            encoded = [[int(token) for token in p] for p in prompts]
+        else:
+            bos = self.tokenizer.bos_token
+            # A chat template usually writes BOS itself; adding another would shift the model off-distribution.
+            add_special = not (bos and all(p.startswith(bos) for p in prompts))
+            encoded = self.tokenizer(list(prompts), add_special_tokens=add_special)["input_ids"]
         for index, ids in enumerate(encoded):
             if not ids:
                 raise ConfigError(

@@ -12,10 +12,12 @@ layout is the one `reasongym.agents.common.token_logprobs` scores::
                   <------- P -------->  <----------------------- T ----------------------->
 
 ``attention_mask`` is 1 on every real token (prompt, model and observation tokens);
-``completion_mask`` is 1 on model tokens only. Turn k > 1 is sampled from the text of everything
-before it (prompt text + decoded tokens, special tokens kept). With a tokenizer whose tokens do not
-merge across that boundary (the character tokenizer, chat templates at role boundaries) the trainer
-scores exactly those tokens; otherwise ``old_logp`` of later turns can differ from a recomputation.
+``completion_mask`` is 1 on model tokens only. With `HFGenerator` (``takes_token_ids``) turn k > 1 is
+sampled from the token ids of everything before it (prompt ids, sampled ids, each observation tokenized
+once), so the trainer scores exactly the tokens that were sampled, conditioned on exactly what the sampler
+saw, with any BPE tokenizer. A generator that takes text only (a served model) gets the text of that
+context instead; a tokenizer may then split it differently, and ``old_logp`` of later turns can differ
+from a recomputation.
 
 Shape legend: see `reasongym.agents.common` (B sequences, G group size, P prompt, T completion tokens).
 """

@@ -25,7 +25,9 @@ DDP or FSDP); splitting the multi-process half off would make every step a two-f
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import json
 import math
 import time
 import warnings
@@ -55,6 +57,7 @@ from reasongym.agents.runtime.update import (
     optimizer_step,
     restore_optimizer,
 )
+from reasongym.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, load_base, record_base
 from reasongym.checkpoints import (
     checkpoint_step,
     ensure_steps_remaining,
@@ -69,8 +72,6 @@ from reasongym.generation.base import TimedGenerator
 from reasongym.metrics import MetricsWriter, plot_metrics
 from reasongym.runs import RunDir, SamplesWriter
 
-REFERENCE_FILE = "reference.safetensors"
-"""Weights of the frozen KL reference, saved in the run folder so that a resumed run keeps the same one."""
 PLOT_KEYS = ("rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/")
 """Panels of the plot written at the end of a run."""
 
@@ -130,6 +131,11 @@ class RLSession:
     """The gradient scaler (`grad_scaler`: enabled for fp16 autocast only)."""
     env_pool: EnvPool | None = None
     """The env copies the rollouts play on, kept from step to step (made at the first rollout)."""
+    reference_without_adapters: bool = False
+    """The KL reference is ``model`` with its LoRA adapters off."""
+    adapted: Any = None
+    """With LoRA, the ``PeftModel`` around ``model``: checkpoints hold its adapters, and ``model`` inside its
+    ``disable_adapter()`` is the KL reference."""
     held: ExitStack = field(default_factory=ExitStack)
     """The run folder's lock, released by `close`."""
 
@@ -172,8 +178,15 @@ class RLSession:
             env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
             train_split, eval_split = resolve_splits(run_cfg, env)
             disable_dropout(model)
-            reference = _reference_model(model, run, info, run_cfg.parallelism) if with_reference else None
-            start, state, checkpoint = _resume_weights(run, run_cfg, model, info)
+            if run_cfg.lora.rank and run is not None and info.is_main:
+                record_base(model, run.path)  # what `reasongym eval RUN` puts the adapters on
+            adapted = _prepare_memory(model, run_cfg, info)
+            reference = (
+                _reference_model(model, run, info, run_cfg.parallelism)
+                if with_reference and adapted is None
+                else None
+            )
+            start, state, checkpoint = _resume_weights(run, run_cfg, adapted or model, info)
             train_model = distributed.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
             optimizer, scheduler = build_optimizer(model, run_cfg)
             if checkpoint is not None:
@@ -194,7 +207,8 @@ class RLSession:
                 run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
                 run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
                 eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
-                info=info, train_model=train_model, scaler=grad_scaler(run_cfg),
+                info=info, train_model=train_model, scaler=grad_scaler(run_cfg), adapted=adapted,
+                reference_without_adapters=with_reference and adapted is not None,
             )  # fmt: skip
             if run_cfg.eval_every and resumed_from is None:
                 session._log(0, session.evaluate(0))
@@ -282,12 +296,14 @@ class RLSession:
     @torch.no_grad()
     def reference_logprobs(self, batch: Any) -> Tensor | None:
         """[B, T] log-probs of the completions under the frozen reference, or None without one."""
-        if self.reference is None:
+        if self.reference is None and not self.reference_without_adapters:
             return None
         started = time.perf_counter()
-        with distributed.gathered(self.reference), autocast_context(self.run_cfg):
+        reference = self.reference or self.model
+        adapters_off = self.adapted.disable_adapter() if self.reference is None else contextlib.nullcontext()
+        with adapters_off, distributed.gathered(reference), autocast_context(self.run_cfg):
             logp, _ = token_logprobs(
-                self.reference, batch.input_ids, batch.attention_mask, batch.completion_start,
+                reference, batch.input_ids, batch.attention_mask, batch.completion_start,
                 micro_batch_size=self.run_cfg.micro_batch_size,
             )  # fmt: skip
         self.phases["reference"] += time.perf_counter() - started
@@ -388,7 +404,7 @@ class RLSession:
             )  # FSDP: gathered
             if self.info.is_main:
                 save_checkpoint(
-                    self.run, step, model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
+                    self.run, step, model=self.adapted or self.model, optimizer=self.optimizer, scheduler=self.scheduler,
                     trainer_state=state, keep_last=run.keep_checkpoints, model_state=model_state,
                     optimizer_state=optimizer_state,
                 )  # fmt: skip
@@ -448,6 +464,28 @@ class RLSession:
         return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), path)
 
 
+def _prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distributed.DistInfo) -> Any:
+    """Turn on gradient checkpointing if asked; add LoRA adapters if asked and return the ``PeftModel``."""
+    if run_cfg.gradient_checkpointing:
+        if not hasattr(model, "gradient_checkpointing_enable"):
+            raise ConfigError(
+                "gradient_checkpointing=True is not allowed for this model: it is not a transformers model"
+            )
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    lora = run_cfg.lora
+    if not lora.rank:
+        return None
+    if info.world_size > 1:
+        raise ConfigError(
+            f"lora.rank={lora.rank} is not allowed with {info.world_size} processes yet; LoRA runs in one process"
+        )
+    from reasongym.lora import add_adapters
+
+    return add_adapters(
+        model, rank=lora.rank, alpha=lora.alpha, dropout=lora.dropout, target_modules=lora.target_modules
+    )
+
+
 def _resume_weights(
     run: RunDir | None, run_cfg: RunConfig, model: torch.nn.Module, info: distributed.DistInfo
 ) -> tuple[int, dict[str, Any], Path | None]:
@@ -464,22 +502,28 @@ def _resume_weights(
 def _reference_model(
     model: torch.nn.Module, run: RunDir | None, info: distributed.DistInfo, parallelism: str
 ) -> torch.nn.Module:
-    """A frozen copy of ``model``; a run folder keeps its weights so that a resume restores the same one
-    (rank 0 writes them; every rank then loads what it wrote). Sharded like the policy under FSDP."""
-    from safetensors.torch import load_model, save_model
+    """The frozen KL reference: the model the run started from. The run folder records it once
+    (`reasongym.base_model`: its source when it can be rebuilt from there, else its weights); a copy of
+    ``model`` when ``model`` still is that model, else rebuilt from the record, so that a resume keeps the
+    same reference. Sharded like the policy under FSDP."""
+    kept = distributed.on_main(lambda: record_base(model, run.path), info) if run is not None else None
+    if kept == BASE_FILE and _recorded_fingerprint(run.path) != fingerprint(model):
+        reference = load_base(run.path).to(next(model.parameters()).device)  # e.g. a resume from Python
+    else:
+        reference = copy.deepcopy(model).eval().requires_grad_(False)
+    if kept == REFERENCE_FILE:
+        from safetensors.torch import load_model
 
-    reference = copy.deepcopy(model).eval().requires_grad_(False)
-    if run is not None:
-        path = run.path / REFERENCE_FILE
-        if info.is_main and not path.exists():
-            save_model(reference, str(path))
-        distributed.barrier()
-        load_model(reference, str(path))
+        load_model(reference, str(run.path / REFERENCE_FILE))
     return (
         distributed.shard_model(reference, info)
         if parallelism == "fsdp" and info.world_size > 1
         else reference
     )
+
+
+def _recorded_fingerprint(folder: Path) -> str:
+    return json.loads((folder / BASE_FILE).read_text(encoding="utf-8"))["fingerprint"]
 
 
 def _sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, Any]]:

@@ -1,0 +1,131 @@
+"""One GRPO configuration on SmolLM2-135M-Instruct, in its own process so that its peak memory is its own:
+ours (`train_grpo`) or TRL's ``GRPOTrainer``, full fine-tuning or LoRA. `bench_real_model.py --grpo` runs
+it once per configuration; it can also run alone.
+
+The batch is the same for both: 4 Arithmetic-v0 level-1 prompts (chat-formatted) x 4 samples of at most 64
+new tokens, temperature 1, KL to the starting model with coefficient 0.04, one optimizer step per batch
+(mu 1), AdamW at lr 1e-6, float32, no gradient checkpointing (TRL turns bf16 and gradient checkpointing on
+by default; both are off here, as ours are by default). LoRA: rank 16, alpha 32, dropout 0, on the seven attention and MLP projections.
+``--steps`` steps run (default 3); the first warms caches up and the median of the others is reported.
+
+Run (from the repository root)::
+
+    OMP_NUM_THREADS=1 python benchmarks/real_grpo_step.py --impl ours --mode lora --model outputs/smollm2/model
+
+Last line: one JSON object (seconds per step, peak RSS of the process).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+
+import reasongym  # noqa: E402
+from reasongym.agents.config import LORA_TARGET_MODULES  # noqa: E402
+from reasongym.models import load_policy  # noqa: E402
+
+ENV = "reasongym/Arithmetic-v0"
+PROMPTS, GROUP, NEW_TOKENS, KL, LR, RANK, ALPHA = 4, 4, 64, 0.04, 1e-6, 16, 32.0
+
+
+def _args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", choices=["ours", "trl"], required=True)
+    parser.add_argument("--mode", choices=["full", "lora"], required=True)
+    parser.add_argument("--model", required=True, help="a .gguf file or a model folder")
+    parser.add_argument("--steps", type=int, default=3)
+    return parser.parse_args()
+
+
+def run_ours(model, tokenizer, mode: str, steps: int) -> list[float]:
+    """Seconds of each of ``steps`` GRPO steps of `train_grpo`."""
+    from reasongym.agents import preset_configs, train_grpo
+
+    configs = preset_configs(
+        "default", "grpo", max_steps=steps, num_prompts=PROMPTS, group_size=GROUP, max_new_tokens=NEW_TOKENS,
+        difficulty=1, lr=LR, kl="k3_loss", kl_coef=KL, mu=1, progress_bar=False, samples_every=0,
+        lora={"rank": RANK if mode == "lora" else 0, "alpha": ALPHA},
+    )  # fmt: skip
+    result = train_grpo(
+        configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
+    )
+    return [row["perf/step_s"] for row in result.history]
+
+
+def run_trl(model, tokenizer, mode: str, steps: int) -> list[float]:
+    """Seconds of each of ``steps`` steps of TRL's ``GRPOTrainer`` on the same batch shape."""
+    import tempfile
+
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    env = reasongym.make(ENV).unwrapped
+    problems = [env.problem_at(i, difficulty=1) for i in range(PROMPTS * steps)]
+    dataset = Dataset.from_list([{"prompt": env.messages(p), "index": i} for i, p in enumerate(problems)])
+
+    def reward(completions: list, index: list, **_: object) -> list[float]:
+        texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
+        return [float(env.score(problems[i], text).score) for i, text in zip(index, texts, strict=True)]
+
+    class Timer(TrainerCallback):
+        seconds: list[float] = []
+
+        def on_step_begin(self, *args: object, **kwargs: object) -> None:
+            self.started = time.perf_counter()
+
+        def on_step_end(self, *args: object, **kwargs: object) -> None:
+            self.seconds.append(time.perf_counter() - self.started)
+
+    peft_config = None
+    if mode == "lora":
+        from peft import LoraConfig
+
+        peft_config = LoraConfig(
+            r=RANK, lora_alpha=ALPHA, lora_dropout=0.0, target_modules=list(LORA_TARGET_MODULES),
+            task_type="CAUSAL_LM",
+        )  # fmt: skip
+    args = GRPOConfig(
+        output_dir=tempfile.mkdtemp(), per_device_train_batch_size=PROMPTS * GROUP, num_generations=GROUP,
+        max_completion_length=NEW_TOKENS, max_steps=steps, beta=KL, learning_rate=LR, num_iterations=1,
+        use_cpu=True, report_to="none", save_strategy="no", logging_steps=1, gradient_checkpointing=False,
+        temperature=1.0, disable_dropout=True, seed=0, bf16=False,  # TRL turns bf16 on by default: float32 like ours
+    )  # fmt: skip
+    timer = Timer()
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer,
+        peft_config=peft_config, callbacks=[timer],
+    )  # fmt: skip
+    trainer.train()
+    return timer.seconds
+
+
+def main() -> None:
+    """Run one configuration and print its JSON line."""
+    args = _args()
+    torch.set_num_threads(1)
+    model, tokenizer = load_policy(args.model)
+    started = time.process_time()
+    seconds = (run_ours if args.impl == "ours" else run_trl)(model, tokenizer, args.mode, args.steps)
+    print(f"{args.impl} {args.mode}: step seconds {[round(s, 1) for s in seconds]}", file=sys.stderr)
+    steady = seconds[1:] or seconds
+    print(json.dumps({
+        "impl": args.impl, "mode": args.mode, "step_s": round(statistics.median(steady), 2),
+        "first_step_s": round(seconds[0], 2), "steps": len(seconds),
+        "cpu_s_per_step": round((time.process_time() - started) / max(len(seconds), 1), 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

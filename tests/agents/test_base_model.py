@@ -1,0 +1,77 @@
+"""A run records the model it started from by its source when it can be rebuilt from there (no copy of the
+weights in the run folder), rebuilds its KL reference from that record, and refuses a source that changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from reasongym.agents.presets import preset_configs
+from reasongym.agents.runtime.session import RLSession
+from reasongym.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, load_base, source_of
+from reasongym.errors import ConfigError
+from reasongym.models import load_policy, make_char_tokenizer, make_tiny_model, save_policy
+
+ENV = "reasongym/Arithmetic-v0"
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _saved_tiny(folder: Path, seed: int = 0) -> Path:
+    tokenizer = make_char_tokenizer()
+    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64, seed=seed)
+    return save_policy(model, tokenizer, folder)
+
+
+def _session(model: torch.nn.Module, tokenizer: object, run_dir: Path) -> RLSession:
+    configs = preset_configs("default", "grpo", max_steps=2, num_prompts=2, group_size=2, progress_bar=False)
+    return RLSession.start(
+        configs["run"], configs["rollout"], model, tokenizer, ENV, algo="grpo", config_record={},
+        run_dir=run_dir, generator=None, with_reference=True,
+    )  # fmt: skip
+
+
+def test_a_loaded_model_is_recorded_by_source_and_a_changed_one_by_its_weights(tmp_path: Path) -> None:
+    model, tokenizer = load_policy(_saved_tiny(tmp_path / "model"))
+    assert source_of(model)["source"] == str((tmp_path / "model").resolve())
+    session = _session(model, tokenizer, tmp_path / "run")
+    session.close()
+    record = json.loads((tmp_path / "run" / BASE_FILE).read_text())
+    assert record["fingerprint"] == fingerprint(model) and not (tmp_path / "run" / REFERENCE_FILE).exists()
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)  # no longer what its source holds
+    assert source_of(model) is None
+    session = _session(model, tokenizer, tmp_path / "other")
+    session.close()
+    assert (tmp_path / "other" / REFERENCE_FILE).exists() and not (tmp_path / "other" / BASE_FILE).exists()
+
+
+def test_a_resume_from_a_changed_model_rebuilds_the_reference_from_the_source(tmp_path: Path) -> None:
+    model, tokenizer = load_policy(_saved_tiny(tmp_path / "model"))
+    original = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    _session(model, tokenizer, tmp_path / "run").close()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(0.5)  # e.g. the weights a caller trained further in Python
+    session = _session(model, tokenizer, tmp_path / "run")
+    try:
+        for name, tensor in session.reference.state_dict().items():
+            torch.testing.assert_close(tensor, original[name], rtol=0, atol=0)
+    finally:
+        session.close()
+
+
+def test_a_source_whose_weights_changed_is_refused(tmp_path: Path) -> None:
+    model, tokenizer = load_policy(_saved_tiny(tmp_path / "model"))
+    _session(model, tokenizer, tmp_path / "run").close()
+    _saved_tiny(tmp_path / "model", seed=1)  # the folder now holds other weights
+    with pytest.raises(
+        ConfigError, match="names .* as the run's starting model, but the weights there changed"
+    ):
+        load_base(tmp_path / "run")
