@@ -86,6 +86,7 @@ def load_base(folder: str | os.PathLike[str], like: torch.nn.Module | None = Non
         ConfigError: The run records no starting model, or its source no longer holds the same weights.
     """
     folder = Path(folder)
+    model: torch.nn.Module
     if (folder / BASE_FILE).is_file():
         record = json.loads((folder / BASE_FILE).read_text(encoding="utf-8"))
         from reasongym.models import load_policy
