@@ -1,0 +1,179 @@
+"""STaR's pure rules, pinned at their edges: config messages, step growth, the plateau rule, the metrics line.
+
+Written against the survivors of mutation testing (benchmarks/README.md, "Mutation testing"); these tests
+need no model, so a mutant of star.py costs a fraction of a second to check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from reasongym.agents.star import (
+    IterationStats,
+    STaRConfig,
+    STaRResult,
+    _iteration_metrics,
+    _Loop,
+    sft_steps_for_iteration,
+)
+from reasongym.errors import ConfigError
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"step_growth": 0.99},
+            "step_growth=0.99 is not allowed; expected a float >= 1 (1.2 = +20%/iteration)",
+        ),
+        (
+            {"step_growth": math.inf},
+            "step_growth=inf is not allowed; expected a float >= 1 (1.2 = +20%/iteration)",
+        ),
+        (
+            {"step_growth": math.nan},
+            "step_growth=nan is not allowed; expected a float >= 1 (1.2 = +20%/iteration)",
+        ),
+        (
+            {"few_shot_examples": 3, "train_start": 2},
+            "few_shot_examples=3 is not allowed with train_start=2; few-shot examples come from the problems "
+            "before train_start, so set train_start >= 3",
+        ),
+        ({"max_kept_per_problem": 0}, "max_kept_per_problem=0 is not allowed; expected an integer >= 1"),
+        ({"train_start": -1}, "train_start=-1 is not allowed; expected an integer >= 0 (0: off)"),
+        ({"few_shot_examples": -1}, "few_shot_examples=-1 is not allowed; expected an integer >= 0 (0: off)"),
+        ({"sft_steps": 0}, "sft_steps=0 is not allowed; expected an integer >= 1"),
+        ({"num_train_problems": 0}, "num_train_problems=0 is not allowed; expected an integer >= 1 or None"),
+        ({"patience": 0}, "patience=0 is not allowed; expected an integer >= 1 or None"),
+    ],
+)
+def test_star_config_messages_are_pinned_whole(overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        STaRConfig(**overrides)
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"step_growth": 1.0},  # the bound is inclusive
+        {"few_shot_examples": 3, "train_start": 3},  # as many examples as problems before the start
+        {"max_kept_per_problem": 1, "train_start": 0, "few_shot_examples": 0, "sft_steps": 1},
+        {"num_train_problems": 1, "patience": 1},
+        {"num_train_problems": None, "patience": None},
+    ],
+)
+def test_star_config_accepts_the_edges(overrides: dict) -> None:
+    cfg = STaRConfig(**overrides)
+    assert {name: getattr(cfg, name) for name in overrides} == overrides
+
+
+def test_star_config_defaults_are_the_papers() -> None:
+    cfg = STaRConfig()
+    assert (
+        cfg.rationalize,
+        cfg.max_kept_per_problem,
+        cfg.drop_hint_mentions,
+        cfg.faithful_rationalization,
+    ) == (
+        True,
+        1,
+        True,
+        False,
+    )
+    assert (cfg.num_train_problems, cfg.train_start, cfg.few_shot_examples) == (None, 0, 0)
+    assert (cfg.sft_steps, cfg.step_growth, cfg.restart_from_base, cfg.patience) == (40, 1.2, True, None)
+    assert cfg.sft.batch_size == 8
+
+
+@pytest.mark.parametrize(
+    ("sft_steps", "growth", "iteration", "expected"),
+    [
+        (40, 1.2, 1, 40),  # 40 * 1.2^0
+        (40, 1.2, 2, 48),  # 40 * 1.2
+        (40, 1.2, 3, 58),  # 57.6 rounds up
+        (1, 1.0, 7, 1),
+        (5, 1.1, 2, 6),  # 5.5 rounds half to even: 6
+        (3, 1.5, 2, 4),  # 4.5 rounds half to even: 4
+        (2, 1.25, 3, 3),  # 3.125
+    ],
+)
+def test_sft_steps_rows_by_hand(sft_steps: int, growth: float, iteration: int, expected: int) -> None:
+    cfg = STaRConfig(sft_steps=sft_steps, step_growth=growth)
+    assert sft_steps_for_iteration(cfg, iteration) == expected
+
+
+@pytest.mark.parametrize("iteration", [0, -1])
+def test_sft_steps_refuse_iterations_before_the_first(iteration: int) -> None:
+    with pytest.raises(ConfigError) as raised:
+        sft_steps_for_iteration(STaRConfig(), iteration)
+    assert str(raised.value) == f"iteration={iteration} is not allowed; iterations count from 1"
+
+
+def _stats(**overrides: object) -> IterationStats:
+    values = dict(
+        iteration=2, accuracy_before=0.25, accuracy_after=0.5, train_accuracy=0.75, kept_direct=3,
+        kept_rationalized=4, rationalization_attempts=5, sft_steps=6, sft_final_loss=0.125,
+    )  # fmt: skip
+    return IterationStats(**{**values, **overrides})
+
+
+def test_the_metrics_line_names_every_count() -> None:
+    assert _iteration_metrics(_stats(rationalized_unfaithful=2)) == {
+        "eval/accuracy": 0.5,
+        "star/accuracy_before": 0.25,
+        "star/train_accuracy": 0.75,
+        "star/kept_direct": 3,
+        "star/kept_rationalized": 4,
+        "star/kept_total": 7,
+        "star/rationalization_attempts": 5,
+        "star/rationalized_unfaithful": 2,
+        "star/sft_steps": 6,
+        "star/sft_final_loss": 0.125,
+    }
+    assert _stats().rationalized_unfaithful == 0
+    assert math.isnan(_iteration_metrics(_stats(sft_final_loss=None))["star/sft_final_loss"])
+
+
+@pytest.mark.parametrize(
+    ("initial", "after", "final", "gain"),
+    [(0.25, [], 0.25, 0.0), (0.25, [0.5, 0.375], 0.375, 0.125), (0.5, [0.25], 0.25, -0.25)],
+)
+def test_the_result_reports_the_last_accuracy_and_the_gain(
+    initial: float, after: list, final: float, gain: float
+) -> None:
+    result = STaRResult(initial, tuple(_stats(accuracy_after=value) for value in after), None, None)
+    assert (result.final_accuracy, result.accuracy_gain) == (final, gain)
+
+
+def _loop(patience: int | None, initial: float | None, after: list[float]) -> _Loop:
+    missing = dataclasses.MISSING
+    required = [f for f in dataclasses.fields(_Loop) if f.default is missing and f.default_factory is missing]
+    loop = _Loop(STaRConfig(patience=patience), *[None] * (len(required) - 1), initial_accuracy=initial)
+    loop.history = [SimpleNamespace(accuracy_after=value) for value in after]
+    return loop
+
+
+@pytest.mark.parametrize(
+    ("patience", "initial", "after", "plateaued"),
+    [
+        (None, 0.5, [0.1] * 5, False),  # no patience: never stops early
+        (1, 0.5, [], False),
+        (1, 0.5, [0.5], True),  # equal to the best before is no gain
+        (1, 0.5, [0.75], False),
+        (1, None, [0.0], True),  # an unknown base accuracy counts as 0
+        (1, None, [0.25], False),
+        (3, 0.5, [0.25, 0.25], False),  # fewer iterations than the patience
+        (3, 0.5, [0.25, 0.25, 0.25], True),  # window of 3 against the base alone
+        (2, 0.25, [0.75, 0.5, 0.5], True),  # the best (0.75) lies before the window
+        (2, 0.25, [0.75, 0.5, 1.0], False),
+    ],
+)
+def test_the_plateau_rule_rows_by_hand(
+    patience: int | None, initial: float | None, after: list, plateaued: bool
+) -> None:
+    assert _loop(patience, initial, after).plateaued() is plateaued
