@@ -457,3 +457,17 @@ def test_clean_answer_edges(raw: str, cleaned: str) -> None:
 )
 def test_last_number_edges(text: str, number: str | None) -> None:
     assert last_number(text) == number
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        # a finished sentence, then trailing Markdown or whitespace: not cut off, however many words follow
+        ("16 is the count of them all. **", "16"),
+        ("16 is the count of them all. \n", "16"),
+        ("a 16 is the count of x^{2", "16"),  # ends in a digit (of an exponent): not cut off
+        ("16 is the count of them all`", None),  # ends mid-sentence: the Markdown is stripped first
+    ],
+)
+def test_last_number_reads_the_ending_after_markdown(text: str, number: str | None) -> None:
+    assert last_number(text) == number

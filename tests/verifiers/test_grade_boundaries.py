@@ -154,3 +154,24 @@ def test_the_comparison_gets_the_callers_timeout(monkeypatch: pytest.MonkeyPatch
     verify_math_answer("3", "3", timeout=0.5)
     verify_math_statement(["1", "2"], "1, 2", timeout=0.75)
     assert seen == [0.5, 0.75]
+
+
+@pytest.mark.parametrize("gold", ["x = 1, 2", "S = \\{1, 2\\}"])
+def test_a_labelled_gold_list_takes_several_values(gold: str) -> None:
+    assert verify_math_statement(["2", "1"], gold) == Verdict(
+        True, CORRECT, "2, 1", "the same values in any order"
+    )
+
+
+def test_the_default_time_limit_is_one_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[float] = []
+    original = grade.answers_equal
+
+    def answers_equal(gold, pred, *, timeout):  # noqa: ANN001, ANN202
+        seen.append(timeout)
+        return original(gold, pred, timeout=timeout)
+
+    monkeypatch.setattr(grade, "answers_equal", answers_equal)
+    verify_math_answer("3", "3")
+    verify_math_statement(["1", "2"], "1, 2")
+    assert seen == [1.0, 1.0]
