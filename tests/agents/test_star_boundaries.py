@@ -7,17 +7,22 @@ need no model, so a mutant of star.py costs a fraction of a second to check.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from reasongym.agents.rationales import KeptExample
 from reasongym.agents.star import (
     IterationStats,
     STaRConfig,
     STaRResult,
     _iteration_metrics,
     _Loop,
+    _train_indices,
+    _write_kept,
     sft_steps_for_iteration,
 )
 from reasongym.errors import ConfigError
@@ -177,3 +182,85 @@ def test_the_plateau_rule_rows_by_hand(
     patience: int | None, initial: float | None, after: list, plateaued: bool
 ) -> None:
     assert _loop(patience, initial, after).plateaued() is plateaued
+
+
+def _sized(size: int | None) -> SimpleNamespace:
+    return SimpleNamespace(source=SimpleNamespace(size=lambda split, difficulty: size))
+
+
+TRAIN = SimpleNamespace(split="train", difficulty=None)
+
+
+@pytest.mark.parametrize(
+    ("size", "overrides", "expected"),
+    [
+        (10, {}, list(range(10))),  # every problem of a finite split
+        (10, {"train_start": 3}, [3, 4, 5, 6, 7, 8, 9]),
+        (10, {"num_train_problems": 4}, [0, 1, 2, 3]),
+        (10, {"train_start": 8, "num_train_problems": 4}, [8, 9]),  # cut at the split's end
+        (None, {"train_start": 1, "num_train_problems": 2}, [1, 2]),  # an endless split
+    ],
+)
+def test_training_indices_rows_by_hand(size: int | None, overrides: dict, expected: list) -> None:
+    assert _train_indices(_sized(size), STaRConfig(**overrides), TRAIN) == expected
+
+
+@pytest.mark.parametrize(
+    ("size", "overrides", "message"),
+    [
+        (
+            10,
+            {"train_start": 10},
+            "train_start=10 leaves no training problems in split 'train' (10 problems); choose train_start < 10",
+        ),
+        (
+            10,
+            {"train_start": 12, "num_train_problems": 2},
+            "train_start=12 leaves no training problems in split 'train' (10 problems); choose train_start < 10",
+        ),
+        (
+            None,
+            {},
+            "num_train_problems=None is not allowed for split 'train', which is endless (procedural); "
+            "set num_train_problems to an integer >= 1",
+        ),
+    ],
+)
+def test_training_indices_refusals_are_pinned_whole(size: int | None, overrides: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _train_indices(_sized(size), STaRConfig(**overrides), TRAIN)
+    assert str(raised.value) == message
+
+
+def test_kept_examples_are_written_whole_replacing_a_crashed_attempt(tmp_path: Path) -> None:
+    folder = tmp_path / "iteration-007"
+    folder.mkdir()
+    for stale in ("metrics.jsonl", "config.json", "kept.jsonl"):
+        (folder / stale).write_text("stale", encoding="utf-8")
+    kept = [
+        KeptExample("p1", 4, "Q1", "A1", "direct"),
+        KeptExample("p2", 9, "Q2", "A2 \u00e9", "rationalized"),
+    ]
+    assert _write_kept(SimpleNamespace(path=tmp_path), 7, kept) == folder
+    assert sorted(path.name for path in folder.iterdir()) == ["kept.jsonl"]  # stale files gone, no temp left
+    lines = (folder / "kept.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {
+            "iteration": 7,
+            "problem_id": "p1",
+            "index": 4,
+            "prompt": "Q1",
+            "completion": "A1",
+            "source": "direct",
+        },
+        {
+            "iteration": 7,
+            "problem_id": "p2",
+            "index": 9,
+            "prompt": "Q2",
+            "completion": "A2 \u00e9",
+            "source": "rationalized",
+        },
+    ]
+    assert _write_kept(SimpleNamespace(path=tmp_path), 7, []) == folder  # the folder exists: no error
+    assert (folder / "kept.jsonl").read_text(encoding="utf-8") == ""
