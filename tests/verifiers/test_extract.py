@@ -471,3 +471,74 @@ def test_last_number_edges(text: str, number: str | None) -> None:
 )
 def test_last_number_reads_the_ending_after_markdown(text: str, number: str | None) -> None:
     assert last_number(text) == number
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        # boxes that differ only in spacing are one value; the last spelling is kept
+        (
+            "$\\boxed{x+1}$ and $\\boxed{x + 1}$",
+            Extraction("x + 1", "boxed", LAST_BOX, candidates=("x + 1",)),
+        ),
+        # the empty boxes count towards the limit before they are dropped
+        (
+            "\\boxed{}" * 2 + "\\boxed{1}" * 64,
+            Extraction(None, "too_many_boxes", "More than 64 boxes: degenerate output."),
+        ),
+        # without the empty box, the math phrases still apply ("roots are")
+        (
+            "put the answer in \\boxed{}. The roots are 3 and 4.",
+            Extraction("3 and 4", "phrase", "Taken after 'roots are'.", candidates=("3 and 4",)),
+        ),
+        # the empty box is replaced by a space: "5" stays a number of its own
+        (
+            "x \\boxed{}5",
+            Extraction(
+                "5", "last_number", "No box or answer phrase: took the last number.", candidates=("5",)
+            ),
+        ),
+        # a GSM8K answer sentence is read for its value, like a phrase's
+        (
+            "#### The smallest $k$ is 17.",
+            Extraction("17", "gsm8k", "Taken after '####'.", candidates=("17",)),
+        ),
+    ],
+)
+def test_math_extraction_after_empty_boxes_and_sentences(completion: str, expected: Extraction) -> None:
+    assert extract_math_answer(completion) == expected
+
+
+def test_a_sprayed_reason_shows_the_first_80_characters_of_the_last_value() -> None:
+    last = "y = " + "1 + " * 30 + "1"  # 125 characters
+    found = extract_math_answer("$\\boxed{2}$ and $\\boxed{" + last + "}$")
+    assert found.reason == f"The final statement boxes 2 different values; the last is {last[:80]!r}."
+    assert (found.answer, found.sprayed, found.candidates) == (last, True, ("2", last))
+
+
+@pytest.mark.parametrize("completion", ["\\boxed{}", "so \\boxed{} and \\fbox{ }"])
+def test_an_empty_last_box_is_named_by_the_plain_span(completion: str) -> None:
+    # extract_answer_span serves every kind; only math drops empty boxes and looks again
+    assert extract_answer_span(completion) == Extraction(None, "boxed", "The last box is empty.")
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("^{2}", None),  # an exponent at the very start
+        ("_{2}", None),  # a subscript
+        ("a_{3}", None),
+        ("+ 5", None),  # an operator at the very start
+        ("1 +" + " " * 11 + "5", None),  # the look-back for an operator is 12 characters
+        ("1 +" + " " * 12 + "5", "5"),
+        ("16 is the count of them all.X", None),  # a letter after the full stop: mid-sentence
+    ],
+)
+def test_last_number_window_edges(text: str, number: str | None) -> None:
+    assert last_number(text) == number
+
+
+def test_stripping_a_command_never_forms_a_new_one() -> None:
+    # after "\text{ext{b}}" becomes "ext{b}", the "\t" before it and "ext{" spell "\text{" again: the
+    # search resumes where the old command stood, so the new one is left as written
+    assert strip_text_commands("\\t\\text{ext{b}}") == "\\text{b}"
