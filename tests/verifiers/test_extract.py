@@ -542,3 +542,32 @@ def test_stripping_a_command_never_forms_a_new_one() -> None:
     # after "\text{ext{b}}" becomes "ext{b}", the "\t" before it and "ext{" spell "\text{" again: the
     # search resumes where the old command stood, so the new one is left as written
     assert strip_text_commands("\\t\\text{ext{b}}") == "\\text{b}"
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        # "solution", "root" and "zero" all in the text: the "roots are" phrase is still found
+        (
+            "No zero solution is a root here. The roots are 3 and 4.",
+            Extraction("3 and 4", "phrase", "Taken after 'roots are'.", candidates=("3 and 4",)),
+        ),
+        # the text after the LAST </think> is read first, not the text after the first one
+        (
+            "</think> \\boxed{1} </think> The answer is 2.",
+            Extraction("2", "phrase", AFTER_ANSWER_IS, candidates=("2",)),
+        ),
+        # ... and it starts right after the tag (a box just before the tag is not in it)
+        (
+            "<think>\\fbox{3}</think>The answer is 4.",
+            Extraction("4", "phrase", AFTER_ANSWER_IS, candidates=("4",)),
+        ),
+    ],
+)
+def test_think_tags_and_solution_words_rows(completion: str, expected: Extraction) -> None:
+    assert extract_math_answer(completion) == expected
+
+
+def test_clean_answer_strips_only_periods_at_the_end() -> None:
+    assert clean_answer("AX.") == "AX"
+    assert clean_answer("X.") == "X"
