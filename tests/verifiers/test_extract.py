@@ -571,3 +571,8 @@ def test_think_tags_and_solution_words_rows(completion: str, expected: Extractio
 def test_clean_answer_strips_only_periods_at_the_end() -> None:
     assert clean_answer("AX.") == "AX"
     assert clean_answer("X.") == "X"
+
+
+@pytest.mark.parametrize("completion", ["The answer is \\boxed{} 7.", "The answer is \\boxed{}7."])
+def test_an_empty_box_inside_the_answer_sentence_leaves_no_trace(completion: str) -> None:
+    assert extract_math_answer(completion) == Extraction("7", "phrase", AFTER_ANSWER_IS, candidates=("7",))
