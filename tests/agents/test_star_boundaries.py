@@ -264,3 +264,17 @@ def test_kept_examples_are_written_whole_replacing_a_crashed_attempt(tmp_path: P
     ]
     assert _write_kept(SimpleNamespace(path=tmp_path), 7, []) == folder  # the folder exists: no error
     assert (folder / "kept.jsonl").read_text(encoding="utf-8") == ""
+
+
+@pytest.mark.parametrize(
+    ("patience", "initial", "after", "plateaued"),
+    [
+        (2, 0.5, [0.75, 0.25], False),  # the window is the LAST two: 0.75 in it beat the 0.5 before
+        (2, 0.75, [0.5, 0.25], True),
+        (1, 0.5, [0.75, 0.25, 0.5], True),  # the window is the last one: 0.5 does not beat 0.75
+    ],
+)
+def test_the_plateau_window_is_counted_from_the_end(
+    patience: int, initial: float, after: list, plateaued: bool
+) -> None:
+    assert _loop(patience, initial, after).plateaued() is plateaued
