@@ -278,3 +278,10 @@ def test_the_plateau_window_is_counted_from_the_end(
     patience: int, initial: float, after: list, plateaued: bool
 ) -> None:
     assert _loop(patience, initial, after).plateaued() is plateaued
+
+
+def test_training_indices_count_the_problems_of_the_tasks_split_and_difficulty() -> None:
+    sizes = {("train", None): 10, ("train", 2): 3, ("test", 2): 5}
+    env = SimpleNamespace(source=SimpleNamespace(size=lambda split, difficulty: sizes[split, difficulty]))
+    task = SimpleNamespace(split="train", difficulty=2)
+    assert _train_indices(env, STaRConfig(), task) == [0, 1, 2]
