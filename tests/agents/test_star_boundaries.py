@@ -285,3 +285,79 @@ def test_training_indices_count_the_problems_of_the_tasks_split_and_difficulty()
     env = SimpleNamespace(source=SimpleNamespace(size=lambda split, difficulty: sizes[split, difficulty]))
     task = SimpleNamespace(split="train", difficulty=2)
     assert _train_indices(env, STaRConfig(), task) == [0, 1, 2]
+
+
+class _Recorder:
+    """Stands in for `rationales.rationalize` / `stands_alone`: records each call, returns a fixed answer."""
+
+    def __init__(self, result: object) -> None:
+        self.result, self.calls = result, []
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        self.calls.append((args, kwargs))
+        return self.result
+
+
+def _rationalize_loop(monkeypatch: pytest.MonkeyPatch, keep: list[bool], **cfg: object) -> tuple:
+    import reasongym.agents.star as star
+
+    kept = [KeptExample(f"p{i}", i, f"Q{i}", f"A{i}", "rationalized") for i in (7, 3, 9)]
+    hinted, faithful = _Recorder(kept), _Recorder(keep)
+    monkeypatch.setattr(star, "rationalize", hinted)
+    monkeypatch.setattr(star, "stands_alone", faithful)
+    loop = _loop(None, 0.0, [])
+    loop.cfg = STaRConfig(**cfg)
+    loop.task, loop.generator, loop.rationale_generator = "TASK", "POLICY", "RATIONALE-MODEL"
+    return loop, kept, hinted, faithful
+
+
+def test_the_faithfulness_check_keeps_the_rationales_that_stand_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loop, kept, hinted, faithful = _rationalize_loop(
+        monkeypatch, [True, False, False], faithful_rationalization=True, max_kept_per_problem=2,
+        drop_hint_mentions=False,
+    )  # fmt: skip
+    params = SimpleNamespace(max_new_tokens=33)
+    problems = ["problem 9", "problem 3", "problem 7"]  # indices 9, 3, 7: matched back by index, not order
+    assert loop.rationalize(problems, [9, 3, 7], params) == ([kept[0]], 2)
+    assert hinted.calls == [
+        (
+            ("TASK", "RATIONALE-MODEL", problems, [9, 3, 7], params),
+            {"max_per_problem": 2, "drop_hint_mentions": False},
+        )
+    ]
+    # the policy (not the rationale model) judges each kept example, shown its own problem
+    assert faithful.calls == [
+        (("TASK", "POLICY", ["problem 7", "problem 3", "problem 9"], kept), {"max_new_tokens": 33})
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cfg", "problems", "expected_calls"),
+    [
+        ({"faithful_rationalization": False}, ["problem 7", "problem 3", "problem 9"], (1, 0)),  # kept as is
+        (
+            {"rationalize": False, "faithful_rationalization": True},
+            ["problem 7", "problem 3", "problem 9"],
+            (0, 0),
+        ),
+        ({"faithful_rationalization": True}, [], (0, 0)),  # nothing missed: nothing to retry
+    ],
+)
+def test_rationalization_is_skipped_when_off_or_empty(
+    monkeypatch: pytest.MonkeyPatch, cfg: dict, problems: list, expected_calls: tuple
+) -> None:
+    loop, kept, hinted, faithful = _rationalize_loop(monkeypatch, [False, False, False], **cfg)
+    result = loop.rationalize(problems, [7, 3, 9][: len(problems)], SimpleNamespace(max_new_tokens=5))
+    expected = (kept, 0) if expected_calls == (1, 0) else ([], 0)
+    assert result == expected
+    assert (len(hinted.calls), len(faithful.calls)) == expected_calls
+    assert hinted.calls == [] or hinted.calls[0][1] == {"max_per_problem": 1, "drop_hint_mentions": True}
+
+
+def test_no_verified_hinted_rationale_skips_the_faithfulness_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    loop, _, hinted, faithful = _rationalize_loop(monkeypatch, [], faithful_rationalization=True)
+    hinted.result = []
+    assert loop.rationalize(["problem 7"], [7], SimpleNamespace(max_new_tokens=5)) == ([], 0)
+    assert (len(hinted.calls), len(faithful.calls)) == (1, 0)
