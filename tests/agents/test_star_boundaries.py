@@ -361,3 +361,24 @@ def test_no_verified_hinted_rationale_skips_the_faithfulness_check(monkeypatch: 
     hinted.result = []
     assert loop.rationalize(["problem 7"], [7], SimpleNamespace(max_new_tokens=5)) == ([], 0)
     assert (len(hinted.calls), len(faithful.calls)) == (1, 0)
+
+
+def test_held_out_accuracy_is_greedy_pass_at_1_on_the_tasks_eval_split(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import reasongym.agents.star as star
+
+    greedy = _Recorder(0.375)
+    monkeypatch.setattr(star, "greedy_pass_at_1", greedy)
+    task = SimpleNamespace(env="ENV", tokenizer="TOK", eval_split="test", difficulty=3)
+    run, rollout = SimpleNamespace(eval_problems=12), SimpleNamespace(max_new_tokens=77)
+    assert star.evaluate_accuracy(task, "POLICY", run, rollout) == 0.375
+    assert greedy.calls == [
+        (
+            ("POLICY", "ENV"),
+            {
+                "tokenizer": "TOK", "split": "test", "num_problems": 12, "difficulty": 3, "max_new_tokens": 77,
+                "distributed": False,  # one process here
+            },
+        )
+    ]  # fmt: skip
