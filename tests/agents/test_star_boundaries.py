@@ -382,3 +382,19 @@ def test_held_out_accuracy_is_greedy_pass_at_1_on_the_tasks_eval_split(
             },
         )
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("world_size", "shared"), [(1, False), (2, True), (3, True)])
+def test_held_out_evaluation_is_shared_across_two_or_more_processes(
+    monkeypatch: pytest.MonkeyPatch, world_size: int, shared: bool
+) -> None:
+    import reasongym.agents.star as star
+
+    greedy = _Recorder(0.5)
+    monkeypatch.setattr(star, "greedy_pass_at_1", greedy)
+    monkeypatch.setattr(star.distributed, "current", lambda: SimpleNamespace(world_size=world_size))
+    task = SimpleNamespace(env="ENV", tokenizer="TOK", eval_split="test", difficulty=None)
+    star.evaluate_accuracy(
+        task, "POLICY", SimpleNamespace(eval_problems=4), SimpleNamespace(max_new_tokens=8)
+    )
+    assert greedy.calls[0][1]["distributed"] is shared
