@@ -632,3 +632,61 @@ def test_cheap_forms_never_reach_sympy(monkeypatch: pytest.MonkeyPatch, gold: st
 
     monkeypatch.setattr(timeout_module, "run_with_timeout", forbidden)
     assert verify_math_answer(prediction, gold).correct is True
+
+
+# Whole reasons of the numeric comparison (numeric.py), pinned against mutation-testing survivors: the
+# rounding edge of a decimal gold (inclusive, with 1e-12 relative slack), how values are shown (fractions;
+# scientific notation past 120 bits; constants to the first digits that differ) and the sample points.
+NUMERIC_REASONS = [
+    ("0.5", "\\frac12", True, "equal values"),
+    ("0.1", "\\frac{1}{10}", True, "equal values"),
+    ("1.5e3", "1500", True, "equal values"),
+    ("0.334", "0.33", True, "equal within the rounding of the decimals"),
+    # gold 0.33 stands for [0.325, 0.335]: both ends are in, with 1e-12 relative slack on the 0.005
+    ("0.335", "0.33", True, "equal within the rounding of the decimals"),
+    ("0.325", "0.33", True, "equal within the rounding of the decimals"),
+    ("0.335000000000005", "0.33", True, "equal within the rounding of the decimals"),  # 0.005 * (1 + 1e-12)
+    ("0.3350000000000075", "0.33", False, "134000000000003/400000000000000 is not 33/100"),  # 1.5e-12 over
+    ("0.324999999999995", "0.33", True, "equal within the rounding of the decimals"),
+    ("0.3249999999999925", "0.33", False, "129999999999997/400000000000000 is not 33/100"),
+    ("0.3249", "0.33", False, "3249/10000 is not 33/100"),
+    ("0.34", "0.33", False, "17/50 is not 33/100"),
+    ("1/3", "0.33", True, "equal within the rounding of the decimals"),
+    ("5.005", "5.00", True, "equal within the rounding of the decimals"),
+    ("5.0051", "5.00", False, "50051/10000 is not 5"),
+    ("0.6675", "6.67 \\times 10^{-1}", True, "equal within the rounding of the decimals"),
+    ("2", "3", False, "2 is not 3"),
+    ("0", "1", False, "0 is not 1"),
+    ("0.17", "\\frac16", False, "17/100 is not 1/6"),
+    # past 120 bits a fraction is shown in scientific notation with 7 significant digits
+    ("\\frac{1}{2^{130}}", "\\frac{1}{2^{129}}", False, "7.346840e-40 is not 1.469368e-39"),
+    ("2^{130}", "2^{129}", False, "1.361129e+39 is not 6.805647e+38"),
+    ("-2^{130}", "2^{130}", False, "-1.361129e+39 is not 1.361129e+39"),
+    ("10^{-50}", "0", False, "1.000000e-50 is not 0"),
+    # constants: a decimal needs about ten digits; shown to 12, 20 or 30 digits, the first that differ
+    ("3.141592654", "\\pi", True, "equal within the rounding of the decimals"),
+    ("3.14", "\\pi", False, "3.14 is not 3.14159265359"),
+    ("3.1415926", "\\pi", False, "3.1415926 is not 3.14159265359"),
+    ("1.41421356", "\\sqrt2", False, "1.41421356 is not 1.41421356237"),
+    ("e", "\\pi", False, "2.71828182846 is not 3.14159265359"),
+    ("\\pi + 10^{-15}", "\\pi", False, "3.1415926535897942385 is not 3.1415926535897932385"),
+    (
+        "\\pi",
+        "\\pi + 10^{-25}",
+        False,
+        "3.14159265358979323846264338328 is not 3.14159265358979323846264348328",
+    ),
+    ("\\sqrt2", "1.4142135623730951", True, "equal within the rounding of the decimals"),
+    ("2\\pi", "6.283185307", True, "equal within the rounding of the decimals"),
+    # expressions: the first fixed sample point where they differ
+    ("2x", "2y", False, "the expressions differ at x=1.56567001669, y=1.89181741681"),
+    ("x^2", "x", False, "the expressions differ at x=1.56567001669"),
+    ("|x|", "x", False, "the expressions differ at x=(1.78648673232 + 1.09501134684j)"),
+    ("x+1", "1+x", True, "equal at 10 random real and complex points to 107 digits"),
+]
+
+
+@pytest.mark.parametrize(("prediction", "gold", "correct", "reason"), NUMERIC_REASONS)
+def test_numeric_reasons_are_pinned_whole(prediction: str, gold: str, correct: bool, reason: str) -> None:
+    verdict = verify_math_answer(prediction, gold, timeout=5.0)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
