@@ -690,3 +690,33 @@ NUMERIC_REASONS = [
 def test_numeric_reasons_are_pinned_whole(prediction: str, gold: str, correct: bool, reason: str) -> None:
     verdict = verify_math_answer(prediction, gold, timeout=5.0)
     assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+# Which step settles an expression pair, by its reason: the wide numeric identity (analytic, same variables;
+# the digit count is 2 * (needed precision + 20) - 15), or sympy (abs/floor, different variables, branch cuts).
+IDENTITY_REASONS = [
+    ("(x+1)^2", "x^2+2x+1", True, "equal at 10 random real and complex points to 117 digits"),
+    ("\\frac{x^2-1}{x-1}", "x+1", True, "equal at 10 random real and complex points to 117 digits"),
+    ("\\tan x \\sin 2x", "2\\sin^2 x", True, "equal at 10 random real and complex points to 117 digits"),
+    ("2^{x}", "e^{x\\ln 2}", True, "equal at 10 random real and complex points to 241 digits"),
+    ("x + y - y", "x", True, "equal (sympy simplifies the difference to 0)"),  # the variables differ
+    (
+        "\\lfloor x \\rfloor + 1",
+        "\\lfloor x+1 \\rfloor",
+        True,
+        "equal (sympy simplifies the difference to 0)",
+    ),
+    ("\\sqrt{x^2}", "x", False, "sympy does not simplify the difference to 0"),  # negative x tells them apart
+    ("\\ln(x^2)", "2\\ln x", False, "sympy does not simplify the difference to 0"),
+    ("\\sqrt{1/m}", "\\frac{1}{\\sqrt m}", False, "sympy does not simplify the difference to 0"),
+    ("|x|", "\\sqrt{x^2}", False, "the expressions differ at x=(1.78648673232 + 1.09501134684j)"),
+    ("x^{100}", "x^{100}+10^{-60}x", False, "the expressions differ at x=1.56567001669"),
+]
+
+
+@pytest.mark.parametrize(("prediction", "gold", "correct", "reason"), IDENTITY_REASONS)
+def test_identity_and_sympy_reasons_are_pinned_whole(
+    prediction: str, gold: str, correct: bool, reason: str
+) -> None:
+    verdict = verify_math_answer(prediction, gold, timeout=10.0)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
