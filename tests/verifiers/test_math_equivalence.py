@@ -720,3 +720,29 @@ def test_identity_and_sympy_reasons_are_pinned_whole(
 ) -> None:
     verdict = verify_math_answer(prediction, gold, timeout=10.0)
     assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        # a gold whose decimal expansion ends (1/5, 3/4, 7, 1/5^30) can be written exactly: no tolerance
+        ("0.2000000000001", "\\frac15", False, "2000000000001/10000000000000 is not 1/5"),
+        ("0.75000000001", "\\frac34", False, "75000000001/100000000000 is not 3/4"),
+        ("7.0000000001", "7", False, "70000000001/10000000000 is not 7"),
+        (
+            "1.0737418240001 \\times 10^{-21}",  # 1/5^30 = 2^30/10^30, missed in the 14th digit
+            "\\frac{1}{5^{30}}",
+            False,
+            "10737418240001/10000000000000000000000000000000000 is not 1/931322574615478515625",
+        ),
+        # 1/3 and 1/6 never end: about ten significant digits are enough
+        ("0.3333333333", "\\frac13", True, "equal within the rounding of the decimals"),
+        ("0.1666666667", "\\frac16", True, "equal within the rounding of the decimals"),
+        ("0.33333333", "\\frac13", False, "33333333/100000000 is not 1/3"),
+    ],
+)
+def test_terminating_golds_allow_a_decimal_no_tolerance(
+    prediction: str, gold: str, correct: bool, reason: str
+) -> None:
+    verdict = verify_math_answer(prediction, gold)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
