@@ -746,3 +746,22 @@ def test_terminating_golds_allow_a_decimal_no_tolerance(
 ) -> None:
     verdict = verify_math_answer(prediction, gold)
     assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        # equal at real points of both signs, not in every complex quadrant: the wide points must hold both
+        ("\\sqrt{x^4}", "x^2", False, "sympy does not simplify the difference to 0"),
+        # equal for positive x only: the wide points must hold negative reals
+        ("(x^3)^{1/3}", "x", False, "sympy does not simplify the difference to 0"),
+        ("\\sqrt{x}^2", "x", True, "equal at 10 random real and complex points to 117 digits"),
+        ("e^{\\ln x}", "x", True, "equal at 10 random real and complex points to 175 digits"),
+        ("|x|^2", "x^2", False, "the expressions differ at x=(1.78648673232 + 1.09501134684j)"),
+    ],
+)
+def test_the_wide_points_cover_both_signs_and_every_quadrant(
+    prediction: str, gold: str, correct: bool, reason: str
+) -> None:
+    verdict = verify_math_answer(prediction, gold, timeout=10.0)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
