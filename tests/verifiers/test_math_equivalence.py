@@ -765,3 +765,31 @@ def test_the_wide_points_cover_both_signs_and_every_quadrant(
 ) -> None:
     verdict = verify_math_answer(prediction, gold, timeout=10.0)
     assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        ("2\\sqrt2", "\\sqrt8", True, "equal values (to 31 digits)"),
+        ("0.5\\pi", "\\frac{\\pi}{2}", True, "equal values (to 32 digits)"),
+        ("\\sqrt{-1}", "i", True, "equal values (to 31 digits)"),
+        ("\\sqrt3", "\\sqrt2", False, "1.73205080757 is not 1.41421356237"),
+        ("1.414", "\\sqrt2", False, "1.414 is not 1.41421356237"),
+        ("1.41421356237", "\\sqrt2", True, "equal within the rounding of the decimals"),
+        (
+            "\\pi^{2}",
+            "9.8696044",
+            True,
+            "equal within the rounding of the decimals",
+        ),  # a decimal gold's rounding
+        ("\\ln 0", "1", False, "an infinite value differs"),
+        ("\\frac{\\sqrt2}{0}", "1", False, "a value is undefined"),
+        ("\\sin(\\pi)", "0", True, "equal (sympy simplifies the difference to 0)"),  # both too close to 0
+        ("10^{-40}\\sqrt2", "0", False, "1.41421356237e-40 is not 0.0"),
+        # too large for the capped precision to prove agreement: sympy decides
+        ("2^{2023}+\\sqrt2", "2^{2023}+\\sqrt3", False, "sympy does not simplify the difference to 0"),
+    ],
+)
+def test_constant_reasons_are_pinned_whole(prediction: str, gold: str, correct: bool, reason: str) -> None:
+    verdict = verify_math_answer(prediction, gold, timeout=10.0)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
