@@ -793,3 +793,47 @@ def test_the_wide_points_cover_both_signs_and_every_quadrant(
 def test_constant_reasons_are_pinned_whole(prediction: str, gold: str, correct: bool, reason: str) -> None:
     verdict = verify_math_answer(prediction, gold, timeout=10.0)
     assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+def test_division_by_zero_is_wrong_with_its_reason() -> None:
+    verdict = verify_math_answer("\\frac{1}{0}", "1")
+    assert (verdict.correct, verdict.outcome, verdict.reason) == (False, Outcome.WRONG, "division by zero")
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (TypeError("no"), ("wrong", "sympy could not compare the expressions (TypeError)")),
+        (ZeroDivisionError("no"), ("wrong", "sympy could not compare the expressions (ZeroDivisionError)")),
+        (RuntimeError("worker died"), ("timeout", "the symbolic comparison ran past 10 s")),
+    ],
+)
+def test_a_failing_sympy_step_is_a_verdict(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, expected: tuple
+) -> None:
+    from reasongym.verifiers import timeout as worker
+
+    def run_with_timeout(fn, args, seconds):  # noqa: ANN001, ANN202
+        assert seconds == 10.0  # the caller's limit reaches the worker
+        raise error
+
+    monkeypatch.setattr(worker, "run_with_timeout", run_with_timeout)
+    verdict = verify_math_answer("x + y - y", "x", timeout=10.0)  # different variables: only sympy decides
+    assert (verdict.outcome.value, verdict.reason) == expected
+
+
+def test_a_sympy_step_out_of_memory_is_refused_naming_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reasongym.errors import VerifierOutOfMemory
+    from reasongym.verifiers import timeout as worker
+
+    def run_with_timeout(fn, args, seconds):  # noqa: ANN001, ANN202
+        raise VerifierOutOfMemory("too big")
+
+    monkeypatch.setattr(worker, "run_with_timeout", run_with_timeout)
+    verdict = verify_math_answer("x + y - y", "x")
+    mib = worker.WORKER_MEMORY_BYTES // 2**20
+    assert (verdict.outcome, verdict.reason) == (
+        Outcome.REFUSED,
+        f"answer refused: the symbolic comparison needed more than {mib} MiB",
+    )
+    assert mib == 1024
