@@ -837,3 +837,19 @@ def test_a_sympy_step_out_of_memory_is_refused_naming_the_limit(monkeypatch: pyt
         f"answer refused: the symbolic comparison needed more than {mib} MiB",
     )
     assert mib == 1024
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        # a decimal coefficient on either side: equal at the sample points within a decimal's tolerance
+        ("0.5x", "\\frac{x}{2}", True, "equal at every sampled point (decimal coefficients)"),
+        ("\\frac{x}{2}", "0.5x", True, "equal at every sampled point (decimal coefficients)"),
+        ("0.33x", "\\frac{x}{3}", False, "the expressions differ at x=1.56567001669"),
+    ],
+)
+def test_decimal_coefficients_are_compared_at_the_sample_points(
+    prediction: str, gold: str, correct: bool, reason: str
+) -> None:
+    verdict = verify_math_answer(prediction, gold)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
