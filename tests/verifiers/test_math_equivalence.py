@@ -853,3 +853,30 @@ def test_decimal_coefficients_are_compared_at_the_sample_points(
 ) -> None:
     verdict = verify_math_answer(prediction, gold)
     assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        ("-\\ln 0", "\\infty", True, "infinite values"),  # both +infinity
+        ("\\ln 0", "\\infty", False, "an infinite value differs"),  # -infinity
+        ("\\ln 0 - \\ln 0", "1", False, "a value is undefined"),  # NaN
+        ("0 \\cdot \\ln 0", "1", False, "a value is undefined"),
+    ],
+)
+def test_infinite_and_undefined_constants(prediction: str, gold: str, correct: bool, reason: str) -> None:
+    verdict = verify_math_answer(prediction, gold)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+def test_sympy_that_cannot_compare_gives_a_wrong_verdict_not_an_ungradable_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from reasongym.verifiers import timeout as worker
+
+    def run_with_timeout(fn, args, seconds):  # noqa: ANN001, ANN202
+        raise TypeError("no")
+
+    monkeypatch.setattr(worker, "run_with_timeout", run_with_timeout)
+    verdict = verify_math_answer("x + y - y", "x")
+    assert (verdict.correct, verdict.outcome) == (False, Outcome.WRONG)  # None would mean "skip this item"
