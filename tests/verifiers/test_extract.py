@@ -9,11 +9,14 @@ import pytest
 from reasongym.verifiers.extract import (
     MAX_BOX_CHARS,
     MAX_BOXES,
+    Extraction,
     clean_answer,
+    extract_answer_span,
     extract_boxed,
     extract_math_answer,
     find_boxes,
     last_number,
+    strip_text_commands,
     strip_text_wrapper,
 )
 
@@ -243,3 +246,333 @@ def test_one_megabyte_inputs_are_linear(name: str) -> None:
     elapsed = time.perf_counter() - start
     assert found.answer is None or len(found.answer) <= MAX_BOX_CHARS * 5
     assert elapsed < 1.0, f"{name}: {elapsed:.3f} s (measured ~5 ms here; the bound is loose on purpose)"
+
+
+NO_WHOLE_NUMBER = (
+    "No box, no answer phrase, and no last number that is a whole answer (not a piece of an expression, a hedge "
+    "or a cut-off sentence)."
+)
+LAST_BOX = "Taken from the last \\boxed{}."
+AFTER_ANSWER_IS = "Taken after 'answer is'."
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        # problems with the boxes: no answer, and never a fall back to phrases or numbers
+        (
+            "Thus \\boxed{12",
+            Extraction(None, "truncated", "A \\boxed{ is never closed, so the output was cut off."),
+        ),
+        ("\\boxed{1}" * 65, Extraction(None, "too_many_boxes", "More than 64 boxes: degenerate output.")),
+        (
+            "\\boxed{" + "1" * 5001 + "}",
+            Extraction(None, "box_too_long", "A box argument is longer than 5000 characters."),
+        ),
+        # which box, and why
+        ("\\boxed{2}", Extraction("2", "boxed", LAST_BOX, candidates=("2",))),
+        (
+            "First \\boxed{1}. So \\boxed{2}.",
+            Extraction(
+                "2",
+                "boxed",
+                "Taken from the last \\boxed{} (earlier boxes are earlier attempts).",
+                candidates=("2",),
+            ),
+        ),
+        # one statement: equal values (after cleaning and without spaces) are one answer
+        (
+            "$\\boxed{3}$ and $\\boxed{3}$ and $\\boxed{ 3 }$",
+            Extraction("3", "boxed", LAST_BOX, candidates=("3",)),
+        ),
+        (
+            "$\\boxed{3}$ and $\\boxed{-5}$",
+            Extraction(
+                "-5",
+                "boxed",
+                "The final statement boxes 2 different values; the last is '-5'.",
+                True,
+                ("3", "-5"),
+            ),
+        ),
+        (
+            "$\\boxed{1}$, $\\boxed{2}$, $\\boxed{1}$",  # the last occurrence decides the order
+            Extraction(
+                "1",
+                "boxed",
+                "The final statement boxes 2 different values; the last is '1'.",
+                True,
+                ("2", "1"),
+            ),
+        ),
+        # an empty box is the instruction echoed: the phrase after it is the answer
+        (
+            "put the answer in \\boxed{}. The answer is 9.",
+            Extraction("9", "phrase", AFTER_ANSWER_IS, candidates=("9",)),
+        ),
+        ("\\boxed{ }", Extraction(None, "none", NO_WHOLE_NUMBER)),
+        # phrases
+        ("The answer is 7.", Extraction("7", "phrase", AFTER_ANSWER_IS, candidates=("7",))),
+        ("The answer is: ", Extraction(None, "phrase", "Nothing follows the phrase 'answer is'.")),
+        ("#### 1,080", Extraction("1,080", "gsm8k", "Taken after '####'.", candidates=("1,080",))),
+        ("#### ", Extraction(None, "gsm8k", "Nothing follows the phrase '####'.")),
+        (
+            "The answer is " + "1" * 1001,
+            Extraction(
+                None, "answer_too_long", "The answer after 'answer is' is longer than 1,000 characters."
+            ),
+        ),
+        (
+            "Final Answer: The smallest $k$ is 17.",  # the sentence's value, cleaned
+            Extraction("17", "phrase", "Taken after 'Final Answer:'.", candidates=("17",)),
+        ),
+        (
+            "The answer is either 3 or 4.",
+            Extraction("3 or 4", "phrase", AFTER_ANSWER_IS, candidates=("3 or 4",)),
+        ),
+        # the later of "answer is" and "roots are" wins
+        (
+            "The answer is 5. The roots are 3 and 4.",
+            Extraction("3 and 4", "phrase", "Taken after 'roots are'.", candidates=("3 and 4",)),
+        ),
+        (
+            "The roots are 3 and 4. The answer is 5.",
+            Extraction("5", "phrase", AFTER_ANSWER_IS, candidates=("5",)),
+        ),
+        # after </think> first; the whole completion only when that part has nothing
+        (
+            "<think>The answer is 3.</think>The answer is 4.",
+            Extraction("4", "phrase", AFTER_ANSWER_IS, candidates=("4",)),
+        ),
+        ("<think>\\boxed{3}</think> no answer", Extraction("3", "boxed", LAST_BOX, candidates=("3",))),
+        # the last number
+        (
+            "x = 3 so 5",
+            Extraction(
+                "5", "last_number", "No box or answer phrase: took the last number.", candidates=("5",)
+            ),
+        ),
+        ("so the total is 1 + 1 + 1", Extraction(None, "none", NO_WHOLE_NUMBER)),
+        ("no answer here", Extraction(None, "none", NO_WHOLE_NUMBER)),
+    ],
+)
+def test_extractions_are_pinned_whole(completion: str, expected: Extraction) -> None:
+    assert extract_math_answer(completion) == expected
+
+
+def test_without_the_fallback_no_number_is_taken_and_the_reason_says_so() -> None:
+    expected = Extraction(None, "none", "No \\boxed{} answer and no answer phrase.")
+    assert extract_math_answer("so 5", last_number_fallback=False) == expected
+    # the plain answer phrase knows no "roots are"; the sentence's value is math's rule only
+    assert extract_answer_span("The roots are 3 and 4.") == expected
+    assert extract_answer_span("Final Answer: The smallest $k$ is 17.").answer == "The smallest $k$ is 17"
+
+
+@pytest.mark.parametrize(
+    ("raw", "stripped"),
+    [
+        (r"\text{(C) } 7", "(C)  7"),
+        (r"\text{a} + \textbf{b}", "a + b"),  # every command, not only the first
+        (r"x \text{ and } \mathrm{y}", "x  and  y"),
+        (r"\mbox{x}\mbox{y}", "xy"),
+        (r"\textit{\textrm{z}}", "z"),  # nested: the search resumes where the command stood
+        (" \\text{a} ", "a"),
+        (r"\text{a", r"\text{a"),  # unbalanced: left as written
+        ("plain  ", "plain"),
+    ],
+)
+def test_strip_text_commands_rows(raw: str, stripped: str) -> None:
+    assert strip_text_commands(raw) == stripped
+
+
+@pytest.mark.parametrize(
+    ("raw", "stripped"),
+    [
+        (" \\text{yes} ", "yes"),
+        (r"\text{a}b", r"\text{a}b"),
+        (r"\text {x}", "x"),
+        (r"\mbox{ \mathit{q} }", "q"),
+    ],
+)
+def test_strip_text_wrapper_edges(raw: str, stripped: str) -> None:
+    assert strip_text_wrapper(raw) == stripped
+
+
+@pytest.mark.parametrize(
+    ("raw", "cleaned"),
+    [
+        ("either 3", "3"),
+        ("Either  5.", "5"),
+        ("neither 3", "neither 3"),  # "either" only as the first word
+        ("**", "**"),  # too short to be a pair of wrappers
+        ("$", "$"),
+        ("$$", ""),
+        ("$$ $$", ""),
+        ("\\(\\)", ""),
+        ("**x**", "x"),
+        ("**$x$**", "x"),  # wrappers inside wrappers
+        ("$$x", "$$x"),
+        ("**5", "**5"),
+        ("a\n\nb", "a b"),
+        (" 5. . ", "5"),
+        ("$x$.", "x"),
+        ("\\[\\frac12\\]", "\\frac12"),
+    ],
+)
+def test_clean_answer_edges(raw: str, cleaned: str) -> None:
+    assert clean_answer(raw) == cleaned
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("x^{2}", None),  # in an exponent
+        ("x_{3} and 4", "4"),
+        ("2^{10}", None),  # 2 starts an expression
+        ("a 3 * 4", None),
+        ("3 or 4", None),  # a hedge
+        ("5 + 3", None),
+        ("5 - ", None),
+        ("9 *", None),
+        ("3 \\times", None),
+        ("16\\pi", None),  # a coefficient
+        ("16x", None),
+        ("3rd", "3"),  # an ordinal is no coefficient
+        ("20 x 3", "3"),
+        ("area 24 m^2.", "24 m^2"),
+        ("\\frac{3}{4}", "\\frac{3}{4}"),
+        ("a 3/4", "3/4"),
+        # cut off mid-sentence: up to three words after the number on its line are fine
+        ("19 in all", "19"),
+        ("19 in all of it", None),
+        ("12 is what i do", None),
+        ("19 apples\nwhat", None),
+        ("Step 16: Determine the final depth of", None),
+        ("got 5 (ok", "5"),
+        ("so 5)", "5"),
+        ("5 **", "5"),
+        ("9\n", "9"),
+        ("9 ", "9"),
+    ],
+)
+def test_last_number_edges(text: str, number: str | None) -> None:
+    assert last_number(text) == number
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        # a finished sentence, then trailing Markdown or whitespace: not cut off, however many words follow
+        ("16 is the count of them all. **", "16"),
+        ("16 is the count of them all. \n", "16"),
+        ("a 16 is the count of x^{2", "16"),  # ends in a digit (of an exponent): not cut off
+        ("16 is the count of them all`", None),  # ends mid-sentence: the Markdown is stripped first
+    ],
+)
+def test_last_number_reads_the_ending_after_markdown(text: str, number: str | None) -> None:
+    assert last_number(text) == number
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        # boxes that differ only in spacing are one value; the last spelling is kept
+        (
+            "$\\boxed{x+1}$ and $\\boxed{x + 1}$",
+            Extraction("x + 1", "boxed", LAST_BOX, candidates=("x + 1",)),
+        ),
+        # the empty boxes count towards the limit before they are dropped
+        (
+            "\\boxed{}" * 2 + "\\boxed{1}" * 64,
+            Extraction(None, "too_many_boxes", "More than 64 boxes: degenerate output."),
+        ),
+        # without the empty box, the math phrases still apply ("roots are")
+        (
+            "put the answer in \\boxed{}. The roots are 3 and 4.",
+            Extraction("3 and 4", "phrase", "Taken after 'roots are'.", candidates=("3 and 4",)),
+        ),
+        # the empty box is replaced by a space: "5" stays a number of its own
+        (
+            "x \\boxed{}5",
+            Extraction(
+                "5", "last_number", "No box or answer phrase: took the last number.", candidates=("5",)
+            ),
+        ),
+        # a GSM8K answer sentence is read for its value, like a phrase's
+        (
+            "#### The smallest $k$ is 17.",
+            Extraction("17", "gsm8k", "Taken after '####'.", candidates=("17",)),
+        ),
+    ],
+)
+def test_math_extraction_after_empty_boxes_and_sentences(completion: str, expected: Extraction) -> None:
+    assert extract_math_answer(completion) == expected
+
+
+def test_a_sprayed_reason_shows_the_first_80_characters_of_the_last_value() -> None:
+    last = "y = " + "1 + " * 30 + "1"  # 125 characters
+    found = extract_math_answer("$\\boxed{2}$ and $\\boxed{" + last + "}$")
+    assert found.reason == f"The final statement boxes 2 different values; the last is {last[:80]!r}."
+    assert (found.answer, found.sprayed, found.candidates) == (last, True, ("2", last))
+
+
+@pytest.mark.parametrize("completion", ["\\boxed{}", "so \\boxed{} and \\fbox{ }"])
+def test_an_empty_last_box_is_named_by_the_plain_span(completion: str) -> None:
+    # extract_answer_span serves every kind; only math drops empty boxes and looks again
+    assert extract_answer_span(completion) == Extraction(None, "boxed", "The last box is empty.")
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("^{2}", None),  # an exponent at the very start
+        ("_{2}", None),  # a subscript
+        ("a_{3}", None),
+        ("+ 5", None),  # an operator at the very start
+        ("1 +" + " " * 11 + "5", None),  # the look-back for an operator is 12 characters
+        ("1 +" + " " * 12 + "5", "5"),
+        ("16 is the count of them all.X", None),  # a letter after the full stop: mid-sentence
+    ],
+)
+def test_last_number_window_edges(text: str, number: str | None) -> None:
+    assert last_number(text) == number
+
+
+def test_stripping_a_command_never_forms_a_new_one() -> None:
+    # after "\text{ext{b}}" becomes "ext{b}", the "\t" before it and "ext{" spell "\text{" again: the
+    # search resumes where the old command stood, so the new one is left as written
+    assert strip_text_commands("\\t\\text{ext{b}}") == "\\text{b}"
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        # "solution", "root" and "zero" all in the text: the "roots are" phrase is still found
+        (
+            "No zero solution is a root here. The roots are 3 and 4.",
+            Extraction("3 and 4", "phrase", "Taken after 'roots are'.", candidates=("3 and 4",)),
+        ),
+        # the text after the LAST </think> is read first, not the text after the first one
+        (
+            "</think> \\boxed{1} </think> The answer is 2.",
+            Extraction("2", "phrase", AFTER_ANSWER_IS, candidates=("2",)),
+        ),
+        # ... and it starts right after the tag (a box just before the tag is not in it)
+        (
+            "<think>\\fbox{3}</think>The answer is 4.",
+            Extraction("4", "phrase", AFTER_ANSWER_IS, candidates=("4",)),
+        ),
+    ],
+)
+def test_think_tags_and_solution_words_rows(completion: str, expected: Extraction) -> None:
+    assert extract_math_answer(completion) == expected
+
+
+def test_clean_answer_strips_only_periods_at_the_end() -> None:
+    assert clean_answer("AX.") == "AX"
+    assert clean_answer("X.") == "X"
+
+
+@pytest.mark.parametrize("completion", ["The answer is \\boxed{} 7.", "The answer is \\boxed{}7."])
+def test_an_empty_box_inside_the_answer_sentence_leaves_no_trace(completion: str) -> None:
+    assert extract_math_answer(completion) == Extraction("7", "phrase", AFTER_ANSWER_IS, candidates=("7",))

@@ -632,3 +632,251 @@ def test_cheap_forms_never_reach_sympy(monkeypatch: pytest.MonkeyPatch, gold: st
 
     monkeypatch.setattr(timeout_module, "run_with_timeout", forbidden)
     assert verify_math_answer(prediction, gold).correct is True
+
+
+# Whole reasons of the numeric comparison (numeric.py), pinned against mutation-testing survivors: the
+# rounding edge of a decimal gold (inclusive, with 1e-12 relative slack), how values are shown (fractions;
+# scientific notation past 120 bits; constants to the first digits that differ) and the sample points.
+NUMERIC_REASONS = [
+    ("0.5", "\\frac12", True, "equal values"),
+    ("0.1", "\\frac{1}{10}", True, "equal values"),
+    ("1.5e3", "1500", True, "equal values"),
+    ("0.334", "0.33", True, "equal within the rounding of the decimals"),
+    # gold 0.33 stands for [0.325, 0.335]: both ends are in, with 1e-12 relative slack on the 0.005
+    ("0.335", "0.33", True, "equal within the rounding of the decimals"),
+    ("0.325", "0.33", True, "equal within the rounding of the decimals"),
+    ("0.335000000000005", "0.33", True, "equal within the rounding of the decimals"),  # 0.005 * (1 + 1e-12)
+    ("0.3350000000000075", "0.33", False, "134000000000003/400000000000000 is not 33/100"),  # 1.5e-12 over
+    ("0.324999999999995", "0.33", True, "equal within the rounding of the decimals"),
+    ("0.3249999999999925", "0.33", False, "129999999999997/400000000000000 is not 33/100"),
+    ("0.3249", "0.33", False, "3249/10000 is not 33/100"),
+    ("0.34", "0.33", False, "17/50 is not 33/100"),
+    ("1/3", "0.33", True, "equal within the rounding of the decimals"),
+    ("5.005", "5.00", True, "equal within the rounding of the decimals"),
+    ("5.0051", "5.00", False, "50051/10000 is not 5"),
+    ("0.6675", "6.67 \\times 10^{-1}", True, "equal within the rounding of the decimals"),
+    ("2", "3", False, "2 is not 3"),
+    ("0", "1", False, "0 is not 1"),
+    ("0.17", "\\frac16", False, "17/100 is not 1/6"),
+    # past 120 bits a fraction is shown in scientific notation with 7 significant digits
+    ("\\frac{1}{2^{130}}", "\\frac{1}{2^{129}}", False, "7.346840e-40 is not 1.469368e-39"),
+    ("2^{130}", "2^{129}", False, "1.361129e+39 is not 6.805647e+38"),
+    ("-2^{130}", "2^{130}", False, "-1.361129e+39 is not 1.361129e+39"),
+    ("10^{-50}", "0", False, "1.000000e-50 is not 0"),
+    # constants: a decimal needs about ten digits; shown to 12, 20 or 30 digits, the first that differ
+    ("3.141592654", "\\pi", True, "equal within the rounding of the decimals"),
+    ("3.14", "\\pi", False, "3.14 is not 3.14159265359"),
+    ("3.1415926", "\\pi", False, "3.1415926 is not 3.14159265359"),
+    ("1.41421356", "\\sqrt2", False, "1.41421356 is not 1.41421356237"),
+    ("e", "\\pi", False, "2.71828182846 is not 3.14159265359"),
+    ("\\pi + 10^{-15}", "\\pi", False, "3.1415926535897942385 is not 3.1415926535897932385"),
+    (
+        "\\pi",
+        "\\pi + 10^{-25}",
+        False,
+        "3.14159265358979323846264338328 is not 3.14159265358979323846264348328",
+    ),
+    ("\\sqrt2", "1.4142135623730951", True, "equal within the rounding of the decimals"),
+    ("2\\pi", "6.283185307", True, "equal within the rounding of the decimals"),
+    # expressions: the first fixed sample point where they differ
+    ("2x", "2y", False, "the expressions differ at x=1.56567001669, y=1.89181741681"),
+    ("x^2", "x", False, "the expressions differ at x=1.56567001669"),
+    ("|x|", "x", False, "the expressions differ at x=(1.78648673232 + 1.09501134684j)"),
+    ("x+1", "1+x", True, "equal at 10 random real and complex points to 107 digits"),
+]
+
+
+@pytest.mark.parametrize(("prediction", "gold", "correct", "reason"), NUMERIC_REASONS)
+def test_numeric_reasons_are_pinned_whole(prediction: str, gold: str, correct: bool, reason: str) -> None:
+    verdict = verify_math_answer(prediction, gold, timeout=5.0)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+# Which step settles an expression pair, by its reason: the wide numeric identity (analytic, same variables;
+# the digit count is 2 * (needed precision + 20) - 15), or sympy (abs/floor, different variables, branch cuts).
+IDENTITY_REASONS = [
+    ("(x+1)^2", "x^2+2x+1", True, "equal at 10 random real and complex points to 117 digits"),
+    ("\\frac{x^2-1}{x-1}", "x+1", True, "equal at 10 random real and complex points to 117 digits"),
+    ("\\tan x \\sin 2x", "2\\sin^2 x", True, "equal at 10 random real and complex points to 117 digits"),
+    ("2^{x}", "e^{x\\ln 2}", True, "equal at 10 random real and complex points to 241 digits"),
+    ("x + y - y", "x", True, "equal (sympy simplifies the difference to 0)"),  # the variables differ
+    (
+        "\\lfloor x \\rfloor + 1",
+        "\\lfloor x+1 \\rfloor",
+        True,
+        "equal (sympy simplifies the difference to 0)",
+    ),
+    ("\\sqrt{x^2}", "x", False, "sympy does not simplify the difference to 0"),  # negative x tells them apart
+    ("\\ln(x^2)", "2\\ln x", False, "sympy does not simplify the difference to 0"),
+    ("\\sqrt{1/m}", "\\frac{1}{\\sqrt m}", False, "sympy does not simplify the difference to 0"),
+    ("|x|", "\\sqrt{x^2}", False, "the expressions differ at x=(1.78648673232 + 1.09501134684j)"),
+    ("x^{100}", "x^{100}+10^{-60}x", False, "the expressions differ at x=1.56567001669"),
+]
+
+
+@pytest.mark.parametrize(("prediction", "gold", "correct", "reason"), IDENTITY_REASONS)
+def test_identity_and_sympy_reasons_are_pinned_whole(
+    prediction: str, gold: str, correct: bool, reason: str
+) -> None:
+    verdict = verify_math_answer(prediction, gold, timeout=10.0)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        # a gold whose decimal expansion ends (1/5, 3/4, 7, 1/5^30) can be written exactly: no tolerance
+        ("0.2000000000001", "\\frac15", False, "2000000000001/10000000000000 is not 1/5"),
+        ("0.75000000001", "\\frac34", False, "75000000001/100000000000 is not 3/4"),
+        ("7.0000000001", "7", False, "70000000001/10000000000 is not 7"),
+        (
+            "1.0737418240001 \\times 10^{-21}",  # 1/5^30 = 2^30/10^30, missed in the 14th digit
+            "\\frac{1}{5^{30}}",
+            False,
+            "10737418240001/10000000000000000000000000000000000 is not 1/931322574615478515625",
+        ),
+        # 1/3 and 1/6 never end: about ten significant digits are enough
+        ("0.3333333333", "\\frac13", True, "equal within the rounding of the decimals"),
+        ("0.1666666667", "\\frac16", True, "equal within the rounding of the decimals"),
+        ("0.33333333", "\\frac13", False, "33333333/100000000 is not 1/3"),
+    ],
+)
+def test_terminating_golds_allow_a_decimal_no_tolerance(
+    prediction: str, gold: str, correct: bool, reason: str
+) -> None:
+    verdict = verify_math_answer(prediction, gold)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        # equal at real points of both signs, not in every complex quadrant: the wide points must hold both
+        ("\\sqrt{x^4}", "x^2", False, "sympy does not simplify the difference to 0"),
+        # equal for positive x only: the wide points must hold negative reals
+        ("(x^3)^{1/3}", "x", False, "sympy does not simplify the difference to 0"),
+        ("\\sqrt{x}^2", "x", True, "equal at 10 random real and complex points to 117 digits"),
+        ("e^{\\ln x}", "x", True, "equal at 10 random real and complex points to 175 digits"),
+        ("|x|^2", "x^2", False, "the expressions differ at x=(1.78648673232 + 1.09501134684j)"),
+    ],
+)
+def test_the_wide_points_cover_both_signs_and_every_quadrant(
+    prediction: str, gold: str, correct: bool, reason: str
+) -> None:
+    verdict = verify_math_answer(prediction, gold, timeout=10.0)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        ("2\\sqrt2", "\\sqrt8", True, "equal values (to 31 digits)"),
+        ("0.5\\pi", "\\frac{\\pi}{2}", True, "equal values (to 32 digits)"),
+        ("\\sqrt{-1}", "i", True, "equal values (to 31 digits)"),
+        ("\\sqrt3", "\\sqrt2", False, "1.73205080757 is not 1.41421356237"),
+        ("1.414", "\\sqrt2", False, "1.414 is not 1.41421356237"),
+        ("1.41421356237", "\\sqrt2", True, "equal within the rounding of the decimals"),
+        (
+            "\\pi^{2}",
+            "9.8696044",
+            True,
+            "equal within the rounding of the decimals",
+        ),  # a decimal gold's rounding
+        ("\\ln 0", "1", False, "an infinite value differs"),
+        ("\\frac{\\sqrt2}{0}", "1", False, "a value is undefined"),
+        ("\\sin(\\pi)", "0", True, "equal (sympy simplifies the difference to 0)"),  # both too close to 0
+        ("10^{-40}\\sqrt2", "0", False, "1.41421356237e-40 is not 0.0"),
+        # too large for the capped precision to prove agreement: sympy decides
+        ("2^{2023}+\\sqrt2", "2^{2023}+\\sqrt3", False, "sympy does not simplify the difference to 0"),
+    ],
+)
+def test_constant_reasons_are_pinned_whole(prediction: str, gold: str, correct: bool, reason: str) -> None:
+    verdict = verify_math_answer(prediction, gold, timeout=10.0)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+def test_division_by_zero_is_wrong_with_its_reason() -> None:
+    verdict = verify_math_answer("\\frac{1}{0}", "1")
+    assert (verdict.correct, verdict.outcome, verdict.reason) == (False, Outcome.WRONG, "division by zero")
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (TypeError("no"), ("wrong", "sympy could not compare the expressions (TypeError)")),
+        (ZeroDivisionError("no"), ("wrong", "sympy could not compare the expressions (ZeroDivisionError)")),
+        (RuntimeError("worker died"), ("timeout", "the symbolic comparison ran past 10 s")),
+    ],
+)
+def test_a_failing_sympy_step_is_a_verdict(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, expected: tuple
+) -> None:
+    from reasongym.verifiers import timeout as worker
+
+    def run_with_timeout(fn, args, seconds):  # noqa: ANN001, ANN202
+        assert seconds == 10.0  # the caller's limit reaches the worker
+        raise error
+
+    monkeypatch.setattr(worker, "run_with_timeout", run_with_timeout)
+    verdict = verify_math_answer("x + y - y", "x", timeout=10.0)  # different variables: only sympy decides
+    assert (verdict.outcome.value, verdict.reason) == expected
+
+
+def test_a_sympy_step_out_of_memory_is_refused_naming_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reasongym.errors import VerifierOutOfMemory
+    from reasongym.verifiers import timeout as worker
+
+    def run_with_timeout(fn, args, seconds):  # noqa: ANN001, ANN202
+        raise VerifierOutOfMemory("too big")
+
+    monkeypatch.setattr(worker, "run_with_timeout", run_with_timeout)
+    verdict = verify_math_answer("x + y - y", "x")
+    mib = worker.WORKER_MEMORY_BYTES // 2**20
+    assert (verdict.outcome, verdict.reason) == (
+        Outcome.REFUSED,
+        f"answer refused: the symbolic comparison needed more than {mib} MiB",
+    )
+    assert mib == 1024
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        # a decimal coefficient on either side: equal at the sample points within a decimal's tolerance
+        ("0.5x", "\\frac{x}{2}", True, "equal at every sampled point (decimal coefficients)"),
+        ("\\frac{x}{2}", "0.5x", True, "equal at every sampled point (decimal coefficients)"),
+        ("0.33x", "\\frac{x}{3}", False, "the expressions differ at x=1.56567001669"),
+    ],
+)
+def test_decimal_coefficients_are_compared_at_the_sample_points(
+    prediction: str, gold: str, correct: bool, reason: str
+) -> None:
+    verdict = verify_math_answer(prediction, gold)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "correct", "reason"),
+    [
+        ("-\\ln 0", "\\infty", True, "infinite values"),  # both +infinity
+        ("\\ln 0", "\\infty", False, "an infinite value differs"),  # -infinity
+        ("\\ln 0 - \\ln 0", "1", False, "a value is undefined"),  # NaN
+        ("0 \\cdot \\ln 0", "1", False, "a value is undefined"),
+    ],
+)
+def test_infinite_and_undefined_constants(prediction: str, gold: str, correct: bool, reason: str) -> None:
+    verdict = verify_math_answer(prediction, gold)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
+def test_sympy_that_cannot_compare_gives_a_wrong_verdict_not_an_ungradable_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from reasongym.verifiers import timeout as worker
+
+    def run_with_timeout(fn, args, seconds):  # noqa: ANN001, ANN202
+        raise TypeError("no")
+
+    monkeypatch.setattr(worker, "run_with_timeout", run_with_timeout)
+    verdict = verify_math_answer("x + y - y", "x")
+    assert (verdict.correct, verdict.outcome) == (False, Outcome.WRONG)  # None would mean "skip this item"
