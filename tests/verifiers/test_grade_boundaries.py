@@ -142,7 +142,9 @@ def test_a_comparison_that_times_out_or_is_refused_is_a_verdict(
     assert statement == Verdict(False, expected_outcome, "1, 2", reason)
 
 
-def test_the_comparison_gets_the_callers_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def comparison_timeouts(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The time limit of every comparison the grader asks for, in order."""
     seen: list[float] = []
     original = grade.answers_equal
 
@@ -151,6 +153,11 @@ def test_the_comparison_gets_the_callers_timeout(monkeypatch: pytest.MonkeyPatch
         return original(gold, pred, timeout=timeout)
 
     monkeypatch.setattr(grade, "answers_equal", answers_equal)
+    return seen
+
+
+def test_the_comparison_gets_the_callers_timeout(comparison_timeouts: list[float]) -> None:
+    seen = comparison_timeouts
     verify_math_answer("3", "3", timeout=0.5)
     verify_math_statement(["1", "2"], "1, 2", timeout=0.75)
     assert seen == [0.5, 0.75]
@@ -163,15 +170,8 @@ def test_a_labelled_gold_list_takes_several_values(gold: str) -> None:
     )
 
 
-def test_the_default_time_limit_is_one_second(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[float] = []
-    original = grade.answers_equal
-
-    def answers_equal(gold, pred, *, timeout):  # noqa: ANN001, ANN202
-        seen.append(timeout)
-        return original(gold, pred, timeout=timeout)
-
-    monkeypatch.setattr(grade, "answers_equal", answers_equal)
+def test_the_default_time_limit_is_one_second(comparison_timeouts: list[float]) -> None:
+    seen = comparison_timeouts
     verify_math_answer("3", "3")
     verify_math_statement(["1", "2"], "1, 2")
     assert seen == [1.0, 1.0]
