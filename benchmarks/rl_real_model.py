@@ -44,6 +44,9 @@ from reasongym.lora import merge  # noqa: E402
 from reasongym.models import load_policy  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
+EPISODES: list[tuple[bool, bool]] = []
+"""(correct, boxed) of every finished training episode, in order: module state, because the trainer steps
+pickled copies of the environment (`EnvPool`), so an attribute of the wrapper it was given stays empty."""
 
 
 class BudgetSpent(Exception):
@@ -73,30 +76,31 @@ class FormatBonus(gymnasium.Wrapper):
     def __init__(self, env: gymnasium.Env, bonus: float) -> None:
         super().__init__(env)
         self.bonus = bonus
-        self.episodes: list[tuple[bool, bool]] = []  # (correct, boxed) of every finished episode
 
     def step(self, action: str) -> tuple:
         observation, reward, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
             boxed = "\\boxed{" in action
             reward += self.bonus * boxed
-            self.episodes.append((bool(info.get("correct")), boxed))
+            EPISODES.append((bool(info.get("correct")), boxed))
         return observation, reward, terminated, truncated, info
 
 
 class ShuffledReward(gymnasium.Wrapper):
-    """Replaces each final reward by one drawn from the rewards of earlier episodes (seeded)."""
+    """Replaces each final reward by one drawn from the rewards of earlier episodes (seeded).
 
-    def __init__(self, env: gymnasium.Env, seed: int = 0) -> None:
-        super().__init__(env)
-        self.seen: deque[float] = deque(maxlen=256)
-        self.rng = random.Random(seed)
+    The pool of earlier rewards is shared by every pickled copy of the wrapper (see `EPISODES`): a pool per
+    copy would hand a copy's k-th episode its own reward with probability 1/k, leaking the real signal.
+    """
+
+    seen: deque[float] = deque(maxlen=256)
+    rng = random.Random(0)
 
     def step(self, action: str) -> tuple:
         observation, reward, terminated, truncated, info = self.env.step(action)
         if terminated or truncated:
-            self.seen.append(float(reward))
-            reward = self.rng.choice(self.seen)
+            ShuffledReward.seen.append(float(reward))
+            reward = ShuffledReward.rng.choice(ShuffledReward.seen)
         return observation, reward, terminated, truncated, info
 
 
@@ -120,8 +124,11 @@ def evaluate(model, tokenizer, problems: int, max_new_tokens: int) -> dict[str, 
 
 def train(model, tokenizer, args: argparse.Namespace, shuffled: bool) -> dict[str, object]:
     """GRPO with LoRA until ``args.budget`` CPU seconds are spent; the reward curve's start and end."""
+    EPISODES.clear()
     env = FormatBonus(reasongym.make(ENV), args.format_bonus)
-    wrapped = ShuffledReward(env, seed=args.seed) if shuffled else env
+    ShuffledReward.seen.clear()
+    ShuffledReward.rng.seed(args.seed)
+    wrapped = ShuffledReward(env) if shuffled else env
     configs = preset_configs(
         "default", "grpo", max_steps=100_000, num_prompts=2, group_size=8, max_new_tokens=args.max_new_tokens,
         difficulty=1, lr=5e-5, kl="k3_loss", kl_coef=0.04, mu=1, progress_bar=False, samples_every=0,
@@ -136,7 +143,7 @@ def train(model, tokenizer, args: argparse.Namespace, shuffled: bool) -> dict[st
         )  # fmt: skip
     except BudgetSpent:
         pass
-    per_step = [env.episodes[i : i + 16] for i in range(0, len(env.episodes), 16)]
+    per_step = [EPISODES[i : i + 16] for i in range(0, len(EPISODES), 16)]
     per_step = [rows for rows in per_step if len(rows) == 16]  # steps whose update ran
     quarter = max(1, len(per_step) // 4)
 
@@ -166,13 +173,17 @@ def main() -> None:
     parser.add_argument("--format-bonus", type=float, default=0.2)
     parser.add_argument("--eval-problems", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--arms", nargs="+", default=["rl", "shuffled_control"], help="which arms to run")
+    parser.add_argument("--skip-before", action="store_true", help="no evaluation before training")
     args = parser.parse_args()
     torch.set_num_threads(1)
     results: dict[str, object] = {"settings": vars(args)}
     model, tokenizer = load_policy(args.model)
-    results["before"] = evaluate(model, tokenizer, args.eval_problems, args.max_new_tokens)
-    print(json.dumps({"before": results["before"]}), file=sys.stderr, flush=True)
-    for name, shuffled in (("rl", False), ("shuffled_control", True)):
+    if not args.skip_before:
+        results["before"] = evaluate(model, tokenizer, args.eval_problems, args.max_new_tokens)
+        print(json.dumps({"before": results["before"]}), file=sys.stderr, flush=True)
+    for name in args.arms:
+        shuffled = name == "shuffled_control"
         model, tokenizer = load_policy(args.model)
         run = train(model, tokenizer, args, shuffled)
         run["after"] = evaluate(merge(model), tokenizer, args.eval_problems, args.max_new_tokens)
