@@ -16,10 +16,11 @@ import ctypes
 import ctypes.util
 import functools
 import sys
+from collections.abc import Callable
 
 
 @functools.cache
-def _malloc_trim() -> ctypes._CFuncPtr | None:
+def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
