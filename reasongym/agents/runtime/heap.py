@@ -7,7 +7,7 @@ every micro-batch. Measured on SmolLM2-135M with LoRA (4 rows x 124 tokens, grad
 resident set after three forward/backward passes stayed 700 MB above where it started, and each pass's peak
 rose with it. ``malloc_trim(0)`` at a phase boundary gives those pages back for a few milliseconds, so each
 phase starts from the live tensors only. Fixing the mmap threshold instead (``mallopt``) bounds the peak a
-little more but made each pass about 40% slower (every tensor then arrives as freshly faulted pages).
+little more but made each pass 30-50% slower (every tensor then arrives as freshly faulted pages).
 """
 
 from __future__ import annotations
