@@ -45,6 +45,7 @@ from torch import Tensor
 from reasongym.agents.common import disable_dropout, seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import distributed
+from reasongym.agents.runtime.heap import release_freed_memory
 from reasongym.agents.runtime.update import (
     PolicyLoss,
     accumulate_gradients,
@@ -275,6 +276,7 @@ class RLSession:
             with distributed.gathered(self.model), autocast_context(self.run_cfg):
                 batch = recompute_old_logp(self.model, batch, self.run_cfg.micro_batch_size)
             self.phases["old_logp"] += time.perf_counter() - started
+        release_freed_memory()  # the sampler's KV caches and logits
         return batch
 
     def rollout_metrics(self, *batches: Any) -> dict[str, float]:
@@ -307,6 +309,7 @@ class RLSession:
                 micro_batch_size=self.run_cfg.micro_batch_size,
             )  # fmt: skip
         self.phases["reference"] += time.perf_counter() - started
+        release_freed_memory()
         return logp * batch.completion_mask
 
     def update(
@@ -356,6 +359,7 @@ class RLSession:
                 self.model, self.optimizer, self.scheduler, self.run_cfg, scaler=self.scaler
             )
             per_epoch.append({**metrics, **step})
+            release_freed_memory()  # the optimizer's temporaries
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
         self.phases["train"] += time.perf_counter() - started

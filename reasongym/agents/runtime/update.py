@@ -21,6 +21,7 @@ from torch import Tensor
 from reasongym.agents.common import masked_mean, token_logprobs
 from reasongym.agents.config import RunConfig
 from reasongym.agents.runtime import distributed
+from reasongym.agents.runtime.heap import release_freed_memory
 from reasongym.errors import ConfigError
 
 _SUMMED_KEYS = ("loss/policy", "loss/total")
@@ -178,6 +179,8 @@ def accumulate_gradients(
         _accumulate(sums, metrics)
         if entropy is not None:
             entropy_sum += float((entropy.detach() * mask[part]).sum())
+        del logp, entropy, value, scaled  # this micro-batch's graph is gone: its activations can go back
+        release_freed_memory()
     result = _finish(sums)
     result["train/tokens"] = float(mask.sum())  # also on a rank without rows: its weight in the merge is 0
     if with_entropy:
