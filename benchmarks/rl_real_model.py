@@ -133,6 +133,7 @@ def train(model, tokenizer, args: argparse.Namespace, shuffled: bool) -> dict[st
         "default", "grpo", max_steps=100_000, num_prompts=2, group_size=8, max_new_tokens=args.max_new_tokens,
         difficulty=1, lr=5e-5, kl="k3_loss", kl_coef=0.04, mu=1, progress_bar=False, samples_every=0,
         seed=args.seed, lora={"rank": 16, "alpha": 32.0},
+        gradient_checkpointing=False, micro_batch_size=None,  # memory is not the limit here; CPU time is
     )  # fmt: skip
     sampler = Budgeted(HFGenerator(model, tokenizer), args.budget)
     started = time.perf_counter()

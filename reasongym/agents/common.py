@@ -186,6 +186,25 @@ def _head_logprobs(logits: Tensor, targets: Tensor, temperature: float, with_ent
     return torch.stack([logp, log_normalizer - expected_logit], dim=-1)
 
 
+def enable_checkpointing(model: torch.nn.Module) -> None:
+    """Recompute each decoder layer's activations in the backward pass instead of keeping them (transformers'
+    activation checkpointing, non-reentrant so that frozen inputs, as under LoRA, still pass gradients).
+
+    Raises:
+        ConfigError: ``model`` is not a transformers model.
+    """
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):  # the name since transformers 5
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    elif hasattr(model, "gradient_checkpointing_enable"):
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+    else:
+        raise ConfigError(
+            f"gradient_checkpointing=True is not allowed for this model ({type(model).__name__}): it is not a "
+            "transformers model; use gradient_checkpointing=False"
+        )
+
+
 def _shift_left(x: Tensor, offsets: Tensor) -> Tensor:
     """Row ``b`` of [B, T] ``x`` moved left by ``offsets[b]``; vacated columns hold zeros (False)."""
     columns = torch.arange(x.shape[1], device=x.device)[None, :] + offsets[:, None]  # [B, T]

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
-from reasongym.agents.common import seed_everything
+from reasongym.agents.common import enable_checkpointing, seed_everything
 from reasongym.agents.config import RunConfig, at_least, check_field_types
 from reasongym.agents.runtime import distributed
 from reasongym.agents.runtime.update import (
@@ -288,8 +288,8 @@ def train_sft(
             f"lora.rank={run.lora.rank} is not allowed for SFT (nor STaR, whose fine-tuning is SFT) yet: LoRA "
             "trains GRPO and DAPO; use lora.rank=0 (full fine-tuning)"
         )
-    if run.gradient_checkpointing and hasattr(model, "gradient_checkpointing_enable"):
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if run.gradient_checkpointing:
+        enable_checkpointing(model)
     info = distributed.current()
     if run.parallelism == "fsdp" and info.world_size > 1:
         raise ConfigError(

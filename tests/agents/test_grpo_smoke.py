@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import reasongym
-from reasongym.agents.common import token_logprobs
+from reasongym.agents.common import enable_checkpointing, token_logprobs
 from reasongym.agents.grpo import grpo_loss, train_grpo
 from reasongym.agents.presets import preset_configs
 from reasongym.agents.runtime.rollout import collect_rollouts
@@ -161,6 +161,34 @@ def test_micro_batches_through_the_model_give_the_full_batch_gradient(aggregatio
         grads[size] = torch.cat([p.grad.flatten() for p in model.parameters()])
     torch.testing.assert_close(grads[1], grads[None], rtol=1e-4, atol=1e-7)
     torch.testing.assert_close(grads[4], grads[None], rtol=1e-4, atol=1e-7)
+
+
+def test_gradient_checkpointing_recomputes_the_same_gradient_and_refuses_other_models() -> None:
+    model, tokenizer = _tiny()
+    params = SamplingParams(max_new_tokens=10, temperature=1.0, seed=0)
+    batch = collect_rollouts(
+        ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], group_size=3, params=params
+    )
+    adv = torch.linspace(-1.0, 1.0, len(batch))
+    cfg = _cfg(kl="off")["grpo"]
+    totals = BatchTotals(len(batch), float(batch.completion_mask.sum()), 10)
+    loss_fn = functools.partial(grpo_loss, cfg=cfg)
+
+    def gradient() -> torch.Tensor:
+        model.train().zero_grad()
+        accumulate_gradients(
+            model, batch, adv, loss_fn, totals, mask=batch.completion_mask, micro_batch_size=2
+        )
+        return torch.cat([p.grad.flatten() for p in model.parameters()])
+
+    kept = gradient()
+    enable_checkpointing(model)
+    assert model.is_activation_checkpointing
+    torch.testing.assert_close(gradient(), kept, rtol=1e-5, atol=1e-8)
+    with pytest.raises(
+        ConfigError, match=r"gradient_checkpointing=True is not allowed for this model \(Linear\)"
+    ):
+        enable_checkpointing(torch.nn.Linear(2, 2))
 
 
 def test_accumulate_gradients_reports_entropy() -> None:

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from reasongym.agents.common import disable_dropout, seed_everything, token_logprobs
+from reasongym.agents.common import disable_dropout, enable_checkpointing, seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import distributed
 from reasongym.agents.runtime.heap import release_freed_memory
@@ -70,6 +70,7 @@ from reasongym.checkpoints import (
 from reasongym.errors import ConfigError
 from reasongym.evaluation.env_pool import EnvPool
 from reasongym.generation.base import TimedGenerator
+from reasongym.lora import adapters_merged
 from reasongym.metrics import MetricsWriter, plot_metrics
 from reasongym.runs import RunDir, SamplesWriter
 
@@ -262,7 +263,7 @@ class RLSession:
         )  # fmt: skip
         indices = distributed.shard(self.problem_indices(num_prompts), self.info)
         started, generating = time.perf_counter(), self.generator.seconds
-        with distributed.gathered(self.model), autocast_context(self.run_cfg):
+        with distributed.gathered(self.model), autocast_context(self.run_cfg), adapters_merged(self.adapted):
             batch = collect_rollouts(
                 self.env, self.generator, self.tokenizer, indices, group_size=rollout.group_size,
                 params=params, split=self.train_split, difficulty=self.run_cfg.difficulty, pool=self.env_pool,
@@ -369,7 +370,7 @@ class RLSession:
         """Held-out greedy pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
         from reasongym.evaluation.runner import greedy_pass_at_1
 
-        with distributed.gathered(self.model), autocast_context(self.run_cfg):
+        with distributed.gathered(self.model), autocast_context(self.run_cfg), adapters_merged(self.adapted):
             accuracy = greedy_pass_at_1(
                 self.generator.inner, self.env, tokenizer=self.tokenizer, split=self.eval_split,
                 num_problems=self.run_cfg.eval_problems, difficulty=self.run_cfg.difficulty,
@@ -471,11 +472,7 @@ class RLSession:
 def _prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distributed.DistInfo) -> Any:
     """Turn on gradient checkpointing if asked; add LoRA adapters if asked and return the ``PeftModel``."""
     if run_cfg.gradient_checkpointing:
-        if not hasattr(model, "gradient_checkpointing_enable"):
-            raise ConfigError(
-                "gradient_checkpointing=True is not allowed for this model: it is not a transformers model"
-            )
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        enable_checkpointing(model)
     lora = run_cfg.lora
     if not lora.rank:
         return None
