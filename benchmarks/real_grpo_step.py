@@ -45,18 +45,24 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--mode", choices=["full", "lora"], required=True)
     parser.add_argument("--model", required=True, help="a .gguf file or a model folder")
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument(
+        "--memory-saving", action="store_true",
+        help="ours only: the default preset's gradient checkpointing and micro-batches of 2 rows (what it costs)",
+    )  # fmt: skip
     return parser.parse_args()
 
 
-def run_ours(model, tokenizer, mode: str, steps: int) -> list[float]:
-    """Seconds of each of ``steps`` GRPO steps of `train_grpo`."""
+def run_ours(model, tokenizer, mode: str, steps: int, memory_saving: bool = False) -> list[float]:
+    """Seconds of each of ``steps`` GRPO steps of `train_grpo`; ``memory_saving``: the ``default`` preset's
+    gradient checkpointing and micro-batches of 2 rows instead of the whole batch without recompute."""
+    memory = {} if memory_saving else {"gradient_checkpointing": False, "micro_batch_size": None}
     from reasongym.agents import preset_configs, train_grpo
 
     configs = preset_configs(
         "default", "grpo", max_steps=steps, num_prompts=PROMPTS, group_size=GROUP, max_new_tokens=NEW_TOKENS,
         difficulty=1, lr=LR, kl="k3_loss", kl_coef=KL, mu=1, progress_bar=False, samples_every=0,
         lora={"rank": RANK if mode == "lora" else 0, "alpha": ALPHA},
-        gradient_checkpointing=False, micro_batch_size=None,  # as TRL's side: the whole batch, no recompute
+        **memory,
     )  # fmt: skip
     result = train_grpo(
         configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
@@ -118,11 +124,15 @@ def main() -> None:
     torch.set_num_threads(1)
     model, tokenizer = load_policy(args.model)
     started = time.process_time()
-    seconds = (run_ours if args.impl == "ours" else run_trl)(model, tokenizer, args.mode, args.steps)
+    if args.impl == "ours":
+        seconds = run_ours(model, tokenizer, args.mode, args.steps, args.memory_saving)
+    else:
+        seconds = run_trl(model, tokenizer, args.mode, args.steps)
     print(f"{args.impl} {args.mode}: step seconds {[round(s, 1) for s in seconds]}", file=sys.stderr)
     steady = seconds[1:] or seconds
     print(json.dumps({
-        "impl": args.impl, "mode": args.mode, "step_s": round(statistics.median(steady), 2),
+        "impl": args.impl, "mode": args.mode, "memory_saving": args.memory_saving,
+        "step_s": round(statistics.median(steady), 2),
         "first_step_s": round(seconds[0], 2), "steps": len(seconds),
         "cpu_s_per_step": round((time.process_time() - started) / max(len(seconds), 1), 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),

@@ -13,7 +13,6 @@ Masks are 1 on real tokens and 0 on padding; they may be int, bool or float tens
 
 from __future__ import annotations
 
-import functools
 import random
 from collections.abc import Sequence
 
@@ -62,7 +61,7 @@ def token_logprobs(
     Returns:
         ``(logp, entropy)``: [B, T] each, with ``T = L - min(completion_start)`` and column ``j`` of
         row ``b`` describing token ``completion_start[b] + j``; 0 where that token is padding or past
-        the end. ``entropy`` is ``None`` unless ``with_entropy``.
+        the end. ``entropy`` is ``None`` unless ``with_entropy``, and carries no gradient (a metric).
 
     Raises:
         ConfigError: ``completion_start`` out of range, a bad ``micro_batch_size`` or ``temperature``.
@@ -135,23 +134,21 @@ def _completion_logprobs(
             logits_to_keep=num_targets + 1,  # positions first-1 .. L-1; the last predicts past the end
             use_cache=False,
         )
-        result = _head_logprobs(out.logits[:, :-1, :], targets, temperature, with_entropy)  # [b, T, 1|2]
-        return result[..., 0], result[..., 1] if with_entropy else None
+        return _head_logprobs(out.logits[:, :-1, :], targets, temperature, with_entropy)  # [b, T] each
     hidden = model.get_decoder()(
         input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False
     ).last_hidden_state[:, first - 1 : -1]  # [b, T, H]
     flat_hidden, flat_targets = hidden.reshape(-1, hidden.shape[-1]), targets.reshape(-1)  # [b*T, H], [b*T]
     head = model.get_output_embeddings()
-    chunk = functools.partial(_head_chunk, head, temperature=temperature, with_entropy=with_entropy)
+    entropies: dict[int, Tensor] = {}  # by chunk start; filled by each chunk's first run, not its recompute
     pieces = [
-        checkpoint(chunk, flat_hidden[i : i + LOGIT_CHUNK_TOKENS], flat_targets[i : i + LOGIT_CHUNK_TOKENS],
-                   use_reentrant=False)
-        if torch.is_grad_enabled()
-        else chunk(flat_hidden[i : i + LOGIT_CHUNK_TOKENS], flat_targets[i : i + LOGIT_CHUNK_TOKENS])
-        for i in range(0, flat_targets.shape[0], LOGIT_CHUNK_TOKENS)
-    ]  # fmt: skip
-    result = torch.cat(pieces).reshape(*targets.shape, -1)  # [b, T, 1|2]
-    return result[..., 0], result[..., 1] if with_entropy else None
+        _head_chunk(head, flat_hidden, flat_targets, start, temperature, entropies if with_entropy else None)
+        for start in range(0, flat_targets.shape[0], LOGIT_CHUNK_TOKENS)
+    ]
+    logp = torch.cat(pieces).reshape(targets.shape)  # [b, T]
+    if not with_entropy:
+        return logp, None
+    return logp, torch.cat([entropies[start] for start in sorted(entropies)]).reshape(targets.shape)
 
 
 def _head_runs_apart(model: torch.nn.Module) -> bool:
@@ -167,23 +164,44 @@ def _head_runs_apart(model: torch.nn.Module) -> bool:
 
 
 def _head_chunk(
-    head: torch.nn.Module, hidden: Tensor, targets: Tensor, *, temperature: float, with_entropy: bool
+    head: torch.nn.Module,
+    hidden: Tensor,
+    targets: Tensor,
+    start: int,
+    temperature: float,
+    entropies: dict[int, Tensor] | None,
 ) -> Tensor:
-    """[n, 1|2] log-prob (and entropy) of ``targets`` [n] from the final hidden states [n, H] of one chunk."""
-    return _head_logprobs(head(hidden), targets, temperature, with_entropy)
+    """[n] log-probs of ``targets[start : start + n]`` from the final hidden states [N, H], n at most
+    `LOGIT_CHUNK_TOKENS`; the chunk's entropies go into ``entropies[start]`` if given. Under autograd the
+    chunk's logits are recomputed in the backward pass; the recompute skips the entropy, already there."""
+
+    def run(hidden: Tensor, targets: Tensor) -> Tensor:
+        with_entropy = entropies is not None and start not in entropies
+        logp, entropy = _head_logprobs(head(hidden), targets, temperature, with_entropy)
+        if entropy is not None and entropies is not None:
+            entropies[start] = entropy
+        return logp
+
+    inputs = hidden[start : start + LOGIT_CHUNK_TOKENS], targets[start : start + LOGIT_CHUNK_TOKENS]
+    return checkpoint(run, *inputs, use_reentrant=False) if torch.is_grad_enabled() else run(*inputs)
 
 
-def _head_logprobs(logits: Tensor, targets: Tensor, temperature: float, with_entropy: bool) -> Tensor:
-    """[..., 1|2]: each target's log-prob (and the entropy) under ``logits`` [..., V] divided by ``temperature``."""
+def _head_logprobs(
+    logits: Tensor, targets: Tensor, temperature: float, with_entropy: bool
+) -> tuple[Tensor, Tensor | None]:
+    """Each target's log-prob under ``logits`` [..., V] divided by ``temperature``, and (if asked) the entropy
+    of that distribution, without a gradient: it is a metric, and a gradient through it would run the
+    softmax's backward over the whole vocabulary for nothing."""
     logits = logits.float()  # [..., V]
     if temperature != 1.0:
         logits = logits / temperature
     log_normalizer = logits.logsumexp(dim=-1)  # [...]
     logp = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - log_normalizer  # [...]
     if not with_entropy:
-        return logp.unsqueeze(-1)
-    expected_logit = (logits.softmax(dim=-1) * logits).sum(dim=-1)  # [...]
-    return torch.stack([logp, log_normalizer - expected_logit], dim=-1)
+        return logp, None
+    with torch.no_grad():
+        expected_logit = (logits.softmax(dim=-1) * logits).sum(dim=-1)  # [...]
+        return logp, log_normalizer.detach() - expected_logit
 
 
 def enable_checkpointing(model: torch.nn.Module) -> None:
