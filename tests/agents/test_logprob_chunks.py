@@ -46,9 +46,13 @@ def _check(results: list, atol: float) -> None:
         assert float((grad - full).norm()) <= 1e-3 * float(full.norm()) + atol  # a bug is O(1)
 
 
-def test_chunked_head_equals_full_logits_on_the_tiny_model(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("head", ["trained", "frozen"])
+def test_chunked_head_equals_full_logits_on_the_tiny_model(
+    monkeypatch: pytest.MonkeyPatch, head: str
+) -> None:
     torch.manual_seed(0)
     model = make_tiny_model(make_char_tokenizer(), hidden_size=32, num_layers=2, intermediate_size=64)
+    model.lm_head.weight.requires_grad_(head == "trained")  # frozen: LoRA's case, the gradient in closed form
     ids = torch.randint(4, 60, (3, 11))
     mask = torch.ones_like(ids)
     mask[0, :2] = 0  # a left-padded row
@@ -56,11 +60,13 @@ def test_chunked_head_equals_full_logits_on_the_tiny_model(monkeypatch: pytest.M
     _check(_both_ways(monkeypatch, model.train(), ids, mask, [4, 3, 5]), atol=1e-5)
 
 
+@pytest.mark.parametrize("head", ["trained", "frozen"])
 def test_chunked_head_equals_full_logits_on_the_real_model(
-    monkeypatch: pytest.MonkeyPatch, smollm2: tuple[object, object]
+    monkeypatch: pytest.MonkeyPatch, smollm2: tuple[object, object], head: str
 ) -> None:
     base, tokenizer = smollm2
     model = copy.deepcopy(base).train()  # gradients go into a copy: the fixture's model is shared
+    model.get_output_embeddings().weight.requires_grad_(head == "trained")  # tied: the embeddings too
     texts = ["<|im_start|>user\n2+3?<|im_end|>\n<|im_start|>assistant\nIt is 5.", "Hello there, friend"]
     batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
     _check(_both_ways(monkeypatch, model, batch["input_ids"], batch["attention_mask"], [6, 6]), atol=1e-5)
