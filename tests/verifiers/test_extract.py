@@ -562,6 +562,12 @@ def test_stripping_a_command_never_forms_a_new_one() -> None:
             "<think>\\fbox{3}</think>The answer is 4.",
             Extraction("4", "phrase", AFTER_ANSWER_IS, candidates=("4",)),
         ),
+        # nothing after the tag: the whole completion, where the tag ends the answer's sentence
+        ("<think>The answer is 3.</think>", Extraction("3", "phrase", AFTER_ANSWER_IS, candidates=("3",))),
+        (
+            "<think>So the answer is 12</think>\n",
+            Extraction("12", "phrase", AFTER_ANSWER_IS, candidates=("12",)),
+        ),
     ],
 )
 def test_think_tags_and_solution_words_rows(completion: str, expected: Extraction) -> None:
