@@ -6,9 +6,8 @@ for only in the last :data:`TAIL_CHARS` characters, and no regex nests quantifie
 
 Rules for math answers (:func:`extract_math_answer`), in priority order:
 
-1. When the completion closes a ``<think>`` block, the text after the last ``</think>`` is read
-   first; the whole completion only when that text holds no box and no answer phrase, with each
-   ``</think>`` read as a line break (so "The answer is 3.</think>" reads ``3``).
+1. When the completion closes a ``<think>`` block, the text after the last ``</think>`` is read first;
+   the whole completion (each ``</think>`` read as a line break) only when that holds no box or phrase.
 2. The last complete ``\boxed{...}`` / ``\fbox{...}`` (balanced, nested braces; ``\{`` and ``\}``
    are escaped braces) or bare ``\boxed 5``. For math, empty boxes are no answers and are skipped
    ("put the answer in \boxed{}" echoes the instruction), as in math-verify. A box nested inside another box is part of the outer
