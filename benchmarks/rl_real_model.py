@@ -29,6 +29,7 @@ import random
 import sys
 import time
 from collections import deque
+from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -178,7 +179,8 @@ def main() -> None:
     parser.add_argument("--skip-before", action="store_true", help="no evaluation before training")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    results: dict[str, object] = {"settings": vars(args)}
+    # the model by its file or folder name: results are kept in the repository, machine paths are not
+    results: dict[str, object] = {"settings": {**vars(args), "model": Path(args.model).name}}
     model, tokenizer = load_policy(args.model)
     if not args.skip_before:
         results["before"] = evaluate(model, tokenizer, args.eval_problems, args.max_new_tokens)
