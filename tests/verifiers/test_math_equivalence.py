@@ -545,6 +545,12 @@ ROWS = [
 ]
 
 
+def _assert_verdict(prediction: str, gold: str, correct: bool, reason: str, **kwargs: float) -> None:
+    """The verdict and its whole reason, as pinned by the tables below."""
+    verdict = verify_math_answer(prediction, gold, **kwargs)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+
+
 @pytest.mark.parametrize(("gold", "prediction", "expected"), ROWS)
 def test_table(gold: str, prediction: str, expected: bool) -> None:
     verdict = verify_math_answer(prediction, gold, timeout=30.0)
@@ -688,8 +694,7 @@ NUMERIC_REASONS = [
 
 @pytest.mark.parametrize(("prediction", "gold", "correct", "reason"), NUMERIC_REASONS)
 def test_numeric_reasons_are_pinned_whole(prediction: str, gold: str, correct: bool, reason: str) -> None:
-    verdict = verify_math_answer(prediction, gold, timeout=5.0)
-    assert (verdict.correct, verdict.reason) == (correct, reason)
+    _assert_verdict(prediction, gold, correct, reason, timeout=5.0)
 
 
 # Which step settles an expression pair, by its reason: the wide numeric identity (analytic, same variables;
@@ -718,8 +723,7 @@ IDENTITY_REASONS = [
 def test_identity_and_sympy_reasons_are_pinned_whole(
     prediction: str, gold: str, correct: bool, reason: str
 ) -> None:
-    verdict = verify_math_answer(prediction, gold, timeout=10.0)
-    assert (verdict.correct, verdict.reason) == (correct, reason)
+    _assert_verdict(prediction, gold, correct, reason, timeout=10.0)
 
 
 @pytest.mark.parametrize(
@@ -744,8 +748,7 @@ def test_identity_and_sympy_reasons_are_pinned_whole(
 def test_terminating_golds_allow_a_decimal_no_tolerance(
     prediction: str, gold: str, correct: bool, reason: str
 ) -> None:
-    verdict = verify_math_answer(prediction, gold)
-    assert (verdict.correct, verdict.reason) == (correct, reason)
+    _assert_verdict(prediction, gold, correct, reason)
 
 
 @pytest.mark.parametrize(
@@ -763,8 +766,7 @@ def test_terminating_golds_allow_a_decimal_no_tolerance(
 def test_the_wide_points_cover_both_signs_and_every_quadrant(
     prediction: str, gold: str, correct: bool, reason: str
 ) -> None:
-    verdict = verify_math_answer(prediction, gold, timeout=10.0)
-    assert (verdict.correct, verdict.reason) == (correct, reason)
+    _assert_verdict(prediction, gold, correct, reason, timeout=10.0)
 
 
 @pytest.mark.parametrize(
@@ -791,8 +793,7 @@ def test_the_wide_points_cover_both_signs_and_every_quadrant(
     ],
 )
 def test_constant_reasons_are_pinned_whole(prediction: str, gold: str, correct: bool, reason: str) -> None:
-    verdict = verify_math_answer(prediction, gold, timeout=10.0)
-    assert (verdict.correct, verdict.reason) == (correct, reason)
+    _assert_verdict(prediction, gold, correct, reason, timeout=10.0)
 
 
 def test_division_by_zero_is_wrong_with_its_reason() -> None:
@@ -851,8 +852,7 @@ def test_a_sympy_step_out_of_memory_is_refused_naming_the_limit(monkeypatch: pyt
 def test_decimal_coefficients_are_compared_at_the_sample_points(
     prediction: str, gold: str, correct: bool, reason: str
 ) -> None:
-    verdict = verify_math_answer(prediction, gold)
-    assert (verdict.correct, verdict.reason) == (correct, reason)
+    _assert_verdict(prediction, gold, correct, reason)
 
 
 @pytest.mark.parametrize(
@@ -865,8 +865,7 @@ def test_decimal_coefficients_are_compared_at_the_sample_points(
     ],
 )
 def test_infinite_and_undefined_constants(prediction: str, gold: str, correct: bool, reason: str) -> None:
-    verdict = verify_math_answer(prediction, gold)
-    assert (verdict.correct, verdict.reason) == (correct, reason)
+    _assert_verdict(prediction, gold, correct, reason)
 
 
 def test_sympy_that_cannot_compare_gives_a_wrong_verdict_not_an_ungradable_one(
