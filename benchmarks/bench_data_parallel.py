@@ -29,10 +29,10 @@ def worker(out: str, steps: int) -> None:
     """Train GRPO (under torchrun when launched so); rank 0 writes its metrics into ``out``."""
     import torch
 
+    from reasongym import distributed
+    from reasongym.agents.algorithms import preset_configs
     from reasongym.agents.grpo import train_grpo
-    from reasongym.agents.presets import preset_configs
-    from reasongym.agents.runtime import distributed
-    from reasongym.models import tiny_policy
+    from reasongym.policy.tiny import tiny_policy
 
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     distributed.init_distributed()

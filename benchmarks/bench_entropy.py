@@ -1,6 +1,6 @@
 """DAPO's entropy claim at small scale: symmetric clipping vs clip-higher, same seeds, same generated tokens.
 
-Both arms start from the same warm-started tiny policy per seed (``reasongym.models.tiny_policy``, then
+Both arms start from the same warm-started tiny policy per seed (``reasongym.policy.loading.tiny_policy``, then
 ``reasongym.agents.warm_start``) and run the ``tiny`` preset's DAPO with dynamic sampling off (so both
 generate exactly the same number of sequences per step) and ``mu`` inner epochs over each batch, so
 that the importance ratio moves away from 1 and the clip binds.
@@ -31,10 +31,10 @@ from pathlib import Path
 
 import torch
 
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import train_dapo
-from reasongym.agents.presets import preset_configs
 from reasongym.agents.warm_start import warm_start
-from reasongym.models import tiny_policy
+from reasongym.policy.tiny import tiny_policy
 
 ENV = "reasongym/Arithmetic-v0"
 

@@ -34,7 +34,7 @@ from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.dapo import DAPOConfig, train_dapo
 from reasongym.agents.grpo import GRPOConfig, train_grpo
 from reasongym.agents.runtime.session import RLSession
-from reasongym.models import tiny_policy
+from reasongym.policy.tiny import tiny_policy
 
 ENV = "reasongym/Arithmetic-v0"
 

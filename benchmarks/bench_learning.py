@@ -25,14 +25,14 @@ import time
 
 import torch
 
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import train_dapo
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.presets import preset_configs
 from reasongym.agents.runtime.session import RLSession
 from reasongym.agents.warm_start import warm_start
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
-from reasongym.models import tiny_policy
+from reasongym.policy.tiny import tiny_policy
 
 ENV = "reasongym/Arithmetic-v0"
 DIFFICULTY = 1

@@ -40,7 +40,7 @@ import torch  # noqa: E402
 import reasongym  # noqa: E402
 from reasongym.errors import DatasetNotFoundError  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
-from reasongym.models import format_prompt, load_policy  # noqa: E402
+from reasongym.policy.loading import format_prompt, load_policy  # noqa: E402
 
 GGUF_ENV = "REASONGYM_SMOLLM2_GGUF"
 

@@ -84,7 +84,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 def in_process_rate(folder: Path, args: argparse.Namespace) -> float:
     from reasongym.evaluation import evaluate
-    from reasongym.models import load_policy
+    from reasongym.policy.loading import load_policy
 
     model, tokenizer = load_policy(str(folder), device="cpu")
     run = lambda: evaluate(model, ENV, tokenizer=tokenizer, batch_size=8, **_options(args))  # noqa: E731

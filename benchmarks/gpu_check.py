@@ -38,10 +38,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
+from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
-from reasongym.agents.presets import preset_configs  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
-from reasongym.models import make_char_tokenizer, make_tiny_model  # noqa: E402
+from reasongym.policy.loading import make_tiny_model  # noqa: E402
+from reasongym.policy.tiny import make_char_tokenizer
 
 ENV = "reasongym/Arithmetic-v0"
 SIZES = {  # model shape and workload of the real pass and of the dry pass

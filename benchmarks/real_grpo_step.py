@@ -33,7 +33,7 @@ import torch  # noqa: E402
 
 import reasongym  # noqa: E402
 from reasongym.agents.config import LORA_TARGET_MODULES  # noqa: E402
-from reasongym.models import load_policy  # noqa: E402
+from reasongym.policy.loading import load_policy  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 PROMPTS, GROUP, NEW_TOKENS, KL, LR, RANK, ALPHA = 4, 4, 64, 0.04, 1e-6, 16, 32.0

@@ -86,12 +86,12 @@ def _parse_args() -> argparse.Namespace:
 
 def _load(gguf: str | None, model_dir: Path):
     """The model and tokenizer, dequantizing the GGUF into ``model_dir`` the first time."""
-    from reasongym.models import load_policy
+    from reasongym.policy.loading import load_policy
 
     if not (model_dir / "config.json").is_file():
         if not gguf:
             sys.exit(f"no model at {model_dir} and no GGUF given (--gguf or ${GGUF_ENV})")
-        from reasongym.models import dequantize_gguf
+        from reasongym.policy.loading import dequantize_gguf
 
         dequantize_gguf(gguf, model_dir)
     return load_policy(str(model_dir))
@@ -115,7 +115,7 @@ def _run_task(task: Task, generator, tokenizer, out_dir: Path, batch_rows: int) 
         generator,
         task.env_id,
         n=task.n,
-        ks=[1, task.n] if task.n > 1 else [1],
+        k=(1, task.n) if task.n > 1 else (1,),
         split=task.split,
         num_problems=task.num_problems,
         difficulty=task.difficulty,

@@ -39,10 +39,10 @@ import torch  # noqa: E402
 
 import reasongym  # noqa: E402
 from reasongym.agents import preset_configs, train_grpo  # noqa: E402
-from reasongym.agents.runtime.rollout import collect_rollouts  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
-from reasongym.lora import merge  # noqa: E402
-from reasongym.models import load_policy  # noqa: E402
+from reasongym.policy.loading import load_policy  # noqa: E402
+from reasongym.policy.lora import merge  # noqa: E402
+from reasongym.rollouts.batch import collect_rollouts  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 EPISODES: list[tuple[bool, bool]] = []
@@ -110,7 +110,7 @@ def evaluate(model, tokenizer, problems: int, max_new_tokens: int) -> dict[str, 
     params = SamplingParams(temperature=0.0, max_new_tokens=max_new_tokens)
     started = time.process_time()
     batch = collect_rollouts(
-        ENV, HFGenerator(model, tokenizer), tokenizer, list(range(problems)), group_size=1, params=params,
+        ENV, HFGenerator(model, tokenizer), tokenizer, list(range(problems)), params=params,
         split="test", difficulty=1,
     )  # fmt: skip
     return {

@@ -42,17 +42,18 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch loads
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
+from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.common import masked_sum  # noqa: E402
 from reasongym.agents.dapo import train_dapo  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
-from reasongym.agents.presets import preset_configs  # noqa: E402
 from reasongym.agents.runtime.session import RLSession  # noqa: E402
 from reasongym.agents.runtime.update import check_loss_shapes, ratio_metrics  # noqa: E402
 from reasongym.agents.sft import sft_pairs_from_env, train_sft  # noqa: E402
 from reasongym.agents.star import train_star  # noqa: E402
 from reasongym.evaluation.runner import greedy_pass_at_1  # noqa: E402
 from reasongym.generation import HFGenerator  # noqa: E402
-from reasongym.models import format_prompt, make_char_tokenizer, tiny_policy  # noqa: E402
+from reasongym.policy.loading import format_prompt, tiny_policy  # noqa: E402
+from reasongym.policy.tiny import make_char_tokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_learning import ShuffledRewards  # noqa: E402

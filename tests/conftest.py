@@ -48,6 +48,6 @@ def smollm2(smollm2_gguf: Path):
 
     Shared by every test that needs it: do not train it in place or change its settings.
     """
-    from reasongym.models import load_policy
+    from reasongym.policy.loading import load_policy
 
     return load_policy(smollm2_gguf)

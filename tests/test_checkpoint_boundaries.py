@@ -13,14 +13,14 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from reasongym.checkpoints import (
+from reasongym.errors import CheckpointError, ConfigError
+from reasongym.policy.checkpoints import (
     latest_checkpoint,
     load_checkpoint,
     load_optimizer_states,
     save_checkpoint,
     verify_checkpoint,
 )
-from reasongym.errors import CheckpointError, ConfigError
 
 
 class _Wrapper(torch.nn.Module):

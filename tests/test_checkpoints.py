@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 import torch
 
-from reasongym.checkpoints import (
+from reasongym.errors import CheckpointError, ConfigError
+from reasongym.policy.checkpoints import (
     ensure_steps_remaining,
     latest_checkpoint,
     load_checkpoint,
     save_checkpoint,
     verify_checkpoint,
 )
-from reasongym.errors import CheckpointError, ConfigError
-from reasongym.runs import RunDir, SamplesWriter
+from reasongym.runs.folder import RunDir, SamplesWriter
 
 
 def _model_and_optimizer(seed: int) -> tuple[torch.nn.Module, torch.optim.Optimizer, object]:

@@ -37,20 +37,29 @@ def test_help_through_the_console_module() -> None:
     assert "usage: reasongym" in result.stdout and "Exit codes" in result.stdout
 
 
-@pytest.mark.parametrize("args", [["eval", "--help"], ["show", "--help"], ["train", "grpo", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["eval", "--help"], ["show", "--help"], ["train", "grpo", "--help"], ["demo", "--help"]]
+)
 def test_help_of_each_command_exits_zero(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    assert exit_info.value.code == 0
+    assert main(args) == 0
     assert "usage: reasongym" in capsys.readouterr().out
 
 
 def test_train_help_lists_config_fields_with_their_docstrings(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main(["train", "sft", "--help"])
-    out = " ".join(capsys.readouterr().out.split())  # help text is wrapped to the terminal
-    assert "--max-steps" in out and "Steps to train in total" in out and "preset tiny: 0.002" in out
+    assert main(["train", "sft", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())  # help text is boxed and wrapped
+    # the tiny preset is the one in use (no --model); the default preset's value is shown beside it
+    assert "--max-steps INT" in out and "Steps to train in total" in out
+    assert "(default: 0.002; preset default: 1e-05)" in out
     assert "sft: SFT's own (SFTConfig)" in out and "run: steps, optimizer" in out
+    assert "--lora.target-modules [STR [STR ...]]" in out and "ELLIPSIS" not in out
+
+
+def test_star_help_keeps_the_prefix_of_its_nested_fine_tuning_config(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "star", "--help", "--preset", "default"]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "--sft.batch-size INT" in out and "--lora.rank INT" in out and "--group-size INT" in out
+    assert "(default: 10; preset tiny: 3)" in out  # max_steps under the default preset
 
 
 def test_train_help_without_an_algorithm_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
@@ -165,7 +174,7 @@ def test_eval_grades_stored_completions_without_a_model(
 
 @pytest.mark.parametrize("text", ["lr = 0.01\nbatch_size = 4\n", "[run]\nlr = 0.01\n[sft]\nbatch_size = 4\n"])
 def test_config_file_values_and_flags_build_the_config(tmp_path: Path, text: str) -> None:
-    from reasongym.agents.presets import preset_configs, sort_fields
+    from reasongym.agents.algorithms import preset_configs, sort_fields
     from reasongym.cli.args import merge, read_config_file
 
     config = tmp_path / "sft.toml"
@@ -280,9 +289,7 @@ def test_the_train_summary_is_strict_json(
 def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
     import reasongym
 
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--version"])
-    assert exit_info.value.code == 0
+    assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"reasongym {reasongym.__version__}"
 
 
@@ -316,10 +323,12 @@ def test_a_bad_argument_through_the_console_module() -> None:
         (["verify", "x", "--gold", "1", "--kind", "maths"], 2, "did you mean 'math'"),
         (["verify"], 2, "give either a COMPLETION"),
         (["eval", "/no/such/model", ENV], 2, "could not be loaded"),
-        (["eval", "--n", "2", "--k", "4", "--completions", "/no/such.jsonl"], 2, "does not exist"),
         (["train", "grpx"], 2, "did you mean 'grpo'"),
         (["train", "sft", "--env", ENV, "--lr", "-1"], 2, "lr=-1.0 is not allowed"),
-        (["train", "sft", "--env", ENV, "--max-stepz", "3"], 2, "unrecognized arguments: --max-stepz"),
+        (["train", "sft", "--env", ENV, "--max-stepz", "3"], 2, "options: --max-stepz, 3; did you mean --max-steps?"),
+        (["train", "sft", "--env", ENV, "--max-step", "3"], 2, "did you mean --max-steps?"),  # no abbreviations
+        (["train", "grpo", "--env", ENV, "--kl", "kk"], 2, "invalid choice 'kk' for argument '--kl'"),
+        (["eval", "--n", "2", "--k", "4", "--completions", "/no/such.jsonl"], 2, "k=(4,) is not allowed"),
         (["train", "sft", "--max-steps", "3"], 2, "--env is required"),
         (["compare", "/no/such.jsonl"], 2, "does not exist"),
         (
@@ -329,7 +338,7 @@ def test_a_bad_argument_through_the_console_module() -> None:
         ),
         (["train", "grpo", "--run-dir", "/no/such/run"], 2, "to start a new run use --output-dir"),
         (["train", "grpo", "--run-dir", "/no/such/run", "--env", ENV], 2, "resumes an existing run folder"),
-        (["demo", "--algo", "ppo"], 2, "invalid choice: 'ppo'"),
+        (["demo", "--algo", "ppo"], 2, "invalid choice 'ppo' for argument '--algo'"),
     ],
 )
 def test_bad_arguments_give_a_clear_error_and_exit_code(

@@ -12,7 +12,7 @@ from reasongym.agents.common import token_logprobs
 from reasongym.errors import ConfigError
 from reasongym.generation import GenerationBatch, HFGenerator, SamplingParams
 from reasongym.generation.hf import _sample, _top_p_filter
-from reasongym.models import make_char_tokenizer, make_tiny_model
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 PROMPTS = ["1+1=", "What is 12 * 7? Answer:", "x"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from reasongym.evaluation import evaluate
-from reasongym.metrics import read_metrics
+from reasongym.runs.metrics import read_metrics
 
 ENV = "reasongym/Arithmetic-v0"
 TRAIN = [

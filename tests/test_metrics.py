@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from reasongym.errors import ConfigError
-from reasongym.metrics import NAMESPACES, MetricsWriter, dumps_strict, plot_metrics, read_metrics
+from reasongym.runs.metrics import NAMESPACES, MetricsWriter, dumps_strict, plot_metrics, read_metrics
 
 
 def _strict_loads(text: str) -> object:
@@ -185,6 +185,6 @@ def test_asking_for_wandb_without_the_package_says_how_to_get_it(tmp_path: Path)
 
 
 def test_importing_the_metrics_module_loads_no_heavy_package() -> None:
-    code = "import sys, reasongym.metrics; print(sorted({'torch', 'matplotlib', 'wandb'} & set(sys.modules)))"
+    code = "import sys, reasongym.runs.metrics; print(sorted({'torch', 'matplotlib', 'wandb'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

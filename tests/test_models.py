@@ -11,14 +11,8 @@ import pytest
 import torch
 
 from reasongym.errors import ConfigError
-from reasongym.models import (
-    SPECIAL_TOKENS,
-    end_of_turn_id,
-    format_prompt,
-    load_policy,
-    make_char_tokenizer,
-    make_tiny_model,
-)
+from reasongym.policy.loading import end_of_turn_id, format_prompt, load_policy
+from reasongym.policy.tiny import SPECIAL_TOKENS, make_char_tokenizer, make_tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +114,7 @@ def test_load_policy_explains_a_missing_folder(tmp_path: Path) -> None:
 def test_load_policy_explains_an_unreachable_hub_id() -> None:
     # HF_HUB_OFFLINE is read when huggingface_hub is imported, hence a fresh interpreter.
     code = (
-        "from reasongym.models import load_policy\n"
+        "from reasongym.policy.loading import load_policy\n"
         "try:\n    load_policy('no-such-org/no-such-model')\n"
         "except Exception as exc:\n    print(type(exc).__name__, exc)"
     )

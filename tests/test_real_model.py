@@ -13,7 +13,7 @@ import torch
 
 import reasongym
 from reasongym.generation import HFGenerator, SamplingParams
-from reasongym.models import end_of_turn_id, format_prompt, load_policy, save_policy
+from reasongym.policy.loading import end_of_turn_id, format_prompt, load_policy, save_policy
 
 # Prompts of different lengths, so batches are left-padded; SmolLM2 answers each in under 40 tokens.
 SHORT_QUESTIONS = (

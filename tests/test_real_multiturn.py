@@ -12,8 +12,8 @@ import torch
 
 import reasongym
 from reasongym.agents.common import token_logprobs
-from reasongym.agents.runtime.rollout import collect_rollouts
 from reasongym.generation import HFGenerator, SamplingParams
+from reasongym.rollouts.batch import collect_rollouts
 
 OBSERVATION = "ing"
 """Letters with no space before them. Greedy, SmolLM2 starts its answers to Arithmetic level-1 problems 0 and 1
@@ -45,8 +45,8 @@ def test_a_later_turn_continues_from_the_sampled_and_observed_ids(smollm2) -> No
 
     generator.generate_batch = recording
     env = ObserveOnce(reasongym.make("reasongym/Arithmetic-v0"))
-    params = SamplingParams(temperature=0.0, max_new_tokens=3)
-    batch = collect_rollouts(env, generator, tokenizer, [0, 1], group_size=2, params=params, difficulty=1)
+    params = SamplingParams(temperature=0.0, max_new_tokens=3, n=2)
+    batch = collect_rollouts(env, generator, tokenizer, [0, 1], params=params, difficulty=1)
     assert batch.turns.tolist() == [2, 2, 2, 2] and len(contexts) == 2
     observed = tokenizer(OBSERVATION, add_special_tokens=False)["input_ids"]
     for row, context in enumerate(contexts[1]):  # turn 2 got ids: prompt, turn 1, the observation once

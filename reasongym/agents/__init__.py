@@ -18,22 +18,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from reasongym.agents.algorithms import preset_configs
     from reasongym.agents.config import RolloutConfig, RunConfig
     from reasongym.agents.dapo import DAPOConfig, dapo_loss, train_dapo
     from reasongym.agents.grpo import GRPOConfig, grpo_loss, train_grpo
-    from reasongym.agents.presets import PRESETS, preset_configs
-    from reasongym.agents.runtime.rollout import RolloutBatch, collect_rollouts, recompute_old_logp
+    from reasongym.agents.presets import PRESETS
     from reasongym.agents.runtime.session import RLResult
-    from reasongym.agents.runtime.update import BatchTotals, PolicyLoss
+    from reasongym.agents.runtime.update import BatchTotals, PolicyLoss, recompute_old_logp
     from reasongym.agents.sft import SFTConfig, SFTResult, train_sft
     from reasongym.agents.star import STaRConfig, STaRResult, train_star
     from reasongym.agents.warm_start import WarmStart, warm_start
+    from reasongym.rollouts.batch import RolloutBatch, collect_rollouts
 
 _LAZY = {
     "RunConfig": "config",
     "RolloutConfig": "config",
     "PRESETS": "presets",
-    "preset_configs": "presets",
+    "preset_configs": "algorithms",
     "GRPOConfig": "grpo",
     "grpo_loss": "grpo",
     "train_grpo": "grpo",
@@ -47,9 +48,9 @@ _LAZY = {
     "STaRResult": "star",
     "train_star": "star",
     "RLResult": "runtime.session",
-    "RolloutBatch": "runtime.rollout",
-    "collect_rollouts": "runtime.rollout",
-    "recompute_old_logp": "runtime.rollout",
+    "RolloutBatch": "reasongym.rollouts.batch",
+    "collect_rollouts": "reasongym.rollouts.batch",
+    "recompute_old_logp": "runtime.update",
     "BatchTotals": "runtime.update",
     "PolicyLoss": "runtime.update",
     "WarmStart": "warm_start",
@@ -86,5 +87,11 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(importlib.import_module(f"reasongym.agents.{_LAZY[name]}"), name)
+        module = _LAZY[name]
+        return getattr(
+            importlib.import_module(
+                module if module.startswith("reasongym.") else f"reasongym.agents.{module}"
+            ),
+            name,
+        )
     raise AttributeError(f"module 'reasongym.agents' has no attribute {name!r}")

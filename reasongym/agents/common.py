@@ -38,15 +38,11 @@ def token_logprobs(
 ) -> tuple[Tensor, Tensor | None]:
     """Log-probabilities of the completion tokens under ``model``, from one forward pass per micro-batch.
 
-    Logits are shifted by one (position ``i`` predicts token ``i + 1``), only the completion positions
-    go through the LM head, and each log-prob is ``logit[token] - logsumexp(logits)``, so the full
-    ``log_softmax`` over the vocabulary is never materialised. For Llama-like models the LM head runs over
-    `LOGIT_CHUNK_TOKENS` tokens at a time (recomputed in the backward pass), so float32 logits never exist
-    for a whole micro-batch either. Position ids come from the attention
-    mask, so left-padded rows score exactly as they would alone. Gradients flow when the caller has
-    them enabled; the model's train/eval mode is left as it is. Micro-batches bound the memory of the
-    forward passes; under autograd every micro-batch's graph is kept until ``backward``, so a trainer
-    that must bound training memory calls this once per micro-batch and backpropagates each.
+    Only the completion positions go through the LM head (`LOGIT_CHUNK_TOKENS` at a time for Llama-like
+    models), each log-prob is ``logit[token] - logsumexp(logits)`` (no full ``log_softmax``), and position
+    ids come from the attention mask, so left-padded rows score as they would alone. Gradients flow when
+    enabled; the train/eval mode is left as it is. Under autograd every micro-batch's graph is kept until
+    ``backward``: a trainer bounding its memory calls this once per micro-batch and backpropagates each.
 
     Args:
         model: A causal LM that accepts ``position_ids`` and ``logits_to_keep``.
@@ -67,22 +63,9 @@ def token_logprobs(
     Raises:
         ConfigError: ``completion_start`` out of range, a bad ``micro_batch_size`` or ``temperature``.
     """
-    rows, length = input_ids.shape
-    starts = torch.as_tensor(completion_start, dtype=torch.long, device=input_ids.device)
-    if starts.ndim == 0:
-        starts = starts.expand(rows)  # [B]
+    rows = input_ids.shape[0]
+    starts = _checked_starts(completion_start, input_ids, micro_batch_size, temperature)  # [B]
     first, last = (int(starts.min()), int(starts.max())) if starts.numel() else (0, 0)
-    if starts.shape != (rows,) or first < 1 or last > length:
-        raise ConfigError(
-            f"completion_start={completion_start!r} is not allowed; expected one int or {rows} ints, each "
-            f"in [1, {length}] (a completion needs at least one token before it to be predicted from)"
-        )
-    if micro_batch_size is not None and micro_batch_size < 1:
-        raise ConfigError(
-            f"micro_batch_size={micro_batch_size!r} is not allowed; expected an integer >= 1 or None"
-        )
-    if temperature <= 0:
-        raise ConfigError(f"temperature={temperature!r} is not allowed; expected a float > 0")
     step = micro_batch_size or rows
     pieces = [
         _completion_logprobs(
@@ -100,6 +83,30 @@ def token_logprobs(
     logp = logp.masked_fill(~target_mask, 0.0)
     entropy = entropy.masked_fill(~target_mask, 0.0) if entropy is not None else None
     return logp, entropy
+
+
+def _checked_starts(
+    completion_start: int | Sequence[int] | Tensor, input_ids: Tensor, micro_batch_size: int | None,
+    temperature: float,
+) -> Tensor:  # fmt: skip
+    """[B] each row's completion start; ConfigError for one out of range, or a bad micro-batch or temperature."""
+    rows, length = input_ids.shape
+    starts = torch.as_tensor(completion_start, dtype=torch.long, device=input_ids.device)
+    if starts.ndim == 0:
+        starts = starts.expand(rows)  # [B]
+    first, last = (int(starts.min()), int(starts.max())) if starts.numel() else (0, 0)
+    if starts.shape != (rows,) or first < 1 or last > length:
+        raise ConfigError(
+            f"completion_start={completion_start!r} is not allowed; expected one int or {rows} ints, each "
+            f"in [1, {length}] (a completion needs at least one token before it to be predicted from)"
+        )
+    if micro_batch_size is not None and micro_batch_size < 1:
+        raise ConfigError(
+            f"micro_batch_size={micro_batch_size!r} is not allowed; expected an integer >= 1 or None"
+        )
+    if temperature <= 0:
+        raise ConfigError(f"temperature={temperature!r} is not allowed; expected a float > 0")
+    return starts
 
 
 LOGIT_CHUNK_TOKENS = 512

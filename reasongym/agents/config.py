@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reasongym.errors import ConfigError
+from reasongym.generation.base import SamplingParams
 
 LORA_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 """The attention and MLP projections of Llama, Qwen2, Mistral and Gemma, LoRA's default targets."""
@@ -193,6 +194,14 @@ class RolloutConfig:
         if not 0 < self.top_p <= 1:
             raise ConfigError(f"top_p={self.top_p!r} is not allowed; expected a float in (0, 1]")
 
+    def sampling(self, seed: int | None) -> SamplingParams:
+        """These settings as the sampler takes them, the group size as ``n``: the one place a rollout config
+        becomes `SamplingParams`, which then travel unchanged to the generator."""
+        return SamplingParams(
+            n=self.group_size, max_new_tokens=self.max_new_tokens, temperature=self.temperature,
+            top_p=self.top_p, seed=seed,
+        )  # fmt: skip
+
     def check_for_rl(self) -> None:
         """Raise ConfigError unless these settings can drive a policy-gradient method (GRPO, DAPO)."""
         if self.temperature <= 0:
@@ -215,7 +224,7 @@ def resolve_splits(run: RunConfig, env: Any) -> tuple[str, str]:
     Raises:
         ConfigError: A split the source does not have, naming the field and the available splits.
     """
-    from reasongym.evaluation.runner import default_eval_split
+    from reasongym.evaluation.config import default_eval_split
 
     unwrapped = getattr(env, "unwrapped", env)
     source = getattr(unwrapped, "source", None)
@@ -318,3 +327,28 @@ def at_least_or_none(cfg: Any, **lows: int) -> None:
         value = getattr(cfg, name)
         if value is not None and value < low:
             raise ConfigError(f"{name}={value!r} is not allowed; expected an integer >= {low} or None")
+
+
+def build(cls: type, values: dict[str, Any], where: str) -> Any:
+    """An instance of the config dataclass ``cls`` from (nested) ``values``; unknown names name the nearest.
+
+    Lists become tuples where the field is a tuple, and nested dataclass fields are built from mappings.
+
+    Raises:
+        ConfigError: An unknown field, or a value the config refuses.
+    """
+    hints = typing.get_type_hints(cls)
+    names = [item.name for item in dataclasses.fields(cls)]
+    kwargs = {}
+    for key, value in values.items():
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"{where}: unknown field {key!r} of {cls.__name__}{hint}; fields: {names}")
+        tp = hints[key]
+        if dataclasses.is_dataclass(tp) and isinstance(value, dict):
+            value = build(tp, value, where=f"{where}.{key}")
+        elif isinstance(value, list):
+            value = tuple(value)
+        kwargs[key] = value
+    return cls(**kwargs)

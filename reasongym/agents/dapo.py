@@ -25,14 +25,15 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from reasongym import distributed
 from reasongym.agents.advantages import group_advantages, zero_variance_groups
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
-from reasongym.agents.runtime import distributed
-from reasongym.agents.runtime.rollout import RolloutBatch
+from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, ratio_metrics
 from reasongym.errors import ConfigError
+from reasongym.rollouts.batch import RolloutBatch
 
 
 @dataclass(frozen=True)
@@ -287,8 +288,8 @@ def train_dapo(
         model: A causal LM (trained in place, on its device).
         tokenizer: Its tokenizer.
         env_id: A registered environment id, or a built environment.
-        run: Length, optimizer, cadence, data and logging; None: ``RunConfig()``.
-        rollout: Sampling of the rollouts; None: ``RolloutConfig()``.
+        run: Length, optimizer, cadence, data and logging; None: the ``default`` preset's, as the command line.
+        rollout: Sampling of the rollouts; None: the ``default`` preset's, as the command line.
         run_dir: Folder for config, metrics, samples, checkpoints and the plot; a folder holding a
             checkpoint is resumed. None: nothing written, no resume.
         generator: The sampler; None builds an ``HFGenerator`` on ``model``.
@@ -297,7 +298,8 @@ def train_dapo(
     Returns:
         An ``RLResult`` with one metrics dict per step.
     """
-    run, rollout = run or RunConfig(), rollout or RolloutConfig()
+    default = shared_configs("default", "dapo")
+    run, rollout = run or default["run"], rollout or default["rollout"]
     overlong_buffer_tokens(cfg, rollout.max_new_tokens)  # refuse a buffer that does not fit, before any work
     record = {"algo": "dapo", "run": run, "rollout": rollout, "dapo": cfg}
     session = RLSession.start(

@@ -26,10 +26,11 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
+from reasongym import distributed
 from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, group_advantages, lookup
 from reasongym.agents.common import masked_mean, masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, check_field_types
-from reasongym.agents.runtime import distributed
+from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, ratio_metrics, totals_of
 from reasongym.errors import ConfigError
@@ -218,8 +219,8 @@ def train_grpo(
         model: A causal LM (trained in place, on its device).
         tokenizer: Its tokenizer.
         env_id: A registered environment id, or a built environment.
-        run: Length, optimizer, cadence, data and logging; None: ``RunConfig()``.
-        rollout: Sampling of the rollouts; None: ``RolloutConfig()``.
+        run: Length, optimizer, cadence, data and logging; None: the ``default`` preset's, as the command line.
+        rollout: Sampling of the rollouts; None: the ``default`` preset's, as the command line.
         run_dir: Folder for config, metrics, samples, checkpoints and the final plot; a folder holding a
             checkpoint is resumed. None: nothing written, no resume.
         generator: The sampler; None builds an ``HFGenerator`` on ``model``.
@@ -232,7 +233,8 @@ def train_grpo(
     `distributed.init_distributed`) each process samples its share of every batch's prompts and the update
     is the one of a single process on all of them; see `reasongym.agents.runtime.session`.
     """
-    run, rollout = run or RunConfig(), rollout or RolloutConfig()
+    default = shared_configs("default", "grpo")
+    run, rollout = run or default["run"], rollout or default["rollout"]
     record = {"algo": "grpo", "run": run, "rollout": rollout, "grpo": cfg}
     session = RLSession.start(
         run, rollout, model, tokenizer, env_id, algo="grpo", config_record=record, run_dir=run_dir,

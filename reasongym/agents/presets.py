@@ -3,7 +3,7 @@
 - ``default``: a real pretrained model (0.1B-7B) on one machine; the values of the config classes, plus
   what each algorithm needs on top (SFT's higher learning rate and cosine schedule, STaR's greedy
   rationales, DAPO's group of 16, RL's gradient checkpointing and micro-batches of 2 rows).
-- ``tiny``: the random-init 0.5M-parameter model over a character tokenizer (`reasongym.models.tiny_policy`)
+- ``tiny``: the random-init 0.5M-parameter model over a character tokenizer (`reasongym.policy.loading.tiny_policy`)
   on a CPU, on the easiest level of the arithmetic generators. Found by trying on a 2-core machine: SFT
   learns the column-by-column format in a few hundred steps at lr 2e-3; GRPO/DAPO then learn from the
   verifier alone at lr 1e-4 (2e-4 stalled, 3e-4 collapsed the policy), 16 prompts x 8 samples, 72 tokens.
@@ -22,6 +22,7 @@ import dataclasses
 import difflib
 from typing import Any
 
+from reasongym.agents.config import RolloutConfig, RunConfig, build
 from reasongym.errors import ConfigError
 
 SECTIONS: dict[str, tuple[str, ...]] = {
@@ -114,117 +115,50 @@ def preset_values(name: str, algo: str) -> dict[str, dict[str, Any]]:
     Raises:
         ConfigError: An unknown preset or algorithm, naming the nearest one.
     """
-    _check_name("preset", name, PRESETS)
-    _check_name("algo", algo, SECTIONS)
+    check_name("preset", name, PRESETS)
+    check_name("algo", algo, SECTIONS)
     values = PRESETS[name].get(algo, {})
     return {section: _deep_copy(values.get(section, {})) for section in SECTIONS[algo]}
 
 
-def preset_configs(
-    name: str, algo: str, overrides: dict[str, dict[str, Any]] | None = None, **fields: Any
-) -> dict[str, Any]:
-    """The configs of ``algo`` under preset ``name``, with ``overrides`` and ``fields`` on top.
+def shared_configs(name: str, algo: str, **fields: Any) -> dict[str, Any]:
+    """The shared configs of ``algo`` under preset ``name``: ``run`` (`RunConfig`) and, for the algorithms
+    that sample, ``rollout`` (`RolloutConfig`), with ``fields`` (names of those two classes) on top.
 
-    Args:
-        name: A preset name (``default``, ``tiny``, ``paper``).
-        algo: ``sft``, ``grpo``, ``dapo`` or ``star``.
-        overrides: Section -> field -> value, e.g. ``{"run": {"max_steps": 10}}``.
-        **fields: Field values by name alone (names are unique across an algorithm's sections), e.g.
-            ``preset_configs("tiny", "grpo", max_steps=10, group_size=4, kl="off")``.
-
-    Returns:
-        Section name -> config object, e.g. ``{"run": RunConfig, "rollout": RolloutConfig, "grpo": GRPOConfig}``.
+    What a trainer called from Python without ``run=`` or ``rollout=`` uses (the ``default`` preset), so
+    that it trains exactly as ``reasongym train ALGO`` does with the same model and environment.
 
     Raises:
-        ConfigError: An unknown preset, algorithm, section or field, or a value a config refuses.
+        ConfigError: An unknown preset, algorithm or field, or a value a config refuses.
     """
     values = preset_values(name, algo)
-    for layer in (overrides or {}, sort_fields(algo, fields, where="fields")):
-        for section, section_fields in layer.items():
-            _check_name("section", section, values)
-            values[section] = _merge(values[section], section_fields)
+    classes = {"run": RunConfig, "rollout": RolloutConfig}
+    owner = {item.name: section for section, cls in classes.items() for item in dataclasses.fields(cls)}
+    for key, value in fields.items():
+        if owner.get(key) not in values:
+            close = difflib.get_close_matches(key, list(owner), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"unknown field {key!r} of {algo}'s run and rollout configs{hint}")
+        values[owner[key]][key] = value
     return {
-        section: build(config_class(algo, section), fields, where=section)
-        for section, fields in values.items()
+        section: build(classes[section], values[section], where=section)
+        for section in classes
+        if section in values
     }
 
 
-def sort_fields(algo: str, values: dict[str, Any], where: str) -> dict[str, dict[str, Any]]:
-    """Values by section: section tables (``{"run": {...}}``) as they are, flat field names to their section.
-
-    Raises:
-        ConfigError: A name that is neither a section nor a field of the algorithm's configs.
-    """
-    _check_name("algo", algo, SECTIONS)
-    owner = {
-        item.name: section
-        for section in SECTIONS[algo]
-        for item in dataclasses.fields(config_class(algo, section))
-    }
-    sections: dict[str, dict[str, Any]] = {}
-    for key, value in values.items():
-        if key in SECTIONS[algo] and isinstance(value, dict):
-            sections[key] = _merge(sections.get(key, {}), value)
-        elif key in owner:
-            sections.setdefault(owner[key], {})[key] = value
-        else:
-            close = difflib.get_close_matches(key, [*SECTIONS[algo], *owner], n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(
-                f"{where}: unknown field {key!r} for {algo}{hint}; sections: {list(SECTIONS[algo])}, each with "
-                "the fields `reasongym train ALGO --help` lists"
-            )
-    return sections
-
-
-def config_class(algo: str, section: str) -> type:
-    """The config class of a section: ``RunConfig``, ``RolloutConfig``, or the algorithm's own."""
-    from reasongym.agents import dapo, grpo, sft, star
-    from reasongym.agents.config import RolloutConfig, RunConfig
-
-    own = {"sft": sft.SFTConfig, "grpo": grpo.GRPOConfig, "dapo": dapo.DAPOConfig, "star": star.STaRConfig}
-    return {"run": RunConfig, "rollout": RolloutConfig}.get(section) or own[algo]
-
-
-def build(cls: type, values: dict[str, Any], where: str) -> Any:
-    """An instance of the config dataclass ``cls`` from (nested) ``values``; unknown names name the nearest.
-
-    Lists become tuples where the field is a tuple, and nested dataclass fields are built from mappings.
-
-    Raises:
-        ConfigError: An unknown field, or a value the config refuses.
-    """
-    import typing
-
-    hints = typing.get_type_hints(cls)
-    names = [item.name for item in dataclasses.fields(cls)]
-    kwargs = {}
-    for key, value in values.items():
-        if key not in names:
-            close = difflib.get_close_matches(key, names, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"{where}: unknown field {key!r} of {cls.__name__}{hint}; fields: {names}")
-        tp = hints[key]
-        if dataclasses.is_dataclass(tp) and isinstance(value, dict):
-            value = build(tp, value, where=f"{where}.{key}")
-        elif isinstance(value, list):
-            value = tuple(value)
-        kwargs[key] = value
-    return cls(**kwargs)
-
-
-def _check_name(what: str, name: str, known: Any) -> None:
+def check_name(what: str, name: str, known: Any) -> None:
     if name not in known:
         close = difflib.get_close_matches(str(name), list(known), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigError(f"{what}={name!r} is not allowed; choose one of {sorted(known)}{hint}")
 
 
-def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def merge_values(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in override.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
+            merged[key] = merge_values(merged[key], value)
         else:
             merged[key] = value
     return merged

@@ -20,7 +20,7 @@ from transformers import PreTrainedTokenizerBase
 from reasongym.agents.config import RunConfig, resolve_splits
 from reasongym.agents.sft import sft_pairs_from_env
 from reasongym.generation import Generator, SamplingParams
-from reasongym.models import format_prompt
+from reasongym.policy.loading import format_prompt
 from reasongym.verifiers.extract import ANSWER_PHRASE
 
 __all__ = [

@@ -29,9 +29,11 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
+from reasongym import distributed
 from reasongym.agents.common import enable_checkpointing, seed_everything
 from reasongym.agents.config import RunConfig, at_least, check_field_types
-from reasongym.agents.runtime import distributed
+from reasongym.agents.presets import shared_configs
+from reasongym.agents.runtime import parallel
 from reasongym.agents.runtime.update import (
     autocast_context,
     build_optimizer,
@@ -50,16 +52,16 @@ from reasongym.agents.sft_data import (
     sft_pairs_from_env,
     tokenize_pairs,
 )
-from reasongym.checkpoints import (
+from reasongym.errors import ConfigError
+from reasongym.policy.checkpoints import (
     checkpoint_step,
     ensure_steps_remaining,
     latest_checkpoint,
     load_checkpoint,
     save_checkpoint,
 )
-from reasongym.errors import ConfigError
-from reasongym.metrics import MetricsWriter
-from reasongym.runs import RunDir
+from reasongym.runs.folder import RunDir
+from reasongym.runs.metrics import MetricsWriter
 
 __all__ = [
     "IGNORE_INDEX",
@@ -246,8 +248,7 @@ def train_sft(
 ) -> SFTResult:
     """Fine-tune ``model`` on ``pairs`` for ``run.max_steps`` optimizer steps, resuming when possible.
 
-    Under ``torchrun`` (process group initialised with ``distributed.init_distributed``) each rank trains
-    on its shard of ``pairs`` and gradients are averaged; only rank 0 writes to ``run_dir``.
+    Under ``torchrun`` each rank trains on its shard of ``pairs`` (DDP); only rank 0 writes ``run_dir``.
 
     Args:
         cfg: SFT's own settings (batch, length, packing).
@@ -257,27 +258,55 @@ def train_sft(
         run: Steps, optimizer, cadence and logging; None: the ``default`` preset's (lr 1e-5, cosine).
         run_dir: Run folder for config, metrics and checkpoints; if it holds a checkpoint, training
             resumes from the latest one. None: no files, no resume.
-        eval_fn: Called with the model every ``run.eval_every`` steps (rank 0); returns metrics, logged
-            under ``eval/`` unless already namespaced.
-        stop_when: Called with the step after each step (rank 0); True ends training early, e.g. once
-            a probe accuracy is reached.
-        env: The environment the pairs come from: held-out greedy pass@1 on its evaluation split is then
-            logged as ``eval/pass@1`` every ``run.eval_every`` steps (through `reasongym.evaluation`),
-            and ``cfg.stop_at_accuracy`` stops on it.
+        eval_fn: Called with the model every ``run.eval_every`` steps (rank 0); its metrics are logged.
+        stop_when: Called with each step's number (rank 0); True ends training there.
+        env: The pairs' environment: its held-out greedy pass@1 is logged as ``eval/pass@1`` every
+            ``run.eval_every`` steps, and ``cfg.stop_at_accuracy`` stops on it.
 
     Returns:
         An ``SFTResult``.
 
     Raises:
-        ConfigError: Fewer pairs than processes, or the latest checkpoint already reached ``max_steps``.
+        ConfigError: Settings SFT cannot honour, fewer pairs than processes, or a finished run.
     """
-    if run is None:
-        from reasongym.agents.presets import preset_configs
-
-        run = preset_configs("default", "sft")["run"]
+    run = run or shared_configs("default", "sft")["run"]
+    info = distributed.current()
+    _check_run(cfg, run, model, env, info)
     if env is not None and run.eval_every:
         eval_fn, stop_when = _held_out(cfg, run, tokenizer, env, eval_fn, stop_when)
-    elif cfg.stop_at_accuracy is not None:
+    if run.gradient_checkpointing:
+        enable_checkpointing(model)
+    folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
+    held = ExitStack()  # the run folder's lock: a second trainer on it fails at once
+    if folder is not None and info.is_main:
+        held.enter_context(folder.lock())
+    with held:
+        state = _start_or_resume(cfg, run, model, tokenizer, pairs, folder, info)
+        writer = _writer(folder, cfg, run, state.resumed_from) if info.is_main else None
+        try:
+            step, stopped, history = _steps(state, run, model, folder, eval_fn, stop_when, writer, info)
+        finally:
+            if writer is not None:
+                writer.close()
+        path = None if folder is None else folder.path
+        return SFTResult(step, state.resumed_from, stopped, tuple(history), path)
+
+
+def _writer(
+    folder: RunDir | None, cfg: SFTConfig, run: RunConfig, resumed_from: int | None
+) -> MetricsWriter | None:
+    """The run folder's metrics writer (None without a folder), its config record first."""
+    if folder is None:
+        return None
+    return MetricsWriter(
+        folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project,
+        config={"algo": "sft", "run": run, "sft": cfg}, resume_from_step=resumed_from,
+    )  # fmt: skip
+
+
+def _check_run(cfg: SFTConfig, run: RunConfig, model: torch.nn.Module, env: Any, info: Any) -> None:
+    """Raise ConfigError for settings SFT cannot honour (a stop without evaluations, LoRA, FSDP, CPU autocast)."""
+    if cfg.stop_at_accuracy is not None and not (env is not None and run.eval_every):
         raise ConfigError(
             "stop_at_accuracy needs held-out evaluations: pass env= and set run.eval_every > 0 "
             f"(got env={'set' if env is not None else None}, eval_every={run.eval_every})"
@@ -288,49 +317,39 @@ def train_sft(
             f"lora.rank={run.lora.rank} is not allowed for SFT (nor STaR, whose fine-tuning is SFT) yet: LoRA "
             "trains GRPO and DAPO; use lora.rank=0 (full fine-tuning)"
         )
-    if run.gradient_checkpointing:
-        enable_checkpointing(model)
-    info = distributed.current()
     if run.parallelism == "fsdp" and info.world_size > 1:
         raise ConfigError(
             "parallelism='fsdp' is not allowed for SFT (nor STaR, whose fine-tuning is SFT): FSDP shards GRPO "
             "and DAPO only; use parallelism='ddp'"
         )
-    folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-    held = ExitStack()  # the run folder's lock: a second trainer on it fails at once
-    if folder is not None and info.is_main:
-        held.enter_context(folder.lock())
-    with held:
-        state = _start_or_resume(cfg, run, model, tokenizer, pairs, folder, info)
-        writer = None
-        if folder is not None and info.is_main:
-            writer = MetricsWriter(
-                folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project,
-                config={"algo": "sft", "run": run, "sft": cfg}, resume_from_step=state.resumed_from,
-            )  # fmt: skip
-        ddp_model = distributed.wrap_model(model, info)
-        model.train()
-        history: list[dict[str, float]] = []
-        step, stopped = state.start, False
-        show = run.progress_bar and info.is_main
-        bar = tqdm(total=run.max_steps, initial=step, disable=not show, desc="sft")
-        try:
-            while step < run.max_steps and not stopped:
-                metrics = _timed_step(ddp_model, state, run, info)
-                step += 1
-                stopped = _after_step(step, metrics, run, model, eval_fn, stop_when, writer, info)
-                history.append(metrics)
-                bar.update(1)
-                bar.set_postfix(loss=f"{metrics['loss/sft']:.4f}")
-                due = run.save_every and step % run.save_every == 0
-                if folder is not None and (due or step == run.max_steps or stopped):
-                    _save(folder, step, model, state, run, info)
-        finally:
-            bar.close()
-            if writer is not None:
-                writer.close()
-        path = None if folder is None else folder.path
-        return SFTResult(step, state.resumed_from, stopped, tuple(history), path)
+
+
+def _steps(
+    state: Any, run: RunConfig, model: torch.nn.Module, folder: RunDir | None,
+    eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None, stop_when: Callable[[int], bool] | None,
+    writer: MetricsWriter | None, info: Any,
+) -> tuple[int, bool, list[dict[str, float]]]:  # fmt: skip
+    """Train from ``state.start`` to ``run.max_steps`` (or an early stop) with a bar and checkpoints;
+    returns the last step, whether it stopped early, and each step's metrics."""
+    ddp_model = parallel.wrap_model(model, info)
+    model.train()
+    history: list[dict[str, float]] = []
+    step, stopped = state.start, False
+    bar = tqdm(total=run.max_steps, initial=step, disable=not (run.progress_bar and info.is_main), desc="sft")
+    try:
+        while step < run.max_steps and not stopped:
+            metrics = _timed_step(ddp_model, state, run, info)
+            step += 1
+            stopped = _after_step(step, metrics, run, model, eval_fn, stop_when, writer, info)
+            history.append(metrics)
+            bar.update(1)
+            bar.set_postfix(loss=f"{metrics['loss/sft']:.4f}")
+            due = run.save_every and step % run.save_every == 0
+            if folder is not None and (due or step == run.max_steps or stopped):
+                _save(folder, step, model, state, run, info)
+    finally:
+        bar.close()
+    return step, stopped, history
 
 
 def _held_out(

@@ -215,7 +215,7 @@ def sft_pairs_from_env(
         Up to ``n`` verified pairs.
     """
     from reasongym.envs.core import format_final_answer, gold_answer_text
-    from reasongym.models import format_prompt
+    from reasongym.policy.loading import format_prompt
 
     if n < 1:
         raise ConfigError(f"n={n} is not allowed; expected an integer >= 1")

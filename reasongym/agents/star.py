@@ -41,6 +41,7 @@ from safetensors.torch import load_file, save_file
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import reasongym
+from reasongym import distributed
 from reasongym.agents.config import (
     RolloutConfig,
     RunConfig,
@@ -48,6 +49,7 @@ from reasongym.agents.config import (
     at_least_or_none,
     check_field_types,
 )
+from reasongym.agents.presets import shared_configs
 from reasongym.agents.rationales import (
     KeptExample,
     STaRTask,
@@ -56,14 +58,13 @@ from reasongym.agents.rationales import (
     rationalize,
     stands_alone,
 )
-from reasongym.agents.runtime import distributed
 from reasongym.agents.sft import SFTConfig, train_sft
-from reasongym.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
 from reasongym.errors import ConfigError
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
-from reasongym.metrics import MetricsWriter, plot_metrics
-from reasongym.runs import RunDir
+from reasongym.policy.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
+from reasongym.runs.folder import RunDir
+from reasongym.runs.metrics import MetricsWriter, plot_metrics
 
 __all__ = [
     "IterationStats",
@@ -270,16 +271,41 @@ class _Loop:
     initial_accuracy: float | None = None
     history: list[IterationStats] = field(default_factory=list)
 
+    @classmethod
+    def build(
+        cls, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, model: PreTrainedModel, tokenizer: Any,
+        env: Any, sampler: Generator, rationale_generator: Generator | None, folder: RunDir | None,
+        on_step: Callable[[int, str, PreTrainedModel], None] | None,
+    ) -> _Loop:  # fmt: skip
+        """The loop's fixed parts: the task, its training problems, the samplers, the hook."""
+        task = STaRTask.from_env(
+            env, tokenizer, run, few_shot_examples=cfg.few_shot_examples, train_start=cfg.train_start
+        )
+        indices = _train_indices(env, cfg, task)
+        problems = [env.problem_at(i, split=task.split, difficulty=task.difficulty) for i in indices]
+        return cls(
+            cfg, run, rollout, model, task, sampler, rationale_generator or sampler, indices, problems, folder,
+            on_step or (lambda *_: None),
+        )  # fmt: skip
+
+    def train(self, writer: MetricsWriter | None) -> None:
+        """Evaluate the base model (unless a resume did), then iterate until ``max_steps`` or a plateau."""
+        if self.initial_accuracy is None:
+            self.initial_accuracy = evaluate_accuracy(self.task, self.generator, self.run_cfg, self.rollout)
+            self.complete(writer, 0, {"eval/accuracy": self.initial_accuracy})
+        for iteration in range(len(self.history) + 1, self.run_cfg.max_steps + 1):
+            if self.plateaued():
+                break
+            self.history.append(self.iteration(iteration))
+            self.complete(writer, iteration, _iteration_metrics(self.history[-1]))
+
     def iteration(self, iteration: int) -> IterationStats:
         """One outer iteration, as its named steps."""
         cfg, rollout, model, task, hook = self.cfg, self.rollout, self.model, self.task, self.hook
         before = self.history[-1].accuracy_after if self.history else self.initial_accuracy
         assert before is not None  # the base model is evaluated before the first iteration
         seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + 2 * iteration)
-        params = SamplingParams(
-            max_new_tokens=rollout.max_new_tokens, temperature=rollout.temperature, top_p=rollout.top_p,
-            n=rollout.group_size, seed=seed,
-        )  # fmt: skip
+        params = rollout.sampling(seed)
         problems, indices = distributed.shard(self.problems), distributed.shard(self.indices)  # this rank's
         hook(iteration, "generate", model)
         completions = generate_rationales(task, self.rationale_generator, problems, params)
@@ -384,22 +410,20 @@ def train_star(
 
     Args:
         cfg: STaR's own settings.
-        model: The base causal LM, on its device; trained in place (it ends as the last iteration's
-            model). On resume its weights are replaced by the run folder's base and latest weights.
+        model: The base causal LM, on its device; trained in place (on resume, its weights are replaced by
+            the run folder's).
         tokenizer: Its tokenizer.
         env_id: A single-turn environment id (``reasongym.make``) or a made environment.
-        run: Iterations, the fine-tuning optimizer, splits, held-out size and seed; None: the ``default``
-            preset's for STaR (10 iterations, lr 1e-6).
-        rollout: Rationale sampling; None: the ``default`` preset's for STaR (one greedy rationale).
-        run_dir: Run folder for metrics, kept sets, plot and iteration checkpoints; one that holds a
-            checkpoint is resumed from its last completed iteration. None: no files, no resume.
+        run: Iterations, fine-tuning optimizer, splits, held-out size, seed; None: the ``default`` preset's.
+        rollout: Rationale sampling; None: the ``default`` preset's (one greedy rationale).
+        run_dir: Run folder for metrics, kept sets, plot and checkpoints; one holding a checkpoint resumes
+            from its last completed iteration. None: no files, no resume.
         generator: Samples the policy (rationales, unless ``rationale_generator`` is given, and the held-out
             evaluations); default ``HFGenerator(model, tokenizer)``. Must follow ``model``.
-        rationale_generator: Samples the rationales (direct and hinted) instead of the policy, e.g. a served
-            teacher model (`reasongym.generation.OpenAIGenerator`): STaR's data generation is off-policy
-            anyway, and only the kept rationales reach the fine-tuning. Evaluation still samples the policy.
-        on_step: Called before each named step (``STEP_NAMES``) with ``(iteration, step, model)``;
-            for inspection and tests (an exception raised here aborts the run like a crash).
+        rationale_generator: Samples the rationales instead of the policy, e.g. a served teacher model:
+            STaR's data generation is off-policy anyway. Evaluation still samples the policy.
+        on_step: Called before each named step (``STEP_NAMES``) with ``(iteration, step, model)``, for
+            inspection and tests (an exception raised here aborts the run like a crash).
 
     Returns:
         A ``STaRResult``.
@@ -407,60 +431,43 @@ def train_star(
     Raises:
         ConfigError: ``num_train_problems`` is None on an endless split, or a finished run is resumed.
     """
-    if run is None or rollout is None:
-        from reasongym.agents.presets import preset_configs
-
-        default = preset_configs("default", "star")
-        run, rollout = run or default["run"], rollout or default["rollout"]
+    default = shared_configs("default", "star")
+    run, rollout = run or default["run"], rollout or default["rollout"]
     folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-    locks = folder is not None and distributed.current().is_main and not folder.locked_here()
-    if locks:  # train holding the lock (rank 0's for the job): a second trainer on the folder fails here
-        with folder.lock():
+    if folder is not None and distributed.current().is_main and not folder.locked_here():
+        with folder.lock():  # rank 0's for the job: a second trainer on the folder fails here
             return train_star(cfg, model, tokenizer, env_id, run=run, rollout=rollout, run_dir=folder,
-                              generator=generator, rationale_generator=rationale_generator,
-                              on_step=on_step)  # fmt: skip
+                              generator=generator, rationale_generator=rationale_generator, on_step=on_step)  # fmt: skip
     env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
-    task = STaRTask.from_env(
-        env, tokenizer, run, few_shot_examples=cfg.few_shot_examples, train_start=cfg.train_start
-    )
-    indices = _train_indices(env, cfg, task)
     sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
-    problems = [env.problem_at(i, split=task.split, difficulty=task.difficulty) for i in indices]
-    loop = _Loop(
-        cfg, run, rollout, model, task, sampler, rationale_generator or sampler, indices, problems, folder,
-        on_step or (lambda *_: None),
-    )  # fmt: skip
+    loop = _Loop.build(
+        cfg, run, rollout, model, tokenizer, env, sampler, rationale_generator, folder, on_step
+    )
     resumed_from = _start_or_resume(loop)
-    writer = None
-    if folder is not None and distributed.current().is_main:
-        config = {
-            "algo": "star",
-            "run": run,
-            "rollout": rollout,
-            "star": cfg,
-            "env": getattr(env.spec, "id", None),
-        }
-        config["env_config"] = dataclasses.asdict(env.config)
-        # Lines after the last completed iteration belong to an attempt that is about to be redone.
-        resume_from = -1 if resumed_from is None else resumed_from
-        writer = MetricsWriter(
-            folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project, config=config,
-            resume_from_step=resume_from,
-        )  # fmt: skip
+    writer = _writer(folder, cfg, run, rollout, env, resumed_from) if distributed.current().is_main else None
     try:
-        if loop.initial_accuracy is None:
-            loop.initial_accuracy = evaluate_accuracy(task, sampler, run, rollout)
-            loop.complete(writer, 0, {"eval/accuracy": loop.initial_accuracy})
-        for iteration in range(len(loop.history) + 1, run.max_steps + 1):
-            if loop.plateaued():
-                break
-            loop.history.append(loop.iteration(iteration))
-            loop.complete(writer, iteration, _iteration_metrics(loop.history[-1]))
+        loop.train(writer)
     finally:
         if writer is not None:
             writer.close()
     path = None if folder is None else folder.path
     return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, path)
+
+
+def _writer(
+    folder: RunDir | None, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, env: Any,
+    resumed_from: int | None,
+) -> MetricsWriter | None:  # fmt: skip
+    """The run folder's metrics writer (None without a folder), every config recorded first."""
+    if folder is None:
+        return None
+    config = {"algo": "star", "run": run, "rollout": rollout, "star": cfg, "env": getattr(env.spec, "id", None),
+              "env_config": dataclasses.asdict(env.config)}  # fmt: skip
+    # Lines after the last completed iteration belong to an attempt that is about to be redone.
+    return MetricsWriter(
+        folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project, config=config,
+        resume_from_step=-1 if resumed_from is None else resumed_from,
+    )  # fmt: skip
 
 
 def _by_index(example: KeptExample) -> int:

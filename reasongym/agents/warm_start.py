@@ -59,7 +59,7 @@ def warm_start(
         A ``WarmStart``.
     """
     import reasongym
-    from reasongym.agents.presets import preset_configs
+    from reasongym.agents.algorithms import preset_configs
 
     tiny = preset_configs("tiny", "sft", progress_bar=False)
     run, sft = run or tiny["run"], sft or tiny["sft"]

@@ -1,21 +1,13 @@
-"""Argument plumbing of the command line: one exit path for usage errors, flags generated from config
-dataclasses, and config files (TOML or YAML).
-
-A config dataclass becomes one ``--field-name`` flag per field: its help is the docstring under the field,
-its type comes from the annotation (``bool`` fields get ``--field``/``--no-field``, a ``Literal`` lists its
-choices, a nested dataclass field ``sft`` gets ``--sft.batch-size`` and so on).
+"""Argument plumbing of the command line: exit codes, one exit path for usage errors, config files (TOML or
+YAML) and the small argparse types of the commands without config classes (list, show, verify, compare).
+Flags generated from config classes are `reasongym.cli.flags`'s.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import dataclasses
-import inspect
-import textwrap
-import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,94 +27,6 @@ class ArgParser(argparse.ArgumentParser):
     def error(self, message: str) -> typing.NoReturn:
         """Raise UsageError with the message and the usage line."""
         raise UsageError(f"{message}\n{self.format_usage().strip()}")
-
-
-def field_docs(cls: type) -> dict[str, str]:
-    """The docstring written under each field of a dataclass, by field name (read from its source)."""
-    docs: dict[str, str] = {}
-    for klass in reversed(cls.__mro__):
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
-        except (OSError, TypeError, SyntaxError):
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for node, after in zip(body, body[1:], strict=False):
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
-                    docs[node.target.id] = " ".join(str(after.value.value).split())
-    return docs
-
-
-def config_fields(cls: type, prefix: str = "") -> list[tuple[str, Any, Any, str]]:
-    """``(dotted name, type, default, doc)`` of every leaf field of the dataclass ``cls``, nested ones dotted."""
-    hints, docs = typing.get_type_hints(cls), field_docs(cls)
-    leaves = []
-    for item in dataclasses.fields(cls):
-        tp = hints[item.name]
-        default = item.default if item.default is not dataclasses.MISSING else None
-        if dataclasses.is_dataclass(tp):
-            leaves += config_fields(tp, prefix=f"{prefix}{item.name}.")
-        else:
-            leaves.append((f"{prefix}{item.name}", tp, default, docs.get(item.name, "")))
-    return leaves
-
-
-def add_config_arguments(
-    group: Any, cls: type, section: str, describe_default: Callable[[str], str] | None = None
-) -> None:
-    """Add one flag per leaf field of ``cls``; parsed values land under ``cfg:<section>:<dotted name>``.
-
-    Args:
-        group: A parser or argument group.
-        cls: The config dataclass.
-        section: The config section the flags belong to (``run``, ``rollout``, ``grpo`` ...).
-        describe_default: Text for a field's default in the help (e.g. per preset); None: the class default.
-    """
-    for dotted, tp, default, doc in config_fields(cls):
-        convert, extra = _converter(tp)
-        shown = describe_default(dotted) if describe_default else f"default: {default!r}"
-        help_text = f"{doc} ({shown})".replace("%", "%%")
-        flags = [f"--{dotted.replace('_', '-')}"]
-        kwargs: dict[str, Any] = {}
-        if convert is not None:  # not a bool switch
-            flags += [f"--{dotted}"] if "_" in dotted else []
-            kwargs = {"type": convert, "metavar": _metavar(tp)}
-        group.add_argument(
-            *flags,
-            dest=f"cfg:{section}:{dotted}",
-            default=argparse.SUPPRESS,
-            help=help_text,
-            **kwargs,
-            **extra,
-        )
-
-
-def _converter(tp: Any) -> tuple[Any, dict[str, Any]]:
-    """``(type function, extra add_argument kwargs)`` for a field type."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType) and type(None) in args:
-        inner = [a for a in args if a is not type(None)]
-        convert, extra = _converter(inner[0] if len(inner) == 1 else str)
-        if "choices" in extra:
-            extra = {**extra, "choices": [*extra["choices"], None]}
-        return (lambda text: None if text.lower() in ("none", "null") else convert(text)), extra
-    if origin is typing.Literal:
-        return type(args[0]), {"choices": list(args)}
-    if origin in (tuple, list):
-        item = args[0] if args else str
-        return _converter(item)[0], {"nargs": "*"}
-    if tp is bool:
-        return None, {"action": argparse.BooleanOptionalAction}
-    if tp in (int, float, str):
-        return tp, {}
-    return str, {}
-
-
-def _metavar(tp: Any) -> str | None:
-    if typing.get_origin(tp) is typing.Literal:
-        return None  # argparse shows the choices
-    names = [getattr(a, "__name__", str(a)) for a in (typing.get_args(tp) or (tp,)) if a is not type(None)]
-    return "|".join(names).upper()
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

@@ -3,12 +3,13 @@
 Read top to bottom: config, then the steps in run order. The demo builds a random-init tiny Llama over a
 character tokenizer, warm-starts it with a short SFT on reference solutions of 2-digit additions
 (``reasongym/Arithmetic-v0``, level 1) until a probe accuracy shows the format is learnt, measures pass@1 and
-pass@8 on held-out test problems, trains with GRPO (or DAPO) for a wall-clock budget, measures again, and
-prints a before/after table. The run folder holds the metrics, their plot, the two evaluation files with
-a pass@k plot, the tokenizer, and the final checkpoint, which ``reasongym eval RUN_DIR ...`` loads.
+pass@8 on held-out test problems, trains with GRPO (or DAPO) for a fixed number of steps, measures again,
+and prints a before/after table. The run folder holds the metrics, their plot, the two evaluation files
+with a pass@k plot, the tokenizer, and the final checkpoint, which ``reasongym eval RUN_DIR ...`` loads.
 
-The RL phase runs in chunks of ``chunk_steps`` steps; each chunk resumes the same run folder from its
-last checkpoint, so the time budget is checked between chunks without touching the trainer.
+Every phase is a fixed amount of work (the warm start stops at a probe accuracy, which a seed fixes; the RL
+phase runs ``rl_steps`` steps), so a fresh clone prints the same figures on a busy machine as on a quiet
+one, only later.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, make_dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from reasongym.errors import ConfigError
 
@@ -31,12 +32,13 @@ ALGOS = ("grpo", "dapo")
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """Settings of ``run_demo``; the defaults fit 10 minutes on 2 CPU cores."""
+    """Settings of ``reasongym demo``: what is trained, how long, and how it is measured."""
 
-    algo: str = "grpo"
+    algo: Literal["grpo", "dapo"] = "grpo"
     """RL algorithm: ``grpo`` or ``dapo``."""
-    minutes: float = 3.0
-    """Wall-clock budget of the RL phase (checked between chunks, so it may run over by one chunk)."""
+    rl_steps: int = 60
+    """RL steps, each a rollout batch of 16 prompts x 8 samples (the ``tiny`` preset's): a fixed amount of
+    work, so the figures do not depend on how busy the machine is."""
     eval_problems: int = 200
     """Held-out test problems of each evaluation."""
     eval_samples: int = 8
@@ -46,53 +48,68 @@ class DemoConfig:
     warm_start_target: float = 0.4
     """Stop the warm start once greedy accuracy on the validation probe reaches this. At 0.3 one seed in two
     started with most groups at zero reward and gained under 10 points; at 0.4 both seeds tried gained > 20."""
-    chunk_steps: int = 10
-    """RL steps between budget checks."""
-    max_rl_steps: int = 400
-    """Most RL steps, whatever the budget."""
     seed: int = 0
     """Seed of the model, the data order and the sampling."""
     quick: bool = False
-    """Seconds instead of minutes (for tests): a few steps of each phase; shows no real gain."""
+    """A few steps of each phase on a handful of problems, for tests: seconds, and no real gain."""
 
     def __post_init__(self) -> None:
         """Raise ConfigError naming the first field whose value is not allowed."""
         if self.algo not in ALGOS:
             raise ConfigError(f"algo={self.algo!r} is not allowed; choose one of {list(ALGOS)}")
-        if not self.minutes > 0:
-            raise ConfigError(f"minutes={self.minutes!r} is not allowed; expected a number > 0")
+        if self.rl_steps < 1:
+            raise ConfigError(f"rl_steps={self.rl_steps!r} is not allowed; expected an integer >= 1")
         if self.eval_samples < 8:
             raise ConfigError(f"eval_samples={self.eval_samples} is not allowed; pass@8 needs at least 8")
 
 
+@dataclass(frozen=True)
+class DemoOutput:
+    """Where the demo writes."""
+
+    out: str = "runs"
+    """Parent folder of the demo's run folder."""
+    progress: bool = True
+    """Show progress bars."""
+
+
+def cmd_demo(argv: list[str]) -> int:
+    """``reasongym demo [flags]``: run the demo and print its summary as the last line (one JSON object)."""
+    from reasongym.cli.flags import flat_section, parse
+    from reasongym.runs.metrics import dumps_strict
+
+    command = make_dataclass(
+        "Demo",
+        [("output", flat_section(DemoOutput, "where the demo writes")),
+         ("demo", flat_section(DemoConfig, "what is trained and measured (DemoConfig)"))],
+        frozen=True,
+    )  # fmt: skip
+    parsed = parse(
+        command, argv, default=command(output=DemoOutput(), demo=DemoConfig()), prog="reasongym demo",
+        description="A tiny model: warm start, evaluate, GRPO or DAPO, evaluate again; on a CPU.",
+    )  # fmt: skip
+    summary = run_demo(parsed.demo, out_dir=parsed.output.out, progress=parsed.output.progress)
+    print(dumps_strict(summary))
+    return 0
+
+
 def run_demo(
-    algo: str = "grpo",
-    minutes: float = 3.0,
-    out_dir: str | Path = "runs",
-    *,
-    quick: bool = False,
-    seed: int = 0,
-    progress: bool = True,
-    **overrides: Any,
+    cfg: DemoConfig | None = None, out_dir: str | Path = "runs", *, progress: bool = True
 ) -> dict[str, Any]:
     """Run the demo and return its summary (also the last line the CLI prints).
 
     Args:
-        algo: ``grpo`` or ``dapo``.
-        minutes: Wall-clock budget of the RL phase.
+        cfg: The demo's settings; None: ``DemoConfig()``.
         out_dir: Parent folder of the new run folder.
-        quick: A budget of seconds, for tests.
-        seed: Seed of everything.
         progress: Show progress bars.
-        **overrides: Other :class:`DemoConfig` fields.
 
     Returns:
         ``pass@1_before``, ``pass@1_after``, ``pass@8_before``, ``pass@8_after`` (fractions), ``run_dir``,
         and the seconds each phase took.
     """
-    cfg = DemoConfig(algo=algo, minutes=minutes, quick=quick, seed=seed, **overrides)
+    cfg = cfg or DemoConfig()
     if cfg.quick:
-        cfg = replace(cfg, eval_problems=4, chunk_steps=1, max_rl_steps=1)
+        cfg = replace(cfg, eval_problems=4, rl_steps=1)
     clock = [time.perf_counter()]
     model, tokenizer, run_dir = build(cfg, out_dir)
     warm = warm_start(cfg, model, tokenizer)
@@ -139,8 +156,8 @@ def _say(message: str, show: bool) -> None:
 
 def build(cfg: DemoConfig, out_dir: str | Path) -> tuple[Any, Any, Path]:
     """The tiny model, its character tokenizer (saved in the run folder), and the new run folder."""
-    from reasongym.models import tiny_policy
-    from reasongym.runs import RunDir
+    from reasongym.policy.tiny import tiny_policy
+    from reasongym.runs.folder import RunDir
 
     model, tokenizer = tiny_policy(cfg.seed)
     run = RunDir.create(out_dir, algo=f"demo-{cfg.algo}", env=ENV_ID, seed=cfg.seed)
@@ -150,7 +167,7 @@ def build(cfg: DemoConfig, out_dir: str | Path) -> tuple[Any, Any, Path]:
 
 def warm_start(cfg: DemoConfig, model: Any, tokenizer: Any) -> Any:
     """SFT on reference solutions until the greedy validation probe reaches ``cfg.warm_start_target``."""
-    from reasongym.agents.presets import preset_configs
+    from reasongym.agents.algorithms import preset_configs
     from reasongym.agents.warm_start import warm_start as sft_warm_start
 
     sft_run = preset_configs("tiny", "sft", seed=cfg.seed, progress_bar=False)["run"]
@@ -169,7 +186,7 @@ def measure(cfg: DemoConfig, model: Any, tokenizer: Any, out_path: Path, progres
         ENV_ID,
         tokenizer=tokenizer,
         n=cfg.eval_samples,
-        ks=(1, 8),
+        k=(1, 8),
         num_problems=cfg.eval_problems,
         temperature=cfg.eval_temperature,
         max_new_tokens=MAX_NEW_TOKENS,
@@ -184,7 +201,7 @@ def measure(cfg: DemoConfig, model: Any, tokenizer: Any, out_path: Path, progres
 
 def rl_configs(cfg: DemoConfig, max_steps: int, progress: bool) -> dict[str, Any]:
     """The ``tiny`` preset's GRPO or DAPO configs (16 prompts x 8 samples, lr 1e-4) at ``max_steps``."""
-    from reasongym.agents.presets import preset_configs
+    from reasongym.agents.algorithms import preset_configs
 
     run = {"max_steps": max_steps, "seed": cfg.seed, "progress_bar": progress, "tensorboard": False}
     rollout = {"num_prompts": 2, "group_size": 2} if cfg.quick else {}
@@ -192,34 +209,21 @@ def rl_configs(cfg: DemoConfig, max_steps: int, progress: bool) -> dict[str, Any
 
 
 def train_rl(cfg: DemoConfig, model: Any, tokenizer: Any, run_dir: Path, progress: bool) -> int:
-    """GRPO or DAPO in chunks until the time budget or ``max_rl_steps`` is spent; returns the steps done."""
-    if cfg.algo == "grpo":
-        from reasongym.agents.grpo import train_grpo as train
-    else:
-        from reasongym.agents.dapo import train_dapo as train
-    budget_s = cfg.minutes * 60 if not cfg.quick else 0.0
-    started, steps = time.perf_counter(), 0
-    while steps < cfg.max_rl_steps:
-        steps = min(steps + cfg.chunk_steps, cfg.max_rl_steps)
-        configs = rl_configs(cfg, steps, progress)
-        train(
-            configs[cfg.algo],
-            model,
-            tokenizer,
-            ENV_ID,
-            run=configs["run"],
-            rollout=configs["rollout"],
-            run_dir=run_dir,
-        )
-        if time.perf_counter() - started >= budget_s:
-            break
-    return steps
+    """``cfg.rl_steps`` steps of GRPO or DAPO in the run folder; returns the steps done."""
+    from reasongym.agents.algorithms import ALGORITHMS
+
+    configs = rl_configs(cfg, cfg.rl_steps, progress)
+    result = ALGORITHMS[cfg.algo].train(
+        configs[cfg.algo], model, tokenizer, ENV_ID, run=configs["run"], rollout=configs["rollout"],
+        run_dir=run_dir,
+    )  # fmt: skip
+    return int(result.steps)
 
 
 def write_plots(run_dir: Path) -> list[Path]:
     """Reward, accuracy and entropy over steps; pass@k against k before and after."""
     from reasongym.evaluation import plot_pass_at_k
-    from reasongym.metrics import plot_metrics
+    from reasongym.runs.metrics import plot_metrics
 
     panels = ("rollout/reward_mean", "rollout/correct_rate", "train/entropy", "rollout/len_mean")
     curves = plot_metrics(run_dir / "metrics.jsonl", run_dir / "metrics.png", keys=panels)

@@ -35,9 +35,10 @@ from reasongym.cli.args import (
     non_negative_int,
     positive_int,
 )
-from reasongym.cli.eval import add_eval_parser
+from reasongym.cli.eval import cmd_eval
+from reasongym.cli.flags import UsageShown
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
-from reasongym.metrics import dumps_strict
+from reasongym.runs.metrics import dumps_strict
 
 # ---------------------------------------------------------------------------------------------- commands
 
@@ -70,7 +71,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Print problems of an environment with their gold answers and reference solutions."""
     from reasongym.envs import make
-    from reasongym.evaluation.runner import default_eval_split, problem_fields
+    from reasongym.evaluation.config import default_eval_split
+    from reasongym.evaluation.records import problem_fields
 
     env = make(args.env_id).unwrapped
     split = args.split or default_eval_split(env)
@@ -166,26 +168,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train with SFT, GRPO, DAPO or STaR from a config file plus flag overrides."""
-    from reasongym.agents.runtime import distributed
+    from reasongym import distributed
     from reasongym.cli import train as cli_train
 
     try:
-        result = cli_train.run_training(args)
+        result = cli_train.run_training(list(args.rest))
         if result and distributed.current().is_main:  # `train --help` prints its usage, returns nothing
             print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
     finally:
         distributed.cleanup()  # under torchrun / accelerate launch: leave the process group
-    return EXIT_OK
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Warm-start the tiny model, evaluate, train with GRPO or DAPO, evaluate again."""
-    from reasongym.cli.demo import run_demo
-
-    summary = run_demo(
-        algo=args.algo, minutes=args.minutes, out_dir=args.out, quick=args.quick, seed=args.seed
-    )
-    print(dumps_strict(summary))
     return EXIT_OK
 
 
@@ -205,7 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgParser)
     commands.required = True
     _add_inspection_parsers(commands)
-    add_eval_parser(commands)
+    sub = commands.add_parser(
+        "eval", help="evaluate a model or stored completions: pass@k, maj@k, avg@n", add_help=False
+    )
+    sub.add_argument("rest", nargs=argparse.REMAINDER)
+    sub.set_defaults(run=lambda args: cmd_eval(list(args.rest)))
     _add_training_parsers(commands)
     return parser
 
@@ -255,15 +250,10 @@ def _add_training_parsers(commands: Any) -> None:
     sub.add_argument("rest", nargs=argparse.REMAINDER)
     sub.set_defaults(run=cmd_train)
 
-    sub = commands.add_parser("demo", help="tiny model: warm start, evaluate, GRPO/DAPO, evaluate again")
-    sub.add_argument(
-        "--algo", choices=("grpo", "dapo"), default="grpo", help="the RL algorithm (default grpo)"
+    sub = commands.add_parser(
+        "demo", help="tiny model: warm start, evaluate, GRPO/DAPO, evaluate again", add_help=False
     )
-    sub.add_argument("--minutes", type=float, default=3.0, help="wall-clock budget of the RL phase")
-    sub.add_argument("--out", default="runs", help="parent folder of the run folder (default ./runs)")
-    sub.add_argument("--seed", type=int, default=0, help="seed of everything")
-    sub.add_argument("--quick", action="store_true", help="a budget of seconds (for tests): no real gain")
-    sub.set_defaults(run=cmd_demo)
+    sub.add_argument("rest", nargs=argparse.REMAINDER)
 
 
 def _version() -> str:
@@ -287,9 +277,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         words = [word for word in argv if word != "--debug"]
         if words[:1] == ["train"]:  # everything after `train` is the trainer's (argparse would take --help)
             args = argparse.Namespace(command="train", rest=words[1:], run=cmd_train)
+        elif words[:1] == ["eval"]:  # eval's and demo's flags are their configs', parsed by tyro
+            return cmd_eval(words[1:])
+        elif words[:1] == ["demo"]:
+            from reasongym.cli.demo import cmd_demo
+
+            return cmd_demo(words[1:])
         else:
             args = build_parser().parse_args(argv)
         return args.run(args)
+    except UsageShown as shown:  # help, which the flag parser printed
+        return shown.code
+    except SystemExit as exit_:  # argparse's --help and --version
+        if exit_.code not in (0, None):
+            raise
+        return EXIT_OK
     except UsageError as exc:
         return _fail(exc, EXIT_USAGE, debug)
     except (ConfigError, UnknownEnvError) as exc:

@@ -1,199 +1,256 @@
-"""``reasongym train ALGO``: a preset, a config file and flags, turned into the trainer's configs and a run.
+"""``reasongym train ALGO``: a preset, a resumed run, a config file and flags, turned into a run.
 
 Each algorithm takes configs by section (`reasongym.agents.presets.SECTIONS`): ``run`` (`RunConfig`),
-``rollout`` (`RolloutConfig`, RL and STaR) and the algorithm's own. Flags are generated from them, one per
-field, grouped by section in ``--help``; field names are unique across an algorithm's sections, so a flag
-needs no section prefix (``--max-steps``, ``--group-size``, ``--clip-eps``; STaR's nested fine-tuning
-config is ``--sft.batch-size``). A config file holds the same names, flat or in section tables
-(``[run]``, ``[rollout]``, ``[grpo]``), plus the run keys ``model``, ``env``, ``preset``, ``output_dir``,
-``run_dir`` and (SFT) ``num_examples``.
+``rollout`` (`RolloutConfig`, RL and STaR) and the algorithm's own. Their flags are generated from the
+config classes by tyro (`reasongym.cli.flags`), one per field, grouped by section in ``--help``; field names
+are unique across an algorithm's sections, so a flag needs no section prefix (``--max-steps``,
+``--group-size``, ``--clip-eps``; nested configs keep theirs: ``--lora.rank``, STaR's ``--sft.batch-size``).
+A config file holds the same names, flat or in section tables (``[run]``, ``[rollout]``, ``[grpo]``), plus
+the keys of `TrainJob` (``model``, ``env``, ``preset``, ``output_dir``, ``run_dir`` ...).
 
 Precedence: the preset (``--preset``; ``tiny`` when ``--model tiny``, else ``default``), then a resumed
-run's saved configs, then the config file, then flags. ``--run-dir`` resumes a run folder: its saved
-configs and run keys (``config.json``, ``run.json``) are the base, and every value the file or flags change
-is warned about on stderr. Only the CLI imports this module.
+run's saved configs, then the config file, then flags. The first three are merged into the defaults tyro
+shows in ``--help`` and parses the flags on; ``--run-dir`` resumes a run folder (its ``config.json`` and
+``run.json`` are the base), and every value that ends up different from the run's is announced on stderr.
+Only the CLI imports this module.
 
 Under ``torchrun --nproc-per-node N -m reasongym train ...`` or ``accelerate launch -m reasongym train ...``
-every process joins the process group first (`reasongym.agents.runtime.distributed.init_distributed`) and
-puts its model on its own device; rank 0 creates the one run folder and the others learn its path.
+every process joins the process group first (`reasongym.distributed.init_distributed`) and puts its model
+on its own device; rank 0 creates the one run folder and the others learn its path.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
-import importlib
 import json
 import sys
 from collections.abc import Mapping
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from reasongym.cli.args import (
-    ArgParser,
-    UsageError,
-    add_config_arguments,
-    config_fields,
-    flatten,
-    merge,
-    nest,
-    read_config_file,
-)
+from reasongym.cli.args import UsageError, flatten, merge, read_config_file
+from reasongym.cli.flags import flat_section, parse
 from reasongym.errors import ConfigError
 
-TRAINERS: dict[str, tuple[str, str]] = {
-    "sft": ("reasongym.agents.sft", "train_sft"),
-    "grpo": ("reasongym.agents.grpo", "train_grpo"),
-    "dapo": ("reasongym.agents.dapo", "train_dapo"),
-    "star": ("reasongym.agents.star", "train_star"),
-}
-"""Algorithm name -> (module, train function)."""
-RUN_KEYS = (
-    "model",
-    "env",
-    "preset",
-    "output_dir",
-    "run_dir",
-    "num_examples",
-    "rationale_base_url",
-    "rationale_model",
-)
-"""Keys of a config file (and ``run.json``) that choose what to train rather than how."""
+ALGOS = ("sft", "grpo", "dapo", "star")
 SECTION_TITLES = {
+    "job": "what to train, and where",
     "run": "run: steps, optimizer, cadence, data, logging (RunConfig, every trainer)",
     "rollout": "rollout: how completions are sampled (RolloutConfig)",
 }
 TRAIN_USAGE = (
-    f"usage: reasongym train {{{','.join(TRAINERS)}}} [--preset NAME] [--config FILE] [flags]\n"
+    f"usage: reasongym train {{{','.join(ALGOS)}}} [--preset NAME] [--config FILE] [flags]\n"
     "`reasongym train ALGO --help` lists every flag, grouped by config section"
 )
 
 
-def train_parser(algo: str) -> argparse.ArgumentParser:
-    """The parser of ``reasongym train ALGO``: run options, then one group of flags per config section."""
-    from reasongym.agents.presets import PRESETS, SECTIONS, config_class, preset_values
+@dataclass(frozen=True)
+class TrainJob:
+    """What to train and where; a config file may hold these keys too, and ``run.json`` records them."""
 
-    parser = ArgParser(
-        prog=f"reasongym train {algo}",
-        description=f"Train with {algo.upper()}. Precedence: preset < resumed run < --config file < flags.",
-    )
-    run = parser.add_argument_group("what to train")
-    run.add_argument("--config", help="TOML or YAML file of config fields (and run keys)")
-    run.add_argument(
-        "--model",
-        help="'tiny' (random-init tiny model, char tokenizer), a model or run folder, a .gguf file, or a hub id",
-    )
-    run.add_argument("--env", help="environment id, e.g. reasongym/Arithmetic-v0")
-    run.add_argument(
-        "--preset",
-        choices=sorted(PRESETS),
-        help="named settings (default: tiny for --model tiny, else default)",
-    )
-    run.add_argument("--output-dir", help="parent folder of the new run folder (default ./runs)")
-    run.add_argument("--run-dir", help="an existing run folder to resume; its saved configs are the base")
-    if algo == "sft":
-        run.add_argument(
-            "--num-examples", type=int, help="reference solutions taken from the train split (default 1000)"
-        )
-    if algo == "star":
-        run.add_argument(
-            "--rationale-base-url",
-            help="draw the rationales from a served model at this OpenAI-compatible URL",
-        )
-        run.add_argument("--rationale-model", help="the served model's name (with --rationale-base-url)")
-    presets = {name: flatten(preset_values(name, algo)) for name in ("default", "tiny")}
-    for section in SECTIONS[algo]:
-        cls = config_class(algo, section)
-        title = SECTION_TITLES.get(section, f"{section}: {algo.upper()}'s own ({cls.__name__})")
-        group = parser.add_argument_group(title)
-        class_defaults = {name: default for name, _, default, _ in config_fields(cls)}
-
-        def describe(dotted: str, section: str = section, defaults: dict = class_defaults) -> str:
-            values = {name: presets[name].get(f"{section}.{dotted}", defaults[dotted]) for name in presets}
-            if values["tiny"] == values["default"]:
-                return f"default: {values['default']!r}"
-            return f"default: {values['default']!r}; preset tiny: {values['tiny']!r}"
-
-        add_config_arguments(group, cls, section, describe)
-    return parser
+    config: str | None = None
+    """TOML or YAML file of config fields (flat, or in [run], [rollout], [ALGO] tables) and of these keys."""
+    model: str | None = None
+    """'tiny' (random-init tiny model, character tokenizer), a model or run folder, a .gguf file, or a hub
+    id; None: tiny."""
+    env: str | None = None
+    """The environment id, e.g. reasongym/Arithmetic-v0 (required)."""
+    preset: Literal["default", "tiny", "paper"] | None = None
+    """Named settings; None: the preset of a run folder given as --model, tiny for --model tiny, else
+    default."""
+    output_dir: str | None = None
+    """Parent folder of the new run folder; None: ./runs."""
+    run_dir: str | None = None
+    """An existing run folder to resume; its saved configs are the base."""
 
 
-def run_training(args: argparse.Namespace) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SFTJob(TrainJob):
+    """What to train and where (SFT: on reference solutions of the environment's train split)."""
+
+    num_examples: int | None = None
+    """Reference solutions taken from the train split; None: 1000."""
+
+
+@dataclass(frozen=True)
+class STaRJob(TrainJob):
+    """What to train and where (STaR: rationales from the policy, or from a served model)."""
+
+    rationale_base_url: str | None = None
+    """Draw the rationales from a served model at this OpenAI-compatible URL."""
+    rationale_model: str | None = None
+    """The served model's name (with --rationale-base-url)."""
+
+
+JOBS: dict[str, type[TrainJob]] = {"sft": SFTJob, "grpo": TrainJob, "dapo": TrainJob, "star": STaRJob}
+"""The job keys of each algorithm."""
+
+
+def run_training(argv: list[str]) -> dict[str, Any]:
     """Parse ``train ALGO ...``, build the configs, model and run folder, and train; returns a summary."""
-    rest = list(args.rest)
-    if not rest or rest[0] in ("-h", "--help"):
-        if rest:
+    if not argv or argv[0] in ("-h", "--help"):
+        if argv:
             print(TRAIN_USAGE)
             return {}
         raise UsageError(TRAIN_USAGE)
-    algo = rest.pop(0)
-    if algo not in TRAINERS:
-        close = difflib.get_close_matches(algo, TRAINERS, n=1)
+    algo, rest = argv[0], argv[1:]
+    if algo not in ALGOS:
+        close = difflib.get_close_matches(algo, ALGOS, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UsageError(f"unknown algorithm {algo!r}{hint}; choose one of {list(TRAINERS)}")
-    parsed = vars(train_parser(algo).parse_args(rest))
-    file_values = read_config_file(parsed["config"]) if parsed.get("config") else {}
-    run_values = {key: file_values.pop(key) for key in RUN_KEYS if key in file_values}
-    run_values.update({key: parsed[key] for key in RUN_KEYS if parsed.get(key) is not None})
-    from reasongym.agents.presets import preset_configs, sort_fields
-
-    file_sections = sort_fields(algo, file_values, where=f"config file {parsed.get('config')}")
-    flags = nest(
-        {key[4:].replace(":", ".", 1): value for key, value in parsed.items() if key.startswith("cfg:")}
-    )
-    saved: dict[str, Any] = {}
-    if run_values.get("run_dir"):
-        saved, run_values = _resume_base(algo, run_values, merge(file_sections, flags))
-    run_values["preset"], reason = choose_preset(run_values)
-    configs = preset_configs(run_values["preset"], algo, merge(merge(saved, file_sections), flags))
-    if not run_values.get("env"):
+        raise UsageError(f"unknown algorithm {algo!r}{hint}; choose one of {list(ALGOS)}")
+    layers = _Layers.read(algo, rest)
+    parsed = parse(
+        train_command(algo), rest, default=layers.default, prog=f"reasongym train {algo}",
+        description=f"Train with {algo.upper()}. Precedence: preset < resumed run < --config file < flags.",
+        nested=_nested(algo), hints=preset_hints(algo, layers.preset),
+    )  # fmt: skip
+    job = parsed.job
+    if not job.env:
         raise UsageError("--env is required (or `env = ...` in the config file)")
-    if reason:
-        print(
-            f"reasongym: using preset {run_values['preset']!r} ({reason}; --preset changes it)",
-            file=sys.stderr,
-        )
-    return _train(algo, configs, run_values)
+    configs = {section: getattr(parsed, section) for section in _sections(algo)}
+    layers.announce(job, configs)
+    return _train(algo, configs, job)
 
 
-def choose_preset(run_values: Mapping[str, Any]) -> tuple[str, str | None]:
+def train_command(algo: str) -> type:
+    """``Train<ALGO>``: the job keys, then one group of flat flags per config section."""
+    from reasongym.agents.algorithms import config_class
+
+    fields: list[tuple[str, Any]] = [("job", flat_section(JOBS[algo], SECTION_TITLES["job"]))]
+    for section in _sections(algo):
+        cls = config_class(algo, section)
+        title = SECTION_TITLES.get(section, f"{section}: {algo.upper()}'s own ({cls.__name__})")
+        fields.append((section, flat_section(cls, title)))
+    return dataclasses.make_dataclass(f"Train{algo.upper()}", fields, frozen=True)
+
+
+def preset_hints(algo: str, active: str) -> dict[str, str]:
+    """Flag name -> ``"; preset tiny: 72"``: the ``default`` and ``tiny`` presets' values where they differ
+    from the preset in use, for the defaults ``--help`` shows."""
+    from reasongym.agents.algorithms import preset_configs
+
+    values = {
+        name: {
+            key: value
+            for section, cfg in preset_configs(name, algo).items()
+            for key, value in flatten(_plain(dataclasses.asdict(cfg))).items()
+        }
+        for name in {"default", "tiny", active}
+    }
+    hints: dict[str, str] = {}
+    for key, value in values[active].items():
+        others = [f"preset {name}: {values[name][key]!r}" for name in ("default", "tiny")
+                  if name != active and values[name][key] != value]  # fmt: skip
+        hints[key] = "".join(f"; {text}" for text in others)
+    return hints
+
+
+def choose_preset(job: Mapping[str, Any]) -> tuple[str, str | None]:
     """``--preset`` (or the resumed run's) if given, else the preset of the run folder given as ``--model``,
     else ``tiny`` for ``--model tiny``, else ``default``; with the reason to announce when not explicit."""
-    if run_values.get("preset"):
-        return str(run_values["preset"]), None
-    model = str(run_values.get("model") or "tiny")
-    from reasongym.runs import RunDir
+    if job.get("preset"):
+        return str(job["preset"]), None
+    model = str(job.get("model") or "tiny")
+    from reasongym.runs.folder import RunDir
 
     from_run = RunDir(Path(model)).read_run_info().get("preset") if Path(model).is_dir() else None
     chosen = from_run or ("tiny" if model == "tiny" else "default")
     return chosen, f"the preset of {model}" if from_run else f"--model {model}"
 
 
-def _resume_base(
-    algo: str, run_values: Mapping[str, Any], overrides: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The saved configs of the run folder being resumed, and the run keys with the saved ones beneath."""
+@dataclass
+class _Layers:
+    """The preset, the resumed run and the config file, merged: the defaults the flags are parsed on."""
 
-    folder = Path(run_values["run_dir"])
+    algo: str
+    preset: str
+    default: Any
+    saved: dict[str, Any]
+    saved_job: dict[str, Any]
+    reason: str | None
+
+    @classmethod
+    def read(cls, algo: str, argv: list[str]) -> _Layers:
+        """Peek at ``--config``, ``--model``, ``--preset`` and ``--run-dir``, then merge the layers beneath the flags.
+
+        Raises:
+            UsageError: A run folder that cannot be resumed, or one of another algorithm.
+            ConfigError: A config file that cannot be read, an unknown field (naming the nearest), a value
+                a config refuses.
+        """
+        from reasongym.agents.algorithms import config_class, sort_fields
+        from reasongym.agents.config import build
+        from reasongym.agents.presets import preset_values
+
+        peek = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+        for flag in ("--config", "--model", "--preset", "--run-dir"):
+            peek.add_argument(flag)
+        flags = {
+            key: value for key, value in vars(peek.parse_known_args(argv)[0]).items() if value is not None
+        }
+        where = f"config file {flags.get('config')}"
+        file_values = read_config_file(flags["config"]) if flags.get("config") else {}
+        names = [item.name for item in dataclasses.fields(JOBS[algo])]
+        file_job = {key: file_values.pop(key) for key in names if key in file_values}
+        run_dir = flags.get("run_dir") or file_job.get("run_dir")
+        saved, saved_job = _resume_base(algo, Path(run_dir)) if run_dir else ({}, {})
+        job = {key: value for key, value in saved_job.items() if key in names and value is not None}
+        job.update({**file_job, **flags})
+        preset, reason = choose_preset(job)
+        values = merge(merge(preset_values(preset, algo), saved), sort_fields(algo, file_values, where=where))
+        configs = {s: build(config_class(algo, s), values.get(s, {}), where=s) for s in _sections(algo)}
+        default = train_command(algo)(job=JOBS[algo](**{**job, "preset": preset}), **configs)
+        return cls(algo, preset, default, saved, saved_job, reason)
+
+    def announce(self, job: TrainJob, configs: Mapping[str, Any]) -> None:
+        """Say on stderr which preset was chosen (when not explicit) and every value that differs from the run
+        being resumed."""
+        if self.reason:
+            print(
+                f"reasongym: using preset {self.preset!r} ({self.reason}; --preset changes it)",
+                file=sys.stderr,
+            )
+        if not self.saved_job and not self.saved:
+            return
+        folder = job.run_dir
+        for key, value in dataclasses.asdict(job).items():
+            if key in self.saved_job and key not in ("run_dir", "config") and self.saved_job[key] != value:
+                _warn_change(folder, key, value, self.saved_job[key])
+        now = flatten({section: _plain(dataclasses.asdict(cfg)) for section, cfg in configs.items()})
+        for key, value in now.items():
+            saved = flatten(self.saved).get(key, value)
+            if saved != value:
+                _warn_change(folder, key, value, saved)
+
+
+def _sections(algo: str) -> tuple[str, ...]:
+    from reasongym.agents.presets import SECTIONS
+
+    return SECTIONS[algo]
+
+
+def _nested(algo: str) -> dict[type, str]:
+    """Config classes nested inside a section, by the prefix their flags keep."""
+    from reasongym.agents.config import LoRAConfig
+    from reasongym.agents.sft import SFTConfig
+
+    return {LoRAConfig: "lora", **({SFTConfig: "sft"} if algo == "star" else {})}
+
+
+def _resume_base(algo: str, folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The saved configs (by section) and ``run.json`` keys of the run folder being resumed."""
     run = _check_resumable(folder)
-    saved_run = run.read_run_info()
-    if saved_run.get("algo") not in (None, algo):
+    saved_job = run.read_run_info()
+    if saved_job.get("algo") not in (None, algo):
         raise UsageError(
-            f"--run-dir {str(folder)!r} is a {saved_run['algo']} run; resume it with "
-            f"`reasongym train {saved_run['algo']} --run-dir ...`, not {algo}"
+            f"--run-dir {str(folder)!r} is a {saved_job['algo']} run; resume it with "
+            f"`reasongym train {saved_job['algo']} --run-dir ...`, not {algo}"
         )
-    saved = _saved_configs(run.config_path, algo)
-    for key, value in run_values.items():
-        if key in saved_run and key != "run_dir" and saved_run[key] != value:
-            _warn_change(folder, key, value, saved_run[key])
-    merged_run = {key: value for key, value in saved_run.items() if key in RUN_KEYS and value is not None}
-    merged_run.update(run_values)
-    saved_flat = flatten(saved)
-    for key, value in flatten(overrides).items():
-        if key in saved_flat and _plain(saved_flat[key]) != _plain(value):
-            _warn_change(folder, key, value, saved_flat[key])
-    return saved, merged_run
+    return _saved_configs(run.config_path, algo), saved_job
 
 
 def _check_resumable(folder: Path) -> Any:
@@ -203,9 +260,9 @@ def _check_resumable(folder: Path) -> Any:
         UsageError: Not a folder, not a run folder, a run without its ``config.json`` (resuming would train
             on defaults), or a run with trained steps but no checkpoint (a restart would log them twice).
     """
-    from reasongym.checkpoints import latest_checkpoint
-    from reasongym.metrics import read_metrics
-    from reasongym.runs import RunDir
+    from reasongym.policy.checkpoints import latest_checkpoint
+    from reasongym.runs.folder import RunDir
+    from reasongym.runs.metrics import read_metrics
 
     new_run = "to start a new run use --output-dir (the parent folder of the new run folder)"
     if folder.exists() and not folder.is_dir():
@@ -240,7 +297,8 @@ def _check_resumable(folder: Path) -> Any:
 
 def _saved_configs(path: Path, algo: str) -> dict[str, Any]:
     """The configs a run folder was trained with, by section; fields this version lacks are dropped."""
-    from reasongym.agents.presets import SECTIONS, config_class
+    from reasongym.agents.algorithms import config_class
+    from reasongym.agents.presets import SECTIONS
 
     if not path.is_file():
         return {}
@@ -253,7 +311,7 @@ def _saved_configs(path: Path, algo: str) -> dict[str, Any]:
         values = saved.get(section) if isinstance(saved, dict) else None
         if not isinstance(values, dict):
             continue
-        known = {dotted.split(".")[0] for dotted, *_ in config_fields(config_class(algo, section))}
+        known = {item.name for item in dataclasses.fields(config_class(algo, section))}
         dropped = sorted(set(values) - known)
         if dropped:
             print(f"reasongym: warning: ignoring fields of {path} [{section}] that this version lacks: {dropped}",
@@ -263,11 +321,15 @@ def _saved_configs(path: Path, algo: str) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    """Tuples as lists, so that a flag's tuple equals the list JSON gave back."""
-    return list(value) if isinstance(value, tuple) else value
+    """Tuples as lists (recursively), so that a config compares equal to what JSON gave back."""
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
-def _warn_change(folder: Path, key: str, value: Any, saved: Any) -> None:
+def _warn_change(folder: Any, key: str, value: Any, saved: Any) -> None:
     print(
         f"reasongym: warning: resuming {str(folder)!r} with {key}={value!r}; the run was started with "
         f"{key}={saved!r}",
@@ -275,10 +337,14 @@ def _warn_change(folder: Path, key: str, value: Any, saved: Any) -> None:
     )
 
 
-def _train(algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any]) -> dict[str, Any]:
-    from reasongym.agents.runtime import distributed
+def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, Any]:
+    """Build the model and the run folder (rank 0), train, and summarize."""
+    from reasongym import distributed
+    from reasongym.agents.algorithms import ALGORITHMS
     from reasongym.envs import spec
-    from reasongym.runs import RunDir
+    from reasongym.runs.folder import RunDir
+
+    run_keys = dataclasses.asdict(job)
 
     env_id = spec(run_keys["env"]).id  # unknown ids fail here, before any model is built
     resuming = RunDir(Path(run_keys["run_dir"])) if run_keys.get("run_dir") else None
@@ -302,17 +368,14 @@ def _train(algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any]) -
         created = resuming or RunDir.create(
             run_keys.get("output_dir") or "runs", algo=algo, env=env_id, seed=run_cfg.seed
         )
-        held.enter_context(
-            created.lock()
-        )  # before the first write: a second trainer on this folder fails here
+        held.enter_context(created.lock())  # before the first write: a second trainer on it fails here
         created.write_run_info(info)
         tokenizer.save_pretrained(created.path)  # `reasongym eval RUN_DIR` finds it next to the checkpoints
         return created
 
     with held:
         folder = distributed.on_main(open_folder, process)
-        module_name, train_name = TRAINERS[algo]
-        train = getattr(importlib.import_module(module_name), train_name)
+        train = ALGORITHMS[algo].train
         if algo == "sft":
             pairs, env = _sft_pairs(env_id, info["num_examples"], run_cfg, tokenizer)
             result = train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
@@ -366,9 +429,9 @@ def result_summary(result: Any) -> dict[str, Any]:
 def load_training_model(name: str, *, seed: int = 0) -> tuple[Any, Any]:
     """``"tiny"``: the random-init tiny model over the character tokenizer; else a model, run or checkpoint."""
     if name == "tiny":
-        from reasongym.models import tiny_policy
+        from reasongym.policy.tiny import tiny_policy
 
         return tiny_policy(seed)
-    from reasongym.models import load_policy
+    from reasongym.policy.loading import load_policy
 
     return load_policy(name)

@@ -1,23 +1,47 @@
 """Evaluation: pass@k, maj@k and avg@n over graded samples; run a model or grade stored completions.
 
-``evaluate`` samples through an environment (torch and transformers load only when it runs a model);
-``grade_completions`` grades completions produced elsewhere; ``report`` compares evaluation files and
-plots pass@k against k.
+``evaluate`` samples through an environment with an `EvalConfig` (torch and transformers load only when it
+runs a model); ``grade_completions`` grades completions produced elsewhere; ``report`` compares evaluation
+files and plots pass@k against k. Names load on first use, so that ``reasongym.pass_at_k`` stays light.
 """
 
-from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
-from reasongym.evaluation.report import (
-    EvalReport,
-    compare_reports,
-    load_records,
-    load_report,
-    plot_pass_at_k,
-    summarize,
-)
-from reasongym.evaluation.runner import evaluate
-from reasongym.evaluation.stored import grade_completions
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reasongym.evaluation.config import EvalConfig
+    from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
+    from reasongym.evaluation.report import (
+        EvalReport,
+        compare_reports,
+        load_records,
+        load_report,
+        plot_pass_at_k,
+        summarize,
+    )
+    from reasongym.evaluation.runner import evaluate
+    from reasongym.evaluation.stored import grade_completions
+
+_LAZY = {
+    "EvalConfig": "config",
+    "avg_at_n": "estimators",
+    "bootstrap_ci": "estimators",
+    "majority_vote": "estimators",
+    "pass_at_k": "estimators",
+    "EvalReport": "report",
+    "compare_reports": "report",
+    "load_records": "report",
+    "load_report": "report",
+    "plot_pass_at_k": "report",
+    "summarize": "report",
+    "evaluate": "runner",
+    "grade_completions": "stored",
+}
 
 __all__ = [
+    "EvalConfig",
     "EvalReport",
     "avg_at_n",
     "bootstrap_ci",
@@ -31,3 +55,9 @@ __all__ = [
     "plot_pass_at_k",
     "summarize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"reasongym.evaluation.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'reasongym.evaluation' has no attribute {name!r}")

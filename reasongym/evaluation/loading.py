@@ -1,7 +1,7 @@
 """Turn what ``evaluate`` accepts as a model into a sampler: a model object, a path, a run, a Generator.
 
-Paths (hub ids, model folders, run folders, checkpoints) load through `reasongym.models.load_policy`,
-which resolves runs and checkpoints with `reasongym.checkpoints.resolve_weights`, the same code a resumed
+Paths (hub ids, model folders, run folders, checkpoints) load through `reasongym.policy.loading.load_policy`,
+which resolves runs and checkpoints with `reasongym.policy.checkpoints.resolve_weights`, the same code a resumed
 training run uses. torch and transformers are imported only inside the functions.
 """
 
@@ -45,7 +45,7 @@ def load_model(path: str | os.PathLike[str], *, device: str | None = None) -> tu
     """
     import torch
 
-    from reasongym.models import load_policy
+    from reasongym.policy.loading import load_policy
 
     device = device or ("cuda" if torch.cuda.is_available() else None)
     return load_policy(str(path), device=device)
@@ -64,7 +64,7 @@ def model_identity(model_or_path: Any) -> dict[str, Any]:
         path = Path(model_or_path).expanduser()
         if not path.is_dir():
             return {"model": str(model_or_path), "checkpoint": None}
-        from reasongym.checkpoints import resolve_weights
+        from reasongym.policy.checkpoints import resolve_weights
 
         resolved = resolve_weights(path)
         return {"model": str(path.resolve()), "checkpoint": None if resolved is None else resolved[0].name}

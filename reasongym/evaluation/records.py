@@ -2,7 +2,7 @@
 
 `evaluate` and `grade_completions` write through an `EvalFile`:
 
-- **One writer.** The file itself is locked (`reasongym.locks.exclusive_lock`) for as long as it is
+- **One writer.** The file itself is locked (`reasongym.runs.locks.exclusive_lock`) for as long as it is
   open, so a second evaluation on the same ``out_path`` fails at once instead of interleaving its records.
 - **Records of one evaluation.** Every record carries the ``settings`` that define its evaluation (model
   and checkpoint, sampling parameters, seed, length limit, environment options, reasongym version, or the
@@ -26,8 +26,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from reasongym.envs.problem import Problem
 from reasongym.errors import ConfigError
-from reasongym.locks import exclusive_lock
+from reasongym.runs.locks import exclusive_lock
+from reasongym.verifiers import verify_many
 
 SETTINGS_KEY = "settings"
 """The record field holding what defines the evaluation."""
@@ -163,6 +165,64 @@ def package_version() -> str:
     from reasongym import __version__
 
     return __version__
+
+
+def episode_fields(episodes: Sequence[Any]) -> dict[str, Any]:
+    """The graded record fields of one problem's finished episodes (``Episode`` objects).
+
+    ``completions`` hold everything after the prompt (model turns and, in multi-turn environments, the
+    observations between them); the verdict fields are those of each episode's last step. An episode that
+    ran out of turns is wrong, with outcome ``max_turns``.
+    """
+    finish = ["max_turns" if e.cut_off else "length" if e.truncated else "stop" for e in episodes]
+    return {
+        "completions": ["".join(e.pieces) for e in episodes],
+        "extracted": [None if e.cut_off else e.info.get("extracted") for e in episodes],
+        "outcomes": ["max_turns" if e.cut_off else str(e.info.get("outcome", "")) for e in episodes],
+        "correct": [False if e.cut_off else e.info.get("correct") for e in episodes],
+        "finish_reasons": finish,
+    }
+
+
+def problem_fields(problem: Problem) -> dict[str, Any]:
+    """The record fields that describe a problem: id, kind, gold, difficulty, subject, year."""
+    meta = problem.metadata or {}
+    return {
+        "id": problem.id,
+        "kind": problem.answer_type,
+        "gold": problem.answer,
+        "difficulty": problem.difficulty,
+        "subject": meta.get("subject"),
+        "year": meta.get("year"),
+    }
+
+
+def grade(env: Any, problem: Problem, completions: Sequence[str]) -> dict[str, Any]:
+    """Grade completions of one problem with the environment's verifier options.
+
+    Returns:
+        ``completions``, ``extracted``, ``outcomes`` and ``correct`` lists (``correct`` None where the
+        gold answer is ungradable).
+    """
+    verdicts = verify_many(
+        list(completions),
+        problem.answer,
+        problem.answer_type,
+        choices=problem.choices or None,
+        last_number_fallback=env.config.last_number_fallback,
+        timeout=env.config.verify_timeout,
+    )
+    return graded_fields(completions, verdicts)
+
+
+def graded_fields(completions: Sequence[str], verdicts: Sequence[Any]) -> dict[str, Any]:
+    """The record fields of graded completions: the texts, extracted answers, outcomes and correctness."""
+    return {
+        "completions": list(completions),
+        "extracted": [v.extracted for v in verdicts],
+        "outcomes": [v.outcome.value for v in verdicts],
+        "correct": [v.correct for v in verdicts],
+    }
 
 
 def _complete_records(path: Path) -> tuple[list[dict[str, Any]], int, bool]:

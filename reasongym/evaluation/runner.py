@@ -1,8 +1,10 @@
 r"""Sample n completions per problem through an environment, grade them, and write one record per problem.
 
-:func:`evaluate` runs a model (or any Generator) through an environment, multi-turn ones included;
-:mod:`reasongym.evaluation.stored` grades completions sampled elsewhere. Both write the JSONL record
-format of :mod:`reasongym.evaluation.report` and return an :class:`~reasongym.evaluation.report.EvalReport`.
+:func:`evaluate` runs a model (or any Generator) through an environment, multi-turn ones included, with
+the settings of an `~reasongym.evaluation.config.EvalConfig`; the episodes are played by the same engine
+the trainers sample with (`reasongym.rollouts.episodes`). :mod:`reasongym.evaluation.stored` grades
+completions sampled elsewhere. Both write the JSONL record format of :mod:`reasongym.evaluation.records`
+and return an :class:`~reasongym.evaluation.report.EvalReport`.
 
 Resume: with ``resume=True`` an existing output file is read, records of finished problems are kept
 (a line cut off by a crash is dropped), and only the missing problems are sampled. Each batch of
@@ -20,148 +22,84 @@ and a resume may use another number of processes than the interrupted run.
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
 
+from reasongym import distributed as dist
 from reasongym.envs import make, spec
-from reasongym.envs.problem import Problem
-from reasongym.errors import ConfigError
+from reasongym.evaluation.config import EvalConfig, default_eval_split, problem_indices
 from reasongym.evaluation.loading import load_generator, model_identity
-from reasongym.evaluation.records import SETTINGS_KEY, EvalFile, env_options, package_version
-from reasongym.evaluation.report import EvalReport, check_ks, load_records, summarize
-from reasongym.evaluation.sharding import (
-    Shard,
-    barrier,
-    batches_of,
-    current_shard,
-    from_main,
-    gather_records,
-    part_files,
-    part_path,
+from reasongym.evaluation.records import (
+    SETTINGS_KEY,
+    EvalFile,
+    env_options,
+    episode_fields,
+    package_version,
+    problem_fields,
 )
-from reasongym.verifiers import verify_many
+from reasongym.evaluation.report import EvalReport, load_records, summarize
+from reasongym.evaluation.sharding import batches_of, gather_records, part_files, part_path
+from reasongym.rollouts.episodes import play_episodes
 
-DEFAULT_NUM_PROCEDURAL = 200
-"""Problems taken from a procedural environment's test stream when ``num_problems`` is None."""
 _SEED_STRIDE = 1_000_003  # a prime: batch seeds of different runs rarely collide
+_LOCAL_BATCH = 8
+"""Problems per batch of a local model when ``batch_size`` is None."""
 
 
 def evaluate(
     model_or_path: Any,
     env_id: str | gymnasium.Env,
+    config: EvalConfig | None = None,
     *,
-    n: int = 1,
-    ks: Sequence[int] | None = None,
-    split: str | None = None,
-    num_problems: int | None = None,
-    difficulty: int | None = None,
-    temperature: float = 0.6,
-    top_p: float = 1.0,
-    max_new_tokens: int = 512,
-    seed: int = 0,
     out_path: str | os.PathLike[str] | None = None,
     resume: bool = True,
-    batch_size: int = 8,
     tokenizer: Any = None,
     device: str | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
     progress: bool = True,
     verbose: bool = True,
     distributed: bool = False,
+    **fields: Any,
 ) -> EvalReport:
     """Sample ``n`` completions per problem, grade them, write records as it goes, and summarize.
 
     Args:
-        model_or_path: A transformers causal LM (pass ``tokenizer``), a hub id, a local model folder or
-            ``.gguf`` file, a run folder or ``checkpoints/step-N`` folder of a trained run, or any
-            :class:`~reasongym.generation.Generator` (e.g. ``OpenAIGenerator`` for a served model).
-        env_id: A registered environment id, or a made environment (wrappers included; trainers pass
-            theirs). Multi-turn environments are played turn by turn, their tools and feedback included.
-        n: Completions sampled per problem.
-        ks: k values of pass@k and maj@k; None: powers of two up to ``n``, and ``n``.
-        split: The split to evaluate; None: ``test`` if the environment has it, else its validation split,
-            else its default split.
-        num_problems: How many problems (the first ones of the split); None: the whole split of a dataset,
-            ``DEFAULT_NUM_PROCEDURAL`` problems of a procedural stream.
-        difficulty: Difficulty level of the problems, where the environment has levels.
-        temperature: Sampling temperature; 0 is greedy (then ``n`` should be 1).
-        top_p: Nucleus sampling threshold.
-        max_new_tokens: Most tokens per completion.
-        seed: Seed of the sampling.
-        out_path: JSONL file of records, appended as problems finish; None keeps records in memory only.
-        resume: Keep the finished records of an existing ``out_path`` and sample only the rest; False
-            overwrites it.
-        batch_size: Problems sampled together (each with its ``n`` completions).
-        tokenizer: The tokenizer of a model object, or of a Generator whose prompts need a chat template.
-        device: Where to put a model loaded here; None: CUDA when available, else CPU.
-        env_kwargs: Options for ``reasongym.make`` (``ReasoningEnvConfig`` fields).
+        model_or_path: A transformers causal LM (pass ``tokenizer``); a hub id, model folder, ``.gguf`` file,
+            run folder or checkpoint; or any :class:`~reasongym.generation.Generator` (a served model too).
+        env_id: A registered id, or a made environment (wrappers included; multi-turn ones are played turn
+            by turn).
+        config: What to sample and report; None: ``EvalConfig()``.
+        out_path: JSONL records, appended as problems finish; None keeps them in memory only.
+        resume: Keep the finished records of ``out_path`` and sample only the rest; False overwrites it.
+        tokenizer: The tokenizer of a model object (or of a Generator whose prompts need a chat template).
+        device: Where a model loaded here goes; None: CUDA when available, else CPU.
+        env_kwargs: Options for ``reasongym.make``.
         progress: Show a progress bar.
-        verbose: Print the report table at the end.
-        distributed: Share the problems among the processes of an initialised torch.distributed group:
-            every process must call, each samples its batches on its own device, and every process gets
-            the whole report; rank 0 alone writes ``out_path`` and prints. Without a group, one process.
-
-    Returns:
-        The :class:`EvalReport`.
+        verbose: Print the report table.
+        distributed: Share the problems among the processes of a torch.distributed group (every process
+            calls and gets the whole report; rank 0 alone writes and prints).
+        **fields: `EvalConfig` fields on top of ``config``: ``evaluate(model, env, n=8)``.
 
     Raises:
-        ConfigError: Bad arguments, or an ``out_path`` holding records of a different evaluation (the
-            message names the first setting that differs).
+        ConfigError: Bad settings (naming the field), or an ``out_path`` holding records of another
+            evaluation (naming the first setting that differs).
         ResourceBusyError: Another process is writing ``out_path``.
-        UnknownEnvError: ``env_id`` is not registered (the message suggests the nearest id).
-        DatasetNotFoundError: The environment's data is not available (the message says how to provide it).
+        UnknownEnvError, DatasetNotFoundError: The environment is unknown, or its data is missing.
     """
-    from reasongym.generation import SamplingParams
-
+    cfg = (config or EvalConfig()).replace(**fields)
     env = make(env_id, **dict(env_kwargs or {})) if isinstance(env_id, str) else env_id
-    base = env.unwrapped
-    split = split or default_eval_split(base)
-    indices = problem_indices(base, split, num_problems, difficulty)
-    ks = check_ks(ks, n)
-    params = SamplingParams(
-        n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed
-    )
-    env_name = spec(env_id).id if isinstance(env_id, str) else getattr(env.spec, "id", None)
-    header = {"env_id": env_name, "split": split, "n": n}
-    settings = {
-        **header, **model_identity(model_or_path), "temperature": temperature, "top_p": top_p,
-        "max_new_tokens": max_new_tokens, "seed": seed, "difficulty": difficulty,
-        "env_config": env_options(base), "reasongym": package_version(),
-    }  # fmt: skip
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ConfigError(f"batch_size={batch_size!r} is not allowed; expected an integer >= 1")
-    shard = current_shard(distributed)
-    with EvalFile(out_path if shard.is_main else None, resume=resume) as file:  # rank 0 locks and checks
-        done, leftover = from_main(shard, lambda: _resumed_records(file, settings, resume))
-        todo = [index for index in indices if index not in done]
-        if todo:  # load the model first: a model that fails to load leaves out_path as it was
-            generator, tokenizer = load_generator(model_or_path, tokenizer=tokenizer, device=device)
-        if shard.is_main:
-            _start_output(file, leftover)
-        barrier(shard)  # the old part files are gone before the ranks write new ones
-        mine = batches_of(todo, batch_size, shard)
-        header = {**header, SETTINGS_KEY: settings}
-        if shard.world_size == 1:
-            _sample_and_write(
-                env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, file, done,
-                progress,
-            )  # fmt: skip
-        else:
-            _sample_on_ranks(
-                env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, out_path, done,
-                progress, shard,
-            )  # fmt: skip
-        if shard.is_main and (leftover or shard.world_size > 1):  # appended out of order: one file, in order
-            file.write_in_order([done[index] for index in sorted(done)])
-            for part in part_files(out_path) if out_path is not None else []:  # in the output now
-                part.unlink(missing_ok=True)
-        barrier(shard)
-    records = [done[index] for index in indices]
-    report = summarize(records, ks=ks, path=out_path)
-    if verbose and shard.is_main:
+    plan = _Plan.of(cfg, env, env_id, model_or_path)
+    info = dist.current() if distributed else dist.SINGLE_PROCESS
+    with EvalFile(out_path if info.is_main else None, resume=resume) as file:  # rank 0 locks and checks
+        load = functools.partial(load_generator, model_or_path, tokenizer=tokenizer, device=device)
+        done = _sample_missing(plan, env, load, file, out_path, resume=resume, progress=progress, info=info)
+    report = summarize([done[index] for index in plan.indices], ks=cfg.ks, path=out_path)
+    if verbose and info.is_main:
         print(report.table())
     return report
 
@@ -184,36 +122,108 @@ def greedy_pass_at_1(
     ``distributed``, where every process must call and gets the same number). Problems whose gold is
     ungradable are left out, as in every evaluation report.
     """
-    processes = current_shard(distributed).world_size
-    report = evaluate(
-        generator, env, n=1, ks=(1,), split=split, num_problems=num_problems, difficulty=difficulty,
-        temperature=0.0, max_new_tokens=max_new_tokens, tokenizer=tokenizer, out_path=None,
-        batch_size=-(-num_problems // processes), progress=False, verbose=False, distributed=distributed,
+    processes = (dist.current() if distributed else dist.SINGLE_PROCESS).world_size
+    cfg = EvalConfig(
+        n=1, k=(1,), split=split, num_problems=num_problems, difficulty=difficulty, temperature=0.0,
+        max_new_tokens=max_new_tokens, batch_size=-(-num_problems // processes),
     )  # fmt: skip
+    report = evaluate(
+        generator, env, cfg, tokenizer=tokenizer, progress=False, verbose=False, distributed=distributed
+    )
     return report.metrics.get("pass@1", 0.0) if report.num_problems else 0.0
 
 
-def default_eval_split(env: Any) -> str:
-    """``test`` if the environment has it, else a validation split, else its default split."""
-    splits = env.source.splits()
-    for name in ("test", "validation", "dev"):
-        if name in splits:
-            return name
-    return env.source.default_split
+@dataclass(frozen=True)
+class _Plan:
+    """What one evaluation covers: its settings, split, problems, and the fields every record starts with."""
+
+    cfg: EvalConfig
+    split: str
+    indices: list[int]
+    header: dict[str, Any]
+    settings: dict[str, Any]
+
+    @classmethod
+    def of(cls, cfg: EvalConfig, env: Any, env_id: Any, model_or_path: Any) -> _Plan:
+        base = env.unwrapped
+        split = cfg.split or default_eval_split(base)
+        indices = problem_indices(base, split, cfg.num_problems, cfg.difficulty)
+        env_name = spec(env_id).id if isinstance(env_id, str) else getattr(env.spec, "id", None)
+        header = {"env_id": env_name, "split": split, "n": cfg.n}
+        settings = {
+            **header, **model_identity(model_or_path), "temperature": cfg.temperature, "top_p": cfg.top_p,
+            "max_new_tokens": cfg.max_new_tokens, "seed": cfg.seed, "difficulty": cfg.difficulty,
+            "env_config": env_options(base), "reasongym": package_version(),
+        }  # fmt: skip
+        return cls(cfg, split, indices, {**header, SETTINGS_KEY: settings}, settings)
 
 
-def problem_indices(env: Any, split: str, num_problems: int | None, difficulty: int | None) -> list[int]:
-    """Indices of the problems to evaluate: the first ``num_problems`` of the split (or all of it)."""
-    if split not in env.source.splits():
-        raise ConfigError(
-            f"split={split!r} is not a split of this environment; splits: {list(env.source.splits())}"
-        )
-    if num_problems is not None and (isinstance(num_problems, bool) or num_problems < 1):
-        raise ConfigError(f"num_problems={num_problems!r} is not allowed; expected an integer >= 1 or None")
-    size = env.source.size(split, difficulty)
-    if size is None:
-        return list(range(num_problems or DEFAULT_NUM_PROCEDURAL))
-    return list(range(min(size, num_problems or size)))
+@dataclass(frozen=True)
+class _Sampler:
+    """Plays batches of problems and turns each problem's episodes into its record."""
+
+    env: Any
+    generator: Any
+    tokenizer: Any
+    plan: _Plan
+    batch_size: int
+    progress: bool
+
+    def run(self, todo: Sequence[int], file: EvalFile, done: dict[int, dict[str, Any]]) -> None:
+        """Play the ``todo`` problems batch by batch; append each batch's records as soon as it is graded."""
+        from tqdm.auto import tqdm
+
+        cfg, n = self.plan.cfg, self.plan.cfg.n
+        bar = tqdm(total=len(todo), desc=f"eval {self.plan.header['env_id']}", unit="problem",
+                   disable=not self.progress)  # fmt: skip
+        try:
+            for start in range(0, len(todo), self.batch_size):
+                chunk = todo[start : start + self.batch_size]
+                params = cfg.sampling(seed=cfg.seed + _SEED_STRIDE * chunk[0])
+                episodes, _ = play_episodes(
+                    self.env, self.generator, self.tokenizer, chunk, params=params, split=self.plan.split,
+                    difficulty=cfg.difficulty,
+                )  # fmt: skip
+                for position, index in enumerate(chunk):
+                    problem = self.env.unwrapped.problem_at(
+                        index, split=self.plan.split, difficulty=cfg.difficulty
+                    )
+                    record = {"index": index, **self.plan.header, **problem_fields(problem)}
+                    record.update(episode_fields(episodes[position * n : (position + 1) * n]))
+                    done[index] = record
+                    file.write(record)
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+
+
+def _sample_missing(
+    plan: _Plan, env: Any, load: Callable[[], tuple[Any, Any]], file: EvalFile,
+    out_path: str | os.PathLike[str] | None, *, resume: bool, progress: bool, info: dist.DistInfo,
+) -> dict[int, dict[str, Any]]:  # fmt: skip
+    """Sample the problems ``file`` does not hold yet, on every rank; returns every record by index."""
+    done, leftover = dist.on_main(lambda: _resumed_records(file, plan.settings, resume), info)
+    todo = [index for index in plan.indices if index not in done]
+    generator = tokenizer = None
+    if todo:  # load the model first: a model that fails to load leaves the output as it was
+        generator, tokenizer = load()
+    if info.is_main:
+        _start_output(file, leftover)
+    dist.barrier(info)  # the old part files are gone before the ranks write new ones
+    in_flight = getattr(getattr(generator, "settings", None), "max_concurrency", 0)  # a served model's
+    batch_size = plan.cfg.batch_size or max(_LOCAL_BATCH, 2 * in_flight)
+    sampler = _Sampler(env, generator, tokenizer, plan, batch_size, progress and info.is_main)
+    mine = batches_of(todo, batch_size, info)
+    if info.world_size == 1:
+        sampler.run(mine, file, done)
+    else:
+        _sample_on_ranks(sampler, mine, out_path, done, info)
+    if info.is_main and (leftover or info.world_size > 1):  # appended out of order: one file, in order
+        file.write_in_order([done[index] for index in sorted(done)])
+        for part in part_files(out_path) if out_path is not None else []:  # in the output now
+            part.unlink(missing_ok=True)
+    dist.barrier(info)
+    return done
 
 
 def _resumed_records(
@@ -249,133 +259,19 @@ def _start_output(file: EvalFile, leftover: Sequence[Mapping[str, Any]]) -> None
 
 
 def _sample_on_ranks(
-    env: Any,
-    generator: Any,
-    tokenizer: Any,
+    sampler: _Sampler,
     mine: Sequence[int],
-    params: Any,
-    split: str,
-    difficulty: int | None,
-    header: Mapping[str, Any],
-    batch_size: int,
     out_path: str | os.PathLike[str] | None,
     done: dict[int, dict[str, Any]],
-    progress: bool,
-    shard: Shard,
+    info: dist.DistInfo,
 ) -> None:
     """Sample this rank's batches into its part file, then merge.
 
     Every rank gets every record (rank 0 then writes them all to the output, and removes the parts).
     """
     sampled: dict[int, dict[str, Any]] = {}
-    target = None if out_path is None else part_path(out_path, shard.rank)
+    target = None if out_path is None else part_path(out_path, info.rank)
     with EvalFile(target, resume=False) as part:
         part.start()
-        _sample_and_write(
-            env, generator, tokenizer, mine, params, split, difficulty, header, batch_size, part, sampled,
-            progress and shard.is_main,
-        )  # fmt: skip
-    everything = gather_records(sampled, shard)  # after every rank has closed its part file
-    done.update(everything)
-
-
-def _sample_and_write(
-    env: Any,
-    generator: Any,
-    tokenizer: Any,
-    todo: Sequence[int],
-    params: Any,
-    split: str,
-    difficulty: int | None,
-    header: Mapping[str, Any],
-    batch_size: int,
-    file: EvalFile,
-    done: dict[int, dict[str, Any]],
-    progress: bool,
-) -> None:
-    """Play the ``todo`` problems batch by batch; append each batch's records as soon as it is graded."""
-    from dataclasses import replace
-
-    from tqdm.auto import tqdm
-
-    from reasongym.evaluation.episodes import play_episodes
-
-    if batch_size < 1:
-        raise ConfigError(f"batch_size={batch_size!r} is not allowed; expected an integer >= 1")
-    bar = tqdm(total=len(todo), desc=f"eval {header['env_id']}", unit="problem", disable=not progress)
-    n = params.n
-    try:
-        for start in range(0, len(todo), batch_size):
-            chunk = todo[start : start + batch_size]
-            batch_params = replace(params, seed=params.seed + _SEED_STRIDE * chunk[0])
-            episodes, _ = play_episodes(
-                env, generator, tokenizer, chunk, group_size=n, params=batch_params, split=split,
-                difficulty=difficulty,
-            )  # fmt: skip
-            for position, index in enumerate(chunk):
-                problem = env.unwrapped.problem_at(index, split=split, difficulty=difficulty)
-                record = {"index": index, **header, **problem_fields(problem)}
-                record.update(episode_fields(episodes[position * n : (position + 1) * n]))
-                done[index] = record
-                file.write(record)
-            bar.update(len(chunk))
-    finally:
-        bar.close()
-
-
-def episode_fields(episodes: Sequence[Any]) -> dict[str, Any]:
-    """The graded record fields of one problem's finished episodes (``Episode`` objects).
-
-    ``completions`` hold everything after the prompt (model turns and, in multi-turn environments, the
-    observations between them); the verdict fields are those of each episode's last step. An episode that
-    ran out of turns is wrong, with outcome ``max_turns``.
-    """
-    finish = ["max_turns" if e.cut_off else "length" if e.truncated else "stop" for e in episodes]
-    return {
-        "completions": ["".join(e.pieces) for e in episodes],
-        "extracted": [None if e.cut_off else e.info.get("extracted") for e in episodes],
-        "outcomes": ["max_turns" if e.cut_off else str(e.info.get("outcome", "")) for e in episodes],
-        "correct": [False if e.cut_off else e.info.get("correct") for e in episodes],
-        "finish_reasons": finish,
-    }
-
-
-def problem_fields(problem: Problem) -> dict[str, Any]:
-    """The record fields that describe a problem: id, kind, gold, difficulty, subject, year."""
-    meta = problem.metadata or {}
-    return {
-        "id": problem.id,
-        "kind": problem.answer_type,
-        "gold": problem.answer,
-        "difficulty": problem.difficulty,
-        "subject": meta.get("subject"),
-        "year": meta.get("year"),
-    }
-
-
-def grade(env: Any, problem: Problem, completions: Sequence[str]) -> dict[str, Any]:
-    """Grade completions of one problem with the environment's verifier options.
-
-    Returns:
-        ``completions``, ``extracted``, ``outcomes`` and ``correct`` lists (``correct`` None where the
-        gold answer is ungradable).
-    """
-    verdicts = verify_many(
-        list(completions),
-        problem.answer,
-        problem.answer_type,
-        choices=problem.choices or None,
-        last_number_fallback=env.config.last_number_fallback,
-        timeout=env.config.verify_timeout,
-    )
-    return graded_fields(completions, verdicts)
-
-
-def graded_fields(completions: Sequence[str], verdicts: Sequence[Any]) -> dict[str, Any]:
-    """The record fields of graded completions: the texts, extracted answers, outcomes and correctness."""
-    return {
-        "completions": list(completions),
-        "extracted": [v.extracted for v in verdicts],
-        "outcomes": [v.outcome.value for v in verdicts],
-        "correct": [v.correct for v in verdicts],
-    }
+        sampler.run(mine, part, sampled)
+    done.update(gather_records(sampled, info))  # after every rank has closed its part file

@@ -23,14 +23,17 @@ from typing import Any
 from reasongym.envs import make, spec
 from reasongym.envs.rows import gold_text
 from reasongym.errors import ConfigError
-from reasongym.evaluation.records import SETTINGS_KEY, EvalFile, env_options, package_version
-from reasongym.evaluation.report import EvalReport, load_records, summarize
-from reasongym.evaluation.runner import (
-    default_eval_split,
+from reasongym.evaluation.config import default_eval_split
+from reasongym.evaluation.records import (
+    SETTINGS_KEY,
+    EvalFile,
+    env_options,
     grade,
     graded_fields,
+    package_version,
     problem_fields,
 )
+from reasongym.evaluation.report import EvalReport, load_records, summarize
 from reasongym.verifiers import verify_many
 
 
@@ -54,22 +57,17 @@ def grade_completions(
         env_id: The environment the rows index into; None: every row carries ``gold`` and ``kind``.
         ks: k values of pass@k and maj@k; None: powers of two up to n, and n.
         split: Split of the environment the rows index into; None as in :func:`evaluate`.
-        out_path: Write the graded records here (the evaluation file format), one by one as they are
-            graded; the file is locked while it is written.
-        resume: Keep the records of an existing ``out_path`` graded from the same input file and
-            environment, and grade only the rows after them; False overwrites it.
+        out_path: Write the graded records here, one by one (the file is locked while it is written).
+        resume: Keep the records of ``out_path`` graded from the same input and environment, and grade
+            only the rows after them; False overwrites it.
         env_kwargs: Options for ``reasongym.make``.
         timeout: Seconds per symbolic comparison, for rows graded without an environment.
         progress: Show a progress bar.
         verbose: Print the report table.
 
-    Returns:
-        The :class:`EvalReport`.
-
     Raises:
-        ConfigError: A row lacks what its shape needs, or its gold is null, NaN or empty (the message
-            names the line and the key); the input's last line is cut off; or ``out_path`` holds records
-            graded from another input or environment.
+        ConfigError: A row lacks what its shape needs, or its gold is null, NaN or empty (naming the line
+            and the key); the input's last line is cut off; ``out_path`` holds records of another input.
         ResourceBusyError: Another process is writing ``out_path``.
     """
     from tqdm.auto import tqdm
@@ -79,11 +77,7 @@ def grade_completions(
         raise ConfigError(f"{str(jsonl_path)!r} holds no rows")
     env = make(env_id, **dict(env_kwargs or {})).unwrapped if env_id is not None else None
     split = (split or default_eval_split(env)) if env is not None else None
-    settings = {
-        "completions": str(Path(jsonl_path).resolve()), "env_id": spec(env_id).id if env is not None else None,
-        "split": split, "env_config": env_options(env) if env is not None else None,
-        "timeout": None if env is not None else timeout, "reasongym": package_version(),
-    }  # fmt: skip
+    settings = _settings(jsonl_path, env_id, env, split, timeout)
     ids_by_split: dict[str, dict[str, int]] = {}
     with EvalFile(out_path, resume=resume) as file:
         file.check_settings(settings)
@@ -95,18 +89,7 @@ def grade_completions(
             if env is None:
                 record = _grade_with_gold(row, completions, line, timeout)
             else:
-                row_split = row.get("split", split)
-                if "index" not in row and row_split not in ids_by_split:
-                    ids_by_split[row_split] = _id_index(env, row_split)
-                index = _index_of(row, ids_by_split.get(row_split), line)
-                problem = env.problem_at(index, split=row_split)
-                header = {
-                    "index": index,
-                    "env_id": settings["env_id"],
-                    "split": row_split,
-                    "n": len(completions),
-                }
-                record = {**header, **problem_fields(problem), **grade(env, problem, completions)}
+                record = _grade_in_env(env, row, completions, line, split, settings["env_id"], ids_by_split)
             record[SETTINGS_KEY] = settings
             records.append(record)
             file.write(record)
@@ -114,6 +97,34 @@ def grade_completions(
     if verbose:
         print(report.table())
     return report
+
+
+def _settings(
+    jsonl_path: str | os.PathLike[str], env_id: str | None, env: Any, split: str | None, timeout: float
+) -> dict[str, Any]:
+    """What defines a grading of stored completions: the input file, environment and its options, timeout."""
+    return {
+        "completions": str(Path(jsonl_path).resolve()), "env_id": spec(env_id).id if env is not None else None,
+        "split": split, "env_config": env_options(env) if env is not None else None,
+        "timeout": None if env is not None else timeout, "reasongym": package_version(),
+    }  # fmt: skip
+
+
+def _grade_in_env(
+    env: Any, row: Mapping[str, Any], completions: list[str], line: int, split: str, env_id: str,
+    ids_by_split: dict[str, dict[str, int]],
+) -> dict[str, Any]:  # fmt: skip
+    """The graded record of a row that indexes into ``env`` by ``index`` or by problem ``id``.
+
+    The ids of a split are looked up once and kept in ``ids_by_split``.
+    """
+    row_split = row.get("split", split)
+    if "index" not in row and row_split not in ids_by_split:
+        ids_by_split[row_split] = _id_index(env, row_split)
+    index = _index_of(row, ids_by_split.get(row_split), line)
+    problem = env.problem_at(index, split=row_split)
+    header = {"index": index, "env_id": env_id, "split": row_split, "n": len(completions)}
+    return {**header, **problem_fields(problem), **grade(env, problem, completions)}
 
 
 def _reusable(

@@ -181,7 +181,7 @@ class Generator(Protocol):
         """Sample ``params.n`` completions for each prompt.
 
         Args:
-            prompts: Prompt texts, already formatted (see `reasongym.models.format_prompt`); `Messages`
+            prompts: Prompt texts, already formatted (see `reasongym.policy.loading.format_prompt`); `Messages`
                 for a backend with ``takes_messages = True``.
             params: Sampling parameters.
 

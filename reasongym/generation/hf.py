@@ -68,7 +68,7 @@ class HFGenerator:
         """Sample ``params.n`` completions for each prompt.
 
         Args:
-            prompts: Prompt texts, already formatted (see `reasongym.models.format_prompt`).
+            prompts: Prompt texts, already formatted (see `reasongym.policy.loading.format_prompt`).
             params: Sampling parameters.
 
         Returns:

@@ -24,17 +24,17 @@ from typing import Any
 
 import torch
 
+from reasongym import distributed
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import train_dapo
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.presets import preset_configs
-from reasongym.agents.runtime import distributed
 from reasongym.agents.runtime.session import RLSession
 from reasongym.agents.star import train_star
 from reasongym.envs.core import ReasoningEnv
 from reasongym.envs.problem import Problem
 from reasongym.envs.sources import DatasetSource
 from reasongym.generation import Completion, SamplingParams
-from reasongym.models import make_char_tokenizer, make_tiny_model
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 COMMON = {
     "max_steps": 2,

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import torch
 
+from reasongym import distributed
 from reasongym.agents.config import RunConfig
-from reasongym.agents.runtime import distributed
 from reasongym.agents.sft import SFTConfig, train_sft
-from reasongym.models import make_char_tokenizer, make_tiny_model
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 RESUME_RUN = RunConfig(
     lr=3e-3, lr_schedule="cosine", max_steps=6, warmup_steps=2, save_every=2, keep_checkpoints=2,

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from reasongym.agents.presets import preset_configs
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.runtime.session import RLSession
-from reasongym.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, load_base, source_of
 from reasongym.errors import ConfigError
-from reasongym.models import load_policy, make_char_tokenizer, make_tiny_model, save_policy
+from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, source_of
+from reasongym.policy.loading import load_base, load_policy, save_policy
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 ENV = "reasongym/Arithmetic-v0"
 

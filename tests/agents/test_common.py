@@ -10,7 +10,7 @@ import torch
 
 from reasongym.agents.common import masked_mean, masked_sum, seed_everything, token_logprobs
 from reasongym.errors import ConfigError
-from reasongym.models import make_char_tokenizer, make_tiny_model
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 # (prompt, completion) pairs of different lengths, so batches need padding on both sides.
 PAIRS = [("1+1=", "2<"), ("What is 6*7?", " 42, so \\boxed{42}"), ("x", "yz")]

@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 import torch
 
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import sample_training_batch, train_dapo
-from reasongym.agents.presets import preset_configs
 from reasongym.agents.runtime import session as rl_loop
-from reasongym.metrics import read_metrics
-from reasongym.models import make_char_tokenizer, make_tiny_model
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+from reasongym.runs.metrics import read_metrics
 
 ENV = "reasongym/Arithmetic-v0"
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from reasongym import distributed
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import first_kept
-from reasongym.agents.presets import preset_configs
-from reasongym.agents.runtime import distributed
 from reasongym.agents.runtime.update import check_autocast, merge_rank_metrics
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.errors import ConfigError
-from reasongym.metrics import read_metrics
+from reasongym.runs.metrics import read_metrics
 
 WORKER_PATH = Path(__file__).with_name("dp_worker.py")
 _spec = importlib.util.spec_from_file_location("dp_worker", WORKER_PATH)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from reasongym.agents.runtime import distributed
+from reasongym import distributed
+from reasongym.agents.runtime import parallel
 from reasongym.agents.sft import train_sft
 from reasongym.errors import ConfigError
 
@@ -28,7 +29,7 @@ def test_a_single_process_needs_no_process_group(monkeypatch: pytest.MonkeyPatch
     info = distributed.init_distributed()
     assert info == distributed.SINGLE_PROCESS and info.is_main and distributed.current() == info
     model = torch.nn.Linear(2, 2)
-    assert distributed.wrap_model(model, info) is model and distributed.unwrap_model(model) is model
+    assert parallel.wrap_model(model, info) is model and parallel.unwrap_model(model) is model
     assert distributed.all_reduce_mean({"loss": 2.5, "tokens": 3}) == {"loss": 2.5, "tokens": 3.0}
     distributed.barrier()
     distributed.cleanup()

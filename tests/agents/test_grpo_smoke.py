@@ -11,10 +11,9 @@ import pytest
 import torch
 
 import reasongym
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.common import enable_checkpointing, token_logprobs
 from reasongym.agents.grpo import grpo_loss, train_grpo
-from reasongym.agents.presets import preset_configs
-from reasongym.agents.runtime.rollout import collect_rollouts
 from reasongym.agents.runtime.session import RLSession
 from reasongym.agents.runtime.update import BatchTotals, accumulate_gradients
 from reasongym.envs.core import ReasoningEnv
@@ -22,8 +21,9 @@ from reasongym.envs.problem import Problem
 from reasongym.envs.sources import DatasetSource
 from reasongym.errors import ConfigError
 from reasongym.generation import HFGenerator, SamplingParams
-from reasongym.metrics import read_metrics
-from reasongym.models import make_char_tokenizer, make_tiny_model
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+from reasongym.rollouts.batch import collect_rollouts
+from reasongym.runs.metrics import read_metrics
 
 ENV = "reasongym/Arithmetic-v0"
 
@@ -140,10 +140,8 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path: object) -> None:
 @pytest.mark.parametrize("aggregation", ["seq_mean_token_mean", "token_mean", "constant"])
 def test_micro_batches_through_the_model_give_the_full_batch_gradient(aggregation: str) -> None:
     model, tokenizer = _tiny()
-    params = SamplingParams(max_new_tokens=10, temperature=1.0, seed=0)
-    batch = collect_rollouts(
-        ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], group_size=3, params=params
-    )
+    params = SamplingParams(max_new_tokens=10, temperature=1.0, seed=0, n=3)
+    batch = collect_rollouts(ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], params=params)
     adv = torch.linspace(-1.0, 1.0, len(batch))
     cfg = _cfg(loss_aggregation=aggregation)["grpo"]
     totals = BatchTotals(len(batch), float(batch.completion_mask.sum()), 10)
@@ -165,10 +163,8 @@ def test_micro_batches_through_the_model_give_the_full_batch_gradient(aggregatio
 
 def test_gradient_checkpointing_recomputes_the_same_gradient_and_refuses_other_models() -> None:
     model, tokenizer = _tiny()
-    params = SamplingParams(max_new_tokens=10, temperature=1.0, seed=0)
-    batch = collect_rollouts(
-        ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], group_size=3, params=params
-    )
+    params = SamplingParams(max_new_tokens=10, temperature=1.0, seed=0, n=3)
+    batch = collect_rollouts(ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], params=params)
     adv = torch.linspace(-1.0, 1.0, len(batch))
     cfg = _cfg(kl="off")["grpo"]
     totals = BatchTotals(len(batch), float(batch.completion_mask.sum()), 10)

@@ -10,7 +10,7 @@ import torch
 
 from reasongym.agents import common
 from reasongym.agents.common import token_logprobs
-from reasongym.models import make_char_tokenizer, make_tiny_model
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 
 def _both_ways(

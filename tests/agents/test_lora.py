@@ -13,14 +13,15 @@ import torch
 from safetensors.torch import load_file
 
 import reasongym
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.common import token_logprobs
 from reasongym.agents.config import LoRAConfig
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.presets import preset_configs
 from reasongym.agents.runtime.session import RLSession
 from reasongym.errors import ConfigError
-from reasongym.lora import adapters_merged, add_adapters, is_adapted
-from reasongym.models import load_policy, make_char_tokenizer, make_tiny_model, save_policy
+from reasongym.policy.loading import load_policy, save_policy
+from reasongym.policy.lora import adapters_merged, add_adapters, is_adapted
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 ENV = "reasongym/Arithmetic-v0"
 pytestmark = pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")

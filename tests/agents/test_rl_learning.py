@@ -13,12 +13,12 @@ import copy
 import pytest
 import torch
 
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.presets import preset_configs
 from reasongym.agents.warm_start import warm_start
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
-from reasongym.models import tiny_policy
+from reasongym.policy.tiny import tiny_policy
 
 ENV = "reasongym/Arithmetic-v0"
 

@@ -16,13 +16,14 @@ import torch
 
 import reasongym
 from reasongym.agents.common import token_logprobs
-from reasongym.agents.runtime.rollout import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
 from reasongym.envs.core import TextSpace, format_final_answer
 from reasongym.errors import ConfigError
-from reasongym.evaluation.env_pool import EnvPool, step_all
-from reasongym.evaluation.env_pool import episode_envs as _episode_envs
 from reasongym.generation import Completion, HFGenerator, SamplingParams
-from reasongym.models import format_prompt, make_char_tokenizer, make_tiny_model
+from reasongym.policy.loading import format_prompt
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+from reasongym.rollouts.batch import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
+from reasongym.rollouts.env_pool import EnvPool, step_all
+from reasongym.rollouts.env_pool import episode_envs as _episode_envs
 
 torch.set_num_threads(1)
 
@@ -45,9 +46,9 @@ def model(tokenizer):
 @pytest.fixture(scope="module")
 def sampled(model, tokenizer) -> RolloutBatch:
     """One rollout of the random tiny model, shared by the tests that only read it."""
-    params = SamplingParams(max_new_tokens=MAX_NEW, seed=0)
+    params = SamplingParams(max_new_tokens=MAX_NEW, seed=0, n=G)
     generator = HFGenerator(model, tokenizer)
-    return collect_rollouts(ENV_ID, generator, tokenizer, INDICES, group_size=G, params=params, difficulty=1)
+    return collect_rollouts(ENV_ID, generator, tokenizer, INDICES, params=params, difficulty=1)
 
 
 class ScriptedGenerator:
@@ -147,7 +148,7 @@ def test_gold_completion_gets_reward_one(tokenizer) -> None:
     golds = _gold_texts(tokenizer, env, INDICES)
     generator = ScriptedGenerator(tokenizer, lambda prompt, k: golds[prompt] if k == 0 else "No idea.", -0.5)
     batch = collect_rollouts(
-        env, generator, tokenizer, INDICES, group_size=2, params=SamplingParams(seed=3), difficulty=1
+        env, generator, tokenizer, INDICES, params=SamplingParams(seed=3, n=2), difficulty=1
     )
     assert batch.rewards.tolist() == [1.0, 0.0] * len(INDICES)
     assert batch.correct.tolist() == [True, False] * len(INDICES)
@@ -169,7 +170,7 @@ def test_a_pool_reuses_its_env_copies_from_batch_to_batch(tokenizer) -> None:
     seen = []
     for indices in ([0, 1], [2, 3], [1]):  # the last batch is narrower than the pool
         batch = collect_rollouts(
-            env, generator, tokenizer, indices, group_size=2, params=SamplingParams(), difficulty=1, pool=pool
+            env, generator, tokenizer, indices, params=SamplingParams(n=2), difficulty=1, pool=pool
         )
         assert batch.rewards.tolist() == [1.0, 0.0] * len(
             indices
@@ -189,7 +190,7 @@ def test_wrappers_and_shaping_apply_as_in_step(tokenizer) -> None:
     golds = _gold_texts(tokenizer, make_env(), INDICES)
     texts = ["\\boxed{7}", "no answer at all", "The final answer is 10 maybe"]
     generator = ScriptedGenerator(tokenizer, lambda prompt, k: golds[prompt] if k == 3 else texts[k])
-    batch = collect_rollouts(make_env(), generator, tokenizer, INDICES, group_size=4, params=SamplingParams())
+    batch = collect_rollouts(make_env(), generator, tokenizer, INDICES, params=SamplingParams(n=4))
     reference = make_env()
     for row in range(len(batch)):
         reference.reset(options={"index": INDICES[row // 4], "split": "train"})
@@ -248,8 +249,8 @@ def _observation_spans(batch: RolloutBatch, row: int, tokenizer: Any) -> list[st
 
 def test_multi_turn_masks_observations_and_keeps_old_logp(model, tokenizer) -> None:
     generator = HFGenerator(model, tokenizer)
-    params = SamplingParams(max_new_tokens=5, seed=1)
-    batch = collect_rollouts(CountingToolEnv(), generator, tokenizer, [4, 7], group_size=2, params=params)
+    params = SamplingParams(max_new_tokens=5, seed=1, n=2)
+    batch = collect_rollouts(CountingToolEnv(), generator, tokenizer, [4, 7], params=params)
     assert batch.turns.tolist() == [3] * 4
     for row in range(len(batch)):
         assert _observation_spans(batch, row, tokenizer) == [CountingToolEnv.RESULT] * 2
@@ -276,9 +277,7 @@ def _tool_script(context: str, sample: int) -> str:
 def test_multi_turn_scripted_episode(tokenizer) -> None:
     env = CountingToolEnv(tool_turns=1)
     generator = ScriptedGenerator(tokenizer, _tool_script, -1.0)
-    batch = collect_rollouts(
-        env, generator, tokenizer, [5], group_size=1, params=SamplingParams(stop=("END",))
-    )
+    batch = collect_rollouts(env, generator, tokenizer, [5], params=SamplingParams(stop=("END",)))
     assert batch.texts == ["Let me check <calc>1+1</calc>" + CountingToolEnv.RESULT + "So it is 6."]
     assert batch.rewards.tolist() == [1.25] and batch.correct.tolist() == [True]
     assert batch.turns.tolist() == [2] and not batch.truncated.any()
@@ -294,8 +293,7 @@ def test_turn_cap_and_length_truncation(model, tokenizer) -> None:
         generator,
         tokenizer,
         [1],
-        group_size=2,
-        params=SamplingParams(),
+        params=SamplingParams(n=2),
         max_turns=2,
     )
     assert batch.truncated.tolist() == [True, True] and batch.turns.tolist() == [2, 2]
@@ -306,8 +304,7 @@ def test_turn_cap_and_length_truncation(model, tokenizer) -> None:
         HFGenerator(model, tokenizer),
         tokenizer,
         [0],
-        group_size=4,
-        params=SamplingParams(max_new_tokens=2, seed=0),
+        params=SamplingParams(max_new_tokens=2, seed=0, n=4),
     )
     assert torch.equal(short.truncated, short.lengths == 2)
     assert short.truncated.any()
@@ -326,7 +323,7 @@ def test_tool_env_of_the_library(tokenizer) -> None:
         return "<calc>2*3</calc>" if context == prompt else golds[prompt]
 
     generator = ScriptedGenerator(tokenizer, script, -1.0)
-    batch = collect_rollouts(env, generator, tokenizer, [0, 1], group_size=2, params=SamplingParams())
+    batch = collect_rollouts(env, generator, tokenizer, [0, 1], params=SamplingParams(n=2))
     assert batch.rewards.tolist() == [1.0] * 4 and batch.turns.tolist() == [2] * 4
     assert all("</calc>" in params.stop for params in generator.calls)
     assert _observation_spans(batch, 0, tokenizer) == ["\n<result>6</result>\n"]
@@ -349,10 +346,8 @@ def test_select_groups_and_concat_round_trip(sampled, model, tokenizer) -> None:
     for name in ("input_ids", "attention_mask", "completion_ids", "completion_mask", "old_logp", "rewards"):
         assert torch.equal(getattr(rebuilt, name), getattr(sampled, name)), name
     assert rebuilt.completion_start == sampled.completion_start and rebuilt.texts == sampled.texts
-    params = SamplingParams(max_new_tokens=4, seed=5)
-    other = collect_rollouts(
-        ENV_ID, HFGenerator(model, tokenizer), tokenizer, [9], group_size=G, params=params
-    )
+    params = SamplingParams(max_new_tokens=4, seed=5, n=G)
+    other = collect_rollouts(ENV_ID, HFGenerator(model, tokenizer), tokenizer, [9], params=params)
     empty = sampled.select_groups(torch.zeros(3, dtype=torch.bool))
     mixed = RolloutBatch.concat([other, empty, sampled])
     assert len(empty) == 0 and _rows(mixed) == _rows(other) + _rows(sampled)
@@ -418,14 +413,13 @@ def test_to_moves_every_tensor(sampled) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"group_size": 0}, "group_size=0"),
         ({"indices": []}, "indices=[]"),
         ({"max_turns": 0}, "max_turns=0"),
         ({"params": {"max_new_tokens": 4}}, "SamplingParams"),
     ],
 )
 def test_bad_arguments_are_named(tokenizer, kwargs, message) -> None:
-    arguments = {"indices": [0], "group_size": 2, "params": SamplingParams(), **kwargs}
+    arguments = {"indices": [0], "params": SamplingParams(n=2), **kwargs}
     generator = ScriptedGenerator(tokenizer, lambda prompt, k: "x")
     with pytest.raises(ConfigError, match=re.escape(message)):
         collect_rollouts(ENV_ID, generator, tokenizer, **arguments)
@@ -494,15 +488,12 @@ def test_a_text_only_generator_gives_the_same_grpo_loss_and_gradient(model, toke
     import functools
 
     from reasongym.agents.grpo import GRPOConfig, grpo_loss
-    from reasongym.agents.runtime.rollout import recompute_old_logp
-    from reasongym.agents.runtime.update import BatchTotals, accumulate_gradients
+    from reasongym.agents.runtime.update import BatchTotals, accumulate_gradients, recompute_old_logp
 
     params = SamplingParams(max_new_tokens=16, temperature=1.0, seed=7)
     indices = list(range(12))
-    full = collect_rollouts(
-        ENV_ID, HFGenerator(model, tokenizer), tokenizer, indices, group_size=1, params=params
-    )
-    text = collect_rollouts(ENV_ID, TextOnly(HFGenerator(model, tokenizer)), tokenizer, indices, group_size=1,
+    full = collect_rollouts(ENV_ID, HFGenerator(model, tokenizer), tokenizer, indices, params=params)
+    text = collect_rollouts(ENV_ID, TextOnly(HFGenerator(model, tokenizer)), tokenizer, indices,
                             params=params)  # fmt: skip
     assert full.old_logp_known and not text.old_logp_known
     # An untrained model also samples special tokens, which no text can carry: compare the rows whose

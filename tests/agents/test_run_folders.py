@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.presets import preset_configs
 from reasongym.agents.sft import train_sft
 from reasongym.agents.star import STaRConfig, train_star
 from reasongym.errors import ConfigError, ResourceBusyError
-from reasongym.metrics import read_metrics
-from reasongym.models import make_char_tokenizer, make_tiny_model
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+from reasongym.runs.metrics import read_metrics
 
 ENV = "reasongym/Arithmetic-v0"
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,7 +101,7 @@ def test_a_folder_with_a_config_json_of_its_own_is_not_overwritten(tmp_path: Pat
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from reasongym.locks import run_folder_lock
+from reasongym.runs.locks import run_folder_lock
 with run_folder_lock(sys.argv[1]):
     Path(sys.argv[2]).touch()
     while not Path(sys.argv[3]).exists():
@@ -112,9 +112,9 @@ TRAIN_BLOCKED = """
 import sys, time
 from pathlib import Path
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.presets import preset_configs
+from reasongym.agents.algorithms import preset_configs
 from reasongym.generation import HFGenerator
-from reasongym.models import tiny_policy
+from reasongym.policy.tiny import tiny_policy
 
 run_dir, started, release = sys.argv[1:4]
 

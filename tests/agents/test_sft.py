@@ -23,10 +23,10 @@ from reasongym.agents.sft import (
     tokenize_pairs,
     train_sft,
 )
-from reasongym.checkpoints import latest_checkpoint
 from reasongym.errors import ConfigError
-from reasongym.metrics import read_metrics
-from reasongym.runs import RunDir
+from reasongym.policy.checkpoints import latest_checkpoint
+from reasongym.runs.folder import RunDir
+from reasongym.runs.metrics import read_metrics
 
 WORKER_PATH = Path(__file__).with_name("sft_worker.py")
 _spec = importlib.util.spec_from_file_location("sft_worker", WORKER_PATH)

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 import reasongym
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.config import RunConfig
-from reasongym.agents.presets import preset_configs
 from reasongym.agents.rationales import rationale_without_answer, stands_alone
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
 from reasongym.agents.star import (
@@ -28,8 +28,9 @@ from reasongym.agents.star import (
 from reasongym.envs.core import format_final_answer, gold_answer_text
 from reasongym.errors import ConfigError
 from reasongym.generation import Completion, SamplingParams
-from reasongym.metrics import read_metrics
-from reasongym.models import format_prompt, make_char_tokenizer, make_tiny_model
+from reasongym.policy.loading import format_prompt
+from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+from reasongym.runs.metrics import read_metrics
 
 QUIET = {"lr": 1e-3, "lr_schedule": "cosine", "progress_bar": False, "tensorboard": False}
 ARITHMETIC = "reasongym/Arithmetic-v0"

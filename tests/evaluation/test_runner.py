@@ -216,7 +216,7 @@ def test_a_completion_that_once_crashed_grading_is_refused(tmp_path: Path) -> No
 
 
 def test_a_model_object_without_its_tokenizer_is_refused() -> None:
-    from reasongym.models import make_char_tokenizer, make_tiny_model
+    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
     model = make_tiny_model(make_char_tokenizer())
     with pytest.raises(ConfigError, match="needs its tokenizer"):
@@ -224,7 +224,7 @@ def test_a_model_object_without_its_tokenizer_is_refused() -> None:
 
 
 def test_a_tiny_model_runs_end_to_end(tmp_path: Path) -> None:
-    from reasongym.models import make_char_tokenizer, make_tiny_model
+    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
     tokenizer = make_char_tokenizer()
     report = evaluate(
@@ -245,9 +245,9 @@ def test_a_tiny_model_runs_end_to_end(tmp_path: Path) -> None:
 
 
 def test_a_run_folder_loads_its_latest_checkpoint_and_needs_a_tokenizer(tmp_path: Path) -> None:
-    from reasongym.checkpoints import resolve_weights, save_checkpoint
     from reasongym.evaluation.loading import load_model
-    from reasongym.models import make_char_tokenizer, make_tiny_model
+    from reasongym.policy.checkpoints import resolve_weights, save_checkpoint
+    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
     tokenizer = make_char_tokenizer()
     model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # The char tokenizer has no chat template; this one joins the message contents with newlines, exactly
-# as reasongym.models.format_prompt does without a template, so all three prompt paths see one text.
+# as reasongym.policy.loading.format_prompt does without a template, so all three prompt paths see one text.
 JOIN_TEMPLATE = "{% for m in messages %}{% if not loop.first %}\n{% endif %}{{ m['content'] }}{% endfor %}"
 
 
@@ -145,7 +145,7 @@ def _tail(log: Path, lines: int = 40) -> str:
 
 def save_tiny_model(folder: Path, *, seed: int = 0) -> Path:
     """Save the tiny random model and char tokenizer (with `JOIN_TEMPLATE`) so that the server samples."""
-    from reasongym.models import make_char_tokenizer, make_tiny_model
+    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
     tokenizer = make_char_tokenizer()
     tokenizer.chat_template = JOIN_TEMPLATE

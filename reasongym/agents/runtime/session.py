@@ -11,7 +11,7 @@ scores ``old_logp`` in eval mode, so a training-mode forward with dropout on wou
 ratio differ from 1 before any update. Held-out evaluation goes through `reasongym.evaluation.evaluate`,
 like ``reasongym eval``. Shapes use the legend of `reasongym.agents.common`.
 
-Under torch.distributed (`reasongym.agents.runtime.distributed`) every rank runs the same session: the
+Under torch.distributed (`reasongym.distributed`) every rank runs the same session: the
 problem order is global (one cursor, the same on every rank) and each rank samples its round-robin share
 of each round's prompts, whole groups, with a sampling seed derived from the seed and its rank. The loss
 normalisers (`BatchTotals`) are summed over ranks and DDP averages the gradients, so N processes take the
@@ -42,9 +42,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from reasongym import distributed
 from reasongym.agents.common import disable_dropout, enable_checkpointing, seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
-from reasongym.agents.runtime import distributed
+from reasongym.agents.runtime import parallel
 from reasongym.agents.runtime.heap import release_freed_memory
 from reasongym.agents.runtime.update import (
     PolicyLoss,
@@ -56,10 +57,13 @@ from reasongym.agents.runtime.update import (
     grad_scaler,
     merge_rank_metrics,
     optimizer_step,
+    recompute_old_logp,
     restore_optimizer,
 )
-from reasongym.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, load_base, record_base
-from reasongym.checkpoints import (
+from reasongym.errors import ConfigError
+from reasongym.generation.base import TimedGenerator
+from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, record_base
+from reasongym.policy.checkpoints import (
     checkpoint_step,
     ensure_steps_remaining,
     latest_checkpoint,
@@ -67,12 +71,12 @@ from reasongym.checkpoints import (
     load_optimizer_states,
     save_checkpoint,
 )
-from reasongym.errors import ConfigError
-from reasongym.evaluation.env_pool import EnvPool
-from reasongym.generation.base import TimedGenerator
-from reasongym.lora import adapters_merged
-from reasongym.metrics import MetricsWriter, plot_metrics
-from reasongym.runs import RunDir, SamplesWriter
+from reasongym.policy.loading import load_base
+from reasongym.policy.lora import adapters_merged
+from reasongym.rollouts.batch import collect_rollouts
+from reasongym.rollouts.env_pool import EnvPool
+from reasongym.runs.folder import RunDir, SamplesWriter
+from reasongym.runs.metrics import MetricsWriter, plot_metrics
 
 PLOT_KEYS = ("rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/")
 """Panels of the plot written at the end of a run."""
@@ -157,10 +161,9 @@ class RLSession:
         with_reference: bool,
         eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
     ) -> RLSession:
-        """Lock the run folder (a second trainer on it fails at once; released by `close`), seed, build env,
-        check its splits, disable dropout, build sampler, optimizer and (if asked) the frozen reference;
-        resume from the run folder's newest intact checkpoint. ``config_record`` is what ``config.json``
-        stores (every config of the run, by section)."""
+        """Lock the run folder (released by `close`), seed, build env, check its splits, disable dropout,
+        build sampler, optimizer and (if asked) the frozen reference; resume from the run folder's newest
+        intact checkpoint. ``config_record`` is what ``config.json`` stores (every config, by section)."""
         import reasongym
         from reasongym.generation import HFGenerator
 
@@ -169,13 +172,7 @@ class RLSession:
         with ExitStack() as held:  # released here if starting fails, else handed to the session
             if run is not None and info.is_main:  # one lock per job: rank 0 holds it for every process
                 held.enter_context(run.lock())
-            rollout_cfg.check_for_rl()
-            check_autocast(run_cfg, model)
-            if rollout_cfg.num_prompts < info.world_size:
-                raise ConfigError(
-                    f"num_prompts={rollout_cfg.num_prompts} is not allowed with {info.world_size} processes; each "
-                    f"process samples whole groups of at least one prompt, so use num_prompts >= {info.world_size}"
-                )
+            _check_settings(run_cfg, rollout_cfg, model, info)
             seed_everything(run_cfg.seed)
             env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
             train_split, eval_split = resolve_splits(run_cfg, env)
@@ -189,21 +186,10 @@ class RLSession:
                 else None
             )
             start, state, checkpoint = _resume_weights(run, run_cfg, adapted or model, info)
-            train_model = distributed.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
-            optimizer, scheduler = build_optimizer(model, run_cfg)
-            if checkpoint is not None:
-                optimizer_state, scheduler_state = load_optimizer_states(checkpoint)
-                distributed.load_optimizer_state(model, optimizer, optimizer_state)
-                scheduler.load_state_dict(scheduler_state)
-                restore_optimizer(optimizer, scheduler, run_cfg)
+            train_model = parallel.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
+            optimizer, scheduler = _optimizer(model, run_cfg, checkpoint)
             resumed_from = start or None
-            writer = samples = None
-            if run is not None and info.is_main:
-                writer = MetricsWriter(
-                    run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project,
-                    config=config_record, resume_from_step=resumed_from,
-                )  # fmt: skip
-                samples = SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
+            writer, samples = _writers(run, run_cfg, config_record, resumed_from, info)
             sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout_cfg.generation_batch_size)
             session = cls(
                 run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
@@ -251,22 +237,14 @@ class RLSession:
         Across processes ``num_prompts`` counts every rank's prompts; this rank samples and returns its
         share (`distributed.shard`: problems ``rank, rank + W, ..`` of the round), whole groups.
         """
-        from reasongym.agents.runtime.rollout import collect_rollouts, recompute_old_logp
-        from reasongym.generation import SamplingParams
-
-        rollout = self.rollout_cfg
         seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + self.cursor, self.info)  # resumable
         self.env_pool = self.env_pool or EnvPool(self.env)
-        params = SamplingParams(
-            max_new_tokens=rollout.max_new_tokens, temperature=rollout.temperature, top_p=rollout.top_p,
-            n=rollout.group_size, seed=seed,
-        )  # fmt: skip
         indices = distributed.shard(self.problem_indices(num_prompts), self.info)
         started, generating = time.perf_counter(), self.generator.seconds
-        with distributed.gathered(self.model), autocast_context(self.run_cfg), adapters_merged(self.adapted):
+        with parallel.gathered(self.model), autocast_context(self.run_cfg), adapters_merged(self.adapted):
             batch = collect_rollouts(
-                self.env, self.generator, self.tokenizer, indices, group_size=rollout.group_size,
-                params=params, split=self.train_split, difficulty=self.run_cfg.difficulty, pool=self.env_pool,
+                self.env, self.generator, self.tokenizer, indices, params=self.rollout_cfg.sampling(seed),
+                split=self.train_split, difficulty=self.run_cfg.difficulty, pool=self.env_pool,
             )  # fmt: skip
         generate_s = self.generator.seconds - generating
         self.phases["generate"] += generate_s
@@ -274,7 +252,7 @@ class RLSession:
         self.generated_tokens += int(batch.lengths.sum())
         if not batch.old_logp_known:  # a text-only generator: the policy scores what was sampled
             started = time.perf_counter()
-            with distributed.gathered(self.model), autocast_context(self.run_cfg):
+            with parallel.gathered(self.model), autocast_context(self.run_cfg):
                 batch = recompute_old_logp(self.model, batch, self.run_cfg.micro_batch_size)
             self.phases["old_logp"] += time.perf_counter() - started
         release_freed_memory()  # the sampler's KV caches and logits
@@ -282,7 +260,7 @@ class RLSession:
 
     def rollout_metrics(self, *batches: Any) -> dict[str, float]:
         """``rollout/`` metrics of ``batches`` on every rank together (`rollout_metrics` of their rows)."""
-        from reasongym.agents.runtime.rollout import ROW_TENSORS, rollout_metrics
+        from reasongym.rollouts.batch import ROW_TENSORS, rollout_metrics
 
         rows = {
             name: None if any(getattr(b, name) is None for b in batches)
@@ -304,7 +282,7 @@ class RLSession:
         started = time.perf_counter()
         reference = self.reference or self.model
         adapters_off = self.adapted.disable_adapter() if self.reference is None else contextlib.nullcontext()
-        with adapters_off, distributed.gathered(reference), autocast_context(self.run_cfg):
+        with adapters_off, parallel.gathered(reference), autocast_context(self.run_cfg):
             logp, _ = token_logprobs(
                 reference, batch.input_ids, batch.attention_mask, batch.completion_start,
                 micro_batch_size=self.run_cfg.micro_batch_size,
@@ -370,7 +348,7 @@ class RLSession:
         """Held-out greedy pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
         from reasongym.evaluation.runner import greedy_pass_at_1
 
-        with distributed.gathered(self.model), autocast_context(self.run_cfg), adapters_merged(self.adapted):
+        with parallel.gathered(self.model), autocast_context(self.run_cfg), adapters_merged(self.adapted):
             accuracy = greedy_pass_at_1(
                 self.generator.inner, self.env, tokenizer=self.tokenizer, split=self.eval_split,
                 num_problems=self.run_cfg.eval_problems, difficulty=self.run_cfg.difficulty,
@@ -404,9 +382,7 @@ class RLSession:
             (run.save_every and step % run.save_every == 0) or step == run.max_steps
         ):
             state = {"cursor": self.cursor, "initial_entropy": self.initial_entropy}
-            model_state, optimizer_state = distributed.full_state(
-                self.model, self.optimizer
-            )  # FSDP: gathered
+            model_state, optimizer_state = parallel.full_state(self.model, self.optimizer)  # FSDP: gathered
             if self.info.is_main:
                 save_checkpoint(
                     self.run, step, model=self.adapted or self.model, optimizer=self.optimizer, scheduler=self.scheduler,
@@ -469,6 +445,45 @@ class RLSession:
         return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), path)
 
 
+def _check_settings(
+    run_cfg: RunConfig, rollout_cfg: RolloutConfig, model: torch.nn.Module, info: distributed.DistInfo
+) -> None:
+    """Raise ConfigError for settings an RL run cannot take (greedy or single samples, CPU autocast, fewer
+    prompts than processes)."""
+    rollout_cfg.check_for_rl()
+    check_autocast(run_cfg, model)
+    if rollout_cfg.num_prompts < info.world_size:
+        raise ConfigError(
+            f"num_prompts={rollout_cfg.num_prompts} is not allowed with {info.world_size} processes; each "
+            f"process samples whole groups of at least one prompt, so use num_prompts >= {info.world_size}"
+        )
+
+
+def _optimizer(model: torch.nn.Module, run_cfg: RunConfig, checkpoint: Path | None) -> tuple[Any, Any]:
+    """AdamW and its schedule, with the checkpoint's state when resuming (and the run's learning rate)."""
+    optimizer, scheduler = build_optimizer(model, run_cfg)
+    if checkpoint is not None:
+        optimizer_state, scheduler_state = load_optimizer_states(checkpoint)
+        parallel.load_optimizer_state(model, optimizer, optimizer_state)
+        scheduler.load_state_dict(scheduler_state)
+        restore_optimizer(optimizer, scheduler, run_cfg)
+    return optimizer, scheduler
+
+
+def _writers(
+    run: RunDir | None, run_cfg: RunConfig, config_record: Mapping[str, Any], resumed_from: int | None,
+    info: distributed.DistInfo,
+) -> tuple[MetricsWriter | None, SamplesWriter | None]:  # fmt: skip
+    """The metrics and samples writers of rank 0 in a run folder; None elsewhere."""
+    if run is None or not info.is_main:
+        return None, None
+    writer = MetricsWriter(
+        run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project, config=config_record,
+        resume_from_step=resumed_from,
+    )  # fmt: skip
+    return writer, SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
+
+
 def _prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distributed.DistInfo) -> Any:
     """Turn on gradient checkpointing if asked; add LoRA adapters if asked and return the ``PeftModel``."""
     if run_cfg.gradient_checkpointing:
@@ -480,7 +495,7 @@ def _prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distribute
         raise ConfigError(
             f"lora.rank={lora.rank} is not allowed with {info.world_size} processes yet; LoRA runs in one process"
         )
-    from reasongym.lora import add_adapters
+    from reasongym.policy.lora import add_adapters
 
     return add_adapters(
         model, rank=lora.rank, alpha=lora.alpha, dropout=lora.dropout, target_modules=lora.target_modules
@@ -504,7 +519,7 @@ def _reference_model(
     model: torch.nn.Module, run: RunDir | None, info: distributed.DistInfo, parallelism: str
 ) -> torch.nn.Module:
     """The frozen KL reference: the model the run started from. The run folder records it once
-    (`reasongym.base_model`: its source when it can be rebuilt from there, else its weights); a copy of
+    (`reasongym.policy.base_model`: its source when it can be rebuilt from there, else its weights); a copy of
     ``model`` when ``model`` still is that model, else rebuilt from the record, so that a resume keeps the
     same reference. Sharded like the policy under FSDP."""
     kept = distributed.on_main(lambda: record_base(model, run.path), info) if run is not None else None
@@ -517,9 +532,7 @@ def _reference_model(
 
         load_model(reference, str(run.path / REFERENCE_FILE))
     return (
-        distributed.shard_model(reference, info)
-        if parallelism == "fsdp" and info.world_size > 1
-        else reference
+        parallel.shard_model(reference, info) if parallelism == "fsdp" and info.world_size > 1 else reference
     )
 
 

@@ -8,6 +8,7 @@ split (the bug class of trl#3021 and verl#3741). Shapes use the legend of `reaso
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -18,11 +19,13 @@ from typing import Any, Protocol
 import torch
 from torch import Tensor
 
+from reasongym import distributed
 from reasongym.agents.common import masked_mean, token_logprobs
 from reasongym.agents.config import RunConfig
-from reasongym.agents.runtime import distributed
+from reasongym.agents.runtime import parallel
 from reasongym.agents.runtime.heap import release_freed_memory
 from reasongym.errors import ConfigError
+from reasongym.rollouts.batch import RolloutBatch
 
 _SUMMED_KEYS = ("loss/policy", "loss/total")
 
@@ -52,6 +55,31 @@ class PolicyLoss(Protocol):
         totals: BatchTotals,
     ) -> tuple[Tensor, dict[str, float]]:
         """``(loss to minimise, metrics)`` of one micro-batch: [B, T] tensors, adv [B]."""
+
+
+@torch.no_grad()
+def recompute_old_logp(
+    model: torch.nn.Module, batch: RolloutBatch, micro_batch_size: int | None = None
+) -> RolloutBatch:
+    """``batch`` with ``old_logp`` from one no-grad forward pass of ``model`` over its tokens (eval mode).
+
+    The contract for generators that return text only (most served models): the policy that will be
+    updated scores what was sampled, as TRL does, so the importance ratio starts at exactly 1. Using the
+    placeholder zeros instead would make the ratio ``p / 1``: rows with a negative advantage would get no
+    gradient and the rest would be scaled by ``p``.
+    """
+    was_training = model.training
+    model.eval()
+    logp, _ = token_logprobs(
+        model,
+        batch.input_ids,
+        batch.attention_mask,
+        batch.completion_start,
+        micro_batch_size=micro_batch_size,
+    )  # [B, T]
+    model.train(was_training)
+    old_logp = (logp * batch.completion_mask).float()  # [B, T]
+    return dataclasses.replace(batch, old_logp=old_logp, old_logp_known=True)
 
 
 def check_loss_shapes(
@@ -153,10 +181,10 @@ def accumulate_gradients(
     sums: dict[str, float] = defaultdict(float)
     entropy_sum = 0.0
     count = -(-rows // size)
-    passes = max(distributed.passes_everywhere(count, model), 1 if world_size > 1 else 0)
+    passes = max(parallel.passes_everywhere(count, model), 1 if world_size > 1 else 0)
     for index in range(passes):
         part = slice(index * size, (index + 1) * size)
-        with distributed.gradient_sync(model, enabled=index == passes - 1):
+        with parallel.gradient_sync(model, enabled=index == passes - 1):
             if index >= count:  # no rows left here; other ranks still have some
                 _backward_nothing(model)
                 continue

@@ -1,10 +1,13 @@
-"""Data-parallel training with plain ``torch.distributed``, and a no-op when run as one process.
+"""Which process is which, and what runs on rank 0: the one torch.distributed module, for training and
+evaluation alike, and a no-op when run as one process.
 
 Launch with ``torchrun --nproc_per_node=N script.py`` or ``accelerate launch script.py``: both set
 ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK`` and ``MASTER_ADDR``/``MASTER_PORT``, which is all
-``init_distributed`` reads. Every rank holds the whole model, takes a different shard of the data, and
-DDP averages the gradients, so all ranks keep identical weights. Only rank 0 (``DistInfo.is_main``)
-writes metrics, samples and checkpoints; `on_main` runs a step there and hands its result to every rank.
+``init_distributed`` reads. `DistInfo` is a process's place in the job. Only rank 0 (``DistInfo.is_main``)
+writes: a run folder's metrics, samples and checkpoints, an evaluation's records file; `on_main` runs a
+step there and hands its result (or its exception) to every rank, `barrier` waits for every rank, and the
+``all_gather_*`` / ``all_reduce_*`` functions exchange values. What a trainer does to its model across
+processes (DDP, FSDP) is `reasongym.agents.runtime.parallel`'s.
 
 Shards are round-robin (`shard`: item ``i`` goes to rank ``i % world_size``) and `unshard` is its inverse,
 so whatever the ranks gather comes back in the order one process would have produced it. The RL loops
@@ -13,10 +16,8 @@ shard whole groups (`shard_groups`, `all_gather_groups`): a prompt's G samples a
 
 from __future__ import annotations
 
-import inspect
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -54,7 +55,8 @@ class DistInfo:
 
 
 SINGLE_PROCESS = DistInfo(rank=0, world_size=1, local_rank=0)
-"""The ``DistInfo`` of a plain, single-process run."""
+"""The ``DistInfo`` of a plain, single-process run; passed explicitly (this very object), it means "this process
+alone" even inside a process group, e.g. an evaluation that one rank runs by itself."""
 
 
 def init_distributed(backend: str | None = None) -> DistInfo:
@@ -93,9 +95,12 @@ def init_distributed(backend: str | None = None) -> DistInfo:
     return info
 
 
-def _alone(info: DistInfo) -> bool:
-    """One process and no process group: nobody to talk to (a group of one still runs its collectives)."""
-    return info.world_size == 1 and not (dist.is_available() and dist.is_initialized())
+def is_alone(info: DistInfo) -> bool:
+    """Nobody to talk to: `SINGLE_PROCESS` itself, or one process without a process group (a group of one,
+    e.g. a GPU check of the NCCL path, still runs its collectives)."""
+    return info is SINGLE_PROCESS or (
+        info.world_size == 1 and not (dist.is_available() and dist.is_initialized())
+    )
 
 
 def current() -> DistInfo:
@@ -107,149 +112,6 @@ def current() -> DistInfo:
         world_size=dist.get_world_size(),
         local_rank=int(os.environ.get("LOCAL_RANK", "0")),
     )
-
-
-def wrap_model(
-    model: torch.nn.Module, info: DistInfo | None = None, parallelism: str = "ddp"
-) -> torch.nn.Module:
-    """Wrap ``model`` for data-parallel training when it is part of a process group.
-
-    ``ddp``: a ``DistributedDataParallel`` wrapper (the model stays reachable as ``.module``). Buffers are
-    not broadcast on every forward: a causal LM's buffers are constants (rotary frequencies), and the
-    broadcast is a collective that would make ranks running different numbers of micro-batches (RL's
-    uneven shards) wait on each other forever. ``fsdp``: the model itself, its decoder layers and then
-    the whole sharded in place with torch's ``fully_shard`` (see `shard_model`).
-
-    Args:
-        model: The model to train, already on ``info.device``.
-        info: The process's place; defaults to ``current()``.
-        parallelism: ``ddp`` or ``fsdp``.
-
-    Returns:
-        The wrapped (or sharded) model, or ``model`` itself in a lone process or when already wrapped.
-    """
-    info = info or current()
-    if _alone(info) or isinstance(model, torch.nn.parallel.DistributedDataParallel) or is_sharded(model):
-        return model
-    if parallelism == "fsdp":
-        return shard_model(model, info)
-    device_ids = [info.local_rank] if next(model.parameters()).is_cuda else None
-    ddp = torch.nn.parallel.DistributedDataParallel
-    # torch 2.13 renamed the switch (the old name still works, with a warning).
-    renamed = "forward_sync_buffers" in inspect.signature(ddp.__init__).parameters
-    no_sync = {"forward_sync_buffers": False} if renamed else {"broadcast_buffers": False}
-    return ddp(model, device_ids=device_ids, **no_sync)
-
-
-def unwrap_model(model: torch.nn.Module) -> torch.nn.Module:
-    """The model inside a DDP wrapper, or ``model`` itself."""
-    return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
-
-
-# ---------------------------------------------------------------------------------------------- FSDP
-
-
-def shard_model(model: torch.nn.Module, info: DistInfo | None = None) -> torch.nn.Module:
-    """Shard ``model`` over every process with torch's ``fully_shard`` (FSDP2), in place; returns it.
-
-    Each decoder layer (a class the model lists in ``_no_split_modules``, as transformers models do) is
-    one unit, gathered for its forward and backward and resharded after; the root (embeddings, final
-    norm, head) stays gathered between forward and backward. Gradients are reduce-scattered and averaged
-    over the processes, as DDP averages them.
-    """
-    from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.fsdp import fully_shard
-
-    info = info or current()
-    mesh = init_device_mesh(info.device.type, (info.world_size,))
-    units = set(getattr(model, "_no_split_modules", None) or ())
-    for module in model.modules():
-        if type(module).__name__ in units and module is not model:
-            fully_shard(module, mesh=mesh, reshard_after_forward=True)
-    fully_shard(model, mesh=mesh, reshard_after_forward=False)
-    return model
-
-
-def is_sharded(model: torch.nn.Module) -> bool:
-    """Whether ``model`` was sharded by `shard_model` (``fully_shard``)."""
-    from torch.distributed.fsdp import FSDPModule
-
-    return isinstance(model, FSDPModule)
-
-
-@contextmanager
-def gathered(model: torch.nn.Module | None) -> Iterator[None]:
-    """The full weights of a sharded model on every rank, for forward passes whose number differs between
-    ranks (sampling, scoring, evaluation): each forward of a sharded unit would otherwise all-gather it,
-    a collective that every rank must join. Needs the whole model to fit each device for inference.
-    Does nothing for an unsharded model."""
-    if model is None or not is_sharded(model):
-        yield
-        return
-    from torch.distributed.fsdp import FSDPModule
-
-    units = [module for module in model.modules() if isinstance(module, FSDPModule)]
-    for unit in units:
-        if unit is not model:
-            unit.set_reshard_after_forward(False, recurse=False)
-        unit.unshard()
-    try:
-        yield
-    finally:
-        for unit in units:
-            unit.reshard()
-            if unit is not model:
-                unit.set_reshard_after_forward(True, recurse=False)
-
-
-@contextmanager
-def gradient_sync(model: torch.nn.Module, enabled: bool) -> Iterator[None]:
-    """Reduce gradients over the ranks in this backward (``enabled``) or only accumulate them locally
-    (DDP's ``no_sync``, FSDP's ``set_requires_gradient_sync(False)``)."""
-    if is_sharded(model):
-        model.set_requires_gradient_sync(enabled)
-        yield
-        return
-    if enabled or not hasattr(model, "no_sync"):
-        yield
-        return
-    with model.no_sync():
-        yield
-
-
-def passes_everywhere(count: int, model: torch.nn.Module) -> int:
-    """Forward/backward passes each rank runs: its own ``count``, or for a sharded model the most any rank
-    has (every pass all-gathers each unit, so every rank must run as many)."""
-    if not is_sharded(model):
-        return count
-    return round(all_reduce_max({"passes": count})["passes"])
-
-
-def full_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> tuple[Any, Any]:
-    """``(model state, optimizer state)`` of a sharded model, gathered whole on the CPU of rank 0 (every rank
-    must call; the others get empty dicts), for a checkpoint; ``(None, None)`` when nothing is sharded."""
-    if not is_sharded(model):
-        return None, None
-    from torch.distributed.checkpoint.state_dict import (
-        StateDictOptions,
-        get_model_state_dict,
-        get_optimizer_state_dict,
-    )
-
-    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
-    return get_model_state_dict(model, options=options), get_optimizer_state_dict(
-        model, optimizer, options=options
-    )
-
-
-def load_optimizer_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer, state: Any) -> None:
-    """Load a checkpoint's optimizer state: as it is, or sharded over the ranks for a sharded model."""
-    if not is_sharded(model):
-        optimizer.load_state_dict(state)
-        return
-    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_optimizer_state_dict
-
-    set_optimizer_state_dict(model, optimizer, state, options=StateDictOptions(full_state_dict=True))
 
 
 # ---------------------------------------------------------------------------------------------- data
@@ -287,7 +149,7 @@ def shard_groups(x: torch.Tensor, group_size: int, info: DistInfo | None = None)
 def all_gather_groups(x: torch.Tensor, group_size: int, info: DistInfo | None = None) -> torch.Tensor:
     """Every rank's `shard_groups` share of a [B] tensor, put back in group order: [B_all] on ``x``'s device."""
     info = info or current()
-    if _alone(info):
+    if is_alone(info):
         return x
     parts = all_gather_objects(x.detach().cpu().view(-1, group_size), info)
     return torch.cat(unshard(parts)).reshape(-1).to(x.device)  # [B_all]
@@ -296,7 +158,7 @@ def all_gather_groups(x: torch.Tensor, group_size: int, info: DistInfo | None = 
 def all_gather_shards(items: Sequence[T], info: DistInfo | None = None) -> list[T]:
     """Every rank's `shard` of a list, put back in the original order (the same list on every rank)."""
     info = info or current()
-    if _alone(info):
+    if is_alone(info):
         return list(items)
     return unshard(all_gather_objects(list(items), info))
 
@@ -304,7 +166,7 @@ def all_gather_shards(items: Sequence[T], info: DistInfo | None = None) -> list[
 def all_gather_ordered(items: Sequence[T], key: Callable[[T], Any], info: DistInfo | None = None) -> list[T]:
     """Every rank's ``items``, sorted by ``key`` (stably: items of equal key keep their rank's order)."""
     info = info or current()
-    if _alone(info):
+    if is_alone(info):
         return sorted(items, key=key)
     return sorted((item for part in all_gather_objects(list(items), info) for item in part), key=key)
 
@@ -312,7 +174,7 @@ def all_gather_ordered(items: Sequence[T], key: Callable[[T], Any], info: DistIn
 def all_gather_objects(value: T, info: DistInfo | None = None) -> list[T]:
     """``[value of rank 0, value of rank 1, ..]`` on every rank (picklable values; tensors on the CPU)."""
     info = info or current()
-    if _alone(info):
+    if is_alone(info):
         return [value]
     gathered: list[Any] = [None] * info.world_size
     dist.all_gather_object(gathered, value)
@@ -326,7 +188,7 @@ def on_main(fn: Callable[[], T], info: DistInfo | None = None) -> T:
     checkpoint to resume from. An exception on rank 0 is raised on every rank, so that none waits forever.
     """
     info = info or current()
-    if _alone(info):
+    if is_alone(info):
         return fn()
     box: list[Any] = [None]
     if info.is_main:
@@ -354,7 +216,7 @@ def rank_seed(seed: int, info: DistInfo | None = None) -> int:
 def all_reduce_mean(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
     """Average each value over all ranks (every rank must pass the same keys in the same order)."""
     info = info or current()
-    if _alone(info):
+    if is_alone(info):
         return {key: float(value) for key, value in values.items()}
     summed = all_reduce_sum(values, info)
     return {key: value / info.world_size for key, value in summed.items()}
@@ -363,7 +225,7 @@ def all_reduce_mean(values: Mapping[str, float], info: DistInfo | None = None) -
 def all_reduce_sum(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
     """Sum each value over all ranks (every rank must pass the same keys in the same order)."""
     info = info or current()
-    if _alone(info):
+    if is_alone(info):
         return {key: float(value) for key, value in values.items()}
     tensor = torch.tensor([float(v) for v in values.values()], dtype=torch.float64, device=info.device)
     dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
@@ -373,16 +235,16 @@ def all_reduce_sum(values: Mapping[str, float], info: DistInfo | None = None) ->
 def all_reduce_max(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
     """Maximum of each value over all ranks; used so that every rank takes the same skip decision."""
     info = info or current()
-    if _alone(info):
+    if is_alone(info):
         return {key: float(value) for key, value in values.items()}
     tensor = torch.tensor([float(v) for v in values.values()], dtype=torch.float64, device=info.device)
     dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
     return dict(zip(values, tensor.tolist(), strict=True))
 
 
-def barrier() -> None:
-    """Wait for every rank; a no-op in a single process."""
-    if dist.is_available() and dist.is_initialized():
+def barrier(info: DistInfo | None = None) -> None:
+    """Wait for every rank of ``info``'s job (default: the current one); a no-op in a single process."""
+    if not is_alone(info or current()):
         dist.barrier()
 
 

@@ -3,7 +3,7 @@ train when they need no real model.
 
 `make_tiny_model` is a random-init causal LM from a transformers config (Llama or Qwen2 architecture) and
 `make_char_tokenizer` a character-level tokenizer; both save and load like any hub checkpoint, so
-`reasongym.models.load_policy(folder)` loads them like every other model (`reasongym.models` re-exports
+`reasongym.policy.loading.load_policy(folder)` loads them like every other model (`reasongym.policy.loading` re-exports
 them).
 """
 

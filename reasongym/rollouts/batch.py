@@ -1,6 +1,6 @@
 """Rollouts: sample G completions per problem, play them through the environment, return tensors.
 
-`collect_rollouts` plays episodes with `reasongym.evaluation.episodes.play_episodes` (the same engine
+`collect_rollouts` plays episodes with `reasongym.rollouts.episodes.play_episodes` (the same engine
 as evaluation: the plain Gymnasium loop, one env copy per episode, wrappers and reward shaping as for a
 user; a multi-turn environment's observations are tokenized, appended and masked out of the loss) and
 pads them into one `RolloutBatch`.
@@ -35,9 +35,9 @@ from torch import Tensor
 from transformers import PreTrainedTokenizerBase
 
 from reasongym.errors import ConfigError
-from reasongym.evaluation.env_pool import EnvPool
-from reasongym.evaluation.episodes import Episode, play_episodes
 from reasongym.generation.base import Generator, SamplingParams
+from reasongym.rollouts.env_pool import EnvPool
+from reasongym.rollouts.episodes import Episode, play_episodes
 
 TURN_CAP_OUTCOME = "max_turns"
 """``outcomes`` entry of an episode that `collect_rollouts` cut off at the turn cap."""
@@ -254,7 +254,6 @@ def collect_rollouts(
     tokenizer: PreTrainedTokenizerBase,
     indices: Sequence[int],
     *,
-    group_size: int,
     params: SamplingParams,
     split: str | None = "train",
     difficulty: int | None = None,
@@ -262,7 +261,7 @@ def collect_rollouts(
     max_turns: int | None = None,
     pool: EnvPool | None = None,
 ) -> RolloutBatch:
-    """Sample ``group_size`` episodes of each problem and return them as one padded batch.
+    """Sample ``params.n`` episodes of each problem and return them as one padded batch.
 
     Args:
         env_id_or_env: A registered id (``"reasongym/Arithmetic-v0"``) or an environment (wrappers
@@ -270,10 +269,9 @@ def collect_rollouts(
         generator: Any `Generator`; one with ``generate_batch`` (`HFGenerator`) is used through it.
             A completion without token ids has its text tokenized and gets log-probs of 0.
         tokenizer: The policy's tokenizer (prompt formatting, observations, later-turn contexts).
-        indices: Problem indices in ``split``; the batch has ``len(indices) * group_size`` rows.
-        group_size: G, episodes per problem.
-        params: Sampling parameters of every turn; ``n`` is ignored (G samples come from the
-            group), the env's ``stop_strings`` are added to ``stop``, and turn k uses ``seed + k``.
+        indices: Problem indices in ``split``; the batch has ``len(indices) * params.n`` rows.
+        params: Sampling parameters of every turn: ``n`` is G, the episodes per problem; the env's
+            ``stop_strings`` are added to ``stop``, and turn k uses ``seed + k``.
         split: Split of the problems; None means the env's default.
         difficulty: Difficulty level; None means the env's default.
         hint: Show the gold answer in the prompt (STaR rationalization).
@@ -289,53 +287,23 @@ def collect_rollouts(
     Raises:
         ConfigError: An argument out of range, or an env that can be neither copied nor re-made.
     """
-    _check_arguments(indices, group_size, params, max_turns)
+    _check_arguments(indices, params, max_turns)
     env = _resolve_env(env_id_or_env)
     try:
         episodes, device = play_episodes(
-            env, generator, tokenizer, indices, group_size=group_size, params=params, split=split,
-            difficulty=difficulty, hint=hint, max_turns=max_turns, pool=pool,
+            env, generator, tokenizer, indices, params=params, split=split, difficulty=difficulty, hint=hint,
+            max_turns=max_turns, pool=pool,
         )  # fmt: skip
     finally:
         if env is not env_id_or_env:
             env.close()
     device = device or getattr(getattr(generator, "model", None), "device", None)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    return _assemble(episodes, group_size, pad_id or 0, device)
+    return _assemble(episodes, params.n, pad_id or 0, device)
 
 
-@torch.no_grad()
-def recompute_old_logp(
-    model: torch.nn.Module, batch: RolloutBatch, micro_batch_size: int | None = None
-) -> RolloutBatch:
-    """``batch`` with ``old_logp`` from one no-grad forward pass of ``model`` over its tokens (eval mode).
-
-    The contract for generators that return text only (most served models): the policy that will be
-    updated scores what was sampled, as TRL does, so the importance ratio starts at exactly 1. Using the
-    placeholder zeros instead would make the ratio ``p / 1``: rows with a negative advantage would get no
-    gradient and the rest would be scaled by ``p``.
-    """
-    from reasongym.agents.common import token_logprobs
-
-    was_training = model.training
-    model.eval()
-    logp, _ = token_logprobs(
-        model,
-        batch.input_ids,
-        batch.attention_mask,
-        batch.completion_start,
-        micro_batch_size=micro_batch_size,
-    )  # [B, T]
-    model.train(was_training)
-    old_logp = (logp * batch.completion_mask).float()  # [B, T]
-    return dataclasses.replace(batch, old_logp=old_logp, old_logp_known=True)
-
-
-def _check_arguments(
-    indices: Sequence[int], group_size: int, params: SamplingParams, max_turns: int | None
-) -> None:
+def _check_arguments(indices: Sequence[int], params: SamplingParams, max_turns: int | None) -> None:
     checks = [
-        ("group_size", group_size, isinstance(group_size, int) and group_size >= 1, "an integer >= 1"),
         ("indices", indices, not isinstance(indices, str) and len(indices) > 0, "a non-empty sequence of ints"),
         ("max_turns", max_turns, max_turns is None or (isinstance(max_turns, int) and max_turns >= 1),
          "None or an integer >= 1"),

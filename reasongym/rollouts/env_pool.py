@@ -1,4 +1,4 @@
-"""Many copies of one environment, stepped in parallel: what `reasongym.evaluation.episodes` plays on.
+"""Many copies of one environment, stepped in parallel: what `reasongym.rollouts.episodes` plays on.
 
 Each episode gets its own copy of the environment, wrappers included, sharing only the read-only problem
 source, so stepping the copies from several threads shares no state. The expensive part of a step is the

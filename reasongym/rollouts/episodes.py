@@ -1,11 +1,11 @@
 """Play a batch of episodes a turn at a time: one env copy per episode, steps in a thread pool.
 
 `play_episodes` is where a sampler meets an environment, for evaluation (`reasongym.evaluation.evaluate`)
-and for training (`reasongym.agents.runtime.rollout.collect_rollouts` turns the episodes into tensors).
+and for training (`reasongym.rollouts.batch.collect_rollouts` turns the episodes into tensors).
 Every episode goes through the plain Gymnasium loop, ``reset(options={"index", "split", "difficulty",
 "hint"})`` then ``step(text)`` until it terminates or is truncated, so wrappers, reward shaping and
 multi-turn environments (tool calls, retries) behave exactly as for a user stepping the env by hand.
-The copies and their parallel stepping are `reasongym.evaluation.env_pool`'s.
+The copies and their parallel stepping are `reasongym.rollouts.env_pool`'s.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from reasongym.errors import ConfigError
-from reasongym.evaluation.env_pool import EnvPool, env_attr, episode_envs, step_all
 from reasongym.generation.base import Completion, Generator, SamplingParams
-from reasongym.models import format_prompt
+from reasongym.policy.loading import format_prompt
+from reasongym.rollouts.env_pool import EnvPool, env_attr, episode_envs, step_all
 
 DEFAULT_MAX_TURNS = 32
 """Safety cap on model turns per episode when ``max_turns`` is None (environments set their own limits)."""
@@ -121,7 +121,8 @@ def start_episodes(
     difficulty: int | None,
     hint: bool,
 ) -> list[Episode]:
-    """Reset one env copy per row (``envs``, index-major, G copies per index) and format each prompt.
+    """Reset one env copy per row (``envs``, index-major, ``group_size`` copies per index) and format each
+    prompt.
 
     The G rows of a problem usually show the same messages; each distinct prompt is formatted once (a chat
     template costs a fraction of a millisecond per call).
@@ -153,7 +154,6 @@ def play_episodes(
     tokenizer: PreTrainedTokenizerBase | None,
     indices: Sequence[int],
     *,
-    group_size: int,
     params: SamplingParams,
     split: str | None,
     difficulty: int | None = None,
@@ -161,7 +161,7 @@ def play_episodes(
     max_turns: int | None = None,
     pool: EnvPool | None = None,
 ) -> tuple[list[Episode], torch.device | None]:
-    """Play ``group_size`` episodes of each problem to the end; returns them (index-major) and the device.
+    """Play ``params.n`` episodes of each problem to the end; returns them (index-major) and the device.
 
     Args:
         env: The environment (wrappers included); copied once per episode and never stepped itself.
@@ -169,9 +169,9 @@ def play_episodes(
         tokenizer: Formats prompts with its chat template and tokenizes observations; None sends the env's
             plain prompt text (a generator that formats prompts itself).
         indices: Problem indices in ``split``.
-        group_size: G, episodes per problem.
-        params: Sampling parameters of every turn; ``n`` is ignored (the G samples of a problem share its
-            first prompt), the env's ``stop_strings`` are added to ``stop``, and turn k uses ``seed + k``.
+        params: Sampling parameters of every turn: ``n`` is G, the episodes per problem (sampled together
+            from the prompt they share on the first turn); the env's ``stop_strings`` are added to ``stop``,
+            and turn k uses ``seed + k``.
         split: Split of the problems; None means the env's default.
         difficulty: Difficulty level; None means the env's default.
         hint: Show the gold answer in the prompt (STaR rationalization).
@@ -186,19 +186,17 @@ def play_episodes(
     stops = tuple(dict.fromkeys((*params.stop, *env_attr(env, "stop_strings", ()))))
     device = None
     episodes: list[Episode] = []
-    rows = len(indices) * group_size
+    rows = len(indices) * params.n
     envs = pool.take(rows) if pool is not None else episode_envs(env, rows)
     try:
-        episodes = start_episodes(envs, tokenizer, indices, group_size, split, difficulty, hint)
+        episodes = start_episodes(envs, tokenizer, indices, params.n, split, difficulty, hint)
         for turn in range(max_turns or DEFAULT_MAX_TURNS):
             live = [episode for episode in episodes if not episode.done]
             if not live:
                 break
             seed = None if params.seed is None else params.seed + turn
-            turn_params = dataclasses.replace(params, n=1, stop=stops, seed=seed)
-            device = (
-                play_turn(live, generator, tokenizer, turn_params, group_size, first_turn=turn == 0) or device
-            )
+            turn_params = dataclasses.replace(params, stop=stops, seed=seed)
+            device = play_turn(live, generator, tokenizer, turn_params, first_turn=turn == 0) or device
         for episode in episodes:
             if not episode.done:
                 episode.done = episode.truncated = episode.cut_off = True
@@ -227,15 +225,15 @@ def play_turn(
     generator: Generator,
     tokenizer: PreTrainedTokenizerBase,
     params: SamplingParams,
-    group_size: int,
     *,
     first_turn: bool,
 ) -> torch.device | None:
     """Generate one turn for every live episode (batched), then step every env in parallel.
 
-    On the first turn the G rows of a problem share one prompt and are sampled with ``n = G`` (all
-    rows are live then, in group layout); later turns have one context per row. Returns the device
-    of the generator's tensors (None for a generator without ``generate_batch``).
+    On the first turn the ``params.n`` rows of a problem share one prompt and are its ``n`` samples (all
+    rows are live then, in group layout). A later turn, or a first turn whose rows show different prompts
+    (a wrapper that varies them), continues each row from its own context: one sample of each. Returns the
+    device of the generator's tensors (None for a generator without ``generate_batch``).
     """
     chat = bool(getattr(generator, "takes_messages", False))
     if chat:  # a backend that applies the chat template itself gets the conversation so far
@@ -245,13 +243,12 @@ def play_turn(
         contexts = [episode.prompt_ids + episode.token_ids for episode in live]
     else:
         contexts = [episode.prompt_text if first_turn else episode.context(tokenizer) for episode in live]
-    grouped = (
-        first_turn
-        and group_size > 1
-        and all(text == contexts[i - i % group_size] for i, text in enumerate(contexts))
-    )
+    group_size = params.n
+    grouped = first_turn and all(text == contexts[i - i % group_size] for i, text in enumerate(contexts))
     if grouped:
-        contexts, params = contexts[::group_size], dataclasses.replace(params, n=group_size)
+        contexts = contexts[::group_size]
+    else:
+        params = dataclasses.replace(params, n=1)  # one continuation of each row's own context
     prompt_texts = [episode.prompt_text for episode in live[:: group_size if grouped else 1]]
     prompt_ids, completions, device = _generate(
         generator, tokenizer, contexts, params, first_turn, prompt_texts

@@ -6,13 +6,12 @@ and, with LoRA, as the base its adapters sit on when the run is evaluated or exp
 every model it loads with its source (a ``.gguf`` file, a folder, a hub id) and a fingerprint of its
 weights. When a run starts from a model whose weights still have that fingerprint, the run folder records
 the source in ``base_model.json`` (a few hundred bytes instead of the whole model); any other model (the
-tiny model, one changed after loading) is written to ``reference.safetensors`` as before. `load_base`
+tiny model, one changed after loading) is written to ``reference.safetensors`` as before. `reasongym.policy.loading.load_base`
 rebuilds it either way and refuses a source whose weights no longer have the recorded fingerprint.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -20,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from reasongym.errors import ConfigError
 
 BASE_FILE = "base_model.json"
 """Where a run records the source of the model it started from."""
@@ -72,40 +69,3 @@ def record_base(model: torch.nn.Module, folder: str | os.PathLike[str]) -> str:
         return BASE_FILE
     save_model(getattr(model, "module", model), str(folder / REFERENCE_FILE))
     return REFERENCE_FILE
-
-
-def load_base(folder: str | os.PathLike[str], like: torch.nn.Module | None = None, config: Any = None) -> Any:
-    """The model a run started from, frozen, in eval mode, on the CPU.
-
-    Args:
-        folder: The run folder (holding ``base_model.json`` or ``reference.safetensors``).
-        like: A model of the same architecture to copy and fill with ``reference.safetensors``.
-        config: Without ``like``: the transformers config to build that model from.
-
-    Raises:
-        ConfigError: The run records no starting model, or its source no longer holds the same weights.
-    """
-    folder = Path(folder)
-    model: torch.nn.Module
-    if (folder / BASE_FILE).is_file():
-        record = json.loads((folder / BASE_FILE).read_text(encoding="utf-8"))
-        from reasongym.models import load_policy
-
-        model, _ = load_policy(record["source"], gguf_file=record.get("gguf_file"))
-        if fingerprint(model) != record["fingerprint"]:
-            raise ConfigError(
-                f"{folder / BASE_FILE} names {record['source']!r} as the run's starting model, but the weights "
-                "there changed since the run started; restore that model to resume or evaluate this run"
-            )
-    elif (folder / REFERENCE_FILE).is_file():
-        from safetensors.torch import load_model
-        from transformers import AutoModelForCausalLM
-
-        model = copy.deepcopy(like) if like is not None else AutoModelForCausalLM.from_config(config)
-        load_model(getattr(model, "module", model), str(folder / REFERENCE_FILE))
-    else:
-        raise ConfigError(
-            f"run folder {str(folder)!r} records no starting model (no {BASE_FILE} or {REFERENCE_FILE}); "
-            "it cannot rebuild its KL reference or the base of its adapters"
-        )
-    return model.eval().requires_grad_(False)

@@ -2,8 +2,8 @@
 
 A run folder ``<root>/<algo>-<env>-s<seed>-<timestamp>/`` holds ``config.json`` (every config of the run,
 by section), ``metrics.jsonl``, ``samples.jsonl``, ``run.json`` (what a resume needs besides the config:
-algorithm, model, environment, preset) and ``checkpoints/`` (see `reasongym.checkpoints`). Training
-writes run folders; ``reasongym eval`` and `reasongym.models.load_policy` read them. A trainer holds the
+algorithm, model, environment, preset) and ``checkpoints/`` (see `reasongym.policy.checkpoints`). Training
+writes run folders; ``reasongym eval`` and `reasongym.policy.loading.load_policy` read them. A trainer holds the
 folder's lock (`RunDir.lock`) while it writes, so a second trainer on the same folder fails at once; a
 folder with a ``config.json`` that is not a run's (a model folder) is refused rather than overwritten.
 """
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reasongym.checkpoints import CHECKPOINTS_DIR, latest_checkpoint
+from reasongym.policy.checkpoints import CHECKPOINTS_DIR, latest_checkpoint
 from reasongym.errors import ConfigError
-from reasongym.locks import RUN_LOCK_FILE, is_held, run_folder_lock
-from reasongym.metrics import (
+from reasongym.runs.locks import RUN_LOCK_FILE, is_held, run_folder_lock
+from reasongym.runs.metrics import (
     CONFIG_FILE,
     METRICS_FILE,
     dumps_strict,

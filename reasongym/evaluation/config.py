@@ -1,0 +1,137 @@
+"""What an evaluation samples and reports: `EvalConfig`, the one place its defaults are set.
+
+`reasongym.evaluation.evaluate` takes an `EvalConfig` (or its fields by name), ``reasongym eval`` has one
+flag per field, generated from it, and a records file stores these settings with every record. The
+problems an evaluation covers follow from the config and the environment: `default_eval_split` and
+`problem_indices`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from reasongym.errors import ConfigError
+from reasongym.generation.base import SamplingParams
+
+DEFAULT_NUM_PROCEDURAL = 200
+"""Problems taken from a procedural environment's test stream when ``num_problems`` is None."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """How many completions of which problems are sampled, how, and which pass@k / maj@k are reported."""
+
+    n: int = 1
+    """Completions sampled per problem (also ``--num-samples``: torchrun and accelerate take ``--n`` for
+    an abbreviation of their own)."""
+    k: tuple[int, ...] = ()
+    """The k values of pass@k and maj@k, each in [1, n]; empty: the powers of two up to n, and n."""
+    split: str | None = None
+    """The split to evaluate; None: ``test`` if the environment has it, else its validation split, else
+    its default split."""
+    num_problems: int | None = None
+    """How many problems, the first ones of the split; None: the whole split of a dataset,
+    ``DEFAULT_NUM_PROCEDURAL`` (200) problems of a procedural stream."""
+    difficulty: int | None = None
+    """Difficulty level of the problems, where the environment has levels; None: its default."""
+    temperature: float = 0.6
+    """Sampling temperature; 0 is greedy (then n should be 1)."""
+    top_p: float = 1.0
+    """Nucleus sampling threshold; 1.0 is off."""
+    max_new_tokens: int = 512
+    """Most tokens per completion (per model turn in a multi-turn environment)."""
+    seed: int = 0
+    """Seed of the sampling; each batch of problems derives its own seed from it and its first problem."""
+    batch_size: int | None = None
+    """Problems sampled together, each with its n completions; None: 8, or for a served model twice its
+    requests in flight."""
+
+    def __post_init__(self) -> None:
+        """Raise ConfigError naming the first field whose value is not allowed."""
+        checks = [
+            ("n", self.n, _integer(self.n, 1), "an integer >= 1"),
+            ("num_problems", self.num_problems, self.num_problems is None or _integer(self.num_problems, 1),
+             "an integer >= 1 or None"),
+            ("difficulty", self.difficulty, self.difficulty is None or _integer(self.difficulty, 1),
+             "an integer >= 1 or None"),
+            ("temperature", self.temperature, _finite(self.temperature) and self.temperature >= 0,
+             "a finite float >= 0 (0 is greedy)"),
+            ("top_p", self.top_p, _finite(self.top_p) and 0 < self.top_p <= 1, "a float in (0, 1]"),
+            ("max_new_tokens", self.max_new_tokens, _integer(self.max_new_tokens, 1), "an integer >= 1"),
+            ("seed", self.seed, _integer(self.seed, 0), "an integer >= 0"),
+            ("batch_size", self.batch_size, self.batch_size is None or _integer(self.batch_size, 1),
+             "an integer >= 1 or None"),
+        ]  # fmt: skip
+        for name, value, ok, allowed in checks:
+            if not ok:
+                raise ConfigError(f"{name}={value!r} is not allowed; expected {allowed}")
+        bad = [k for k in self.k if not _integer(k, 1) or k > self.n]
+        if not isinstance(self.k, tuple) or bad:
+            raise ConfigError(f"k={self.k!r} is not allowed: each k must be an integer in [1, n={self.n}]")
+
+    @property
+    def ks(self) -> tuple[int, ...]:
+        """The k values reported: ``k`` sorted, or the powers of two up to n, and n."""
+        if self.k:
+            return tuple(sorted(set(self.k)))
+        return tuple(sorted({2**i for i in range(self.n.bit_length()) if 2**i <= self.n} | {self.n}))
+
+    def sampling(self, seed: int) -> SamplingParams:
+        """These settings as the sampler takes them (``n`` completions of each prompt), with ``seed``."""
+        return SamplingParams(
+            n=self.n, temperature=self.temperature, top_p=self.top_p, max_new_tokens=self.max_new_tokens,
+            seed=seed,
+        )  # fmt: skip
+
+    def replace(self, **fields: Any) -> EvalConfig:
+        """A copy with ``fields`` changed.
+
+        Raises:
+            ConfigError: A name that is not a field (naming the nearest), or a value the config refuses.
+        """
+        names = [item.name for item in dataclasses.fields(self)]
+        for name in fields:
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ConfigError(f"{name!r} is not a field of EvalConfig{hint}; fields: {names}")
+        if isinstance(fields.get("k"), list):
+            fields["k"] = tuple(fields["k"])
+        return dataclasses.replace(self, **fields)
+
+
+def _integer(value: Any, low: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def default_eval_split(env: Any) -> str:
+    """``test`` if the environment has it, else a validation split, else its default split."""
+    splits = env.source.splits()
+    for name in ("test", "validation", "dev"):
+        if name in splits:
+            return name
+    return env.source.default_split
+
+
+def problem_indices(env: Any, split: str, num_problems: int | None, difficulty: int | None) -> list[int]:
+    """Indices of the problems to evaluate: the first ``num_problems`` of the split (or all of it).
+
+    Raises:
+        ConfigError: A split the environment does not have.
+    """
+    if split not in env.source.splits():
+        raise ConfigError(
+            f"split={split!r} is not a split of this environment; splits: {list(env.source.splits())}"
+        )
+    size = env.source.size(split, difficulty)
+    if size is None:
+        return list(range(num_problems or DEFAULT_NUM_PROCEDURAL))
+    return list(range(min(size, num_problems or size)))
