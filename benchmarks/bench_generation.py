@@ -22,8 +22,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch loads: see --threa
 import torch  # noqa: E402
 
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
-from reasongym.policy.loading import make_tiny_model  # noqa: E402
-from reasongym.policy.tiny import make_char_tokenizer
+from reasongym.policy.tiny import (
+    make_char_tokenizer,
+    make_tiny_model,  # noqa: E402
+)
 
 
 def _parse_args() -> argparse.Namespace:

@@ -13,9 +13,10 @@ machine wall time measures the other jobs as much as the trainer (three runs on 
 gave TRL 0.66 to 4.4 s/step), while with one torch thread the CPU time of a step is what one free core
 would take. Wall seconds are reported beside them (``*_wall``).
 
-Prints per-trainer timings, where our step's time goes, and last one JSON object with ``ratio`` (our
-GRPO CPU-s/step over TRL's), ``ratio_dapo``, ``floor_ratio`` (our GRPO over the floor), and the same three
-from wall time.
+Prints per-trainer timings, one line per trainer with where our step's time goes (sample, score,
+reference, forward-backward, optimizer, housekeeping: the next lost tenth of a second shows there), and
+last one JSON object with ``ratio`` (our GRPO CPU-s/step over TRL's), ``ratio_dapo``, ``floor_ratio`` (our
+GRPO over the floor), the same three from wall time, and GRPO's phases.
 """
 
 from __future__ import annotations
@@ -73,6 +74,23 @@ class StepClock:
         RLSession.remaining_steps = self.original
 
 
+PHASES = {
+    "sample": ("generate",),
+    "score": ("verify", "old_logp"),
+    "reference": ("reference",),
+    "forward_backward": ("forward_backward",),
+    "optimizer": ("optimizer",),
+    "housekeeping": ("housekeeping",),
+}
+"""The phases of one of our steps, by the trainer's ``perf/<key>_s`` metrics they add up."""
+
+
+def phase_line(name: str, result: dict[str, float]) -> str:
+    """One line with where a step's wall time goes, so the next lost tenth of a second shows."""
+    parts = " | ".join(f"{phase} {result[f'{phase}_s']:.3f}" for phase in PHASES)
+    return f"{name} phases (wall s/step): {parts} | total {result['step_wall_s']:.3f}"
+
+
 def ours(algo: str, args: argparse.Namespace) -> dict[str, float]:
     """Median seconds per step of our trainer (after ``--warmup`` steps) and its phase split."""
     model, tokenizer = tiny_policy(0)
@@ -90,8 +108,8 @@ def ours(algo: str, args: argparse.Namespace) -> dict[str, float]:
             history = train_dapo(cfg, model, tokenizer, ENV, run=run, rollout=rollout).history
     timed = history[args.warmup :]
     out = _durations(clock.stamps, args.warmup)
-    for phase in ("generate", "verify", "train"):  # wall seconds, from the trainer's own metrics
-        out[f"{phase}_s"] = statistics.median(h.get(f"perf/{phase}_s", 0.0) for h in timed)
+    for phase, keys in PHASES.items():  # wall seconds, from the trainer's own perf/ metrics
+        out[f"{phase}_s"] = statistics.median(sum(h.get(f"perf/{key}_s", 0.0) for key in keys) for h in timed)
     out["completion_tokens"] = (
         statistics.mean(h["rollout/len_mean"] for h in timed) * args.prompts * args.group
     )
@@ -207,6 +225,8 @@ def main() -> None:
         print(f"TRL not available ({error}); ratios vs TRL are null")
     for name, r in results.items():
         print(f"{name:>6}: " + ", ".join(f"{k} {v:.4f}" for k, v in r.items()))
+    for name in ("grpo", "dapo"):
+        print(phase_line(name, results[name]))
     summary: dict[str, float | None] = {}
     for clock, suffix in (("step_s", ""), ("step_wall_s", "_wall")):
         trl = results.get("trl", {}).get(clock)
@@ -219,6 +239,7 @@ def main() -> None:
             f"trl_s_per_step{suffix}": trl,
             f"floor_s{suffix}": results["floor"][clock],
         })  # fmt: skip
+    summary.update({f"grpo_{phase}_wall_s": results["grpo"][f"{phase}_s"] for phase in PHASES})
     print(json.dumps(summary))
 
 

@@ -40,8 +40,11 @@ from reasongym.agents.config import RunConfig  # noqa: E402
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft  # noqa: E402
 from reasongym.evaluation.runner import greedy_pass_at_1  # noqa: E402
 from reasongym.generation import HFGenerator  # noqa: E402
-from reasongym.policy.loading import format_prompt, make_tiny_model  # noqa: E402
-from reasongym.policy.tiny import make_char_tokenizer
+from reasongym.policy.loading import format_prompt  # noqa: E402
+from reasongym.policy.tiny import (
+    make_char_tokenizer,
+    make_tiny_model,  # noqa: E402
+)
 
 LAST_STEP = 600
 """A replay whose probe has not reached the target by then stops anyway (reported without a probe stop)."""

@@ -40,8 +40,11 @@ import reasongym  # noqa: E402
 from reasongym.agents.config import RolloutConfig, RunConfig  # noqa: E402
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft  # noqa: E402
 from reasongym.agents.star import STaRConfig, STaRResult, train_star  # noqa: E402
-from reasongym.policy.loading import format_prompt, make_tiny_model  # noqa: E402
-from reasongym.policy.tiny import make_char_tokenizer
+from reasongym.policy.loading import format_prompt  # noqa: E402
+from reasongym.policy.tiny import (
+    make_char_tokenizer,
+    make_tiny_model,  # noqa: E402
+)
 
 ARMS = {
     "filter_only": {"rationalize": False},

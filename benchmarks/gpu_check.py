@@ -41,8 +41,10 @@ import torch  # noqa: E402
 from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
-from reasongym.policy.loading import make_tiny_model  # noqa: E402
-from reasongym.policy.tiny import make_char_tokenizer
+from reasongym.policy.tiny import (
+    make_char_tokenizer,
+    make_tiny_model,  # noqa: E402
+)
 
 ENV = "reasongym/Arithmetic-v0"
 SIZES = {  # model shape and workload of the real pass and of the dry pass

@@ -52,8 +52,11 @@ from reasongym.agents.sft import sft_pairs_from_env, train_sft  # noqa: E402
 from reasongym.agents.star import train_star  # noqa: E402
 from reasongym.evaluation.runner import greedy_pass_at_1  # noqa: E402
 from reasongym.generation import HFGenerator  # noqa: E402
-from reasongym.policy.loading import format_prompt, tiny_policy  # noqa: E402
-from reasongym.policy.tiny import make_char_tokenizer
+from reasongym.policy.loading import format_prompt  # noqa: E402
+from reasongym.policy.tiny import (
+    make_char_tokenizer,
+    tiny_policy,  # noqa: E402
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_learning import ShuffledRewards  # noqa: E402

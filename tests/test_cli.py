@@ -328,7 +328,7 @@ def test_a_bad_argument_through_the_console_module() -> None:
         (["train", "sft", "--env", ENV, "--max-stepz", "3"], 2, "options: --max-stepz, 3; did you mean --max-steps?"),
         (["train", "sft", "--env", ENV, "--max-step", "3"], 2, "did you mean --max-steps?"),  # no abbreviations
         (["train", "grpo", "--env", ENV, "--kl", "kk"], 2, "invalid choice 'kk' for argument '--kl'"),
-        (["eval", "--n", "2", "--k", "4", "--completions", "/no/such.jsonl"], 2, "k=(4,) is not allowed"),
+        (["eval", "--n", "2", "--k", "4", "reasongym/no-such-model", ENV], 2, "ks=[4] is not allowed"),
         (["train", "sft", "--max-steps", "3"], 2, "--env is required"),
         (["compare", "/no/such.jsonl"], 2, "does not exist"),
         (

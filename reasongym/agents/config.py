@@ -346,7 +346,7 @@ def build(cls: type, values: dict[str, Any], where: str) -> Any:
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigError(f"{where}: unknown field {key!r} of {cls.__name__}{hint}; fields: {names}")
         tp = hints[key]
-        if dataclasses.is_dataclass(tp) and isinstance(value, dict):
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp) and isinstance(value, dict):
             value = build(tp, value, where=f"{where}.{key}")
         elif isinstance(value, list):
             value = tuple(value)

@@ -94,7 +94,8 @@ def one_line(box: str) -> str:
     """
     lines = [line.strip().strip("│|╭╮╰╯+").strip() for line in box.splitlines()]
     lines = [line for line in lines if line]
-    title, blocks = (lines[0].strip("─- ") if lines else ""), [[]]
+    title = lines[0].strip("─- ") if lines else ""
+    blocks: list[list[str]] = [[]]
     for line in lines[1:]:
         if not line.strip("─-"):
             blocks.append([])
@@ -143,8 +144,8 @@ def _registry(
                 name=name if cls in nested else None, aliases=aliases.get(name),
                 help_behavior_hint=lambda shown, hint=hint: f"(default: {shown}{hint})",
             )  # fmt: skip
-            markers = (flag, UseAppendAction) if name in append else (flag,)
-            marked = Annotated[(types[item.name], *markers)]
+            tp = types[item.name]  # a type only known at run time: mypy cannot check the Annotated below
+            marked = Annotated[tp, flag, UseAppendAction] if name in append else Annotated[tp, flag]  # type: ignore[valid-type]
             fields.append(
                 StructFieldSpec(item.name, marked, getattr(default, item.name), docs.get(item.name))
             )

@@ -314,12 +314,10 @@ def register_dataset(
         override: Replace an id that is already registered.
 
     Raises:
-        ConfigError: Malformed id, unknown answer type, a named column is missing (the message lists
-            the columns present), a path does not exist, or a split has no rows. A row that is not a
-            dict, lacks the question or answer, has no gold answer (None, NaN, an empty string), a
-            question that is not a non-empty string, choices or a difficulty of the wrong shape, or
-            an id another row has, is refused naming the split, the row (from 0) and the column: at
-            registration for a list of rows, on first use for a file or a Dataset.
+        ConfigError: Malformed id, unknown answer type, a missing column (listing those present), a path
+            that does not exist, or a split without rows. A bad row (not a dict; no question or gold
+            answer; choices, difficulty or id of the wrong shape, or a repeated id) is refused naming the
+            split, row and column: at registration for a list of rows, on first use for a file.
 
     Example:
         >>> rows = [{"q": "Is 7 prime?", "a": "yes"}]
@@ -334,11 +332,6 @@ def register_dataset(
     source = DatasetSource(name, answer_type, loaders)
     sizes = ", ".join(f"{s} {table_size(t)}" for s, t in tables.items())
     register(
-        id,
-        source,
-        description=description or f"user dataset {name}",
-        answer_type=answer_type,
-        size=sizes,
-        env_kwargs={"prompt_template": prompt_template} if prompt_template else None,
-        override=override,
-    )
+        id, source, description=description or f"user dataset {name}", answer_type=answer_type, size=sizes,
+        env_kwargs={"prompt_template": prompt_template} if prompt_template else None, override=override,
+    )  # fmt: skip

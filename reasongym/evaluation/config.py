@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +31,8 @@ class EvalConfig:
     """Completions sampled per problem (also ``--num-samples``: torchrun and accelerate take ``--n`` for
     an abbreviation of their own)."""
     k: tuple[int, ...] = ()
-    """The k values of pass@k and maj@k, each in [1, n]; empty: the powers of two up to n, and n."""
+    """The k values of pass@k and maj@k, each in [1, n] (n: the samples per problem, or of stored
+    completions); empty: the powers of two up to n, and n."""
     split: str | None = None
     """The split to evaluate; None: ``test`` if the environment has it, else its validation split, else
     its default split."""
@@ -69,16 +72,17 @@ class EvalConfig:
         for name, value, ok, allowed in checks:
             if not ok:
                 raise ConfigError(f"{name}={value!r} is not allowed; expected {allowed}")
-        bad = [k for k in self.k if not _integer(k, 1) or k > self.n]
-        if not isinstance(self.k, tuple) or bad:
-            raise ConfigError(f"k={self.k!r} is not allowed: each k must be an integer in [1, n={self.n}]")
+        if not isinstance(self.k, tuple) or any(not _integer(k, 1) for k in self.k):
+            raise ConfigError(f"k={self.k!r} is not allowed: each k must be an integer >= 1 (and <= n)")
 
     @property
     def ks(self) -> tuple[int, ...]:
-        """The k values reported: ``k`` sorted, or the powers of two up to n, and n."""
-        if self.k:
-            return tuple(sorted(set(self.k)))
-        return tuple(sorted({2**i for i in range(self.n.bit_length()) if 2**i <= self.n} | {self.n}))
+        """The k values reported: ``k`` sorted, or `default_ks` of n.
+
+        Raises:
+            ConfigError: A k above n.
+        """
+        return check_ks(self.k or None, self.n)
 
     def sampling(self, seed: int) -> SamplingParams:
         """These settings as the sampler takes them (``n`` completions of each prompt), with ``seed``."""
@@ -110,6 +114,27 @@ def _integer(value: Any, low: int) -> bool:
 
 def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def default_ks(n: int) -> tuple[int, ...]:
+    """Powers of two up to ``n``, and ``n`` itself: ``default_ks(6) == (1, 2, 4, 6)``."""
+    ks = [1 << i for i in range(n.bit_length()) if (1 << i) <= n]
+    return tuple(sorted(set(ks) | {n}))
+
+
+def check_ks(ks: Sequence[int] | None, n: int) -> tuple[int, ...]:
+    """Validate ``ks`` against ``n`` samples per problem; None gives :func:`default_ks`.
+
+    Raises:
+        ConfigError: A k is not an integer in ``[1, n]``.
+    """
+    if ks is None:
+        return default_ks(n)
+    ks = tuple(ks)
+    bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= n]
+    if not ks or bad:
+        raise ConfigError(f"ks={list(ks)!r} is not allowed: each k must be an integer in [1, n={n}]")
+    return tuple(sorted(set(int(k) for k in ks)))
 
 
 def default_eval_split(env: Any) -> str:

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from reasongym.errors import ConfigError
+from reasongym.evaluation.config import check_ks
 from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
 
 BREAKDOWN_FIELDS = ("difficulty", "subject", "year")
@@ -70,27 +71,6 @@ class EvalReport:
         return data
 
 
-def default_ks(n: int) -> tuple[int, ...]:
-    """Powers of two up to ``n``, and ``n`` itself: ``default_ks(6) == (1, 2, 4, 6)``."""
-    ks = [1 << i for i in range(n.bit_length()) if (1 << i) <= n]
-    return tuple(sorted(set(ks) | {n}))
-
-
-def check_ks(ks: Sequence[int] | None, n: int) -> tuple[int, ...]:
-    """Validate ``ks`` against ``n`` samples per problem; None gives :func:`default_ks`.
-
-    Raises:
-        ConfigError: A k is not an integer in ``[1, n]``.
-    """
-    if ks is None:
-        return default_ks(n)
-    ks = tuple(ks)
-    bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n]
-    if not ks or bad:
-        raise ConfigError(f"ks={list(ks)!r} is not allowed: each k must be an integer in [1, n={n}]")
-    return tuple(sorted(set(int(k) for k in ks)))
-
-
 def answer_equivalence(kind: str, *, timeout: float = 1.0) -> Callable[[str, str], bool]:
     """When two extracted answers are the same maj@k candidate.
 
@@ -129,6 +109,27 @@ def problem_scores(
     return scores
 
 
+def _sample_counts(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str] | None) -> list[int]:
+    """Graded samples per record; ConfigError for no records, ungraded ones, or a record without samples."""
+    if not records:
+        raise ConfigError("no graded records to summarize (the evaluation file is empty)")
+    ungraded = next(
+        (i for i, record in enumerate(records) if not isinstance(record.get("correct"), list)), None
+    )
+    if ungraded is not None:
+        where = f"{path}: record" if path is not None else "record"
+        raise ConfigError(
+            f"{where} {ungraded + 1} has no 'correct' list: these are not graded records (completions to "
+            "grade?); grade them first with `reasongym eval --completions FILE [ENV_ID] --out graded.jsonl`"
+        )
+    counts = [len(record["correct"]) for record in records]
+    if min(counts) < 1:
+        raise ConfigError(
+            f"record {records[counts.index(min(counts))].get('id')!r} has no graded completions"
+        )
+    return counts
+
+
 def summarize(
     records: Sequence[Mapping[str, Any]],
     *,
@@ -154,22 +155,7 @@ def summarize(
     Raises:
         ConfigError: No records, a record without samples, or a k above the sample count.
     """
-    if not records:
-        raise ConfigError("no graded records to summarize (the evaluation file is empty)")
-    ungraded = next(
-        (i for i, record in enumerate(records) if not isinstance(record.get("correct"), list)), None
-    )
-    if ungraded is not None:
-        where = f"{path}: record" if path is not None else "record"
-        raise ConfigError(
-            f"{where} {ungraded + 1} has no 'correct' list: these are not graded records (completions to "
-            "grade?); grade them first with `reasongym eval --completions FILE [ENV_ID] --out graded.jsonl`"
-        )
-    counts = [len(record["correct"]) for record in records]
-    if min(counts) < 1:
-        raise ConfigError(
-            f"record {records[counts.index(min(counts))].get('id')!r} has no graded completions"
-        )
+    counts = _sample_counts(records, path)
     n = min(counts)
     ks = check_ks(ks, n)
     caches: dict[str, Callable[[str, str], bool]] = {}

@@ -146,6 +146,7 @@ class _Plan:
     @classmethod
     def of(cls, cfg: EvalConfig, env: Any, env_id: Any, model_or_path: Any) -> _Plan:
         base = env.unwrapped
+        cfg.ks  # noqa: B018  (a k above n fails here, before anything is loaded or written)
         split = cfg.split or default_eval_split(base)
         indices = problem_indices(base, split, cfg.num_problems, cfg.difficulty)
         env_name = spec(env_id).id if isinstance(env_id, str) else getattr(env.spec, "id", None)

@@ -95,10 +95,7 @@ class HFGenerator:
         prompt_ids = prompt_ids.repeat_interleave(params.n, dim=0)  # [B, P]
         prompt_mask = prompt_mask.repeat_interleave(params.n, dim=0)  # [B, P]
         generator = torch.Generator(device=self.model.device)
-        if params.seed is None:
-            generator.seed()
-        else:
-            generator.manual_seed(params.seed)
+        generator.seed() if params.seed is None else generator.manual_seed(params.seed)
         rows = prompt_ids.shape[0]
         chunk = self.batch_size or rows
         # Chunks that hold whole groups compute each prompt's cache once for its n rows.
@@ -107,12 +104,10 @@ class HFGenerator:
         self.model.eval()
         try:
             with torch.no_grad():
-                parts = [
-                    self._decode(
-                        prompt_ids[i : i + chunk], prompt_mask[i : i + chunk], params, generator, share
-                    )
-                    for i in range(0, rows, chunk)
+                chunks = [
+                    (prompt_ids[i : i + chunk], prompt_mask[i : i + chunk]) for i in range(0, rows, chunk)
                 ]
+                parts = [self._decode(ids, mask, params, generator, share) for ids, mask in chunks]
         finally:
             self.model.train(was_training)
         return self._assemble(prompt_ids, prompt_mask, parts, params)
@@ -177,10 +172,7 @@ class HFGenerator:
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Decode one chunk: ([b, t] tokens, [b, t] logprobs, [b] lengths, [b] finished).
 
-        With ``share`` > 1 the chunk's rows come in runs of ``share`` equal prompts (a group of samples):
-        the prompt is run through the model once per run and its cache copied to the run's rows. The
-        prompt is most of the work of a short completion (an 81-token prompt and 32 new tokens for 64 rows
-        is 46% of the sampling time on a CPU), and the rows diverge only once they sample.
+        With ``share`` > 1 the chunk's rows come in runs of ``share`` equal prompts (see `_prefill`).
         """
         first_real = int(prompt_mask.any(dim=0).nonzero()[0])  # drop columns that are padding in every row
         prompt_ids, prompt_mask = prompt_ids[:, first_real:], prompt_mask[:, first_real:]
@@ -199,13 +191,7 @@ class HFGenerator:
         eos_ids = torch.tensor(self.eos_ids, device=device)
         stop_checker = _StopStringChecker(self.tokenizer, params.stop) if params.stop else None
         cache = self._new_cache(width + steps)
-        if share > 1 and hasattr(cache, "batch_repeat_interleave"):
-            run = slice(None, None, share)
-            logits = self._forward(prompt_ids[run], prompt_mask[run], positions[run], cache)  # [b / share, V]
-            cache.batch_repeat_interleave(share)
-            logits = logits.repeat_interleave(share, dim=0)  # [b, V]
-        else:
-            logits = self._forward(prompt_ids, prompt_mask, positions, cache)  # [b, V]
+        logits = self._prefill(prompt_ids, prompt_mask, positions, cache, share)  # [b, V]
         live = torch.arange(rows, device=device)  # [a] the rows still in the forward pass
         for step in range(steps):
             token, token_logprob = _sample(logits, params, generator)  # [a]
@@ -233,6 +219,28 @@ class HFGenerator:
                 cache,
             )
         return tokens[:, : step + 1], logprobs[:, : step + 1], lengths, finished
+
+    def _prefill(
+        self,
+        prompt_ids: torch.Tensor,
+        prompt_mask: torch.Tensor,
+        positions: torch.Tensor,
+        cache: Any,
+        share: int,
+    ) -> torch.Tensor:
+        """Run the prompts into ``cache``; [b, V] logits of each row's next token.
+
+        With ``share`` > 1 the rows come in runs of ``share`` equal prompts (a group of samples): the prompt
+        is run through the model once per run and its cache copied to the run's rows. The prompt is most of
+        the work of a short completion (an 81-token prompt and 32 new tokens for 64 rows is 46% of the
+        sampling time on a CPU), and the rows diverge only once they sample.
+        """
+        if share > 1 and hasattr(cache, "batch_repeat_interleave"):
+            run = slice(None, None, share)
+            logits = self._forward(prompt_ids[run], prompt_mask[run], positions[run], cache)  # [b / share, V]
+            cache.batch_repeat_interleave(share)
+            return logits.repeat_interleave(share, dim=0)  # [b, V]
+        return self._forward(prompt_ids, prompt_mask, positions, cache)  # [b, V]
 
     def _assemble(
         self,

@@ -94,25 +94,7 @@ def make_tiny_model(
     Raises:
         ConfigError: Unknown ``arch``, or a size that is not positive or not divisible.
     """
-    if arch not in _ARCHITECTURES:
-        nearest = difflib.get_close_matches(arch, _ARCHITECTURES, n=1)
-        hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
-        raise ConfigError(f"arch={arch!r} is not supported; allowed: {sorted(_ARCHITECTURES)}{hint}")
-    sizes = {
-        "hidden_size": hidden_size,
-        "num_layers": num_layers,
-        "num_heads": num_heads,
-        "intermediate_size": intermediate_size,
-        "max_position_embeddings": max_position_embeddings,
-    }
-    for name, value in sizes.items():
-        if value < 1:
-            raise ConfigError(f"{name}={value} must be a positive integer")
-    if hidden_size % num_heads:
-        raise ConfigError(
-            f"hidden_size={hidden_size} must be divisible by num_heads={num_heads} (each head gets "
-            "hidden_size / num_heads dimensions)"
-        )
+    _check_shape(arch, hidden_size, num_layers, num_heads, intermediate_size, max_position_embeddings)
     config_class, model_class = _ARCHITECTURES[arch]
     config = config_class(
         vocab_size=len(tokenizer),
@@ -134,6 +116,28 @@ def make_tiny_model(
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.bos_token_id = tokenizer.bos_token_id
     return model
+
+
+def _check_shape(
+    arch: str, hidden_size: int, num_layers: int, num_heads: int, intermediate_size: int, max_positions: int
+) -> None:
+    """Raise ConfigError for an unknown architecture, a size below 1, or heads that do not divide the width."""
+    if arch not in _ARCHITECTURES:
+        nearest = difflib.get_close_matches(arch, _ARCHITECTURES, n=1)
+        hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
+        raise ConfigError(f"arch={arch!r} is not supported; allowed: {sorted(_ARCHITECTURES)}{hint}")
+    sizes = {
+        "hidden_size": hidden_size, "num_layers": num_layers, "num_heads": num_heads,
+        "intermediate_size": intermediate_size, "max_position_embeddings": max_positions,
+    }  # fmt: skip
+    for name, value in sizes.items():
+        if value < 1:
+            raise ConfigError(f"{name}={value} must be a positive integer")
+    if hidden_size % num_heads:
+        raise ConfigError(
+            f"hidden_size={hidden_size} must be divisible by num_heads={num_heads} (each head gets "
+            "hidden_size / num_heads dimensions)"
+        )
 
 
 def tiny_policy(

@@ -19,11 +19,6 @@ from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 ENV = "reasongym/Arithmetic-v0"
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-
-
 def _saved_tiny(folder: Path, seed: int = 0) -> Path:
     tokenizer = make_char_tokenizer()
     model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64, seed=seed)

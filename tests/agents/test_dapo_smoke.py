@@ -7,39 +7,11 @@ import dataclasses
 import pytest
 import torch
 
-from reasongym.agents.algorithms import preset_configs
-from reasongym.agents.dapo import sample_training_batch, train_dapo
+from reasongym.agents.dapo import sample_training_batch
 from reasongym.agents.runtime import session as rl_loop
-from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 from reasongym.runs.metrics import read_metrics
 
 ENV = "reasongym/Arithmetic-v0"
-
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-
-
-def _tiny() -> tuple[torch.nn.Module, object]:
-    tokenizer = make_char_tokenizer()
-    return make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64), tokenizer
-
-
-def _cfg(**overrides: object) -> dict[str, object]:
-    base = {
-        "max_steps": 2, "num_prompts": 2, "group_size": 3, "max_new_tokens": 12, "overlong_buffer": 4,
-        "lr": 1e-3, "mu": 2, "difficulty": 1, "progress_bar": False, "max_extra_rounds": 1,
-    }  # fmt: skip
-    return preset_configs("default", "dapo", **{**base, **overrides})
-
-
-def _train(
-    configs: dict[str, object], model: object, tokenizer: object, env: object, **kwargs: object
-) -> object:
-    return train_dapo(
-        configs["dapo"], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"], **kwargs
-    )
 
 
 def _session(configs: dict[str, object], model: object, tokenizer: object) -> rl_loop.RLSession:
@@ -58,11 +30,18 @@ def _first_of_group_zero_right(
     return dataclasses.replace(batch, rewards=correct.float(), correct=correct)
 
 
-def test_dapo_runs_and_logs_dynamic_sampling(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dapo_runs_and_logs_dynamic_sampling(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch, tiny, small_configs, train
+) -> None:
     monkeypatch.setattr(rl_loop.RLSession, "rollouts", _first_of_group_zero_right)
-    model, tokenizer = _tiny()
-    result = _train(
-        _cfg(overlong_filtering=True, micro_batch_size=2), model, tokenizer, ENV, run_dir=tmp_path
+    model, tokenizer = tiny()
+    result = train(
+        "dapo",
+        small_configs("dapo", overlong_filtering=True, micro_batch_size=2),
+        model,
+        tokenizer,
+        ENV,
+        run_dir=tmp_path,
     )
     assert result.steps == 2
     logged = set().union(*read_metrics(tmp_path))
@@ -83,11 +62,13 @@ def _constant_rewards(
     )  # every group has zero variance: nothing to keep
 
 
-def test_no_informative_group_skips_the_update_without_crashing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_informative_group_skips_the_update_without_crashing(
+    monkeypatch: pytest.MonkeyPatch, tiny, small_configs, train
+) -> None:
     monkeypatch.setattr(rl_loop.RLSession, "rollouts", _constant_rewards)
-    model, tokenizer = _tiny()
+    model, tokenizer = tiny()
     before = [p.detach().clone() for p in model.parameters()]
-    result = _train(_cfg(max_extra_rounds=2), model, tokenizer, ENV)
+    result = train("dapo", small_configs("dapo", max_extra_rounds=2), model, tokenizer, ENV)
     for record in result.history:
         assert record["train/skipped_empty"] == 1.0
         assert record["dapo/extra_rounds"] == 2.0  # the cap was hit
@@ -97,11 +78,11 @@ def test_no_informative_group_skips_the_update_without_crashing(monkeypatch: pyt
         assert torch.equal(p, q)
 
 
-def test_partial_batch_trains_on_what_it_has() -> None:
-    model, tokenizer = _tiny()
+def test_partial_batch_trains_on_what_it_has(tiny, small_configs) -> None:
+    model, tokenizer = tiny()
     # Rewards 0/1 alternating inside each group: every group informative, but ask for more groups than one
     # round gives and allow no extra round.
-    cfg = _cfg(num_prompts=2, max_extra_rounds=0)
+    cfg = small_configs("dapo", num_prompts=2, max_extra_rounds=0)
     session = _session(cfg, model, tokenizer)
     original = rl_loop.RLSession.rollouts
 
@@ -118,9 +99,9 @@ def test_partial_batch_trains_on_what_it_has() -> None:
     assert metrics["dapo/dropped_groups"] == 1.0
 
 
-def test_dynamic_sampling_filters_on_correctness_not_on_the_length_penalty() -> None:
-    model, tokenizer = _tiny()
-    cfg = _cfg(num_prompts=2, max_extra_rounds=0, max_new_tokens=12, overlong_buffer=4)
+def test_dynamic_sampling_filters_on_correctness_not_on_the_length_penalty(tiny, small_configs) -> None:
+    model, tokenizer = tiny()
+    cfg = small_configs("dapo", num_prompts=2, max_extra_rounds=0, max_new_tokens=12, overlong_buffer=4)
     session = _session(cfg, model, tokenizer)
     original = rl_loop.RLSession.rollouts
 

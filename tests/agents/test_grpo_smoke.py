@@ -11,9 +11,8 @@ import pytest
 import torch
 
 import reasongym
-from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.common import enable_checkpointing, token_logprobs
-from reasongym.agents.grpo import grpo_loss, train_grpo
+from reasongym.agents.grpo import grpo_loss
 from reasongym.agents.runtime.session import RLSession
 from reasongym.agents.runtime.update import BatchTotals, accumulate_gradients
 from reasongym.envs.core import ReasoningEnv
@@ -28,37 +27,18 @@ from reasongym.runs.metrics import read_metrics
 ENV = "reasongym/Arithmetic-v0"
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-
-
-def _tiny() -> tuple[torch.nn.Module, object]:
-    tokenizer = make_char_tokenizer()
-    return make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64), tokenizer
-
-
-def _cfg(**overrides: object) -> dict[str, object]:
-    base = {
-        "max_steps": 2, "num_prompts": 2, "group_size": 3, "max_new_tokens": 12, "lr": 1e-3, "mu": 2,
-        "difficulty": 1, "progress_bar": False, "samples_every": 1, "eval_problems": 3,
-    }  # fmt: skip
-    return preset_configs("default", "grpo", **{**base, **overrides})
-
-
-def _train(
-    configs: dict[str, object], model: object, tokenizer: object, env: object, **kwargs: object
-) -> object:
-    return train_grpo(
-        configs["grpo"], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"], **kwargs
-    )
-
-
 @pytest.mark.parametrize("kl", ["off", "k3_loss", "k1_reward"])
-def test_grpo_runs_logs_and_checkpoints(tmp_path: object, kl: str) -> None:
-    model, tokenizer = _tiny()
+def test_grpo_runs_logs_and_checkpoints(tmp_path: object, kl: str, tiny, small_configs, train) -> None:
+    model, tokenizer = tiny()
     before = [p.detach().clone() for p in model.parameters()]
-    result = _train(_cfg(kl=kl, eval_every=2, micro_batch_size=4), model, tokenizer, ENV, run_dir=tmp_path)
+    result = train(
+        "grpo",
+        small_configs("grpo", kl=kl, eval_every=2, micro_batch_size=4),
+        model,
+        tokenizer,
+        ENV,
+        run_dir=tmp_path,
+    )
     assert result.steps == 2 and len(result.history) == 2
     assert [e["step"] for e in result.evals] == [0.0, 2.0]  # before training, and at the end
     records = read_metrics(tmp_path)
@@ -79,14 +59,16 @@ def test_grpo_runs_logs_and_checkpoints(tmp_path: object, kl: str) -> None:
     assert len(before) == len(list(model.parameters()))
 
 
-def test_grpo_resume_continues_and_zero_steps_left_is_an_error(tmp_path: object) -> None:
-    model, tokenizer = _tiny()
-    _train(_cfg(max_steps=1), model, tokenizer, ENV, run_dir=tmp_path)
-    resumed = _train(_cfg(max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
+def test_grpo_resume_continues_and_zero_steps_left_is_an_error(
+    tmp_path: object, tiny, small_configs, train
+) -> None:
+    model, tokenizer = tiny()
+    train("grpo", small_configs("grpo", max_steps=1), model, tokenizer, ENV, run_dir=tmp_path)
+    resumed = train("grpo", small_configs("grpo", max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
     assert resumed.resumed_from == 1 and resumed.steps == 2 and len(resumed.history) == 1
     assert [r["step"] for r in read_metrics(tmp_path)] == [1, 2]
     with pytest.raises(reasongym.errors.ConfigError, match="already trained 2 of 2"):
-        _train(_cfg(max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
+        train("grpo", small_configs("grpo", max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
 
 
 class DigitReward(gymnasium.Wrapper):
@@ -108,21 +90,36 @@ def _prompts_per_step(run_dir: object) -> list[tuple[int, str]]:
     return [(row["step"], row["prompt"]) for row in map(json.loads, (run_dir / "samples.jsonl").open())]
 
 
-def test_resume_reproduces_an_uninterrupted_run(tmp_path: object) -> None:
+def test_resume_reproduces_an_uninterrupted_run(tmp_path: object, tiny, small_configs, train) -> None:
     settings = {"max_steps": 3, "lr": 1e-2, "kl": "off", "num_prompts": 2, "samples_every": 1}
-    initial, tokenizer = _tiny()
-    straight, _ = _tiny()
-    _train(_cfg(**settings), straight, tokenizer, DigitReward(reasongym.make(ENV)), run_dir=tmp_path / "a")
-    split, _ = _tiny()
-    _train(
-        _cfg(**{**settings, "max_steps": 1}),
+    initial, tokenizer = tiny()
+    straight, _ = tiny()
+    train(
+        "grpo",
+        small_configs("grpo", **settings),
+        straight,
+        tokenizer,
+        DigitReward(reasongym.make(ENV)),
+        run_dir=tmp_path / "a",
+    )
+    split, _ = tiny()
+    train(
+        "grpo",
+        small_configs("grpo", **{**settings, "max_steps": 1}),
         split,
         tokenizer,
         DigitReward(reasongym.make(ENV)),
         run_dir=tmp_path / "b",
     )
-    fresh, _ = _tiny()  # a new process would start from the initial weights and load the checkpoint
-    _train(_cfg(**settings), fresh, tokenizer, DigitReward(reasongym.make(ENV)), run_dir=tmp_path / "b")
+    fresh, _ = tiny()  # a new process would start from the initial weights and load the checkpoint
+    train(
+        "grpo",
+        small_configs("grpo", **settings),
+        fresh,
+        tokenizer,
+        DigitReward(reasongym.make(ENV)),
+        run_dir=tmp_path / "b",
+    )
     a, b = read_metrics(tmp_path / "a"), read_metrics(tmp_path / "b")
     assert all(row["rollout/reward_std"] > 0 for row in a)  # informative rewards: the loss is not 0
     moved = max(
@@ -138,12 +135,14 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path: object) -> None:
 
 
 @pytest.mark.parametrize("aggregation", ["seq_mean_token_mean", "token_mean", "constant"])
-def test_micro_batches_through_the_model_give_the_full_batch_gradient(aggregation: str) -> None:
-    model, tokenizer = _tiny()
+def test_micro_batches_through_the_model_give_the_full_batch_gradient(
+    aggregation: str, tiny, small_configs
+) -> None:
+    model, tokenizer = tiny()
     params = SamplingParams(max_new_tokens=10, temperature=1.0, seed=0, n=3)
     batch = collect_rollouts(ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], params=params)
     adv = torch.linspace(-1.0, 1.0, len(batch))
-    cfg = _cfg(loss_aggregation=aggregation)["grpo"]
+    cfg = small_configs("grpo", loss_aggregation=aggregation)["grpo"]
     totals = BatchTotals(len(batch), float(batch.completion_mask.sum()), 10)
 
     def loss_fn(logp, old_logp, ref_logp, adv, mask, totals):  # noqa: ANN001, ANN202
@@ -161,12 +160,14 @@ def test_micro_batches_through_the_model_give_the_full_batch_gradient(aggregatio
     torch.testing.assert_close(grads[4], grads[None], rtol=1e-4, atol=1e-7)
 
 
-def test_gradient_checkpointing_recomputes_the_same_gradient_and_refuses_other_models() -> None:
-    model, tokenizer = _tiny()
+def test_gradient_checkpointing_recomputes_the_same_gradient_and_refuses_other_models(
+    tiny, small_configs
+) -> None:
+    model, tokenizer = tiny()
     params = SamplingParams(max_new_tokens=10, temperature=1.0, seed=0, n=3)
     batch = collect_rollouts(ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], params=params)
     adv = torch.linspace(-1.0, 1.0, len(batch))
-    cfg = _cfg(kl="off")["grpo"]
+    cfg = small_configs("grpo", kl="off")["grpo"]
     totals = BatchTotals(len(batch), float(batch.completion_mask.sum()), 10)
     loss_fn = functools.partial(grpo_loss, cfg=cfg)
 
@@ -187,13 +188,13 @@ def test_gradient_checkpointing_recomputes_the_same_gradient_and_refuses_other_m
         enable_checkpointing(torch.nn.Linear(2, 2))
 
 
-def test_accumulate_gradients_reports_entropy() -> None:
-    model, _ = _tiny()
+def test_accumulate_gradients_reports_entropy(tiny, small_configs) -> None:
+    model, _ = tiny()
     batch = SimpleNamespace(
         input_ids=torch.randint(5, 60, (2, 6)), attention_mask=torch.ones(2, 6, dtype=torch.long),
         completion_start=3, old_logp=torch.zeros(2, 3),
     )  # fmt: skip
-    cfg = _cfg(kl="off")["grpo"]
+    cfg = small_configs("grpo", kl="off")["grpo"]
     metrics = accumulate_gradients(
         model, batch, torch.zeros(2), functools.partial(grpo_loss, cfg=cfg), BatchTotals(2, 6.0, 3),
         mask=torch.ones(2, 3), with_entropy=True,
@@ -215,9 +216,12 @@ def _dataset_env(*splits: str) -> ReasoningEnv:
         (("train", "test"), "train", "test"),
     ],
 )
-def test_default_splits_are_ones_the_source_has(splits: tuple, train_split: str, eval_split: str) -> None:
-    model, tokenizer = _tiny()
-    cfg = _cfg(
+def test_default_splits_are_ones_the_source_has(
+    splits: tuple, train_split: str, eval_split: str, tiny, small_configs, train
+) -> None:
+    model, tokenizer = tiny()
+    cfg = small_configs(
+        "grpo",
         max_steps=1,
         num_prompts=1,
         group_size=2,
@@ -230,7 +234,7 @@ def test_default_splits_are_ones_the_source_has(splits: tuple, train_split: str,
     with pytest.MonkeyPatch.context() as patch:
         seen: dict[str, str] = {}
         patch.setattr(RLSession, "start", _recording_start(seen))
-        result = _train(cfg, model, tokenizer, _dataset_env(*splits))
+        result = train("grpo", cfg, model, tokenizer, _dataset_env(*splits))
     assert (seen["train"], seen["eval"]) == (train_split, eval_split)
     assert result.steps == 1 and [e["step"] for e in result.evals] == [0.0, 1.0]
 
@@ -248,10 +252,18 @@ def _recording_start(seen: dict[str, str], original=RLSession.start) -> object: 
     ("field", "value", "available"),
     [("split", "trian", r"\['train', 'validation'\]"), ("eval_split", "test", r"\['train', 'validation'\]")],
 )
-def test_a_split_the_source_lacks_names_the_available_ones(field: str, value: str, available: str) -> None:
-    model, tokenizer = _tiny()
+def test_a_split_the_source_lacks_names_the_available_ones(
+    field: str, value: str, available: str, tiny, small_configs, train
+) -> None:
+    model, tokenizer = tiny()
     with pytest.raises(ConfigError, match=rf"{field}='{value}' is not a split of .*available: {available}"):
-        _train(_cfg(**{field: value}), model, tokenizer, _dataset_env("train", "validation"))
+        train(
+            "grpo",
+            small_configs("grpo", **{field: value}),
+            model,
+            tokenizer,
+            _dataset_env("train", "validation"),
+        )
 
 
 def _dropout_models(tokenizer: object) -> dict[str, torch.nn.Module]:
@@ -272,10 +284,10 @@ def _dropout_models(tokenizer: object) -> dict[str, torch.nn.Module]:
 
 
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
-def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str) -> None:
+def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str, small_configs) -> None:
     tokenizer = make_char_tokenizer()
     model = _dropout_models(tokenizer)[arch]
-    cfg = _cfg(kl="off")
+    cfg = small_configs("grpo", kl="off")
     RLSession.start(
         cfg["run"], cfg["rollout"], model, tokenizer, ENV, algo="grpo", config_record={}, run_dir=None,
         generator=None, with_reference=False,
@@ -290,7 +302,7 @@ def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str) -> None:
     assert torch.equal(logp.detach(), old_logp)  # ratio exp(logp - old_logp) is exactly 1 on step one
 
 
-def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object) -> None:
+def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object, tiny, small_configs, train) -> None:
     """k1_reward puts ``kl_coef * sum_t (old_logp - ref_logp)`` into the reward with a minus sign. A reference
     that differs from the policy (another model's weights as the run's saved reference) makes it non-zero
     from the first step, so the sign shows in the rewards the advantages are computed from."""
@@ -298,7 +310,7 @@ def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object) -> Non
 
     import reasongym.agents.grpo as grpo
 
-    model, tokenizer = _tiny()
+    model, tokenizer = tiny()
     other = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64, seed=1)
     save_model(other, str(tmp_path / "reference.safetensors"))
     seen: dict[str, object] = {}
@@ -321,7 +333,14 @@ def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object) -> Non
         patch.setattr(RLSession, "rollouts", rollouts)
         patch.setattr(RLSession, "reference_logprobs", reference_logprobs)
         patch.setattr(grpo, "group_advantages", advantages)
-        _train(_cfg(max_steps=1, kl="k1_reward", kl_coef=0.5, mu=1), model, tokenizer, ENV, run_dir=tmp_path)
+        train(
+            "grpo",
+            small_configs("grpo", max_steps=1, kl="k1_reward", kl_coef=0.5, mu=1),
+            model,
+            tokenizer,
+            ENV,
+            run_dir=tmp_path,
+        )
     batch = seen["batch"]
     log_ratio = ((batch.old_logp - seen["ref_logp"]) * batch.completion_mask).sum(dim=1)  # [B]
     assert log_ratio.abs().min() > 1e-3  # the reference really differs

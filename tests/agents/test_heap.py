@@ -45,3 +45,22 @@ def test_freed_heap_tensors_leave_the_resident_set() -> None:
 def test_without_malloc_trim_it_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(heap, "_malloc_trim", lambda: None)
     assert heap.release_freed_memory() is False
+
+
+def test_the_trimmer_trims_only_after_the_resident_set_has_grown(monkeypatch: pytest.MonkeyPatch) -> None:
+    resident = [1_000 << 20]
+    calls: list[int] = []
+    monkeypatch.setattr(heap, "resident_bytes", lambda: resident[0])
+    monkeypatch.setattr(heap, "release_freed_memory", lambda: calls.append(1) or True)
+    trimmer = heap.HeapTrimmer(growth_bytes=100 << 20)
+    assert trimmer() is True  # the first boundary trims: nothing is known yet
+    resident[0] += 99 << 20
+    assert trimmer() is False and len(calls) == 1  # grown by less than the threshold: no walk of the heap
+    resident[0] += 2 << 20
+    assert trimmer() is True and trimmer.trims == 2 and len(calls) == 2
+
+
+def test_the_resident_set_is_read_in_bytes() -> None:
+    if heap.resident_bytes() == 0:
+        pytest.skip("no /proc/self/statm here")
+    assert 10 << 20 < heap.resident_bytes() < 1 << 40

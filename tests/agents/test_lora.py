@@ -21,20 +21,9 @@ from reasongym.agents.runtime.session import RLSession
 from reasongym.errors import ConfigError
 from reasongym.policy.loading import load_policy, save_policy
 from reasongym.policy.lora import adapters_merged, add_adapters, is_adapted
-from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 ENV = "reasongym/Arithmetic-v0"
 pytestmark = pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is deprecated:FutureWarning")
-
-
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
-
-
-def _tiny() -> tuple[torch.nn.Module, object]:
-    tokenizer = make_char_tokenizer()
-    return make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64), tokenizer
 
 
 def _configs(**overrides: object) -> dict[str, object]:
@@ -87,14 +76,16 @@ def test_lora_config_refuses_bad_values(overrides: dict[str, object], message: s
         LoRAConfig(**overrides)
 
 
-def test_target_modules_that_match_nothing_name_the_linear_layers() -> None:
-    model, _ = _tiny()
+def test_target_modules_that_match_nothing_name_the_linear_layers(tiny) -> None:
+    model, _ = tiny()
     with pytest.raises(ConfigError, match=r"matches no layer of this model.*'q_proj'.*'up_proj'"):
         add_adapters(model, rank=2, alpha=4.0, dropout=0.0, target_modules=("c_attn",))
 
 
-def test_only_adapters_train_and_checkpoints_hold_adapters_with_their_optimizer_state(tmp_path: Path) -> None:
-    model, tokenizer = _tiny()
+def test_only_adapters_train_and_checkpoints_hold_adapters_with_their_optimizer_state(
+    tmp_path: Path, tiny
+) -> None:
+    model, tokenizer = tiny()
     base = {name: tensor.clone() for name, tensor in model.state_dict().items()}
     _train(_configs(), model, tokenizer, tmp_path)
     state = model.state_dict()
@@ -118,13 +109,13 @@ def test_only_adapters_train_and_checkpoints_hold_adapters_with_their_optimizer_
 
 
 def test_kl_reference_is_the_model_with_its_adapters_off_and_a_resume_restores_the_adapters(
-    tmp_path: Path,
+    tmp_path: Path, tiny
 ) -> None:
-    model, tokenizer = _tiny()
+    model, tokenizer = tiny()
     pristine = copy.deepcopy(model)
     _train(_configs(max_steps=1), model, tokenizer, tmp_path)
     trained_logp = _logp(model, tokenizer)
-    fresh, _ = _tiny()  # the same seed: the same base weights
+    fresh, _ = tiny()  # the same seed: the same base weights
     session = RLSession.start(
         *(_configs(max_steps=2)[key] for key in ("run", "rollout")), fresh, tokenizer, ENV, algo="grpo",
         config_record={}, run_dir=tmp_path, generator=None, with_reference=True,
@@ -143,8 +134,8 @@ def test_kl_reference_is_the_model_with_its_adapters_off_and_a_resume_restores_t
         session.close()
 
 
-def test_sampling_merges_the_adapters_in_and_takes_them_out_again_even_after_an_error() -> None:
-    model, tokenizer = _tiny()
+def test_sampling_merges_the_adapters_in_and_takes_them_out_again_even_after_an_error(tiny) -> None:
+    model, tokenizer = tiny()
     adapted = add_adapters(model, rank=4, alpha=8.0, dropout=0.0, target_modules=["q_proj", "down_proj"])
     with torch.no_grad():
         for name, weight in adapted.named_parameters():
@@ -170,8 +161,8 @@ def test_sampling_merges_the_adapters_in_and_takes_them_out_again_even_after_an_
         torch.testing.assert_close(_logp(model, tokenizer), adapted_logp, rtol=0, atol=1e-5)
 
 
-def test_a_lora_run_loads_merged_for_evaluation_and_exports_a_plain_model(tmp_path: Path) -> None:
-    model, tokenizer = _tiny()
+def test_a_lora_run_loads_merged_for_evaluation_and_exports_a_plain_model(tmp_path: Path, tiny) -> None:
+    model, tokenizer = tiny()
     _train(_configs(), model, tokenizer, tmp_path / "run")
     expected = _logp(model, tokenizer)
     merged, loaded_tokenizer = load_policy(tmp_path / "run")
@@ -183,10 +174,10 @@ def test_a_lora_run_loads_merged_for_evaluation_and_exports_a_plain_model(tmp_pa
     torch.testing.assert_close(_logp(plain, tokenizer), expected, rtol=0, atol=1e-5)
 
 
-def test_resuming_a_lora_run_without_lora_is_refused(tmp_path: Path) -> None:
-    model, tokenizer = _tiny()
+def test_resuming_a_lora_run_without_lora_is_refused(tmp_path: Path, tiny) -> None:
+    model, tokenizer = tiny()
     _train(_configs(max_steps=1), model, tokenizer, tmp_path)
-    fresh, _ = _tiny()
+    fresh, _ = tiny()
     with pytest.raises(ConfigError, match="holds LoRA adapters but the model has no adapters"):
         _train(_configs(max_steps=2, lora={"rank": 0}), fresh, tokenizer, tmp_path)
 
@@ -247,10 +238,10 @@ def test_cli_trains_with_lora_flags_and_evaluates_the_run(
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["num_problems"] == 2
 
 
-def test_sft_refuses_lora_rather_than_train_every_weight() -> None:
+def test_sft_refuses_lora_rather_than_train_every_weight(tiny) -> None:
     from reasongym.agents.sft import SFTConfig, train_sft
 
-    model, tokenizer = _tiny()
+    model, tokenizer = tiny()
     run = preset_configs("default", "sft", max_steps=1, progress_bar=False, lora={"rank": 2})["run"]
     with pytest.raises(ConfigError, match=r"lora.rank=2 is not allowed for SFT \(nor STaR"):
         train_sft(SFTConfig(batch_size=2), model, tokenizer, [("1+1=", "2")] * 4, run=run)

@@ -12,87 +12,68 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 
 from reasongym.agents.algorithms import preset_configs
-from reasongym.agents.grpo import train_grpo
 from reasongym.agents.sft import train_sft
 from reasongym.agents.star import STaRConfig, train_star
 from reasongym.errors import ConfigError, ResourceBusyError
-from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 from reasongym.runs.metrics import read_metrics
 
 ENV = "reasongym/Arithmetic-v0"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread() -> None:
-    torch.set_num_threads(1)
+@pytest.fixture
+def grpo_run(tiny, small_configs, train) -> object:  # noqa: ANN001
+    """``grpo_run(run_dir, **fields)``: a fresh tiny model trained by GRPO (1 step, no KL) in ``run_dir``."""
+
+    def run(run_dir: Path, **overrides: object) -> object:
+        fields = {"max_steps": 1, "group_size": 2, "max_new_tokens": 8, "kl": "off", **overrides}
+        model, tokenizer = tiny()
+        return train("grpo", small_configs("grpo", **fields), model, tokenizer, ENV, run_dir=run_dir)
+
+    return run
 
 
-def _tiny() -> tuple[torch.nn.Module, object]:
-    tokenizer = make_char_tokenizer()
-    return make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64), tokenizer
-
-
-def _grpo(run_dir: Path, **overrides: object) -> object:
-    base = {
-        "max_steps": 1, "num_prompts": 2, "group_size": 2, "max_new_tokens": 8, "lr": 1e-3, "kl": "off",
-        "difficulty": 1, "progress_bar": False, "samples_every": 1,
-    }  # fmt: skip
-    configs = preset_configs("default", "grpo", **{**base, **overrides})
-    model, tokenizer = _tiny()
-    return train_grpo(
-        configs["grpo"],
-        model,
-        tokenizer,
-        ENV,
-        run=configs["run"],
-        rollout=configs["rollout"],
-        run_dir=run_dir,
-    )
-
-
-def test_a_new_lr_on_resume_is_the_rate_the_optimizer_uses(tmp_path: Path) -> None:
-    _grpo(tmp_path, max_steps=1, lr=1e-3)
-    _grpo(tmp_path, max_steps=2, lr=5e-4)
+def test_a_new_lr_on_resume_is_the_rate_the_optimizer_uses(tmp_path: Path, grpo_run) -> None:
+    grpo_run(tmp_path, max_steps=1, lr=1e-3)
+    grpo_run(tmp_path, max_steps=2, lr=5e-4)
     assert [(row["step"], row["train/lr"]) for row in read_metrics(tmp_path)] == [(1, 1e-3), (2, 5e-4)]
 
 
-def test_a_deleted_checkpoints_folder_restarts_without_duplicating_steps(tmp_path: Path) -> None:
+def test_a_deleted_checkpoints_folder_restarts_without_duplicating_steps(tmp_path: Path, grpo_run) -> None:
     import shutil
 
-    _grpo(tmp_path, max_steps=2)
+    grpo_run(tmp_path, max_steps=2)
     shutil.rmtree(tmp_path / "checkpoints")
     with pytest.warns(
         RuntimeWarning, match=r"metrics.jsonl held lines of an earlier attempt .* moved to metrics"
     ):
-        _grpo(tmp_path, max_steps=2)
+        grpo_run(tmp_path, max_steps=2)
     assert [row["step"] for row in read_metrics(tmp_path)] == [1, 2]
     (aside,) = tmp_path.glob("metrics.before-*.jsonl")
     assert [row["step"] for row in read_metrics(aside)] == [1, 2]
     assert sorted({json.loads(line)["step"] for line in (tmp_path / "samples.jsonl").open()}) == [1, 2]
 
 
-def test_a_damaged_latest_checkpoint_resumes_from_the_one_before(tmp_path: Path) -> None:
-    _grpo(tmp_path, max_steps=2, save_every=1)
+def test_a_damaged_latest_checkpoint_resumes_from_the_one_before(tmp_path: Path, grpo_run) -> None:
+    grpo_run(tmp_path, max_steps=2, save_every=1)
     weights = tmp_path / "checkpoints" / "step-000002" / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])
     with pytest.warns(
         RuntimeWarning, match=r"step-000002/model.safetensors has 100 bytes .*resuming from step-000001"
     ):
-        result = _grpo(tmp_path, max_steps=3)
+        result = grpo_run(tmp_path, max_steps=3)
     assert result.resumed_from == 1
     assert [row["step"] for row in read_metrics(tmp_path)] == [1, 2, 3]
 
 
-def test_a_folder_with_a_config_json_of_its_own_is_not_overwritten(tmp_path: Path) -> None:
+def test_a_folder_with_a_config_json_of_its_own_is_not_overwritten(tmp_path: Path, grpo_run) -> None:
     (tmp_path / "config.json").write_text('{"model_type": "llama"}')
     with pytest.raises(
         ConfigError, match="is not a run folder: it holds a config.json but none of a run's files"
     ):
-        _grpo(tmp_path)
+        grpo_run(tmp_path)
     assert (tmp_path / "config.json").read_text() == '{"model_type": "llama"}'
 
 
@@ -181,18 +162,18 @@ def test_a_second_trainer_on_the_same_run_folder_fails_at_once(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("trainer", ["grpo", "sft", "star"])
-def test_every_trainer_takes_the_run_folder_lock(tmp_path: Path, trainer: str) -> None:
+def test_every_trainer_takes_the_run_folder_lock(tmp_path: Path, trainer: str, grpo_run, tiny) -> None:
     started, release = tmp_path / "started", tmp_path / "release"
     (tmp_path / "run").mkdir()
     holder = _python("-c", HOLD_LOCK, str(tmp_path / "run"), str(started), str(release))
     try:
         _wait_for(started, holder)
-        model, tokenizer = _tiny()
+        model, tokenizer = tiny()
         with pytest.raises(
             ResourceBusyError, match=rf"run folder '.*run' is in use by another process \(pid {holder.pid}\)"
         ):
             if trainer == "grpo":
-                _grpo(tmp_path / "run")
+                grpo_run(tmp_path / "run")
             elif trainer == "sft":
                 configs = preset_configs("tiny", "sft", max_steps=1, progress_bar=False)
                 train_sft(

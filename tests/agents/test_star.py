@@ -80,13 +80,6 @@ class ScriptedGenerator:
         return outputs
 
 
-def _tiny() -> tuple[torch.nn.Module, object]:
-    tokenizer = make_char_tokenizer()
-    return make_tiny_model(
-        tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64
-    ), tokenizer
-
-
 def _short_arithmetic() -> object:
     return reasongym.make(ARITHMETIC, difficulty=1, prompt_template="{question}")
 
@@ -139,8 +132,8 @@ def test_config_rejects_bad_values_naming_the_field(overrides: dict, message: st
         STaRConfig(sft={"batch_size": 4})
 
 
-def test_an_endless_split_needs_a_problem_count() -> None:
-    model, tokenizer = _tiny()
+def test_an_endless_split_needs_a_problem_count(tiny) -> None:
+    model, tokenizer = tiny(num_heads=2)
     with pytest.raises(ConfigError, match="num_train_problems=None is not allowed for split 'train'"):
         train_star(STaRConfig(), model, tokenizer, ARITHMETIC)
 
@@ -154,8 +147,8 @@ def test_fine_tuning_steps_grow_by_the_configured_factor(growth: float, first: i
     assert [sft_steps_for_iteration(cfg, i) for i in range(1, 6)] == expected
 
 
-def test_the_loop_trains_the_grown_number_of_steps(tmp_path: Path) -> None:
-    env, model_and_tokenizer = _short_arithmetic(), _tiny()
+def test_the_loop_trains_the_grown_number_of_steps(tmp_path: Path, tiny) -> None:
+    env, model_and_tokenizer = _short_arithmetic(), tiny(num_heads=2)
     cfg = _loop_config(step_growth=1.5, sft_steps=2)
     generator = _scripted(env, cfg, solves={0, 1, 2})
     result = _star(cfg, *model_and_tokenizer, env, run_dir=tmp_path, generator=generator)
@@ -189,9 +182,9 @@ def _make_or_skip(env_id: str, options: dict) -> object:
 
 
 @pytest.mark.parametrize(("env_id", "options"), _env_cases())
-def test_filter_keeps_only_verified_finished_rationales(env_id: str, options: dict) -> None:
+def test_filter_keeps_only_verified_finished_rationales(env_id: str, options: dict, tiny) -> None:
     env = _make_or_skip(env_id, options)
-    _, tokenizer = _tiny()
+    _, tokenizer = tiny(num_heads=2)
     task = STaRTask(env.unwrapped, tokenizer)
     problems = [env.unwrapped.problem_at(i, split="train") for i in range(8)]
     generator = ScriptedGenerator(dict(enumerate(problems)), solves={0, 2, 3, 6}, truncated={3})
@@ -206,9 +199,9 @@ def test_filter_keeps_only_verified_finished_rationales(env_id: str, options: di
 
 
 @pytest.mark.parametrize(("env_id", "options"), _env_cases())
-def test_rationalized_examples_are_stored_without_the_hint(env_id: str, options: dict) -> None:
+def test_rationalized_examples_are_stored_without_the_hint(env_id: str, options: dict, tiny) -> None:
     env = _make_or_skip(env_id, options)
-    _, tokenizer = _tiny()
+    _, tokenizer = tiny(num_heads=2)
     task = STaRTask(env.unwrapped, tokenizer)
     problems = [env.unwrapped.problem_at(i, split="train") for i in range(6)]
     generator = ScriptedGenerator(
@@ -268,9 +261,9 @@ def test_the_rationale_is_cut_just_before_its_final_answer(completion: str, expe
     assert rationale_without_answer(completion) == expected
 
 
-def test_a_rationale_stands_alone_only_if_its_steps_lead_to_the_answer() -> None:
+def test_a_rationale_stands_alone_only_if_its_steps_lead_to_the_answer(tiny) -> None:
     env = _short_arithmetic()
-    _, tokenizer = _tiny()
+    _, tokenizer = tiny(num_heads=2)
     task = STaRTask(env.unwrapped, tokenizer)
     problems = [env.unwrapped.problem_at(i, split="train") for i in range(5)]
     generator = StepFollowingGenerator(dict(enumerate(problems)), copies={1, 3})
@@ -288,13 +281,15 @@ def test_a_rationale_stands_alone_only_if_its_steps_lead_to_the_answer() -> None
 
 
 @pytest.mark.parametrize("faithful", [False, True])
-def test_the_loop_keeps_only_faithful_rationalizations_when_asked(tmp_path: Path, faithful: bool) -> None:
+def test_the_loop_keeps_only_faithful_rationalizations_when_asked(
+    tmp_path: Path, faithful: bool, tiny
+) -> None:
     env = _short_arithmetic()
     cfg = _loop_config(max_steps=1, faithful_rationalization=faithful)
     base = env.unwrapped
     problems = {i: base.problem_at(i, split="train") for i in range(6)}
     generator = StepFollowingGenerator(problems, copies={1, 4})
-    (stats,) = _star(cfg, *_tiny(), env, run_dir=tmp_path, generator=generator).iterations
+    (stats,) = _star(cfg, *tiny(num_heads=2), env, run_dir=tmp_path, generator=generator).iterations
     kept = [json.loads(line) for line in (tmp_path / "iteration-001" / "kept.jsonl").read_text().splitlines()]
     expected = [0, 2, 3, 5] if faithful else [0, 1, 2, 3, 4, 5]
     assert [line["index"] for line in kept] == expected
@@ -302,11 +297,11 @@ def test_the_loop_keeps_only_faithful_rationalizations_when_asked(tmp_path: Path
     assert read_metrics(tmp_path)[-1]["star/rationalized_unfaithful"] == (2 if faithful else 0)
 
 
-def test_hinted_successes_never_count_as_the_policys_own(tmp_path: Path) -> None:
+def test_hinted_successes_never_count_as_the_policys_own(tmp_path: Path, tiny) -> None:
     env = _short_arithmetic()
     cfg = _loop_config(max_steps=1)
     generator = _scripted(env, cfg, solves={0, 1}, hinted_solves={2, 3, 4, 5})
-    result = _star(cfg, *_tiny(), env, run_dir=tmp_path, generator=generator)
+    result = _star(cfg, *tiny(num_heads=2), env, run_dir=tmp_path, generator=generator)
     (stats,) = result.iterations
     assert (stats.kept_direct, stats.kept_rationalized, stats.rationalization_attempts) == (2, 4, 4)
     assert stats.train_accuracy == pytest.approx(2 / 6)
@@ -327,16 +322,16 @@ def test_hinted_successes_never_count_as_the_policys_own(tmp_path: Path) -> None
 
     without = _star(
         {**cfg, "star": dataclasses.replace(cfg["star"], rationalize=False)},
-        *_tiny(),
+        *tiny(num_heads=2),
         env,
         generator=_scripted(env, cfg, solves={0, 1}),
     )
     assert (without.iterations[0].kept_direct, without.iterations[0].kept_rationalized) == (2, 0)
 
 
-def test_few_shot_examples_come_before_the_question_and_are_hinted_with_it() -> None:
+def test_few_shot_examples_come_before_the_question_and_are_hinted_with_it(tiny) -> None:
     env = _short_arithmetic()
-    _, tokenizer = _tiny()
+    _, tokenizer = tiny(num_heads=2)
     task = STaRTask.from_env(env, tokenizer, RunConfig(), few_shot_examples=2, train_start=2)
     problem = env.unwrapped.problem_at(2, split="train")
     plain, hinted = task.prompt(problem, few_shot=True), task.prompt(problem, hint=True, few_shot=True)
@@ -350,9 +345,9 @@ def test_few_shot_examples_come_before_the_question_and_are_hinted_with_it() -> 
 
 
 @pytest.mark.parametrize("restart", [True, False])
-def test_each_fine_tune_starts_from_the_base_weights(restart: bool) -> None:
+def test_each_fine_tune_starts_from_the_base_weights(restart: bool, tiny) -> None:
     env = _short_arithmetic()
-    model, tokenizer = _tiny()
+    model, tokenizer = tiny(num_heads=2)
     base = {k: v.clone() for k, v in model.state_dict().items()}
     seen: list[bool] = []
 
@@ -366,11 +361,11 @@ def test_each_fine_tune_starts_from_the_base_weights(restart: bool) -> None:
     assert not all(torch.equal(v, base[k]) for k, v in model.state_dict().items())  # it did train
 
 
-def test_a_crashed_run_resumes_from_the_last_completed_iteration(tmp_path: Path) -> None:
+def test_a_crashed_run_resumes_from_the_last_completed_iteration(tmp_path: Path, tiny) -> None:
     env = _short_arithmetic()
     cfg = _loop_config()
     scripted = {"solves": {0, 1, 3}, "hinted_solves": {2, 4}}
-    full_model, tokenizer = _tiny()
+    full_model, tokenizer = tiny(num_heads=2)
     full = _star(
         cfg, full_model, tokenizer, env, run_dir=tmp_path / "full", generator=_scripted(env, cfg, **scripted)
     )
@@ -383,10 +378,10 @@ def test_a_crashed_run_resumes_from_the_last_completed_iteration(tmp_path: Path)
             raise _Crash("simulated crash")
 
     with pytest.raises(_Crash):
-        _star(cfg, *_tiny(), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted),
+        _star(cfg, *tiny(num_heads=2), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted),
               on_step=crash_in_iteration_2)  # fmt: skip
     steps_run.clear()
-    resumed_model, _ = _tiny()
+    resumed_model, _ = tiny(num_heads=2)
     resumed = _star(cfg, resumed_model, tokenizer, env, run_dir=tmp_path / "crashed",
                          generator=_scripted(env, cfg, **scripted), on_step=lambda i, s, m: steps_run.append((i, s)))  # fmt: skip
 
@@ -399,14 +394,20 @@ def test_a_crashed_run_resumes_from_the_last_completed_iteration(tmp_path: Path)
     for iteration in (1, 2, 3):
         assert (tmp_path / "crashed" / f"iteration-{iteration:03d}" / "kept.jsonl").is_file()
     with pytest.raises(ConfigError, match="already completed 3 iterations; raise max_steps above 3"):
-        _star(cfg, *_tiny(), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted))
+        _star(
+            cfg,
+            *tiny(num_heads=2),
+            env,
+            run_dir=tmp_path / "crashed",
+            generator=_scripted(env, cfg, **scripted),
+        )
 
 
-def test_named_steps_run_in_order_and_the_plot_is_drawn(tmp_path: Path) -> None:
+def test_named_steps_run_in_order_and_the_plot_is_drawn(tmp_path: Path, tiny) -> None:
     env = _short_arithmetic()
     cfg = _loop_config(max_steps=1)
     steps: list[str] = []
-    _star(cfg, *_tiny(), env, run_dir=tmp_path, generator=_scripted(env, cfg, solves={1}),
+    _star(cfg, *tiny(num_heads=2), env, run_dir=tmp_path, generator=_scripted(env, cfg, solves={1}),
                on_step=lambda i, s, m: steps.append(s))  # fmt: skip
     assert tuple(steps) == STEP_NAMES
     assert (tmp_path / "accuracy.png").stat().st_size > 0 and (tmp_path / "base_model.safetensors").is_file()
@@ -464,7 +465,9 @@ class _ChatScripted(ScriptedGenerator):
         return super().generate([p[-1]["content"] for p in prompts], params)
 
 
-def test_rationales_can_come_from_another_model_and_evaluation_stays_on_the_policy(tmp_path: Path) -> None:
+def test_rationales_can_come_from_another_model_and_evaluation_stays_on_the_policy(
+    tmp_path: Path, tiny
+) -> None:
     env = _short_arithmetic()
     cfg = _loop_config(max_steps=1)
     train = _scripted(env, cfg, solves=set()).problems
@@ -476,7 +479,7 @@ def test_rationales_can_come_from_another_model_and_evaluation_stays_on_the_poli
             seen_by_policy.extend(prompts)
             return super().generate(prompts, params)
 
-    result = _star(cfg, *_tiny(), env, run_dir=tmp_path, generator=_Policy(train, solves=set()),
+    result = _star(cfg, *tiny(num_heads=2), env, run_dir=tmp_path, generator=_Policy(train, solves=set()),
                    rationale_generator=teacher)  # fmt: skip
     (stats,) = result.iterations
     assert (stats.kept_direct, stats.kept_rationalized) == (3, 2)  # the teacher's rationales were kept

@@ -9,7 +9,7 @@ import pytest
 
 from reasongym.errors import ConfigError
 from reasongym.evaluation import compare_reports, load_report, pass_at_k, plot_pass_at_k, summarize
-from reasongym.evaluation.report import default_ks
+from reasongym.evaluation.config import default_ks
 
 
 def _record(correct: list, *, extracted: list | None = None, **extra: object) -> dict:

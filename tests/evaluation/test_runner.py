@@ -44,20 +44,16 @@ def _arith_questions(count: int) -> list[tuple[str, str]]:
     return [(p.question, p.answer) for p in problems]
 
 
-def test_records_hold_every_field_and_metrics_match_the_script(tmp_path: Path) -> None:
+def test_records_hold_every_field_and_metrics_match_the_script(tmp_path: Path, quiet_eval) -> None:
     questions = _arith_questions(4)
     # problem 0: 2 of 4 samples right; problem 1: all right; others: all wrong
     script = {questions[0][0]: [questions[0][1], "1"], questions[1][0]: [questions[1][1]]}
     out = tmp_path / "eval.jsonl"
-    report = evaluate(
+    report = quiet_eval(
         ScriptedGenerator(script),
-        ENV,
         n=4,
         num_problems=4,
-        difficulty=1,
         out_path=out,
-        progress=False,
-        verbose=False,
     )
     records = load_records(out)
     assert [r["index"] for r in records] == [0, 1, 2, 3]
@@ -72,73 +68,53 @@ def test_records_hold_every_field_and_metrics_match_the_script(tmp_path: Path) -
     assert report.breakdown["difficulty"]["1"]["count"] == 4
 
 
-def test_resume_skips_finished_problems_and_drops_a_cut_off_line(tmp_path: Path) -> None:
+def test_resume_skips_finished_problems_and_drops_a_cut_off_line(tmp_path: Path, quiet_eval) -> None:
     out = tmp_path / "eval.jsonl"
-    full = evaluate(
+    full = quiet_eval(
         ScriptedGenerator(),
-        ENV,
         n=2,
         num_problems=5,
-        difficulty=1,
         batch_size=1,
         out_path=out,
-        progress=False,
-        verbose=False,
     )
     lines = out.read_text(encoding="utf-8").splitlines()
     # a crash after 2 finished problems, halfway through writing the third line
     out.write_text("\n".join(lines[:2]) + "\n" + lines[2][:25], encoding="utf-8")
     generator = ScriptedGenerator()
-    resumed = evaluate(
+    resumed = quiet_eval(
         generator,
-        ENV,
         n=2,
         num_problems=5,
-        difficulty=1,
         batch_size=1,
         out_path=out,
-        progress=False,
-        verbose=False,
     )
     assert len(generator.calls) == 3  # problems 2, 3 and 4 only
     assert [r["index"] for r in load_records(out)] == [0, 1, 2, 3, 4]
     assert resumed.metrics == full.metrics
 
 
-def test_resume_refuses_a_file_of_another_evaluation(tmp_path: Path) -> None:
+def test_resume_refuses_a_file_of_another_evaluation(tmp_path: Path, quiet_eval) -> None:
     out = tmp_path / "eval.jsonl"
-    evaluate(
+    quiet_eval(
         ScriptedGenerator(),
-        ENV,
         n=2,
         num_problems=2,
-        difficulty=1,
         out_path=out,
-        progress=False,
-        verbose=False,
     )
     with pytest.raises(ConfigError, match="another evaluation"):
-        evaluate(
+        quiet_eval(
             ScriptedGenerator(),
-            ENV,
             n=4,
             num_problems=2,
-            difficulty=1,
             out_path=out,
-            progress=False,
-            verbose=False,
         )
     # resume=False overwrites instead
-    report = evaluate(
+    report = quiet_eval(
         ScriptedGenerator(),
-        ENV,
         n=4,
         num_problems=2,
-        difficulty=1,
         out_path=out,
         resume=False,
-        progress=False,
-        verbose=False,
     )
     assert report.n == 4
 
@@ -223,22 +199,18 @@ def test_a_model_object_without_its_tokenizer_is_refused() -> None:
         evaluate(model, ENV, num_problems=1, progress=False, verbose=False)
 
 
-def test_a_tiny_model_runs_end_to_end(tmp_path: Path) -> None:
+def test_a_tiny_model_runs_end_to_end(tmp_path: Path, quiet_eval) -> None:
     from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
     tokenizer = make_char_tokenizer()
-    report = evaluate(
+    report = quiet_eval(
         make_tiny_model(tokenizer),
-        ENV,
         tokenizer=tokenizer,
         n=2,
         num_problems=3,
-        difficulty=1,
         max_new_tokens=8,
         temperature=1.0,
         out_path=tmp_path / "e.jsonl",
-        progress=False,
-        verbose=False,
     )
     assert report.num_problems == 3 and report.ks == (1, 2)
     assert all(len(r["completions"]) == 2 for r in load_records(tmp_path / "e.jsonl"))

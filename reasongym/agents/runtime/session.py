@@ -46,7 +46,7 @@ from reasongym import distributed
 from reasongym.agents.common import disable_dropout, enable_checkpointing, seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import parallel
-from reasongym.agents.runtime.heap import release_freed_memory
+from reasongym.agents.runtime.heap import HeapTrimmer
 from reasongym.agents.runtime.update import (
     PolicyLoss,
     accumulate_gradients,
@@ -144,6 +144,8 @@ class RLSession:
     ``disable_adapter()`` is the KL reference."""
     held: ExitStack = field(default_factory=ExitStack)
     """The run folder's lock, released by `close`."""
+    heap: HeapTrimmer = field(default_factory=HeapTrimmer)
+    """Hands freed heap pages back to the OS at phase boundaries, once the resident set has grown."""
 
     @classmethod
     def start(
@@ -255,7 +257,7 @@ class RLSession:
             with parallel.gathered(self.model), autocast_context(self.run_cfg):
                 batch = recompute_old_logp(self.model, batch, self.run_cfg.micro_batch_size)
             self.phases["old_logp"] += time.perf_counter() - started
-        release_freed_memory()  # the sampler's KV caches and logits
+        self.heap()  # the sampler's KV caches and logits
         return batch
 
     def rollout_metrics(self, *batches: Any) -> dict[str, float]:
@@ -288,7 +290,7 @@ class RLSession:
                 micro_batch_size=self.run_cfg.micro_batch_size,
             )  # fmt: skip
         self.phases["reference"] += time.perf_counter() - started
-        release_freed_memory()
+        self.heap()
         return logp * batch.completion_mask
 
     def update(
@@ -319,29 +321,31 @@ class RLSession:
                 "batch.old_logp holds placeholders (its generator returned text only); call "
                 "recompute_old_logp(model, batch) first: the clipped objective needs the sampler's log-probs"
             )
-        started = time.perf_counter()
         mask = batch.completion_mask if mask is None else mask  # [B, T]
         totals = global_totals(mask, self.rollout_cfg.max_new_tokens)
         per_epoch: list[dict[str, float]] = []
         entropy = 0.0
         self.model.train()
         for epoch in range(mu):
+            started = time.perf_counter()
             with autocast_context(self.run_cfg):
                 metrics = accumulate_gradients(
                     self.train_model or self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
                     micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
-                    world_size=self.info.world_size, scaler=self.scaler,
+                    world_size=self.info.world_size, scaler=self.scaler, after_pass=self.heap,
                 )  # fmt: skip
             metrics = merge_rank_metrics(distributed.all_gather_objects(metrics, self.info))
             entropy = metrics.pop("train/entropy", entropy)
+            stepping = time.perf_counter()
+            self.phases["forward_backward"] += stepping - started
             step = optimizer_step(
                 self.model, self.optimizer, self.scheduler, self.run_cfg, scaler=self.scaler
             )
             per_epoch.append({**metrics, **step})
-            release_freed_memory()  # the optimizer's temporaries
+            self.heap()  # the optimizer's temporaries
+            self.phases["optimizer"] += time.perf_counter() - stepping
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
-        self.phases["train"] += time.perf_counter() - started
         return metrics
 
     def evaluate(self, step: int) -> dict[str, float]:
@@ -366,6 +370,9 @@ class RLSession:
         """Add timings and warnings, evaluate, log, write samples, checkpoint and advance the bar."""
         run = self.run_cfg
         elapsed = time.perf_counter() - self.step_started
+        # Housekeeping: what a step spends outside its phases (metrics, logging; an evaluation or a checkpoint
+        # of this step is not in it), so that the phases add up to the step.
+        self.phases["housekeeping"] = max(0.0, elapsed - sum(self.phases.values()))
         metrics.update({f"perf/{name}_s": seconds for name, seconds in self.phases.items()})
         metrics["perf/step_s"] = elapsed
         tokens = distributed.all_reduce_sum({"tokens": self.generated_tokens}, self.info)["tokens"]

@@ -23,7 +23,6 @@ from reasongym import distributed
 from reasongym.agents.common import masked_mean, token_logprobs
 from reasongym.agents.config import RunConfig
 from reasongym.agents.runtime import parallel
-from reasongym.agents.runtime.heap import release_freed_memory
 from reasongym.errors import ConfigError
 from reasongym.rollouts.batch import RolloutBatch
 
@@ -149,32 +148,28 @@ def accumulate_gradients(
     with_entropy: bool = False,
     world_size: int = 1,
     scaler: Any = None,
+    after_pass: Callable[[], Any] | None = None,
 ) -> dict[str, float]:
     """Backpropagate ``loss`` over ``batch`` in micro-batches; the gradients add up to the full batch's.
 
-    Under DDP or FSDP (``world_size`` > 1) the gradients of the ranks are averaged once, on each rank's
-    last micro-batch. Every rank normalises its loss by the whole batch's ``totals``, so the batch
-    gradient is the SUM of the ranks' gradients; each loss is therefore scaled by ``world_size`` before
-    the average. A rank without rows (or, under FSDP, with fewer micro-batches than another) still joins
-    every collective, with a zero gradient.
+    Under DDP or FSDP (``world_size`` > 1) the ranks' gradients are averaged once, on each rank's last
+    micro-batch. Every rank normalises by the whole batch's ``totals``, so the batch gradient is the SUM
+    of the ranks': each loss is scaled by ``world_size`` before the average. A rank without rows (or,
+    under FSDP, with fewer micro-batches) still joins every collective, with a zero gradient.
 
     Args:
         model: The policy, or its DDP wrapper; gradients accumulate in its ``.grad``.
-        batch: Has ``input_ids`` [B, P+T], ``attention_mask`` [B, P+T], ``completion_start`` and
-            ``old_logp`` [B, T] (a ``RolloutBatch``).
-        adv: [B] advantages.
-        loss: The algorithm's `PolicyLoss`.
-        totals: The whole batch's normalisers (over every rank under torch.distributed).
-        mask: [B, T] loss mask.
-        ref_logp: [B, T] reference log-probs, or None.
+        batch: The rollouts (a ``RolloutBatch``); ``adv`` [B] their advantages.
+        loss: The algorithm's `PolicyLoss`; ``totals`` the whole batch's normalisers (every rank's).
+        mask: [B, T] loss mask; ``ref_logp`` [B, T] reference log-probs, or None.
         micro_batch_size: Rows per forward/backward; None: all at once.
-        with_entropy: Also return ``train/entropy``, the mean token entropy of the policy over ``mask``.
-        world_size: Processes whose gradients DDP averages (1: no DDP).
-        scaler: fp16 autocast's ``torch.amp.GradScaler`` (scales each loss before backward), or None.
+        with_entropy: Also return ``train/entropy``, the policy's mean token entropy over ``mask``.
+        world_size: Processes whose gradients are averaged (1: none).
+        scaler: fp16 autocast's ``torch.amp.GradScaler``, or None.
+        after_pass: Called after each micro-batch's backward (a run's `HeapTrimmer`), or None.
 
     Returns:
-        The loss metrics over this rank's rows: losses summed over micro-batches, the rest token-weighted
-        (`merge_rank_metrics` combines the ranks').
+        This rank's loss metrics: losses summed over micro-batches, the rest token-weighted.
     """
     rows = batch.input_ids.shape[0]
     size = micro_batch_size or max(rows, 1)
@@ -188,32 +183,37 @@ def accumulate_gradients(
             if index >= count:  # no rows left here; other ranks still have some
                 _backward_nothing(model)
                 continue
-            logp, entropy = token_logprobs(
-                model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
-                with_entropy=with_entropy,
-            )  # fmt: skip
-            ref = ref_logp[part] if ref_logp is not None else None
-            value, metrics = loss(
-                logp=logp,
-                old_logp=batch.old_logp[part],
-                ref_logp=ref,
-                adv=adv[part],
-                mask=mask[part],
-                totals=totals,
+            metrics, entropy = _backward_part(
+                model, batch, part, adv, loss, totals, mask, ref_logp, with_entropy, world_size, scaler
             )
-            scaled = value * world_size if world_size > 1 else value
-            (scaler.scale(scaled) if scaler is not None else scaled).backward()
-        metrics["loss/total"] = float(value.detach())
         _accumulate(sums, metrics)
-        if entropy is not None:
-            entropy_sum += float((entropy.detach() * mask[part]).sum())
-        del logp, entropy, value, scaled  # this micro-batch's graph is gone: its activations can go back
-        release_freed_memory()
+        entropy_sum += entropy
+        if after_pass is not None:  # this micro-batch's graph is gone: its activations can go back
+            after_pass()
     result = _finish(sums)
     result["train/tokens"] = float(mask.sum())  # also on a rank without rows: its weight in the merge is 0
     if with_entropy:
         result["train/entropy"] = entropy_sum / max(float(mask.sum()), 1.0)
     return result
+
+
+def _backward_part(
+    model: torch.nn.Module, batch: Any, part: slice, adv: Tensor, loss: PolicyLoss, totals: BatchTotals,
+    mask: Tensor, ref_logp: Tensor | None, with_entropy: bool, world_size: int, scaler: Any,
+) -> tuple[dict[str, float], float]:  # fmt: skip
+    """Forward and backward one micro-batch (rows ``part``); its loss metrics and summed token entropy."""
+    logp, entropy = token_logprobs(
+        model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
+        with_entropy=with_entropy,
+    )  # fmt: skip
+    ref = ref_logp[part] if ref_logp is not None else None
+    value, metrics = loss(
+        logp=logp, old_logp=batch.old_logp[part], ref_logp=ref, adv=adv[part], mask=mask[part], totals=totals
+    )
+    scaled = value * world_size if world_size > 1 else value
+    (scaler.scale(scaled) if scaler is not None else scaled).backward()
+    metrics["loss/total"] = float(value.detach())
+    return metrics, float((entropy * mask[part]).sum()) if entropy is not None else 0.0
 
 
 def _backward_nothing(model: torch.nn.Module) -> None:

@@ -1,0 +1,91 @@
+"""One source of defaults: a trainer called from Python without ``run=`` or ``rollout=`` trains with exactly the
+configs ``reasongym train ALGO`` builds for a real model (the ``default`` preset), field by field."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from reasongym.agents import dapo, grpo, sft, star
+from reasongym.agents.runtime.session import RLSession
+from reasongym.cli import main
+from reasongym.cli import train as cli_train
+
+ENV = "reasongym/Arithmetic-v0"
+
+
+class _Captured(Exception):
+    def __init__(self, **configs: Any) -> None:
+        super().__init__("captured")
+        self.configs = configs
+
+
+def _from_the_command_line(monkeypatch: pytest.MonkeyPatch, algo: str) -> dict[str, Any]:
+    """The configs `reasongym train ALGO` hands its trainer for a model that is not the tiny one."""
+    captured: dict[str, Any] = {}
+
+    def record(algo_: str, configs: dict[str, Any], job: Any) -> dict[str, Any]:
+        captured.update(configs)
+        return {}
+
+    monkeypatch.setattr(cli_train, "_train", record)
+    assert main(["train", algo, "--model", "someone/a-real-model", "--env", ENV]) == 0
+    return captured
+
+
+def _differences(first: Any, second: Any) -> dict[str, tuple[Any, Any]]:
+    a, b = dataclasses.asdict(first), dataclasses.asdict(second)
+    return {key: (a[key], b[key]) for key in a if a[key] != b[key]}
+
+
+@pytest.mark.parametrize(
+    ("algo", "module", "config"), [("grpo", grpo, grpo.GRPOConfig), ("dapo", dapo, dapo.DAPOConfig)]
+)
+def test_rl_trainers_default_to_the_command_lines_configs(
+    monkeypatch: pytest.MonkeyPatch, tiny: Any, algo: str, module: Any, config: type
+) -> None:
+    cli = _from_the_command_line(monkeypatch, algo)
+
+    def capture(run_cfg: Any, rollout_cfg: Any, *args: Any, **kwargs: Any) -> None:
+        raise _Captured(run=run_cfg, rollout=rollout_cfg)
+
+    monkeypatch.setattr(RLSession, "start", capture)
+    model, tokenizer = tiny()
+    with pytest.raises(_Captured) as python:
+        getattr(module, f"train_{algo}")(config(), model, tokenizer, ENV)
+    for section in ("run", "rollout"):
+        assert _differences(python.value.configs[section], cli[section]) == {}, section
+    assert _differences(config(), cli[algo]) == {}
+    assert cli["rollout"].group_size == (16 if algo == "dapo" else 8)  # the preset, not the class default
+
+
+def test_sft_defaults_to_the_command_lines_run_config(monkeypatch: pytest.MonkeyPatch, tiny: Any) -> None:
+    cli = _from_the_command_line(monkeypatch, "sft")
+
+    def capture(cfg: Any, run: Any, *args: Any) -> None:
+        raise _Captured(run=run)
+
+    monkeypatch.setattr(sft, "_check_run", capture)
+    model, tokenizer = tiny()
+    with pytest.raises(_Captured) as python:
+        sft.train_sft(sft.SFTConfig(), model, tokenizer, [("1 + 1 =", " 2")])
+    assert _differences(python.value.configs["run"], cli["run"]) == {}
+    assert _differences(sft.SFTConfig(), cli["sft"]) == {}
+    assert cli["run"].lr == 1e-5  # the default preset's SFT rate, not RunConfig's
+
+
+def test_star_defaults_to_the_command_lines_configs(monkeypatch: pytest.MonkeyPatch, tiny: Any) -> None:
+    cli = _from_the_command_line(monkeypatch, "star")
+
+    def capture(cfg: Any, run: Any, rollout: Any, *args: Any) -> None:
+        raise _Captured(run=run, rollout=rollout)
+
+    monkeypatch.setattr(star._Loop, "build", capture)
+    model, tokenizer = tiny()
+    with pytest.raises(_Captured) as python:
+        star.train_star(star.STaRConfig(), model, tokenizer, ENV)
+    for section in ("run", "rollout"):
+        assert _differences(python.value.configs[section], cli[section]) == {}, section
+    assert cli["rollout"].temperature == 0.0  # greedy rationales, the preset's
