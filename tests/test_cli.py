@@ -55,7 +55,9 @@ def test_train_help_lists_config_fields_with_their_docstrings(capsys: pytest.Cap
     assert "--lora.target-modules [STR [STR ...]]" in out and "ELLIPSIS" not in out
 
 
-def test_star_help_keeps_the_prefix_of_its_nested_fine_tuning_config(capsys: pytest.CaptureFixture[str]) -> None:
+def test_star_help_keeps_the_prefix_of_its_nested_fine_tuning_config(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["train", "star", "--help", "--preset", "default"]) == 0
     out = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "--sft.batch-size INT" in out and "--lora.rank INT" in out and "--group-size INT" in out
@@ -325,8 +327,16 @@ def test_a_bad_argument_through_the_console_module() -> None:
         (["eval", "/no/such/model", ENV], 2, "could not be loaded"),
         (["train", "grpx"], 2, "did you mean 'grpo'"),
         (["train", "sft", "--env", ENV, "--lr", "-1"], 2, "lr=-1.0 is not allowed"),
-        (["train", "sft", "--env", ENV, "--max-stepz", "3"], 2, "options: --max-stepz, 3; did you mean --max-steps?"),
-        (["train", "sft", "--env", ENV, "--max-step", "3"], 2, "did you mean --max-steps?"),  # no abbreviations
+        (
+            ["train", "sft", "--env", ENV, "--max-stepz", "3"],
+            2,
+            "options: --max-stepz, 3; did you mean --max-steps?",
+        ),
+        (
+            ["train", "sft", "--env", ENV, "--max-step", "3"],
+            2,
+            "did you mean --max-steps?",
+        ),  # no abbreviations
         (["train", "grpo", "--env", ENV, "--kl", "kk"], 2, "invalid choice 'kk' for argument '--kl'"),
         (["eval", "--n", "2", "--k", "4", "reasongym/no-such-model", ENV], 2, "ks=[4] is not allowed"),
         (["train", "sft", "--max-steps", "3"], 2, "--env is required"),
