@@ -224,21 +224,20 @@ def all_reduce_mean(values: Mapping[str, float], info: DistInfo | None = None) -
 
 def all_reduce_sum(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
     """Sum each value over all ranks (every rank must pass the same keys in the same order)."""
-    info = info or current()
-    if is_alone(info):
-        return {key: float(value) for key, value in values.items()}
-    tensor = torch.tensor([float(v) for v in values.values()], dtype=torch.float64, device=info.device)
-    dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
-    return dict(zip(values, tensor.tolist(), strict=True))
+    return _all_reduce(values, "SUM", info)
 
 
 def all_reduce_max(values: Mapping[str, float], info: DistInfo | None = None) -> dict[str, float]:
     """Maximum of each value over all ranks; used so that every rank takes the same skip decision."""
+    return _all_reduce(values, "MAX", info)
+
+
+def _all_reduce(values: Mapping[str, float], op: str, info: DistInfo | None) -> dict[str, float]:
     info = info or current()
     if is_alone(info):
         return {key: float(value) for key, value in values.items()}
     tensor = torch.tensor([float(v) for v in values.values()], dtype=torch.float64, device=info.device)
-    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+    dist.all_reduce(tensor, op=getattr(dist.ReduceOp, op))
     return dict(zip(values, tensor.tolist(), strict=True))
 
 
