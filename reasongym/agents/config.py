@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reasongym.errors import ConfigError
+from reasongym.evaluation.config import default_eval_split
 from reasongym.generation.base import SamplingParams
 
 LORA_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -224,7 +225,6 @@ def resolve_splits(run: RunConfig, env: Any) -> tuple[str, str]:
     Raises:
         ConfigError: A split the source does not have, naming the field and the available splits.
     """
-    from reasongym.evaluation.config import default_eval_split
 
     unwrapped = getattr(env, "unwrapped", env)
     source = getattr(unwrapped, "source", None)

@@ -31,7 +31,7 @@ from transformers import PreTrainedTokenizerBase
 
 from reasongym import distributed
 from reasongym.agents.common import enable_checkpointing, seed_everything
-from reasongym.agents.config import RunConfig, at_least, check_field_types
+from reasongym.agents.config import RunConfig, at_least, check_field_types, resolve_splits
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime import parallel
 from reasongym.agents.runtime.update import (
@@ -53,6 +53,8 @@ from reasongym.agents.sft_data import (
     tokenize_pairs,
 )
 from reasongym.errors import ConfigError
+from reasongym.evaluation.runner import greedy_pass_at_1
+from reasongym.generation import HFGenerator
 from reasongym.policy.checkpoints import (
     checkpoint_step,
     ensure_steps_remaining,
@@ -361,9 +363,6 @@ def _held_out(
     stop_when: Callable[[int], bool] | None,
 ) -> tuple[Callable[[torch.nn.Module], Mapping[str, float]], Callable[[int], bool]]:
     """``eval_fn`` and ``stop_when`` extended with held-out greedy pass@1 and ``cfg.stop_at_accuracy``."""
-    from reasongym.agents.config import resolve_splits
-    from reasongym.evaluation.runner import greedy_pass_at_1
-    from reasongym.generation import HFGenerator
 
     _, eval_split = resolve_splits(run, env)
     latest = {"pass@1": -1.0}

@@ -17,7 +17,9 @@ import numpy as np
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from reasongym.envs.core import format_final_answer, gold_answer_text
 from reasongym.errors import ConfigError
+from reasongym.policy.loading import format_prompt
 
 IGNORE_INDEX = -100
 """Label of positions that carry no loss (prompt, padding)."""
@@ -214,8 +216,6 @@ def sft_pairs_from_env(
     Returns:
         Up to ``n`` verified pairs.
     """
-    from reasongym.envs.core import format_final_answer, gold_answer_text
-    from reasongym.policy.loading import format_prompt
 
     if n < 1:
         raise ConfigError(f"n={n} is not allowed; expected an integer >= 1")

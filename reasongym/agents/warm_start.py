@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+import reasongym
+from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.config import RunConfig
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
 
@@ -58,8 +60,6 @@ def warm_start(
     Returns:
         A ``WarmStart``.
     """
-    import reasongym
-    from reasongym.agents.algorithms import preset_configs
 
     tiny = preset_configs("tiny", "sft", progress_bar=False)
     run, sft = run or tiny["run"], sft or tiny["sft"]

@@ -26,8 +26,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from reasongym import __version__
 from reasongym.envs.problem import Problem
 from reasongym.errors import ConfigError
+from reasongym.evaluation.report import load_records
 from reasongym.runs.locks import exclusive_lock
 from reasongym.verifiers import verify_many
 
@@ -162,8 +164,6 @@ def env_options(env: Any) -> dict[str, Any] | None:
 
 def package_version() -> str:
     """The reasongym version, for an evaluation's settings (grading rules change with it)."""
-    from reasongym import __version__
-
     return __version__
 
 
@@ -230,8 +230,6 @@ def _complete_records(path: Path) -> tuple[list[dict[str, Any]], int, bool]:
 
     A last line cut off mid-record by a crash is not kept.
     """
-    from reasongym.evaluation.report import load_records
-
     records = load_records(path, cut_off_last_line="skip")
     data = path.read_bytes()
     if not data or data.endswith(b"\n"):

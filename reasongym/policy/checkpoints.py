@@ -40,6 +40,7 @@ import torch
 from safetensors.torch import load_model, save_file, save_model
 
 from reasongym.errors import CheckpointError, ConfigError
+from reasongym.policy.lora import load_adapters, save_adapters
 
 CHECKPOINTS_DIR = "checkpoints"
 LATEST_POINTER = "latest"
@@ -121,8 +122,6 @@ def _write_contents(
     """Every file of a checkpoint, fsynced, with the manifest written last."""
     module = getattr(model, "module", model)  # DistributedDataParallel keeps the model in .module
     if _has_adapters(module):  # LoRA: the adapters alone; the base is recorded once in the run folder
-        from reasongym.policy.lora import save_adapters
-
         save_adapters(module, tmp)
     elif model_state is None:
         save_model(module, str(tmp / "model.safetensors"))
@@ -286,8 +285,6 @@ def load_checkpoint(
             "own lora settings (lora.rank 0 is full fine-tuning)"
         )
     if _has_adapters(module):
-        from reasongym.policy.lora import load_adapters
-
         load_adapters(module, path)
     else:
         device = next(module.parameters()).device

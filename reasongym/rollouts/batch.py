@@ -34,6 +34,7 @@ import torch
 from torch import Tensor
 from transformers import PreTrainedTokenizerBase
 
+import reasongym  # registers the built-in ids
 from reasongym.errors import ConfigError
 from reasongym.generation.base import Generator, SamplingParams
 from reasongym.rollouts.env_pool import EnvPool
@@ -316,8 +317,6 @@ def _check_arguments(indices: Sequence[int], params: SamplingParams, max_turns: 
 
 def _resolve_env(env_id_or_env: str | gymnasium.Env) -> gymnasium.Env:
     if isinstance(env_id_or_env, str):
-        import reasongym  # registers the built-in ids
-
         return reasongym.make(env_id_or_env)
     if not isinstance(env_id_or_env, gymnasium.Env):
         raise ConfigError(

@@ -42,6 +42,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+import reasongym
 from reasongym import distributed
 from reasongym.agents.common import disable_dropout, enable_checkpointing, seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
@@ -61,6 +62,8 @@ from reasongym.agents.runtime.update import (
     restore_optimizer,
 )
 from reasongym.errors import ConfigError
+from reasongym.evaluation.runner import greedy_pass_at_1
+from reasongym.generation import HFGenerator
 from reasongym.generation.base import TimedGenerator
 from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, record_base
 from reasongym.policy.checkpoints import (
@@ -72,8 +75,8 @@ from reasongym.policy.checkpoints import (
     save_checkpoint,
 )
 from reasongym.policy.loading import load_base
-from reasongym.policy.lora import adapters_merged
-from reasongym.rollouts.batch import collect_rollouts
+from reasongym.policy.lora import adapters_merged, add_adapters
+from reasongym.rollouts.batch import ROW_TENSORS, collect_rollouts, rollout_metrics
 from reasongym.rollouts.env_pool import EnvPool
 from reasongym.runs.folder import RunDir, SamplesWriter
 from reasongym.runs.metrics import MetricsWriter, plot_metrics
@@ -166,8 +169,6 @@ class RLSession:
         """Lock the run folder (released by `close`), seed, build env, check its splits, disable dropout,
         build sampler, optimizer and (if asked) the frozen reference; resume from the run folder's newest
         intact checkpoint. ``config_record`` is what ``config.json`` stores (every config, by section)."""
-        import reasongym
-        from reasongym.generation import HFGenerator
 
         run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
         info = distributed.current()
@@ -262,7 +263,6 @@ class RLSession:
 
     def rollout_metrics(self, *batches: Any) -> dict[str, float]:
         """``rollout/`` metrics of ``batches`` on every rank together (`rollout_metrics` of their rows)."""
-        from reasongym.rollouts.batch import ROW_TENSORS, rollout_metrics
 
         rows = {
             name: None if any(getattr(b, name) is None for b in batches)
@@ -350,7 +350,6 @@ class RLSession:
 
     def evaluate(self, step: int) -> dict[str, float]:
         """Held-out greedy pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
-        from reasongym.evaluation.runner import greedy_pass_at_1
 
         with parallel.gathered(self.model), autocast_context(self.run_cfg), adapters_merged(self.adapted):
             accuracy = greedy_pass_at_1(
@@ -502,7 +501,6 @@ def _prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distribute
         raise ConfigError(
             f"lora.rank={lora.rank} is not allowed with {info.world_size} processes yet; LoRA runs in one process"
         )
-    from reasongym.policy.lora import add_adapters
 
     return add_adapters(
         model, rank=lora.rank, alpha=lora.alpha, dropout=lora.dropout, target_modules=lora.target_modules
