@@ -47,9 +47,14 @@ def test_grpo_runs_logs_and_checkpoints(tmp_path: object, kl: str, tiny, small_c
         "rollout/reward_mean", "rollout/correct_rate", "rollout/zero_std_group_frac", "rollout/truncation_rate",
         "rollout/len_correct_mean", "train/clip_low_frac", "train/clip_high_frac", "train/entropy",
         "train/ratio_max", "train/approx_kl_old", "perf/generate_s", "perf/verify_s", "perf/train_s",
+        "perf/forward_backward_s", "perf/optimizer_s", "perf/housekeeping_s",
         "perf/tokens_per_s", "eval/pass@1", "loss/policy",
     ):  # fmt: skip
         assert key in logged, key
+    phases = ("generate", "verify", "reference", "forward_backward", "optimizer", "housekeeping")
+    for row in result.history:  # the phases add up to the step (what bench_grpo.py prints per phase)
+        assert sum(row.get(f"perf/{p}_s", 0.0) for p in phases) == pytest.approx(row["perf/step_s"], rel=1e-6)
+        assert row["perf/train_s"] == pytest.approx(row["perf/forward_backward_s"] + row["perf/optimizer_s"])
     assert (tmp_path / "metrics.png").exists()
     assert (tmp_path / "reference.safetensors").exists() == (kl != "off")
     assert json.loads((tmp_path / "samples.jsonl").read_text().splitlines()[0])["completion"] is not None

@@ -373,6 +373,7 @@ class RLSession:
         # of this step is not in it), so that the phases add up to the step.
         self.phases["housekeeping"] = max(0.0, elapsed - sum(self.phases.values()))
         metrics.update({f"perf/{name}_s": seconds for name, seconds in self.phases.items()})
+        metrics["perf/train_s"] = self.phases["forward_backward"] + self.phases["optimizer"]  # the update
         metrics["perf/step_s"] = elapsed
         tokens = distributed.all_reduce_sum({"tokens": self.generated_tokens}, self.info)["tokens"]
         metrics["perf/tokens_per_s"] = tokens / max(elapsed, 1e-9)
