@@ -65,7 +65,9 @@ def grade(cases: list[dict], peer) -> list[Row]:
         detail = f"{verdict.outcome.value}: {str(verdict.extracted)[:60]!r}"
         theirs = None
         if peer is not None:
-            theirs = peer(CorpusItem(case["gold"], case["completion"], case["expected"], case["family"])).correct
+            theirs = peer(
+                CorpusItem(case["gold"], case["completion"], case["expected"], case["family"])
+            ).correct
         rows.append(Row(case, verdict.correct is True, detail, seconds, theirs))
     return rows
 
@@ -108,12 +110,18 @@ def report(rows: list[Row], has_peer: bool, show: int) -> dict:
     seconds = [row.ours_seconds for row in rows]
     summary["reasongym_slowest_ms"] = round(1000 * max(seconds, default=0.0), 1)
     summary["reasongym_over_1s"] = sum(s > 1.0 for s in seconds)
-    print(f"reasongym slowest verdict {summary['reasongym_slowest_ms']} ms, over 1 s: {summary['reasongym_over_1s']}")
+    print(
+        f"reasongym slowest verdict {summary['reasongym_slowest_ms']} ms, over 1 s: {summary['reasongym_over_1s']}"
+    )
     if has_peer:
         disagreements = [row for row in rows if row.ours != row.theirs]
         summary["disagreements"] = len(disagreements)
-        summary["reasongym_right_on_disagreements"] = sum(row.ours == row.case["expected"] for row in disagreements)
-        summary["math_verify_right_on_disagreements"] = sum(row.theirs == row.case["expected"] for row in disagreements)
+        summary["reasongym_right_on_disagreements"] = sum(
+            row.ours == row.case["expected"] for row in disagreements
+        )
+        summary["math_verify_right_on_disagreements"] = sum(
+            row.theirs == row.case["expected"] for row in disagreements
+        )
         print(f"\n{len(disagreements)} disagreements (expected verdict first):")
         for row in disagreements:
             case = row.case

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from reasongym.verifiers.math.units import lookup_unit
-from reasongym.verifiers.sentences import ENDS_WITH_ORDINAL, WORD_NUMBER, sentence_value
+from reasongym.verifiers.sentences import WORD_NUMBER, sentence_value
 from reasongym.verifiers.spans import NUMBER, mask_math, with_unit
 from reasongym.verifiers.text import normalize_unicode
 
@@ -152,8 +152,8 @@ def _word_number(tail: str, after: int) -> re.Match[str] | None:
     for found in WORD_NUMBER.finditer(tail, after):
         if _ONE.fullmatch(found.group(0)):
             continue  # "the one on the left", "one of them": mostly a pronoun
-        if ENDS_WITH_ORDINAL.search(found.group(0)) and not _AT_END.match(tail, found.end()):
-            continue  # "the third step", "First, ...": an ordinal counts only where the text ends
+        if not _AT_END.match(tail, found.end()):
+            continue  # "into two groups", "the third step", "First, ...": words count only ending the text
         last = found
     return last
 
@@ -163,8 +163,8 @@ def last_number(text: str) -> str | None:
 
     Numbers are integers (with an optional minus sign), thousands groups ("1,080"), decimals,
     simple fractions ("3/4"), mixed numbers ("2 1/2"), ``\frac{3}{4}`` and numbers in words
-    ("twelve", "two hundred"; not a lone "one", which is mostly a pronoun, and an ordinal such as
-    "third" only when it ends the text with a full stop); digits glued to letters ("x2") or in an exponent or
+    ("... hold twelve.", "She finished third."; only when they end the text with a full stop, and never
+    a lone "one", mostly a pronoun); digits glued to letters ("x2") or in an exponent or
     subscript do not count. A unit word right after the number is kept ("24 m^2"). There is no
     answer when the number is only a fragment: it ends a longer arithmetic expression ("5 + 3") or
     a hedge ("3 or 4"), follows a negation ("x cannot be 3", ``x \ne 3``) or a bound ("at least 12"),

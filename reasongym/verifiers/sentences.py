@@ -29,7 +29,7 @@ import re
 
 from reasongym.verifiers.spans import NUMBER, mask_math, unit_end, with_unit
 
-__all__ = ["ENDS_WITH_ORDINAL", "WORD_NUMBER", "answer_in_sentence", "leading_value", "sentence_value"]
+__all__ = ["WORD_NUMBER", "answer_in_sentence", "leading_value", "sentence_value"]
 
 _CARDINAL = (
     "zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
@@ -48,8 +48,6 @@ WORD_NUMBER = re.compile(
     re.IGNORECASE,
 )
 """A number in words: "twelve", "two hundred and five", "negative three", "third", "three quarters"."""
-ENDS_WITH_ORDINAL = re.compile(rf"(?:{_ORDINAL})$", re.IGNORECASE)
-"""Matches a number in words that ends with an ordinal ("third", "twenty-first")."""
 _SCALE_AFTER = re.compile(r"[ \t]+(?:hundred|thousand|million|billion)\b", re.IGNORECASE)
 _MONEY = re.compile(r"(?:\\?\$[ \t]*)?")
 _WORDS_ONLY = re.compile(r"(?:[ \t,;:.!?)][A-Za-z \t,;:'\"().!?-]*)?")  # "2k" is no "2" followed by a word

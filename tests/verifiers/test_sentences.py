@@ -118,7 +118,9 @@ def test_revised_value(after: str, value: str | None) -> None:
 @pytest.mark.parametrize(
     ("text", "number"),
     [
-        ("so there are two hundred", "two hundred"),  # words after the last digits
+        ("so four boxes hold twelve.", "twelve"),  # words after the last digits, ending the text
+        ("so there are two hundred", None),  # no full stop: maybe cut off
+        ("Add 3 and split them into two groups.", "3"),  # words inside prose are no number
         ("She finished third.", "third"),  # an ordinal that ends the text
         ("Third, we add 4 and the third", "4"),  # an ordinal not ending the text with a full stop is none
         ("First, add 3. Then the one on the left", None),  # a lone "one" is a pronoun

@@ -53,9 +53,10 @@ What counts as the final answer (details in :mod:`reasongym.verifiers.extract` a
   sentence's value) always: "twelve", "two hundred and five", "negative three", "1.5 million",
   ordinals ("third" is 3, ``15^{\text{th}}``, ``\text{first}``), fractions ("two thirds",
   "one-quarter", "a half", "3 over 4"). As the last number: a number in words counts when it comes
-  after the last number in digits, except a lone "one" (mostly a pronoun: "the one on the left") and
-  an ordinal that does not end the text with a full stop ("the third step", "First, ..."). Why:
-  in the middle of prose these words are rarely values, at the end of a claim they are.
+  after the last number in digits and ends the text with a full stop ("... so four boxes hold
+  twelve.", "She finished third."), never a lone "one" (mostly a pronoun). Why: inside prose these
+  words are rarely values ("into two groups", "the third step", "First, ..."); ending a claim they
+  are.
 - No answer (UNPARSEABLE): an unclosed box (truncated output; no fall back to phrases), nothing
   found. REFUSED: more than 64 boxes, a box of more than 5,000 characters, a phrase answer of
   more than 1,000 characters, a completion of more than 1,000,000 characters. A long answer is
