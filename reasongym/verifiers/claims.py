@@ -11,7 +11,8 @@ does not settle the answer. Rules:
    count is 6"), that value is the answer: ``... $\boxed{24}$ ways. Wait, actually, rotations are the
    same, so divide by 4: that gives 6 seatings.`` answers 6. A revision that states no value ("Wait,
    let me double-check. Yes.") leaves the answer as it was.
-2. **Without a box or phrase, the last sentence's value**, when the text ends with a finished
+2. **Without a box or phrase, the last sentence's value** (questions that end the text, such as an
+   echo of the problem's question, are no claims and are skipped), when the text ends with a finished
    sentence (a full stop, "!", "?", or closing math or bold; a bare number ending the text may be a
    fragment, so the last number decides there): "So the number of handshakes is **36**.", "The value of $f(-1)$ is $- 3$.", "so there are
    two hundred memberships." A last sentence that opens with "If" or "Suppose" and sets up its case
@@ -34,7 +35,7 @@ from reasongym.verifiers.sentences import WORD_NUMBER, sentence_value
 from reasongym.verifiers.spans import NUMBER, mask_math, with_unit
 from reasongym.verifiers.text import normalize_unicode
 
-__all__ = ["CLAIM_CHARS", "END_TOKENS", "final_claim", "last_number", "revised_value"]
+__all__ = ["CLAIM_CHARS", "END_TOKENS", "final_claim", "last_number", "revised_value", "without_questions"]
 
 CLAIM_CHARS = 2_000
 """Only this many characters at the end of a text are split into sentences."""
@@ -44,6 +45,7 @@ END_TOKENS = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|</s>")
 _REVISION = re.compile(
     r"\b(?:wait|actually|oops|hmm+|hold on|correction|on second thought|scratch that|no(?=[,:;!])|"
     r"i made an? (?:mistake|error)|(?:that|this) (?:is|was|'s) (?:wrong|incorrect|not right)|i was wrong|"
+    r"on (?:reflection|second look)|upon review|rethinking|reconsidering|"
     r"let me (?:re-?(?:check|count|compute|calculate|consider|do|examine|think)|correct))\b",
     re.IGNORECASE,
 )
@@ -55,6 +57,7 @@ _FINISHED = frozenset(".!?)]}$%'\"")
 _SENTENCE_CLOSERS = (".", "!", "?", "$", "**", ")", "]")
 _TRAILING_MARKS = " \t\n*`_"
 _EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div|\bor)[ \t$]*$")
+_BOLD_BEFORE = re.compile(r"(?:^|[\s|:(>])\*\*$")
 _EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*(?:[\d(\\{]|$)")
 _NEGATED_BEFORE = re.compile(
     r"(?:\\neq?|\\not|\bnot(?:[ \t]+(?:be|equal[ \t]+to))?|\bcannot[ \t]+be|\bisn't|\baren't|\bnever)[ \t$]*$",
@@ -70,6 +73,7 @@ _FACTOR_AFTER = re.compile(
     r"(?!(?:st|nd|rd|th)(?![A-Za-z]))[A-Za-z(]|[ \t]*\\(?:pi|sqrt|frac|dfrac|cdot|times)(?![A-Za-z])"
 )  # "3rd" is an ordinal, "16x" and "16\pi" a coefficient
 _MAX_WORDS_AFTER = 3
+_MAX_QUESTIONS = 3
 _UNIT_WORD = re.compile(r"[A-Za-z]+$")
 _QUANTITY_BEFORE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[ \t]*([A-Za-z]{1,12})[ \t]*,?[ \t]*(?:and[ \t]+)?$")
 _AT_END = re.compile(r"[ \t*]*[.!?][ \t*]*$")
@@ -101,6 +105,17 @@ def _is_aside(sentence: str, before: str) -> bool:
     return bool(set(given) - _numbers(before))
 
 
+def without_questions(text: str) -> str:
+    """``text`` without the questions that end it ("The total is 20. How many were left after 3 days?")."""
+    kept = text.rstrip()
+    for _ in range(_MAX_QUESTIONS):
+        if not kept.endswith("?"):
+            break
+        starts = [found.end() for found in _SENTENCE_END.finditer(mask_math(kept[:-1]))]
+        kept = kept[: starts[-1]].rstrip() if starts else ""
+    return kept
+
+
 def final_claim(text: str) -> str | None:
     """The value the last sentence of ``text`` states (rule 2 of the module docstring), or None.
 
@@ -111,7 +126,7 @@ def final_claim(text: str) -> str | None:
         The value as written, or None when the text is cut off mid-sentence or its last sentence
         states no value.
     """
-    tail = END_TOKENS.sub("\n", normalize_unicode(text[-CLAIM_CHARS:]))
+    tail = without_questions(END_TOKENS.sub("\n", normalize_unicode(text[-CLAIM_CHARS:])))
     if not tail.rstrip(" \t\n`_").endswith(_SENTENCE_CLOSERS):
         return None  # "so the total is 1 + 1 + 1": cut off, or a fragment; the last number decides
     sentences = _sentences(tail)
@@ -196,7 +211,8 @@ def last_number(text: str) -> str | None:
     if last is None:
         return None
     before = tail[max(0, last.start() - 12) : last.start()]  # "... + 1" or "3 or 4": no answer
-    if _EXPRESSION_BEFORE.search(before) or _EXPRESSION_AFTER.match(tail, last.end()):
+    expression = _EXPRESSION_BEFORE.search(before) and not _BOLD_BEFORE.search(before)  # "**42**" is bold
+    if expression or _EXPRESSION_AFTER.match(tail, last.end()):
         return None
     words_before = tail[max(0, last.start() - 20) : last.start()]
     if _NEGATED_BEFORE.search(words_before) or _BOUND_BEFORE.search(words_before):

@@ -68,7 +68,7 @@ from reasongym.verifiers.boxes import (
     find_boxes,
     read_box_argument,
 )
-from reasongym.verifiers.claims import END_TOKENS, final_claim, last_number, revised_value
+from reasongym.verifiers.claims import END_TOKENS, final_claim, last_number, revised_value, without_questions
 from reasongym.verifiers.sentences import answer_in_sentence
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase
 from reasongym.verifiers.text import normalize_unicode
@@ -113,6 +113,7 @@ _SOLUTION_WORDS = ("solution", "root", "zero")
 
 _EMPTY_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{\s*\}")
 _SPACE_RUN = re.compile(r"\s+")
+_ITALIC = re.compile(r"\*([^*\s][^*]*)\*|_([^_{\s][^_]*)_")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox)\s*\{")
 
@@ -174,6 +175,8 @@ def clean_answer(raw: str) -> str:
                 break
         if text.count("**") % 2 == 1:  # "**Answer: 20%**" leaves one mark of the bold
             text = text.removesuffix("**") if text.endswith("**") else text.removeprefix("**")
+        italic = _ITALIC.fullmatch(text)  # "*42*" and "_42_": Markdown italics around the whole answer
+        text = (italic.group(1) or italic.group(2)) if italic else text
     return text
 
 
@@ -373,7 +376,7 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
         return Extraction(answer, "revised", reason, candidates=(answer,))
     if found.method != "none" or not last_number_fallback:
         return found
-    text = completion.replace(_THINK_END, "\n")
+    text = without_questions(completion.replace(_THINK_END, "\n"))
     claim = final_claim(text)
     if claim is not None:
         answer = clean_answer(claim)

@@ -9,8 +9,11 @@ sentence states, in order:
 2. "no (real) solutions" or "no solution" states the empty set.
 3. A sentence with a negation ("It cannot be 17", "not", "never", ``\ne``) or a bound ("at least 12",
    "more than 5", "between 10 and 12") states no value.
-4. Several assignments joined by "and", "or" or commas ("x = 2 and y = -1", "x = 2 or x = -2") state
-   all of them, as one list.
+4. Several assignments or inequalities joined by "and", "or" or commas ("x = 2 and y = -1", "x = 2
+   or x = -2", "x ≤ -1 or x ≥ 3") state all of them, as one list (a union); a last sentence that ends
+   in one inequality ("So x ≤ 3.") states it. A restriction keeps its value ("x = 5 and x = -2, but
+   only x = 5 is valid" states x = 5), and a remark in brackets that ends the sentence is dropped
+   ("x = 5 (we reject x = -2 since a length is positive)").
 5. Else the words after the last "is", "are", "was", "equals", "=", "gives", "get(s)", "becomes" or
    ``\in``: "The smallest $k$ is 17" states 17. A value followed by plain words keeps only the value
    and a unit written right after it: "3/8 of the pizza" is 3/8, "$18 every day" is $18, "two hundred
@@ -67,7 +70,17 @@ _BOUND = re.compile(
     re.IGNORECASE,
 )
 _NO_SOLUTION = re.compile(r"\bno\s+(?:real\s+)?(?:solutions?|roots?|zeros?)\b", re.IGNORECASE)
-_ASSIGNMENT = re.compile(r"(?<![\w\\])[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]*(?:=|\\in\b)")
+_ASSIGNMENT = re.compile(
+    r"(?<![\w\\])[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]*(?:=|<|>|\\(?:in|le|leq|ge|geq|lt|gt)(?![A-Za-z]))"
+)
+_RELATION_END = re.compile(
+    r"(?:(?<![\w\\.])-?\d+(?:\.\d+)?[ \t]*(?:<|>|\\(?:le|leq|ge|geq|lt|gt)(?![A-Za-z]))[ \t]*)?"  # "0 < "
+    r"(?<![\w\\])[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]*(?:<|>|\\(?:le|leq|ge|geq|lt|gt)(?![A-Za-z]))"
+    r"(?:[^A-Za-z<>=\\]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))*$"  # math to the end, no words
+)
+_REMARK = re.compile(r"\([^()]*[A-Za-z]{2,}[ \t]+[A-Za-z]{2,}[^()]*\)")
+_ONLY = re.compile(r"\bbut[ \t]+only[ \t]+", re.IGNORECASE)
+_KEPT_END = re.compile(r"[ \t]+(?:is|are|works?|fits?|satisfies|holds?)\b", re.IGNORECASE)
 _JOINER_END = re.compile(r"(?:,|;|\band|\bor|\\text\{[ \t]*(?:and|or)[ \t]*\})[ \t]*$", re.IGNORECASE)
 _JOINED_BEFORE = re.compile(r"(?:[-+*/^=,]|\bor|\band)[ \t]*$", re.IGNORECASE)
 _DELIMITER = re.compile(r"(?<!\\)\$|\\[()]")
@@ -153,9 +166,12 @@ def answer_in_sentence(answer: str) -> str:
         The value it states (rules 1-5 of the module docstring); a sentence with a negation, or text
         in which no rule finds a value, comes back unchanged for the grader to read (or reject).
     """
-    answer = _drop_rejected(answer)
+    answer = _drop_rejected(_without_remarks(answer))
     if _NO_SOLUTION.search(answer):
         return "\\emptyset"
+    only = _only_valid(answer)
+    if only is not None:
+        return only
     if not _SENTENCE_START.match(answer):
         return leading_value(answer) or answer  # "3/8 of the pizza"
     if _NEGATION.search(answer):
@@ -172,6 +188,25 @@ def answer_in_sentence(answer: str) -> str:
     return answer
 
 
+def _without_remarks(sentence: str) -> str:
+    """The sentence without a remark in brackets that ends it ("x = 5 (we reject x = -2 ...).")."""
+    body = sentence.rstrip(" \t.!?")
+    if body.endswith(")"):
+        start = body.rfind("(")
+        if start > 0 and _REMARK.fullmatch(body, start):
+            return body[:start].rstrip() + sentence[len(body) :]
+    return sentence
+
+
+def _only_valid(answer: str) -> str | None:
+    """The value a restriction keeps ("x = 5 and x = -2, but only x = 5 is valid" states x = 5), or None."""
+    only = _ONLY.search(answer)
+    if only is None:
+        return None
+    kept = _KEPT_END.search(answer, only.end())
+    return answer[only.end() : kept.start()].strip() if kept else None
+
+
 def sentence_value(sentence: str) -> str | None:
     """The value a completion's final sentence states, or None (rules 1-6 of the module docstring).
 
@@ -184,14 +219,20 @@ def sentence_value(sentence: str) -> str | None:
     Returns:
         The value, or None.
     """
-    sentence = _drop_rejected(sentence.strip())
+    sentence = _drop_rejected(_without_remarks(sentence.strip()))
     if _NO_SOLUTION.search(sentence):
         return "\\emptyset"
+    only = _only_valid(sentence)
+    if only is not None:
+        return only
     if _NEGATION.search(sentence) or _BOUND.search(sentence):
         return None
     assignments = _assignments(sentence)
     if assignments is not None:
         return assignments
+    relation = _RELATION_END.search(_DELIMITER.sub(" ", sentence).rstrip(" \t.!?"))
+    if relation is not None:
+        return relation.group(0).strip()  # "So x ≤ 3." states the set x ≤ 3
     rest = _after_last_verb(sentence)
     if rest is not None:
         value = leading_value(rest)

@@ -153,6 +153,28 @@ ROWS = [
     # 15. a text gold in a box
     ("Yes", "\\boxed{\\text{Yes}}", T),
     ("Yes", "\\boxed{\\text{No}}", F),
+    # classes the second independent set (set B) found at its first grading, fixed afterwards
+    ("5", "So x = 5 (we reject x = -2 since a length is positive).", T),
+    ("-2", "So x = 5 (we reject x = -2 since a length is positive).", F),
+    ("5", "The solutions are x = 5 and x = -2, but only x = 5 is valid.", T),
+    ("-2", "The solutions are x = 5 and x = -2, but only x = 5 is valid.", F),
+    ("20", "The total is 20.\n\nHow many apples were left after 3 days?", T),
+    ("3", "The total is 20.\n\nHow many apples were left after 3 days?", F),
+    ("\\frac{1}{6}", "The probability is 1 in 6.", T),
+    ("\\frac{1}{6}", "The probability is 1 in 5.", F),
+    ("(-\\infty,-1] \\cup [3,\\infty)", "So x \u2264 -1 or x \u2265 3.", T),
+    ("(-\\infty,-1] \\cup [3,\\infty)", "So x < -1 or x \u2265 3.", F),
+    ("(-\\infty,3]", "So x \u2264 3.", T),
+    ("(-\\infty,3]", "So x < 3.", F),
+    ("[0,4)", "Thus 0 \u2264 x < 4.", T),
+    ("[0,4)", "Thus 0 < x < 4.", F),
+    ("42", "| Step | Value |\n|---|---|\n| total | **42** |", T),
+    ("43", "| Step | Value |\n|---|---|\n| total | **42** |", F),
+    ("42", "The answer is *42*.", T),
+    ("42", "The answer is _42_.", T),
+    ("42", "The answer is *24*.", F),
+    ("9", "\\boxed{12}\n\nOn reflection, I double counted three of them; the answer should be 9.", T),
+    ("12", "\\boxed{12}\n\nOn reflection, I double counted three of them; the answer should be 9.", F),
 ]  # fmt: skip
 
 CAPITALS = [("A", "Paris"), ("B", "London"), ("C", "Rome"), ("D", "Berlin")]

@@ -618,8 +618,16 @@ ROWS = [
     ("45", "\u20ac45", True),
     ("45", "\u20ac54", False),
     # issue 23: matrix arithmetic, unit vectors, base 10, repeating decimals in brackets
-    ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\begin{pmatrix}2&4\\\\6&8\\end{pmatrix} - \\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", True),
-    ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "\\frac{1}{2}\\begin{pmatrix}2&4\\\\6&8\\end{pmatrix}", True),
+    (
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        "\\begin{pmatrix}2&4\\\\6&8\\end{pmatrix} - \\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        True,
+    ),
+    (
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        "\\frac{1}{2}\\begin{pmatrix}2&4\\\\6&8\\end{pmatrix}",
+        True,
+    ),
     ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "-\\begin{pmatrix}-1&-2\\\\-3&-4\\end{pmatrix}", True),
     ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "-\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", False),
     ("\\begin{pmatrix}3\\\\-1\\end{pmatrix}", "3\\hat{i} - \\hat{j}", True),

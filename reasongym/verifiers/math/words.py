@@ -10,7 +10,7 @@ them into one number token. What is read:
   (the suffix is dropped by the lexer), ``\text{first}``;
 - fractions: a cardinal before an ordinal or a part word is a fraction ("one third", "two-thirds",
   "three quarters", "one-quarter", "a half", "one and a half"); "half" alone is 1/2;
-- "3 over 4" and "three over four" are 3/4.
+- "3 over 4", "three over four" and "1 in 6" (a chance) are fractions.
 
 A word that names no number stays a word, and "second" stays the unit of time unless it stands alone
 (then it is the ordinal 2).
@@ -107,8 +107,11 @@ def _after_cardinal(tokens: list, i: int, value: int) -> tuple[Node, int]:
 
 
 def _over(tokens: list, i: int, numerator: Node) -> tuple[Node, int]:
-    """A fraction written "3 over 4": a number, the word "over" and a number."""
-    if not (_is(tokens, i, "word") and str(tokens[i].value).lower() == "over"):
+    """A fraction written "3 over 4" or "1 in 6": a number, the word "over" (or "in") and a number."""
+    written_in = _is(tokens, i, "sym", "i") and _is(tokens, i + 1, "sym", "n") and not tokens[i + 1].spaced
+    if written_in:  # "1 in 6": one chance in six
+        i += 1
+    elif not (_is(tokens, i, "word") and str(tokens[i].value).lower() == "over"):
         return numerator, i
     if _is(tokens, i + 1, "num"):
         return Mul((numerator,), (tokens[i + 1].value,)), i + 2
