@@ -8,7 +8,10 @@ Where the answer is looked for, in order:
 2. The last phrase "answer is", "Answer:", "choice is", "option is", "Final Answer" (and "would be",
    "should be", "must be"), "I pick/choose/select/go with" (also "I'd ..."), in the last 20,000 characters.
 3. With ``fallback``: the last non-empty line, read strictly (a bare label such as "B", "(B)",
-   "**B.**", "B) library", or an option's full text).
+   "**B.**", "B) library", or an option's full text); else its last sentence: "Option B is correct."
+   (also "B is the right answer"), a label after "Therefore"/"Thus"/"So" ("A is wrong. B is wrong.
+   C is wrong. Therefore D."), or the one option whose text its last clause names ("London is
+   large, but the capital of France is Paris."; two options named there are no pick).
 
 How an answer span is read:
 
@@ -20,7 +23,8 @@ How an answer span is read:
   article, and the span picks that option.
 - Without a label, an option's text alone ("ignorance", "the bank"), compared case-insensitively
   with punctuation and extra whitespace removed; the longest matching text wins.
-- Hedges are wrong: "C or D", "C, D", "C and D", "C/D", "either C or D", "bank or library".
+- Hedges are wrong: "C or D", "C, D", "C and D", "C/D", "either C or D", "C or maybe D", "bank or
+  library".
 """
 
 from __future__ import annotations

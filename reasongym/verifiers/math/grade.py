@@ -27,8 +27,9 @@ What counts as the final answer (details in :mod:`reasongym.verifiers.extract` a
   are"): its sentence or line, the math that opens it (several ``$...$`` joined by "or"/"and"/","),
   or a display block ``$$ ... $$`` on the following lines. A sentence states its value after its
   last "is"/"are"/"="/"gives"/"get(s)"/``\in`` ("The smallest $k$ is 17"), else by its one number;
-  several assignments state them all ("x = 2 and y = -1" for ``(2, -1)``; "x = 2 or x = -2" for
-  ``-2, 2``); "no (real) solutions" states the empty set. A value followed by plain words keeps
+  several assignments or inequalities state them all ("x = 2 and y = -1" for ``(2, -1)``; "x = 2 or
+  x = -2" for ``-2, 2``; "x ≤ -1 or x ≥ 3" for a union); "no (real) solutions" states the empty set;
+  "..., but only x = 5 is valid" states 5; a remark in brackets that ends it is dropped. A value followed by plain words keeps
   only the value and its unit ("3/8 of the pizza" is 3/8, "12 apples" is 12, "16π square units"
   is 16π). A rejected alternative after it is dropped ("42, not 24 as one might first guess" is 42;
   also "rather than", "instead of"). A sentence with a negation ("It cannot be 17") or a bound ("at
@@ -40,8 +41,8 @@ What counts as the final answer (details in :mod:`reasongym.verifiers.extract` a
   seatings.`` answers 6. Why: a model that corrects itself in words has changed its final claim, and
   rewarding the box would pay the mistake it retracted. A revision that states no value ("Wait,
   let me double-check. Yes.") and a remark without a revision word leave the answer as it was.
-- Without a box, tag or phrase, the last sentence's value, read as above, when the text ends with a
-  finished sentence: "So the number of handshakes is **36**.", "The value of $f(-1)$ is $- 3$.",
+- Without a box, tag or phrase, the last sentence's value, read as above (a final inequality "So x ≤
+  3." counts; questions that end the text are skipped), when the text ends with a finished sentence: "So the number of handshakes is **36**.", "The value of $f(-1)$ is $- 3$.",
   "So x ∈ (−∞, 3)." A last sentence that opens with "If"/"Suppose" and sets up its case with a
   number the completion has not used ("If she pays with a $20 bill she gets $7.50 back.") is an
   aside: the sentence before it is read.
