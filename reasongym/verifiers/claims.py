@@ -11,7 +11,8 @@ does not settle the answer. Rules:
    count is 6"), that value is the answer: ``... $\boxed{24}$ ways. Wait, actually, rotations are the
    same, so divide by 4: that gives 6 seatings.`` answers 6. A revision that states no value ("Wait,
    let me double-check. Yes.") leaves the answer as it was.
-2. **Without a box or phrase, the last sentence's value** (questions that end the text, such as an
+2. **Without a box or phrase, a display block that ends the text** (``$$ ... $$``, ``\[ ... \]``),
+   **else the last sentence's value** (questions that end the text, such as an
    echo of the problem's question, are no claims and are skipped), when the text ends with a finished
    sentence (a full stop, "!", "?", or closing math or bold; a bare number ending the text may be a
    fragment, so the last number decides there): "So the number of handshakes is **36**.", "The value of $f(-1)$ is $- 3$.", "so there are
@@ -32,7 +33,7 @@ import re
 
 from reasongym.verifiers.math.units import lookup_unit
 from reasongym.verifiers.sentences import WORD_NUMBER, sentence_value
-from reasongym.verifiers.spans import NUMBER, mask_math, with_unit
+from reasongym.verifiers.spans import MAX_ANSWER_CHARS, NUMBER, mask_math, with_unit
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = ["CLAIM_CHARS", "END_TOKENS", "final_claim", "last_number", "revised_value", "without_questions"]
@@ -116,6 +117,18 @@ def without_questions(text: str) -> str:
     return kept
 
 
+def _display_at_end(text: str) -> str | None:
+    r"""The content of a display block (``$$ ... $$``, ``\[ ... \]``) that ends the text, or None."""
+    body = text.rstrip()
+    for opener, closer in (("$$", "$$"), ("\\[", "\\]")):
+        if body.endswith(closer):
+            start = body.rfind(opener, 0, len(body) - len(closer))
+            content = body[start + len(opener) : len(body) - len(closer)].strip() if start != -1 else ""
+            if content and "$$" not in content and len(content) <= MAX_ANSWER_CHARS:
+                return content
+    return None
+
+
 def final_claim(text: str) -> str | None:
     """The value the last sentence of ``text`` states (rule 2 of the module docstring), or None.
 
@@ -129,6 +142,9 @@ def final_claim(text: str) -> str | None:
     tail = without_questions(END_TOKENS.sub("\n", normalize_unicode(text[-CLAIM_CHARS:])))
     if not tail.rstrip(" \t\n`_").endswith(_SENTENCE_CLOSERS):
         return None  # "so the total is 1 + 1 + 1": cut off, or a fragment; the last number decides
+    display = _display_at_end(tail)
+    if display is not None:
+        return display  # "So the matrix is\n$$\begin{pmatrix}1&0\\0&1\end{pmatrix}$$"
     sentences = _sentences(tail)
     if not sentences:
         return None

@@ -145,6 +145,9 @@ ROWS = [
     ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}+\\begin{pmatrix}1&1\\\\1&1\\end{pmatrix}", "\\boxed{\\begin{pmatrix}2&1\\\\1&1\\end{pmatrix}}", F),
     ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}", "So the matrix is $\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}$.", T),
     ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}", "So the matrix is $\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}$.", F),
+    ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}", "So the matrix is\n$$\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}$$", T),
+    ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}", "So the matrix is\n\\[\n\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}\n\\]", F),
+    ("1", "So the matrix is\n$$\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}$$", F),  # no entry of it is the answer
     # 14. a rejected alternative after the answer, the change after a money total
     ("42", "The answer is 42, not 24 as one might first guess.", T),
     ("24", "The answer is 42, not 24 as one might first guess.", F),

@@ -92,6 +92,9 @@ def test_leading_value(text: str, value: str | None) -> None:
         ("The answer is 12<|eot_id|>", None),
         ("She finished third.", None),
         ("Step 3: the sum is 12.\n\nStep 4: Determine the", None),
+        ("So the sum is\n$$\n2 + 3 = 5\n$$", "2 + 3 = 5"),  # a display block that ends the text
+        ("So the sum is\n\\[ 5 \\]", "5"),
+        ("loop\n$$\n$$\n$$\n$$", None),  # empty blocks state nothing
     ],
 )
 def test_final_claim(text: str, claim: str | None) -> None:

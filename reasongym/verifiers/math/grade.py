@@ -41,8 +41,9 @@ What counts as the final answer (details in :mod:`reasongym.verifiers.extract` a
   seatings.`` answers 6. Why: a model that corrects itself in words has changed its final claim, and
   rewarding the box would pay the mistake it retracted. A revision that states no value ("Wait,
   let me double-check. Yes.") and a remark without a revision word leave the answer as it was.
-- Without a box, tag or phrase, the last sentence's value, read as above (a final inequality "So x ≤
-  3." counts; questions that end the text are skipped), when the text ends with a finished sentence: "So the number of handshakes is **36**.", "The value of $f(-1)$ is $- 3$.",
+- Without a box, tag or phrase, a display block ``$$ ... $$`` or ``\[ ... \]`` that ends the text,
+  else the last sentence's value, read as above (a final inequality "So x ≤ 3." counts; questions that
+  end the text are skipped), when the text ends with a finished sentence: "So the number of handshakes is **36**.", "The value of $f(-1)$ is $- 3$.",
   "So x ∈ (−∞, 3)." A last sentence that opens with "If"/"Suppose" and sets up its case with a
   number the completion has not used ("If she pays with a $20 bill she gets $7.50 back.") is an
   aside: the sentence before it is read.
