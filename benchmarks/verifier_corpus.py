@@ -318,7 +318,8 @@ HAND_WRITTEN: tuple[tuple[str, str, bool], ...] = (
     ("42", "Final Answer: The final answer is $42$. I hope it is correct.", True),
     ("18", "The answer is $18.00.", True),
     ("\\frac{1}{2^{99}}", "\\frac{1}{2^{98}}", False),
-    ("0.33", "0.334", True),
+    ("0.33", "0.334", False),  # a decimal gold is exact (issue 23); 0.333, a decimal of 1/3, rounds to it
+    ("0.33", "0.333", True),
     ("0.33", "0.34", False),
     ("\\sin^2 x + \\cos^2 x", "1", True),
     ("\\frac{x+1}{x-1}", "\\frac{x-1}{x+1}", False),
@@ -359,7 +360,7 @@ def _read_jsonl(path: Path) -> list[dict]:
 _COSMETIC = (
     (re.compile(r"\\frac"), r"\\dfrac"),
     (re.compile(r"\\left|\\right"), ""),
-    (re.compile(r"\\!"), ""),
+    (re.compile(r"\\!\s*"), ""),  # "11,\\! 111" becomes "11,111": with the space left it would be a list
 )
 _LAST_DIGIT = re.compile(r"\d(?!.*\d)")
 

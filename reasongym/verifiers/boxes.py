@@ -48,11 +48,13 @@ class BoxScan:
         problem: None, or why no box answer may be used: "truncated", "too_many_boxes", "box_too_long".
         final_start: Index in ``contents`` of the first box of the final statement (see the module
             docstring); the last box is always part of it.
+        end: Where the last box ends in the text (0 without a box).
     """
 
     contents: tuple[str, ...]
     problem: str | None = None
     final_start: int = 0
+    end: int = 0
 
     @property
     def final(self) -> tuple[str, ...]:
@@ -151,7 +153,7 @@ def find_boxes(text: str) -> BoxScan:
     start = len(spans) - 1
     while start > 0 and _joined(text[spans[start - 1][1] : spans[start][0]]):
         start -= 1
-    return BoxScan(tuple(contents), None, max(start, 0))
+    return BoxScan(tuple(contents), None, max(start, 0), spans[-1][1] if spans else 0)
 
 
 def extract_boxed(text: str) -> str | None:

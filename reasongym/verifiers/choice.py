@@ -6,9 +6,12 @@ Where the answer is looked for, in order:
    Boxes of the final statement that name different options are answer spraying: wrong; earlier
    boxes are earlier attempts. After ``</think>``, when there is one, before the whole text.
 2. The last phrase "answer is", "Answer:", "choice is", "option is", "Final Answer" (and "would be",
-   "should be"), "I pick/choose/select", in the last 20,000 characters.
+   "should be", "must be"), "I pick/choose/select/go with" (also "I'd ..."), in the last 20,000 characters.
 3. With ``fallback``: the last non-empty line, read strictly (a bare label such as "B", "(B)",
-   "**B.**", "B) library", or an option's full text).
+   "**B.**", "B) library", or an option's full text); else its last sentence: "Option B is correct."
+   (also "B is the right answer"), a label after "Therefore"/"Thus"/"So" ("A is wrong. B is wrong.
+   C is wrong. Therefore D."), or the one option whose text its last clause names ("London is
+   large, but the capital of France is Paris."; two options named there are no pick).
 
 How an answer span is read:
 
@@ -20,7 +23,8 @@ How an answer span is read:
   article, and the span picks that option.
 - Without a label, an option's text alone ("ignorance", "the bank"), compared case-insensitively
   with punctuation and extra whitespace removed; the longest matching text wins.
-- Hedges are wrong: "C or D", "C, D", "C and D", "C/D", "either C or D", "bank or library".
+- Hedges are wrong: "C or D", "C, D", "C and D", "C/D", "either C or D", "C or maybe D", "bank or
+  library".
 """
 
 from __future__ import annotations
@@ -42,9 +46,9 @@ Choices = Sequence[tuple[str, str]] | Sequence[str] | Mapping[str, str] | None
 """Options as (label, text) pairs, a list of texts (labelled A, B, ...), a label->text mapping, or None."""
 
 CHOICE_PHRASE = re.compile(
-    r"\b(?:final\s+answer|answer|choice|option)\s*(?:\*\*\s*)?(?:is\b|would\s+be\b|should\s+be\b|[:=])"
+    r"\b(?:final\s+answer|answer|choice|option)\s*(?:\*\*\s*)?(?:is\b|(?:would|should|must)\s+be\b|[:=])"
     r"|(?m:^[ \t#*]*final\s+answer[ \t*:]*$)"
-    r"|(?-i:\bI)\s+(?:pick|choose|select)\b",
+    r"|(?-i:\bI)(?:'d|\s+would|\s+will)?\s+(?:pick|choose|select|go\s+with)\b",
     re.IGNORECASE,
 )
 _PUNCTUATION = re.compile(r"[^\w\s]+")
@@ -53,6 +57,17 @@ _LEADING_FILLER = re.compile(r"(?:(?:either|both|option|choice|answer)\b[\s:]*){
 _ARTICLE = re.compile(r"(?:the|an|a)\s+")
 _JOINER = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*", re.IGNORECASE)
 _LABEL_SEPARATOR = " \t.:)-]*"
+_MAYBE = re.compile(r"(?:(?:maybe|perhaps|possibly|probably|even|also|just)\s+)*", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+_CONNECTIVE = re.compile(
+    r"(?:(?:therefore|thus|so|hence|consequently|finally|overall)\b[\s,:]*)?", re.IGNORECASE
+)
+_CLAUSE_START = re.compile(r"\b(?:but|so|therefore|thus|hence)\b", re.IGNORECASE)
+_CORRECT_CLAIM = re.compile(
+    r"(?:\b(?:option|choice|answer)\s+)?(\(?)\b([A-Za-z])\b\)?\s+(?:is|must\s+be)\s+(?:the\s+)?"
+    r"(?:correct|right|best|true)\b",
+    re.IGNORECASE,
+)
 
 
 def _normalize_text(text: str) -> str:
@@ -167,11 +182,12 @@ class _Reading:
 
 
 def _hedge_after(rest: str, options: ChoiceSet, first: str) -> str | None:
-    """The second option in "B or C" / "B, C" / "bank or library", if ``rest`` starts one."""
+    """The second option in "B or C" / "B, C" / "C or maybe D" / "bank or library", if ``rest`` starts one."""
     joiner = _JOINER.match(rest)
     if joiner is None or joiner.end() == 0:
         return None
     after = rest[joiner.end() :]
+    after = after[_MAYBE.match(after).end() :]
     second = options.label_pattern.match(after)
     if second and second.group(2) in options.labels and second.group(2) != first:
         following = after[second.end() : second.end() + 1]
@@ -270,7 +286,35 @@ def _find_reading_in(completion: str, options: ChoiceSet, fallback: bool) -> tup
     last_line = lines[-1].strip() if lines else ""
     if not last_line:
         return _Reading(None, "none", "the completion is empty"), None
-    return _read_span(last_line, options, strict=True), clean_answer(last_line)
+    reading = _read_span(last_line, options, strict=True)
+    if reading.status == "none":
+        reading = _read_last_sentence(last_line, options)
+    return reading, clean_answer(last_line)
+
+
+def _read_last_sentence(line: str, options: ChoiceSet) -> _Reading:
+    """Read the last sentence of the last line: "Option B is correct.", "Therefore D.", one option named.
+
+    The option named is the only one its last clause names ("London is large, but the capital is Paris.").
+    """
+    sentence = _SENTENCE_END.split(line.strip())[-1].strip().rstrip(".!")
+    claim = _CORRECT_CLAIM.search(sentence)
+    if claim is not None:
+        label = options.canonical(claim.group(2))
+        if label is not None and (claim.group(1) or claim.group(2) == label):
+            return _Reading(label, "ok")
+    reading = _read_span(sentence[_CONNECTIVE.match(sentence).end() :], options, strict=True)
+    if reading.status != "none":
+        return reading
+    starts = [found.end() for found in _CLAUSE_START.finditer(sentence)]
+    clause = _normalize_text(sentence[starts[-1] if starts else 0 :])
+    named = {
+        k for k, text in enumerate(options.texts) if text and re.search(rf"\b{re.escape(text)}\b", clause)
+    }
+    if len(named) == 1:
+        index = named.pop()
+        return _Reading(options.labels[index], "ok", same_text=options.same_text(index))
+    return _Reading(None, "none")
 
 
 def verify_choice(

@@ -14,21 +14,30 @@ Rules for math answers (:func:`extract_math_answer`), in priority order:
    one, and ``\boxed{\boxed{5}}`` reads as ``5``. Earlier boxes are earlier attempts and are
    ignored, except boxes written together with the last one in one statement (see
    :mod:`~reasongym.verifiers.boxes`): those are ``candidates`` of one multi-valued answer.
-3. The last answer phrase: "Final Answer: ...", "The final answer is ...", "The answer is ...",
-   "Answer: ...", GSM8K's "#### ...", and for math also "The solutions are ..." / "The roots
-   are ...". The answer runs to the end of its sentence or line; when it starts with math
-   delimiters it runs to the closing one, and values joined by "or"/"and"/"," in several ``$...$``
-   are one answer (``$x = 4$ or $x = -1$``). When the line is empty after the phrase, the next
-   non-empty line is the answer, or the display math block (``$$ ... $$``, ``\[ ... \]``) that
-   starts there, over several lines. For math, a sentence after the phrase ("The smallest $k$ is
-   17.") is read for its value: the words after its last "is"/"are"/"was"/"=", else its one
-   number; a sentence with a negation ("It cannot be 17") states no value and stays as written.
-4. Only when ``last_number_fallback`` is true: the last number in the text (integers, thousands
-   groups, decimals, ``a/b`` and ``\frac{a}{b}``) with a unit word right after it (``24 m^2``).
-   A number inside an exponent or a subscript is not a number of the text, and a number that is
-   only a fragment is no answer: it ends a longer arithmetic expression (``... + 1``) or a hedge
-   (``3 or 4``), or the text stops mid-sentence more than three words or a line after it (output
-   cut off by the length limit: "Step 16: Determine the final depth of").
+3. The content of the last complete ``<answer>...</answer>`` tag; an answer phrase inside it is read
+   as below ("<answer>The answer is 12 apples.</answer>" answers 12).
+4. The last answer phrase: "Final Answer: ...", "The final answer is ...", "The answer is ...",
+   "Answer: ...", "The answer must be ...", GSM8K's "#### ...", and for math also "The solutions
+   are ..." / "The roots are ...". The answer runs to the end of its sentence or line; when it
+   starts with math delimiters it runs to the closing one, and values joined by "or"/"and"/"," in
+   several ``$...$`` are one answer (``$x = 4$ or $x = -1$``). When the line is empty after the
+   phrase, the next non-empty line is the answer, or the display math block (``$$ ... $$``,
+   ``\[ ... \]``) that starts there, over several lines. For math, the sentence after the phrase is
+   read for the value it states (:func:`~reasongym.verifiers.sentences.answer_in_sentence`: "The
+   smallest $k$ is 17." gives 17, "42, not 24" gives 42, "3/8 of the pizza" gives 3/8); a sentence
+   with a negation ("It cannot be 17") states no value and stays as written.
+5. For math, a correction after the answer of rules 2-4 replaces it (method "revised"; see
+   :mod:`~reasongym.verifiers.claims`): "... $\boxed{24}$. Wait, actually ... that gives 6." gives 6.
+6. Only when ``last_number_fallback`` is true, with no box, tag or phrase: the value the last
+   sentence states, when the text ends with a finished sentence (method "sentence": "So the number
+   of handshakes is **36**."), else the last number in the text (method "last_number"; integers,
+   thousands groups, decimals, ``a/b``, ``\frac{a}{b}``, mixed numbers, numbers in words) with a
+   unit right after it (``24 m^2``, ``25%``). A number inside an exponent or a subscript is not a
+   number of the text, and a number that is only a fragment is no answer: it ends a longer
+   arithmetic expression (``... + 1``) or a hedge (``3 or 4``), follows a negation or a bound, or
+   the text stops mid-sentence more than three words or a line after it (output cut off by the
+   length limit: "Step 16: Determine the final depth of"). Rules and reasons in
+   :mod:`~reasongym.verifiers.claims`.
 
 No answer at all (``answer is None``) when:
 
@@ -39,9 +48,11 @@ No answer at all (``answer is None``) when:
 - the answer after a phrase is longer than 1,000 characters (``answer_too_long``): it is refused
   whole, never graded on a cut-off piece.
 
-Cleaning: Unicode is normalised (:func:`~reasongym.verifiers.text.normalize_unicode`), then outer
-whitespace, ``$...$`` / ``\(...\)`` / ``\[...\]`` wrappers, Markdown ``**`` and trailing periods
-are removed. ``\text{}`` and units are left to the math grader.
+Cleaning: Unicode is normalised (:func:`~reasongym.verifiers.text.normalize_unicode`), end-of-turn
+tokens that leak into text (``<|eot_id|>``, ``<|im_end|>``, ``</s>``) end the line they are on, then
+outer whitespace, ``$...$`` / ``\(...\)`` / ``\[...\]`` wrappers, Markdown ``**`` (also an unpaired
+one) and code spans, and trailing periods are removed. ``\text{}`` and units are left to the math
+grader.
 """
 
 from __future__ import annotations
@@ -57,13 +68,9 @@ from reasongym.verifiers.boxes import (
     find_boxes,
     read_box_argument,
 )
-from reasongym.verifiers.spans import (
-    MAX_ANSWER_CHARS,
-    NUMBER,
-    answer_after_phrase,
-    answer_in_sentence,
-    with_unit,
-)
+from reasongym.verifiers.claims import END_TOKENS, final_claim, last_number, revised_value, without_questions
+from reasongym.verifiers.sentences import answer_in_sentence
+from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
@@ -87,9 +94,10 @@ __all__ = [
 TAIL_CHARS = 20_000
 """Answer phrases and the last number are looked for only this far back from the end."""
 _THINK_END = "</think>"
+_TAG_OPEN, _TAG_CLOSE = "<answer>", "</answer>"
 
 ANSWER_PHRASE = re.compile(
-    r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|was\b|would\s+be\b|should\s+be\b|will\s+be\b|[:=])"
+    r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|was\b|(?:would|should|will|must)\s+be\b|[:=])"
     r"|(?m:^[ \t#*]*final\s+answer[ \t*:]*$)"
     r"|####",
     re.IGNORECASE,
@@ -103,15 +111,9 @@ MATH_PHRASE = re.compile(ANSWER_PHRASE.pattern + "|" + _SOLUTION_PHRASE.pattern,
 """The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
 _SOLUTION_WORDS = ("solution", "root", "zero")
 
-_EXPRESSION_BEFORE = re.compile(r"(?:[-+*/^]|\\times|\\cdot|\\div|\bor)[ \t$]*$")
-_EXPRESSION_AFTER = re.compile(r"[ \t]*(?:[-+*/^]|\\times|\\cdot|\\div)[ \t]*(?:[\d(\\{]|$)")
-_FACTOR_AFTER = re.compile(
-    r"(?!(?:st|nd|rd|th)(?![A-Za-z]))[A-Za-z(]|[ \t]*\\(?:pi|sqrt|frac|dfrac|cdot|times)(?![A-Za-z])"
-)  # "3rd" is an ordinal, "16x" and "16\pi" a coefficient
-_FINISHED = frozenset(".!?)]}$%'\"")
-_MAX_WORDS_AFTER = 3
 _EMPTY_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{\s*\}")
 _SPACE_RUN = re.compile(r"\s+")
+_ITALIC = re.compile(r"\*([^*\s][^*]*)\*|_([^_{\s][^_]*)_")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox)\s*\{")
 
@@ -122,8 +124,9 @@ class Extraction:
 
     Attributes:
         answer: The cleaned final answer; None when there is none (see ``reason``).
-        method: How it was found: "boxed", "phrase", "gsm8k", "last_number", or, with no answer,
-            "none", "truncated", "too_many_boxes", "box_too_long" or "answer_too_long".
+        method: How it was found: "boxed", "tag", "phrase", "gsm8k", "revised", "sentence",
+            "last_number", or, with no answer, "none", "truncated", "too_many_boxes", "box_too_long"
+            or "answer_too_long".
         reason: One sentence for people reading rollouts.
         sprayed: True when the final statement boxes several different values.
         candidates: Every distinct value of the final statement, last one = ``answer``.
@@ -139,8 +142,8 @@ class Extraction:
 def clean_answer(raw: str) -> str:
     r"""Normalise Unicode and strip wrappers a model puts around an answer.
 
-    Removes outer whitespace, ``$``/``$$``, ``\(...\)``, ``\[...\]``, Markdown ``**``, trailing
-    periods and a leading "either" (so that "either 3 or 4" is graded as the hedge it is);
+    Removes outer whitespace, ``$``/``$$``, ``\(...\)``, ``\[...\]``, Markdown ``**`` and `````` ` `````` (also an
+    unpaired one at either end), trailing periods and a leading "either" (so that "either 3 or 4" is graded as the hedge it is);
     collapses runs of whitespace to one space.
 
     Args:
@@ -159,10 +162,21 @@ def clean_answer(raw: str) -> str:
         previous = text
         text = text.strip().rstrip(".").strip()
         text = text[_EITHER.match(text).end() :] if _EITHER.match(text) else text
-        for opener, closer in (("**", "**"), ("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
+        for opener, closer in (
+            ("**", "**"),
+            ("`", "`"),
+            ("$$", "$$"),
+            ("$", "$"),
+            ("\\(", "\\)"),
+            ("\\[", "\\]"),
+        ):
             if len(text) >= len(opener) + len(closer) and text.startswith(opener) and text.endswith(closer):
                 text = text[len(opener) : len(text) - len(closer)]
                 break
+        if text.count("**") % 2 == 1:  # "**Answer: 20%**" leaves one mark of the bold
+            text = text.removesuffix("**") if text.endswith("**") else text.removeprefix("**")
+        italic = _ITALIC.fullmatch(text)  # "*42*" and "_42_": Markdown italics around the whole answer
+        text = (italic.group(1) or italic.group(2)) if italic else text
     return text
 
 
@@ -263,28 +277,58 @@ def _last_phrase(tail: str, phrase: re.Pattern[str]) -> re.Match[str] | None:
     return last
 
 
-def _span(completion: str, phrase: re.Pattern[str]) -> Extraction:
+def _answer_tag(text: str) -> tuple[str, int] | None:
+    """The content of the last complete ``<answer>...</answer>`` and where the tag ends, or None."""
+    start = text.rfind(_TAG_OPEN)
+    close = text.find(_TAG_CLOSE, start) if start != -1 else -1
+    if close == -1:
+        return None
+    return text[start + len(_TAG_OPEN) : close], close + len(_TAG_CLOSE)
+
+
+def _span(completion: str, phrase: re.Pattern[str]) -> tuple[Extraction, str]:
+    """The box, tag or phrase answer of ``completion``, and the text that follows it."""
     scan = find_boxes(completion)
     if scan.problem is not None or scan.contents:
-        return _box_extraction(scan)
-    tail = normalize_unicode(completion[-TAIL_CHARS:])
+        return _box_extraction(scan), completion[scan.end :]
+    tag = _answer_tag(completion)
+    if tag is not None:
+        content = END_TOKENS.sub(" ", normalize_unicode(tag[0]))
+        inner = _last_phrase(content, phrase)
+        answer = clean_answer(content if inner is None else answer_after_phrase(content, inner.end()) or "")
+        if answer:
+            found = Extraction(answer, "tag", "Taken from the last <answer> tag.", candidates=(answer,))
+            return found, completion[tag[1] :]
+    tail = END_TOKENS.sub("\n", normalize_unicode(completion[-TAIL_CHARS:]))
     last = _last_phrase(tail, phrase)
     if last is None:
-        return Extraction(None, "none", "No \\boxed{} answer and no answer phrase.")
+        return Extraction(None, "none", "No \\boxed{} answer and no answer phrase."), ""
     written = last.group(0).strip()
     after = answer_after_phrase(tail, last.end())
     if after is None:
         reason = f"The answer after {written!r} is longer than {MAX_ANSWER_CHARS:,} characters."
-        return Extraction(None, "answer_too_long", reason)
+        return Extraction(None, "answer_too_long", reason), ""
     answer = clean_answer(after)
     method = "gsm8k" if written == "####" else "phrase"
     if not answer:
-        return Extraction(None, method, f"Nothing follows the phrase {written!r}.")
-    return Extraction(answer, method, f"Taken after {written!r}.", candidates=(answer,))
+        return Extraction(None, method, f"Nothing follows the phrase {written!r}."), ""
+    rest = tail[tail.find(after, last.end()) + len(after) :]
+    return Extraction(answer, method, f"Taken after {written!r}.", candidates=(answer,)), rest
+
+
+def _locate(completion: str, phrase: re.Pattern[str]) -> tuple[Extraction, str]:
+    """:func:`extract_answer_span` and the text after the answer (for corrections written after it)."""
+    think_end = completion.rfind(_THINK_END)
+    if think_end != -1:
+        found = _span(completion[think_end + len(_THINK_END) :], phrase)
+        if found[0].method != "none":
+            return found
+        completion = completion.replace(_THINK_END, "\n")  # the tag ends the sentence that runs into it
+    return _span(completion, phrase)
 
 
 def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHRASE) -> Extraction:
-    """Find the final answer from boxes or answer phrases only (no number fallback).
+    """Find the final answer from boxes, ``<answer>`` tags or answer phrases only (no number fallback).
 
     Args:
         completion: A full model output.
@@ -293,69 +337,7 @@ def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHR
     Returns:
         An :class:`Extraction`; ``method == "none"`` when neither a box nor a phrase was found.
     """
-    think_end = completion.rfind(_THINK_END)
-    if think_end != -1:
-        found = _span(completion[think_end + len(_THINK_END) :], phrase)
-        if found.method != "none":
-            return found
-        completion = completion.replace(_THINK_END, "\n")  # the tag ends the sentence that runs into it
-    return _span(completion, phrase)
-
-
-def last_number(text: str) -> str | None:
-    r"""Return the last number in the last :data:`TAIL_CHARS` characters of ``text``, with its unit.
-
-    Numbers are integers (with an optional minus sign), thousands groups ("1,080"), decimals,
-    simple fractions ("3/4") and ``\frac{3}{4}``; digits glued to letters ("x2") or in an exponent
-    or subscript do not count. A unit word right after the number is kept ("24 m^2"). There is no
-    answer when the number is only a fragment: it ends a longer arithmetic expression ("5 + 3") or
-    a hedge ("3 or 4"), or the text was cut off mid-sentence well after it ("Step 16: Determine
-    the final depth of").
-
-    Args:
-        text: Any text.
-
-    Returns:
-        The number as written (with its unit), or None when there is none.
-
-    Example:
-        >>> last_number("3 apples and 1,080 pears cost -2.5 dollars, x2")
-        '-2.5 dollars'
-        >>> last_number("The area is 24 m^2.")
-        '24 m^2'
-        >>> last_number("so the total is 1 + 1 + 1") is None
-        True
-    """
-    tail = normalize_unicode(text[-TAIL_CHARS:])
-    last = None
-    for number in NUMBER.finditer(tail):
-        if tail[max(0, number.start() - 2) : number.start()] not in ("^{", "_{"):  # x^{2} is no number
-            last = number
-    if last is None:
-        return None
-    before = tail[max(0, last.start() - 12) : last.start()]  # "... + 1" or "3 or 4": no answer
-    if _EXPRESSION_BEFORE.search(before) or _EXPRESSION_AFTER.match(tail, last.end()):
-        return None
-    answer = with_unit(tail, last)
-    end = last.start() + len(answer)
-    if _FACTOR_AFTER.match(tail, end) or _cut_off_after(tail, end):
-        return None  # "16\pi", "16x": the number is a coefficient, not the answer
-    return answer
-
-
-def _cut_off_after(text: str, end: int) -> bool:
-    """Whether the text stops mid-sentence well after the number (and unit) ending at ``end``.
-
-    A completion cut off by the length limit ("Step 16: Determine the final depth of") must not be
-    rewarded for a number that happens to stand before the cut (the step number). Text that ends
-    with a sentence mark, a bracket, ``$`` or a number is finished; so is a short tail of words
-    after the number on its line ("19 in all").
-    """
-    ending = text.rstrip(" \t\n*`_")
-    if not ending or ending[-1] in _FINISHED or ending[-1].isdigit():
-        return False
-    after = text[end:].strip()
-    return "\n" in after or len(after.split()) > _MAX_WORDS_AFTER
+    return _locate(completion, phrase)[0]
 
 
 def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -> Extraction:
@@ -378,17 +360,30 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
         >>> extract_math_answer("Thus \\boxed{12").answer is None
         True
     """
-    found = extract_answer_span(completion, phrase=MATH_PHRASE)
+    found, after = _locate(completion, MATH_PHRASE)
     if found.method == "boxed" and found.answer is None:  # "put it in \boxed{}" is no answer
-        found = extract_answer_span(_EMPTY_BOX.sub(" ", completion), phrase=MATH_PHRASE)
-    if found.method in ("phrase", "gsm8k") and found.answer is not None:
-        stated = answer_in_sentence(found.answer)
+        found, after = _locate(_EMPTY_BOX.sub(" ", completion), MATH_PHRASE)
+    if found.method in ("phrase", "gsm8k", "tag") and found.answer is not None:
+        stated = clean_answer(answer_in_sentence(found.answer))
         if stated != found.answer:
-            answer = clean_answer(stated)
-            return Extraction(answer, found.method, found.reason, candidates=(answer,))
+            found = Extraction(stated, found.method, found.reason, candidates=(stated,))
+    if found.answer is not None:
+        revised = revised_value(after)
+        if revised is None or clean_answer(revised) == found.answer:
+            return found
+        answer = clean_answer(revised)
+        reason = f"A correction after the {found.method} answer {found.answer[:40]!r} states {answer[:40]!r}."
+        return Extraction(answer, "revised", reason, candidates=(answer,))
     if found.method != "none" or not last_number_fallback:
         return found
-    number = last_number(completion)
+    text = without_questions(completion.replace(_THINK_END, "\n"))
+    claim = final_claim(text)
+    if claim is not None:
+        answer = clean_answer(claim)
+        return Extraction(
+            answer, "sentence", "No box or answer phrase: read the last sentence.", candidates=(answer,)
+        )
+    number = last_number(text)
     if number is None:
         return Extraction(
             None,

@@ -1,4 +1,4 @@
-r"""Read an answer span: what follows an answer phrase, the value a sentence states, a number's unit.
+r"""Read an answer span: what follows an answer phrase, numbers as written in text, a number's unit.
 
 These are the pieces of :mod:`~reasongym.verifiers.extract` that read text after it was located (its
 module docstring states the rules). Each runs in time linear in its input: strings are searched with
@@ -12,26 +12,25 @@ import re
 
 from reasongym.verifiers.math.units import lookup_unit
 
-__all__ = ["MAX_ANSWER_CHARS", "NUMBER", "answer_after_phrase", "answer_in_sentence", "with_unit"]
+__all__ = ["MAX_ANSWER_CHARS", "NUMBER", "answer_after_phrase", "mask_math", "unit_end", "with_unit"]
 
 MAX_ANSWER_CHARS = 1_000
 """A longer answer after a phrase is refused whole, never graded on a cut-off piece."""
 _NEXT_LINE_CHARS = 300
 
 NUMBER = re.compile(
-    r"(?<![\w.^_])-?(?:\\[dt]?frac\{\d+\}\{\d+\}|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
+    r"(?<![\w.^_])-?(?:(?:\d+[ \t]*)?\\[dt]?frac\{\d+\}\{\d+\}|\d+[ \t]+\d+/\d+(?![\d/.])"
+    r"|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
 )
-"""A number as written in text: integers, thousands groups, decimals, ``a/b``, ``\\frac{a}{b}``."""
+"""A number as written in text: integers, thousands groups, decimals, ``a/b``, ``\\frac{a}{b}``, mixed ``2 1/2``."""
 _UNIT_AFTER = re.compile(
     r"[ \t]*(?:\\(?:text|mathrm|textrm|mbox)\{[ \t]*)?([A-Za-z]{1,12})\}?(?:\^\{?[23]\}?)?"
 )
+_PERCENT_AFTER = re.compile(r"[ \t]*\\?%")
 _SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)")
+_PROSE_BREAK = re.compile(r"[.!?;]\s+\w|\n")
 _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
-_SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
-_DIGIT = re.compile(r"\d")
-_NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b", re.IGNORECASE)
-_SENTENCE_VERB = re.compile(r"(?:\s(?:is|are|was|were|equals|be)|=)\s+", re.IGNORECASE)
 
 
 def _delimited(text: str) -> int:
@@ -45,8 +44,12 @@ def _delimited(text: str) -> int:
     return -1
 
 
-def _mask_math(text: str) -> str:
-    r"""``text`` with the inside of each ``$...$`` / ``\(...\)`` blanked out, positions kept (linear)."""
+def mask_math(text: str) -> str:
+    r"""``text`` with the inside of each ``$...$`` / ``\(...\)`` blanked out, positions kept (linear).
+
+    Two dollar signs with a sentence break between them are money, not math (``$12.50. If she pays with
+    a $20 bill``), and so is a span that opens on a digit and closes after a space (``$5 + $7 = $12``).
+    """
     pieces, pos = [], 0
     nearest = {"$": text.find("$"), "\\(": text.find("\\(")}
     while True:
@@ -62,6 +65,11 @@ def _mask_math(text: str) -> str:
         if close == -1:
             break
         inner = start + len(opener)
+        money = text[inner : inner + 1].isdigit() and text[close - 1 : close].isspace()  # "$5 + $7"
+        if opener == "$" and (money or _PROSE_BREAK.search(text, inner, close)):
+            pieces.append(text[pos:inner])  # "$12.50. If she pays with a $20 bill": dollars, not math
+            pos = inner
+            continue
         pieces += [text[pos:inner], "#" * (close - inner), closer]
         pos = close + len(closer)
     return "".join(pieces) + text[pos:]
@@ -120,31 +128,23 @@ def answer_after_phrase(tail: str, start: int) -> str | None:
     if math is not None:
         answer = math
     else:
-        sentence_end = _SENTENCE_END.search(_mask_math(line))  # "$1,\! 000$" and "$a.b$" end none
+        sentence_end = _SENTENCE_END.search(mask_math(line))  # "$1,\! 000$" and "$a.b$" end none
         answer = line[: sentence_end.start()] if sentence_end else line
     return answer if len(answer) <= MAX_ANSWER_CHARS else None
 
 
-def answer_in_sentence(answer: str) -> str:
-    """The value a sentence states ("The smallest $k$ is 17" gives "17"); other answers unchanged."""
-    if not _SENTENCE_START.match(answer) or _NEGATION.search(answer):
-        return answer  # "It cannot be 17" states no value
-    verbs = list(_SENTENCE_VERB.finditer(_mask_math(answer)))  # "is", not the "=" of "$y = 2x$"
-    if verbs and answer[verbs[-1].end() :].strip():
-        rest = answer[verbs[-1].end() :].strip()
-        number = NUMBER.match(rest)
-        if number is not None and not _DIGIT.search(rest, number.end()):
-            return with_unit(rest, number)  # "60 marbles in the jar" states 60
-        return rest
-    numbers = list(NUMBER.finditer(answer))
-    if len(numbers) == 1:
-        return with_unit(answer, numbers[0])
-    return answer
+def unit_end(text: str, pos: int) -> int:
+    r"""Where a unit written at ``pos`` ends (`` cm``, `` m^2``, ``\text{ km}``, ``%``); ``pos`` when there is none."""
+    percent = _PERCENT_AFTER.match(text, pos)
+    if percent is not None:
+        return percent.end()
+    unit = _UNIT_AFTER.match(text, pos)
+    if unit is not None and lookup_unit(unit.group(1)) is not None:
+        return unit.end()
+    return pos
 
 
 def with_unit(text: str, number: re.Match[str]) -> str:
     """The number, with the unit word written right after it when there is one (``24 m^2``)."""
-    unit = _UNIT_AFTER.match(text, number.end())
-    if unit is not None and lookup_unit(unit.group(1)) is not None:
-        return text[number.start() : unit.end()].strip()
-    return number.group(0)
+    end = unit_end(text, number.end())
+    return text[number.start() : end].strip() if end != number.end() else number.group(0)

@@ -80,6 +80,10 @@ _SYMBOLS = {
     "±": "\\pm ",
     "∓": "\\mp ",
     "∪": "\\cup ",
+    "∈": "\\in ",
+    "∉": "\\notin ",
+    "≈": "\\approx ",
+    "∅": "\\emptyset ",
     "∩": "\\cap ",
     "°": "^\\circ ",
     "θ": "\\theta ",
@@ -139,6 +143,7 @@ def normalize_unicode(s: str) -> str:
         return s
     s = _SUPERSCRIPT_RUN.sub(_superscript, s)
     s = _SUBSCRIPT_RUN.sub(_subscript, s)
+    s = s.replace("ℝ", "\\mathbb{R}")  # NFKC would flatten it to the letter R
     for char, (num, den) in _VULGAR_FRACTIONS.items():
         if char in s:
             s = s.replace(char, f"\\frac{{{num}}}{{{den}}}")

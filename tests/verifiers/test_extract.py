@@ -114,17 +114,21 @@ MATH_ROWS = [
     ("\u22123 degrees", "-3 degrees", "last_number", False),  # U+2212 minus; the unit belongs to it
     ("\uff14\uff12 things", "42", "last_number", False),  # full-width digits
     ("the ratio is 3/4", "3/4", "last_number", False),
-    ("it is $\\frac{5}{6}$", r"\frac{5}{6}", "last_number", False),
+    ("it is $\\frac{5}{6}$", r"\frac{5}{6}", "sentence", False),  # a finished sentence states its value
     ("costs 1,250.50 dollars", "1,250.50 dollars", "last_number", False),
-    ("The area is 24 m^2.", "24 m^2", "last_number", False),
-    ("The area is 24 m\u00b2.", "24 m^{2}", "last_number", False),
-    ("The area is 24 \\text{cm}^2.", "24 \\text{cm}^2", "last_number", False),
+    ("The area is 24 m^2.", "24 m^2", "sentence", False),
+    ("The area is 24 m\u00b2.", "24 m^{2}", "sentence", False),
+    ("The area is 24 \\text{cm}^2.", "24 \\text{cm}^2", "sentence", False),
     ("so x^{2} is it", None, "none", False),  # an exponent is not a number of the text
     ("so the total is 1 + 1 + 1", None, "none", False),  # a fragment of an expression
     ("so we get 3 or 4", None, "none", False),  # the last number of a hedge
-    ("So the radius is 16\u03c0.", None, "none", False),  # a coefficient, not the answer
-    ("So the radius is 16x.", None, "none", False),
-    ("So the length is 16cm.", "16cm", "last_number", False),  # a glued unit belongs to it
+    # the sentence states 16π; as the last number alone, 16 would be a coefficient, not the answer
+    ("So the radius is 16\u03c0.", "16\\pi", "sentence", False),
+    ("So the radius is 16\u03c0", None, "none", False),
+    ("So the radius is 16x.", "16x", "sentence", False),
+    ("So the radius is 16x", None, "none", False),
+    ("So the length is 16cm.", "16cm", "sentence", False),  # a glued unit belongs to it
+    ("So the length is 16cm", "16cm", "last_number", False),
     ("The base of the power $1^{(2^{5})}$ is $1^{", None, "none", False),  # the base of a cut-off power
     ("Step 15: it is 14.75 feet.\n\nStep 16: Determine the final depth of", None, "none", False),  # cut off
     ("The runner takes 2 seconds.\nThe total time is the sum", None, "none", False),  # cut off
@@ -404,7 +408,8 @@ def test_strip_text_wrapper_edges(raw: str, stripped: str) -> None:
         ("either 3", "3"),
         ("Either  5.", "5"),
         ("neither 3", "neither 3"),  # "either" only as the first word
-        ("**", "**"),  # too short to be a pair of wrappers
+        ("**", ""),  # an unpaired bold mark is dropped ("**Answer: 20%**" leaves "20%**")
+        ("`42`", "42"),  # a Markdown code span
         ("$", "$"),
         ("$$", ""),
         ("$$ $$", ""),
@@ -412,7 +417,9 @@ def test_strip_text_wrapper_edges(raw: str, stripped: str) -> None:
         ("**x**", "x"),
         ("**$x$**", "x"),  # wrappers inside wrappers
         ("$$x", "$$x"),
-        ("**5", "**5"),
+        ("**5", "5"),
+        ("20%**", "20%"),
+        ("**a** b", "**a** b"),  # paired marks inside are left
         ("a\n\nb", "a b"),
         (" 5. . ", "5"),
         ("$x$.", "x"),

@@ -29,7 +29,7 @@ REWRITES: dict[str, Callable[[str], str]] = {
     "no left/right": lambda g: re.sub(r"\\(?:left|right)(?![A-Za-z])", "", g),
     "in dollars": lambda g: f"${g}$",
     "tight commas and equals": lambda g: re.sub(r"\s*([,=+])\s*", r"\1", g),
-    "no thin spaces": lambda g: g.replace("\\!", "").replace("\\,", "").replace("{,}", ","),
+    "no thin spaces": lambda g: re.sub(r"\\[!,]\s*", "", g).replace("{,}", ","),  # 11,\\! 111 is 11,111
     "unicode pi": lambda g: g.replace("\\pi", "\u03c0"),
     "times for cdot": lambda g: g.replace("\\cdot", "\\times"),
     "mathrm for text": lambda g: g.replace("\\text{", "\\mathrm{"),

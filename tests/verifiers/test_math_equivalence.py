@@ -32,7 +32,9 @@ ROWS = [
     ("0.5", "0.50", True),
     ("0.5", "\\frac12", True),
     ("0.33", "0.33", True),
-    ("0.33", "0.334", True),
+    ("0.33", "0.334", False),  # a decimal gold is exact; 0.334 is no fraction's decimal that rounds to it
+    ("0.33", "0.333", True),  # 0.333 is 1/3, which the gold rounds
+    ("0.33", "0.3333333", True),
     ("0.33", "\\frac13", True),
     ("0.33", "0.34", False),
     ("0.33", "0.3", False),
@@ -42,13 +44,44 @@ ROWS = [
     ("16386.17", "16386.17", True),
     ("16386.17", "16386.71", False),
     ("16386.17", "16386", False),
-    ("3.5", "3.549", True),
+    ("3.5", "3.549", False),  # one decimal: the gold is its value, never a rounding
+    ("0.3", "0.25", False),
+    ("0.3", "0.34", False),
+    ("0.3", "0.349", False),
+    ("0.3", "\\frac13", False),
+    ("0.5", "0.54", False),
+    ("2.5", "2.54", False),
+    ("1.5", "1.45", False),
+    ("0.05", "\\frac{1}{19}", False),  # one significant digit: exact
+    ("12.50", "12.504", False),
+    ("0.67", "\\frac23", True),
+    ("0.67", "0.667", True),
+    ("0.67", "0.666", True),  # 2/3 cut off
+    ("0.67", "0.668", False),
+    ("0.14", "\\frac17", True),
+    ("0.14", "0.143", True),
+    ("0.14", "\\frac18", False),  # 0.125: its decimals end, so it is no rounding of 0.14
+    ("0.17", "\\frac16", True),
+    ("1.41", "\\sqrt2", True),
+    ("1.41", "\\sqrt3", False),
+    ("3.14", "\\pi", True),
+    ("1.41", "1.414", False),  # no fraction with a denominator up to 12 is 1.414
     ("3.5", "3.56", False),
     # an exact gold needs exactness or about ten significant digits
     ("\\frac12", "0.5", True),
     ("\\frac12", "0.51", False),
     ("\\frac12", "0.49999", False),
-    ("\\frac13", "0.333", False),
+    ("\\frac13", "0.333", True),  # three significant digits, rounded or cut off
+    ("\\frac13", "0.3", False),
+    ("\\frac13", "0.33", False),  # two digits are as likely another value's rounding
+    ("\\frac13", "0.334", False),
+    ("\\frac23", "0.667", True),
+    ("\\frac23", "0.666", True),
+    ("\\frac27", "0.286", True),
+    ("\\frac27", "0.285", True),
+    ("\\frac27", "0.287", False),
+    ("-\\frac13", "-0.333", True),
+    ("-\\frac13", "0.333", False),
     ("\\frac13", "0.3333333333", True),
     ("\\frac23", "0.67", False),
     ("\\frac23", "0.6666666667", True),
@@ -108,8 +141,10 @@ ROWS = [
     ("25", "25\\%", True),
     ("0.25", "25\\%", True),
     ("12.5\\%", "0.125", True),
-    ("12.5\\%", "0.1254", True),  # within the gold's rounding: 12.54% shows as 12.5%
-    ("12.5\\%", "0.13", False),  # 13%: the tolerance 0.05 of "12.5" is 0.0005 as a fraction
+    ("12.5\\%", "0.1254", False),  # a decimal gold is exact, also as a percent
+    ("12.5\\%", "0.13", False),
+    ("33.3\\%", "\\frac13", True),  # 33.3% shows three digits: it rounds 1/3
+    ("33.3\\%", "0.333", True),
     # scientific notation
     ("2000", "2e3", True),
     ("2000", "2E3", True),
@@ -521,7 +556,10 @@ ROWS = [
     ("111111111", "111, \\! 111, \\! 111", True),
     ("111, \\! 111, \\! 111", "111111111", True),
     ("111, \\! 111, \\! 111", "111,111,111", True),
-    ("111, \\! 111, \\! 111", "111, 111, 111", True),  # digit groups split by ", "
+    ("111, \\! 111, \\! 111", "111, 111, 111", False),  # with a space it is a list (issue 23)
+    ("32349", "32, 349", False),
+    ("32349", "32,349", True),
+    ("32349", "32{,}349", True),
     ("111, \\! 111, \\! 111", "111, 111, 112", False),
     ("1002", "1, 2", False),
     ("1, 234", "1234", False),
@@ -542,6 +580,61 @@ ROWS = [
     ("x", "\\sqrt{x^2}", False),
     ("x", "x + 10^{-50}", False),
     ("x", "x + y - y", True),
+    # issue 23: numbers in words, ordinals, fractions in words (the grammar reads them in any answer)
+    ("45", "forty-five", True),
+    ("45", "forty-four", False),
+    ("205", "two hundred and five", True),
+    ("-7", "minus 7", True),
+    ("-7", "negative seven", True),
+    ("7", "negative seven", False),
+    ("21", "twenty-first", True),
+    ("21", "twenty-second", False),
+    ("2", "second", True),  # alone, the ordinal
+    ("2", "2 seconds", True),  # after a number, the unit
+    ("\\frac{3}{4}", "three quarters", True),
+    ("\\frac{3}{4}", "three fifths", False),
+    ("\\frac{1}{2}", "a half", True),
+    ("\\frac{1}{3}", "a third", True),
+    ("\\frac{5}{2}", "two and a half", True),
+    ("\\frac{5}{3}", "5 over 3", True),
+    ("\\frac{5}{3}", "five over three", True),
+    ("3000", "3 thousand", True),
+    ("3000", "3 hundred", False),
+    ("2", "2nd", True),
+    ("23", "23^{rd}", True),
+    # issue 23: French intervals, set-builder notation, primes and inverses as labels, currency signs
+    ("(2, 5)", "]2, 5[", True),
+    ("(2, 5]", "]2, 5]", True),
+    ("[2, 5)", "[2, 5[", True),
+    ("[2, 5)", "]2, 5[", False),
+    ("(3, \\infty)", "\\{x : x > 3\\}", True),
+    ("(3, \\infty)", "\\{x : x \\ge 3\\}", False),
+    ("(-\\infty, 1) \\cup (2, \\infty)", "\\{x \\mid x < 1 \\text{ or } x > 2\\}", True),
+    ("2x", "y' = 2x", True),
+    ("2", "f''(x) = 2", True),
+    ("\\frac{x}{2}", "f^{-1}(x) = \\frac{x}{2}", True),
+    ("\\frac{x}{2}", "f^{-1}(x) = 2x", False),
+    ("45", "\u00a345", True),
+    ("45", "\u20ac45", True),
+    ("45", "\u20ac54", False),
+    # issue 23: matrix arithmetic, unit vectors, base 10, repeating decimals in brackets
+    (
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        "\\begin{pmatrix}2&4\\\\6&8\\end{pmatrix} - \\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        True,
+    ),
+    (
+        "\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}",
+        "\\frac{1}{2}\\begin{pmatrix}2&4\\\\6&8\\end{pmatrix}",
+        True,
+    ),
+    ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "-\\begin{pmatrix}-1&-2\\\\-3&-4\\end{pmatrix}", True),
+    ("\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "-\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", False),
+    ("\\begin{pmatrix}3\\\\-1\\end{pmatrix}", "3\\hat{i} - \\hat{j}", True),
+    ("\\begin{pmatrix}3\\\\-1\\end{pmatrix}", "3\\vec{i} + \\vec{j}", False),
+    ("1011", "1011_{10}", True),
+    ("\\frac{1}{6}", "0.1(6)", True),
+    ("\\frac{1}{6}", "0.1(7)", False),
 ]
 
 
@@ -647,20 +740,19 @@ NUMERIC_REASONS = [
     ("0.5", "\\frac12", True, "equal values"),
     ("0.1", "\\frac{1}{10}", True, "equal values"),
     ("1.5e3", "1500", True, "equal values"),
-    ("0.334", "0.33", True, "equal within the rounding of the decimals"),
-    # gold 0.33 stands for [0.325, 0.335]: both ends are in, with 1e-12 relative slack on the 0.005
-    ("0.335", "0.33", True, "equal within the rounding of the decimals"),
-    ("0.325", "0.33", True, "equal within the rounding of the decimals"),
-    ("0.335000000000005", "0.33", True, "equal within the rounding of the decimals"),  # 0.005 * (1 + 1e-12)
-    ("0.3350000000000075", "0.33", False, "134000000000003/400000000000000 is not 33/100"),  # 1.5e-12 over
-    ("0.324999999999995", "0.33", True, "equal within the rounding of the decimals"),
-    ("0.3249999999999925", "0.33", False, "129999999999997/400000000000000 is not 33/100"),
+    # a decimal gold is its value; with two decimals and two digits it also rounds a value with endless
+    # decimals (1/3, or 0.333, a longer decimal of it), never another terminating decimal
+    ("0.334", "0.33", False, "167/500 is not 33/100"),
+    ("0.335", "0.33", False, "67/200 is not 33/100"),
+    ("0.325", "0.33", False, "13/40 is not 33/100"),
     ("0.3249", "0.33", False, "3249/10000 is not 33/100"),
     ("0.34", "0.33", False, "17/50 is not 33/100"),
-    ("1/3", "0.33", True, "equal within the rounding of the decimals"),
-    ("5.005", "5.00", True, "equal within the rounding of the decimals"),
-    ("5.0051", "5.00", False, "50051/10000 is not 5"),
-    ("0.6675", "6.67 \\times 10^{-1}", True, "equal within the rounding of the decimals"),
+    ("1/3", "0.33", True, "the decimal gold is this value rounded"),
+    ("0.333", "0.33", True, "the decimal gold is this value rounded"),
+    ("1/3", "0.3", False, "1/3 is not 3/10"),  # one decimal: exact
+    ("5.005", "5.00", False, "1001/200 is not 5"),
+    ("0.6675", "6.67 \\times 10^{-1}", False, "267/400 is not 667/1000"),
+    ("2/3", "6.67 \\times 10^{-1}", True, "the decimal gold is this value rounded"),
     ("2", "3", False, "2 is not 3"),
     ("0", "1", False, "0 is not 1"),
     ("0.17", "\\frac16", False, "17/100 is not 1/6"),
@@ -683,7 +775,7 @@ NUMERIC_REASONS = [
         "3.14159265358979323846264338328 is not 3.14159265358979323846264348328",
     ),
     ("\\sqrt2", "1.4142135623730951", True, "equal within the rounding of the decimals"),
-    ("2\\pi", "6.283185307", True, "equal within the rounding of the decimals"),
+    ("2\\pi", "6.283185307", True, "the decimal gold is this value rounded"),
     # expressions: the first fixed sample point where they differ
     ("2x", "2y", False, "the expressions differ at x=1.56567001669, y=1.89181741681"),
     ("x^2", "x", False, "the expressions differ at x=1.56567001669"),
@@ -739,10 +831,14 @@ def test_identity_and_sympy_reasons_are_pinned_whole(
             False,
             "10737418240001/10000000000000000000000000000000000 is not 1/931322574615478515625",
         ),
-        # 1/3 and 1/6 never end: about ten significant digits are enough
-        ("0.3333333333", "\\frac13", True, "equal within the rounding of the decimals"),
-        ("0.1666666667", "\\frac16", True, "equal within the rounding of the decimals"),
-        ("0.33333333", "\\frac13", False, "33333333/100000000 is not 1/3"),
+        # 1/3 and 1/6 never end: three significant digits, rounded or cut off at the last one, are enough
+        ("0.3333333333", "\\frac13", True, "the decimal is the gold rounded or cut off at its last digit"),
+        ("0.1666666667", "\\frac16", True, "the decimal is the gold rounded or cut off at its last digit"),
+        ("0.33333333", "\\frac13", True, "the decimal is the gold rounded or cut off at its last digit"),
+        ("0.167", "\\frac16", True, "the decimal is the gold rounded or cut off at its last digit"),
+        ("0.166", "\\frac16", True, "the decimal is the gold rounded or cut off at its last digit"),
+        ("0.165", "\\frac16", False, "33/200 is not 1/6"),
+        ("0.17", "\\frac16", False, "17/100 is not 1/6"),
     ],
 )
 def test_terminating_golds_allow_a_decimal_no_tolerance(
@@ -778,12 +874,7 @@ def test_the_wide_points_cover_both_signs_and_every_quadrant(
         ("\\sqrt3", "\\sqrt2", False, "1.73205080757 is not 1.41421356237"),
         ("1.414", "\\sqrt2", False, "1.414 is not 1.41421356237"),
         ("1.41421356237", "\\sqrt2", True, "equal within the rounding of the decimals"),
-        (
-            "\\pi^{2}",
-            "9.8696044",
-            True,
-            "equal within the rounding of the decimals",
-        ),  # a decimal gold's rounding
+        ("\\pi^{2}", "9.8696044", True, "the decimal gold is this value rounded"),
         ("\\ln 0", "1", False, "an infinite value differs"),
         ("\\frac{\\sqrt2}{0}", "1", False, "a value is undefined"),
         ("\\sin(\\pi)", "0", True, "equal (sympy simplifies the difference to 0)"),  # both too close to 0

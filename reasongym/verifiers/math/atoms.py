@@ -5,7 +5,8 @@ The expression levels live in :mod:`parser`; an atom needs them back only for wh
 small ``ExpressionParser`` interface below and this module never imports the parser.
 
 Why this file is long: every atom of the grammar (numbers, variables, brackets, sets, intervals, matrices,
-commands, functions, text and units) is parsed here, each a short function; they share one interface.
+commands, functions and text) is parsed here, each a short function; they share one interface. Units
+after a value are read by :mod:`quantities`.
 """
 
 from __future__ import annotations
@@ -15,16 +16,9 @@ from typing import Protocol
 from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.lexer import Token
 from reasongym.verifiers.math.nodes import Node, Unparseable
-from reasongym.verifiers.math.units import (
-    DOLLAR,
-    PERCENT_WORDS,
-    POWER_WORDS,
-    combine_units,
-    is_single_letter_unit,
-    lookup_unit,
-)
+from reasongym.verifiers.math.shape import union as shape_union
 
-__all__ = ["ExpressionParser", "parse_atom", "parse_text_item", "parse_unit_tail", "unit_tail_ahead"]
+__all__ = ["ExpressionParser", "parse_atom", "parse_text_item"]
 
 
 class ExpressionParser(Protocol):
@@ -185,7 +179,12 @@ def _items_until(p: ExpressionParser, closers: tuple[str, ...]) -> tuple[list[No
 
 def _bracket(p: ExpressionParser) -> Node:
     opener = p.take().value
-    items, closer = _items_until(p, (")", "]"))
+    items, closer = _items_until(p, (")", "]", "[") if opener in ("[", "]") else (")", "]"))
+    if opener == "]" or closer == "[":  # ]2, 5[ and [0, 3[: the French way to write open ends
+        if len(items) != 2:
+            raise Unparseable("an interval has exactly two ends")
+        lo, hi = (_scalar(x, "as an interval end") for x in items)
+        return ast.Interval(lo, hi, opener == "[", closer == "]")
     if len(items) == 1:
         if (opener, closer) in (("(", ")"), ("[", "]")):
             return items[0]
@@ -209,8 +208,32 @@ def _set(p: ExpressionParser) -> Node:
     if p.at_op("set}"):
         p.take()
         return ast.Seq("set", ())
+    if _set_builder_ahead(p):
+        return _set_builder(p)
     items, _ = _items_until(p, ("set}", "}"))
     return ast.Seq("set", tuple(items))
+
+
+def _set_builder_ahead(p: ExpressionParser) -> bool:
+    r"""``\{x \mid ...\}``, ``\{x : ...\}`` or ``\{x \in \mathbb{R} \mid ...\}`` starts here."""
+    if not p.at("sym"):
+        return False
+    if p.at("op", "in", 1) and p.at("cmd", "reals", 2):
+        return p.at("op", "|", 3) or p.at("op", ":", 3)
+    return p.at("op", "|", 1) or p.at("op", ":", 1)
+
+
+def _set_builder(p: ExpressionParser) -> Node:
+    r"""The set of reals a condition describes: ``\{x \mid 1 < x \le 2\}`` is ``(1, 2]``."""
+    p.i += 4 if p.at("op", "in", 1) else 2
+    node = p.item()
+    while p.at("sep", "or"):
+        p.take()
+        node = shape_union([node, p.item()])
+    if not isinstance(node, (ast.Interval, ast.Union)):
+        raise Unparseable("set-builder notation is understood for a condition solved for its variable")
+    p.expect_op("set}")
+    return node
 
 
 def _delimited(name: str, closer: str):  # noqa: ANN202 - a small factory of parse functions
@@ -358,69 +381,6 @@ def parse_text_item(p: ExpressionParser) -> Node | None:
     return ast.Text(" ".join(words))
 
 
-def parse_unit_tail(p: ExpressionParser, node: Node, money: bool) -> Node:
-    """Read unit words after a value: ``5 cm``, ``3 km/h``, ``4 square feet``, ``25 percent``."""
-    parts: list[list] = []
-    percent = after_word = False
-    sign, power = 1, 1
-    while True:
-        tok = p.peek()
-        unit_letter = tok.kind == "sym" and is_single_letter_unit(tok.value) and (tok.spaced or parts)
-        if tok.kind == "word" or unit_letter:
-            word = str(tok.value)
-            if word.lower() == "per":
-                sign = -1
-                p.take()
-                continue
-            if word.lower() in PERCENT_WORDS:
-                percent = True
-            elif word.lower() in POWER_WORDS:
-                power = POWER_WORDS[word.lower()]
-                p.take()
-                continue
-            elif (unit := lookup_unit(word)) is not None:
-                parts.append([unit, sign * power])
-            sign, power = 1, 1
-            p.take()
-            after_word = True
-            continue
-        braced = p.at("op", "{", 1) and p.at("op", "}", 3)  # "m^{2}"
-        if after_word and p.at_op("^") and p.peek(2 if braced else 1).value in _SQUARE_OR_CUBIC:
-            p.take()
-            p.i += braced
-            exponent = p.take().value.mantissa
-            p.i += braced
-            if parts:
-                parts[-1][1] *= exponent
-        elif parts and p.at_op("/"):
-            p.take()
-            sign = -1
-        else:
-            break
-    if percent:
-        node = ast.Percent(_scalar(node, "with percent"))
-    if money:
-        parts = [[DOLLAR, 1]]
-    if parts:
-        return ast.Quantity(
-            _scalar(node, "with a unit"), combine_units([(unit, power) for unit, power in parts])
-        )
-    return node  # no unit, or only counting words ("5 apples")
-
-
-def unit_tail_ahead(p: ExpressionParser) -> bool:
-    """True when the tokens from here to the end of the item are only unit words."""
-    k = 0
-    while not p.at_boundary(k):
-        tok = p.peek(k)
-        ok = tok.kind == "word" or (tok.kind == "sym" and is_single_letter_unit(tok.value))
-        ok = ok or (tok.kind == "op" and tok.value in ("^", "/", "{", "}")) or (tok.kind == "num" and k > 0)
-        if not ok:
-            return False
-        k += 1
-    return k > 0
-
-
 _COMMANDS = {
     "frac": _frac,
     "sqrt": _sqrt,
@@ -432,6 +392,7 @@ _COMMANDS = {
 _BRACKETS = {
     "(": _bracket,
     "[": _bracket,
+    "]": _bracket,
     "{": _brace,
     "set{": _set,
     "|": _delimited("abs", "|"),

@@ -3,12 +3,13 @@ r"""Decide whether a parsed prediction equals a parsed gold answer, gold first.
 Structures are compared by shape, then element by element with
 :func:`~reasongym.verifiers.math.numeric.compare_scalars`:
 
-- A label is ignored on either side (``x = 3`` equals ``3``), except that a labelled gold
+- A label is ignored on either side (``x = 3`` equals ``3``), except that two variables named on both
+  sides must be the same (``y = 3`` is not ``x = 3``), that a labelled gold
   equation compares with an unlabelled one as an equation, and that a gold of named assignments
   (``a = 2, b = 3``: different names) matches by name; unnamed values go in the gold's order.
 - Tuples, points and vectors are ordered; sets and bare lists of solutions are unordered
-  multisets; a list of several answers never equals a single-valued gold (a hedge is wrong),
-  unless it is one number's digit groups (``11, 111, 100``).
+  multisets; a list of several answers never equals a single-valued gold (a hedge is wrong; so is
+  ``32, 349`` for 32349: a comma followed by a space separates values).
 - A chain of constants ``\sqrt{51} \approx 7.14`` is graded by its exact member (see
   :mod:`~reasongym.verifiers.math.forms`).
 - Clock times (``4:30``, ``4:30 pm``) compare field by field, ratios (``3:1``) as ratios (see
@@ -26,11 +27,12 @@ Structures are compared by shape, then element by element with
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from fractions import Fraction
 
 from reasongym.verifiers.math import nodes as ast
-from reasongym.verifiers.math.forms import chain_exact, compare_chain, compare_colons, digit_groups, int_value
+from reasongym.verifiers.math.decimals import Shown, rounds_to_gold, shown_decimal
+from reasongym.verifiers.math.forms import chain_exact, compare_chain, compare_colons, states_exact
 from reasongym.verifiers.math.nodes import Node
 from reasongym.verifiers.math.numeric import Match, SymbolicCheck, compare_scalars
 from reasongym.verifiers.math.relations import compare_relations, name_relations, name_text
@@ -39,7 +41,7 @@ from reasongym.verifiers.math.sets import compare_interval, compare_union, norma
 __all__ = ["Match", "answers_equal"]
 
 _MAX_ITEMS = 64
-_DOUBLE_PRECISION = Fraction(1, 2**52)
+_VARIABLE = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?|[a-z]+")  # x, a_1, theta; not f(x), (x,y), PQ
 
 
 def answers_equal(gold: Node, pred: Node, *, timeout: float = 1.0) -> Match:
@@ -75,6 +77,9 @@ def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
     named = _named_assignments(gold)
     if named is not None:
         return _compare_named(named, pred, sym)
+    names = _variable_name(gold), _variable_name(pred)
+    if None not in names and names[0] != names[1]:
+        return Match(False, f"the answer names {names[1]}, the gold {names[0]}")  # y = 3 for x = 3
     gold, pred = _unlabel(gold), _unlabel(pred)
     if isinstance(gold, ast.Colon) or isinstance(pred, ast.Colon):
         return compare_colons(gold, pred, lambda g, p: _compare(g, p, sym))
@@ -92,8 +97,6 @@ def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
     if isinstance(gold, ast.Seq):
         return _compare_sequence(gold, pred, sym)
     if isinstance(pred, ast.Seq) and pred.kind == "list":
-        if digit_groups(pred) is not None and digit_groups(pred) == int_value(gold):
-            return Match(True, "the same number, its digit groups split by commas and spaces")
         how = "joined by or/and" if pred.hedged else "in a list"
         return Match(False, f"{len(pred.items)} answers {how} for a single-valued gold (a hedge)")
     if isinstance(gold, ast.Interval):
@@ -121,6 +124,10 @@ def _compare_gold_chain(gold: ast.Rel, exact: Node, pred: Node, sym: SymbolicChe
     for side in gold.sides:
         if ast.has_approximate(side) and _compare(side, pred, sym).equal:
             return Match(True, "the decimal the gold itself states")
+    literal = pred.arg if isinstance(pred, ast.Neg) else pred
+    if isinstance(literal, ast.Num) and literal.decimals is not None and len(str(literal.mantissa)) >= 3:
+        if states_exact(exact, pred, sym).equal:  # 0.5774 for \frac{\sqrt3}{3} \approx 0.577
+            return Match(True, "the gold's exact value, rounded or cut off at the answer's last digit")
     return match
 
 
@@ -133,6 +140,17 @@ def _kind(node: Node) -> str:
         ast.Rel: "relation",
     }
     return names.get(type(node), "value")
+
+
+def _variable_name(node: Node) -> str | None:
+    """The variable a labelled value names (``x`` in ``x = 3``, ``a_1``), or None for other labels (``f(x)``)."""
+    if (
+        isinstance(node, ast.Labeled)
+        and isinstance(node.label, ast.Sym)
+        and _VARIABLE.fullmatch(node.label.name)
+    ):
+        return node.label.name
+    return None
 
 
 def _unlabel(node: Node) -> Node:
@@ -206,7 +224,7 @@ def _as_text(node: Node, letters: bool = False) -> str | None:
     if isinstance(node, ast.Sym) or (not letters and isinstance(node, ast.Const) and node.name in ("e", "i")):
         return node.name.lower()  # "(E)" was read as Euler's number
     if isinstance(node, ast.Mul) and not node.den:
-        parts = [_as_text(f, letters) for f in node.num]
+        parts = [_as_text(f) for f in node.num]  # in "Yes" (Y*e*s) the e is a letter, not Euler's number
         return None if None in parts else "".join(parts)
     return None
 
@@ -329,37 +347,6 @@ def _split_measure(node: Node) -> tuple[Node, ast.Unit | None, bool]:
     return node, None, False
 
 
-def _decimal_gold(node: Node) -> tuple[ast.Num, int] | None:
-    r"""A decimal literal and the power of ten it is scaled by: ``0.667`` or ``6.67 \times 10^{-1}``."""
-    if isinstance(node, ast.Num) and node.decimals is not None:
-        return node, 0
-    if isinstance(node, ast.Mul) and not node.den and len(node.num) == 2:
-        literal, power = node.num
-        if isinstance(literal, ast.Num) and literal.decimals is not None and isinstance(power, ast.Pow):
-            exponent = power.exp.arg if isinstance(power.exp, ast.Neg) else power.exp
-            if power.base == ast.Num(10) and isinstance(exponent, ast.Num) and exponent.exp10 == 0:
-                if exponent.decimals is None and exponent.mantissa <= 400:
-                    sign = -1 if isinstance(power.exp, ast.Neg) else 1
-                    return literal, sign * exponent.mantissa
-    return None
-
-
-def _gold_tolerance(node: Node) -> Fraction | None:
-    r"""The rounding a decimal gold stands for, or None for an exact gold.
-
-    Half a unit in its last shown digit (``0.33`` allows 0.005; ``6.67 \times 10^{-1}`` allows
-    0.0005), and never less than a double's precision: a gold such as ``1.4142135623730951`` was
-    printed from a float.
-    """
-    decimal = _decimal_gold(node.arg if isinstance(node, ast.Neg) else node)
-    if decimal is None:
-        return None
-    literal, shift = decimal
-    scale = Fraction(10) ** shift
-    half_unit = Fraction(1, 2) * Fraction(10) ** -literal.decimals * scale
-    return max(half_unit, abs(literal.value) * scale * _DOUBLE_PRECISION)
-
-
 def _in_unit(value: Node, unit: ast.Unit, target: ast.Unit) -> Node:
     factor = unit.factor / target.factor
     num: tuple[Node, ...] = (value, ast.Num(factor.numerator))
@@ -376,17 +363,27 @@ def _compare_measures(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
         if g_unit.dims != p_unit.dims:
             return Match(False, f"{p_unit.name} does not measure the same quantity as {g_unit.name}")
         p_value = _in_unit(p_value, p_unit, g_unit)
-    tol = _gold_tolerance(g_value)
+    shown = shown_decimal(g_value)
     hundred = ast.Num(100)
-    candidates = [(g_value, p_value, tol)]
+    candidates = [(g_value, p_value, shown)]
     if g_percent and not p_percent:  # gold 25% accepts 25 and 0.25
-        candidates.append((ast.Mul((g_value,), (hundred,)), p_value, tol / 100 if tol is not None else None))
+        candidates.append((ast.Mul((g_value,), (hundred,)), p_value, shown.scaled(-2) if shown else None))
     if p_percent and not g_percent:  # gold 25 accepts 25% (the number the question asked for)
-        candidates.append((g_value, ast.Mul((p_value,), (hundred,)), tol))
+        candidates.append((g_value, ast.Mul((p_value,), (hundred,)), shown))
     first = None
-    for g, p, t in candidates:
-        match = compare_scalars(g, p, t, sym)
+    for g, p, written in candidates:
+        match = _compare_values(g, p, written, sym)
         if match.equal:
             return match
         first = first or match
     return first
+
+
+def _compare_values(gold: Node, pred: Node, shown: Shown | None, sym: SymbolicCheck) -> Match:
+    """Exact comparison; a decimal gold also accepts the values it rounds (see :mod:`decimals`)."""
+    if shown is None:
+        return compare_scalars(gold, pred, None, sym)
+    match = compare_scalars(gold, pred, shown.float_slack, sym)
+    if match.equal or not rounds_to_gold(shown, pred):
+        return match
+    return Match(True, "the decimal gold is this value rounded")

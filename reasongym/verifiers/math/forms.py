@@ -1,4 +1,4 @@
-r"""Answer forms read more than one way: value chains, clock times, comma-split digit groups.
+r"""Answer forms read more than one way: value chains and clock times.
 
 Chains of equal values (``\sqrt{51} \approx 7.14``, ``\frac64 = 1.5``): a model often ends with
 the exact value and its decimal approximation. Such a chain is graded by its exact member (the
@@ -16,8 +16,6 @@ An inconsistent chain is wrong whatever its first member, and only chains of con
 
 Colons (``4:30``, ``3:1``): clock times compare field by field (``4:30`` is not ``2:15``, though
 4/30 = 2/15), ratios as ratios; see :func:`compare_colons`.
-A list ``11, 111, 100`` may be one number whose digit groups were split by ", " (every group after
-the first from 100 to 999); the caller accepts it only for a single integer gold.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from reasongym.verifiers.math.evaluate import exact_value
 from reasongym.verifiers.math.nodes import Node
 from reasongym.verifiers.math.numeric import Match, SymbolicCheck, compare_scalars
 
-__all__ = ["chain_exact", "compare_chain", "compare_colons", "digit_groups", "int_value"]
+__all__ = ["chain_exact", "compare_chain", "compare_colons", "states_exact"]
 
 
 def _literal(node: Node) -> ast.Num | None:
@@ -61,6 +59,23 @@ def _consistent(exact: Node, member: Node, symbolic: SymbolicCheck) -> Match:
     shifted = ast.Add((member, ast.Neg(shift) if isinstance(member, ast.Neg) else shift))
     truncated = compare_scalars(exact, shifted, half_unit, symbolic)
     return truncated if truncated.equal else match
+
+
+def states_exact(exact: Node, member: Node, symbolic: SymbolicCheck) -> Match:
+    """Whether ``member`` states ``exact``: equal to it, or a decimal that is its rounding or truncation.
+
+    Args:
+        exact: The exact value.
+        member: A chain member or a decimal answer.
+        symbolic: The bounded sympy step, for members that need it.
+
+    Returns:
+        The comparison, with its reason.
+
+    Raises:
+        VerifierTimeout: A sympy step ran past its time limit.
+    """
+    return _consistent(exact, member, symbolic)
 
 
 def _chain_member(chain: ast.Rel, symbolic: SymbolicCheck) -> tuple[Node | None, str]:
@@ -116,28 +131,6 @@ def compare_chain(
         return Match(False, why)
     match = compare(gold, exact)
     return Match(match.equal, f"the exact value of the chain: {match.reason}")
-
-
-def int_value(node: Node) -> int | None:
-    """The value of a plain non-negative integer literal, else None."""
-    return node.mantissa if _plain_int(node) else None
-
-
-def _plain_int(node: Node) -> bool:
-    return isinstance(node, ast.Num) and node.exp10 == 0 and node.decimals is None and node.mantissa >= 0
-
-
-def digit_groups(pred: ast.Seq) -> int | None:
-    """``11, 111, 111, 100`` read as one number: groups of three digits (100-999) after the first."""
-    items = pred.items
-    if pred.hedged or len(items) < 2 or not all(_plain_int(item) for item in items):
-        return None
-    if not 1 <= items[0].mantissa <= 999 or not all(100 <= item.mantissa <= 999 for item in items[1:]):
-        return None
-    value = 0
-    for item in items:
-        value = value * 1000 + item.mantissa
-    return value
 
 
 def _clock_fields(colon: ast.Colon, half: str | None) -> tuple[int, int, int]:

@@ -22,14 +22,43 @@ What counts as the final answer (details in :mod:`reasongym.verifiers.extract` a
   values in one statement are wrong without grading; boxes that all state the gold (``\boxed{x=3}``
   and ``\boxed{3}``) are fine. One box holding a list of 4 or more values for a gold without a
   comma is spraying too.
-- Without a box, the last answer phrase ("The answer is", "Final Answer:", "Answer:", "####",
-  "The solutions are", "The roots are"): its sentence or line, the math that opens it (several
-  ``$...$`` joined by "or"/"and"/","), or a display block ``$$ ... $$`` on the following lines. A
-  sentence states its value after its last "is"/"are"/"=" ("The smallest $k$ is 17"), else by
-  its one number; a sentence with a negation ("It cannot be 17") states none.
-- Without a box or phrase, the last number, with a unit word written after it (``24 m^2``); a
-  number in an exponent is not a number of the text, and a number ending an expression
-  (``1 + 1 + 1``) is no answer.
+- Without a box, the last ``<answer>...</answer>`` tag, then the last answer phrase ("The answer
+  is", "Final Answer:", "Answer:", "####", "The answer must be", "The solutions are", "The roots
+  are"): its sentence or line, the math that opens it (several ``$...$`` joined by "or"/"and"/","),
+  or a display block ``$$ ... $$`` on the following lines. A sentence states its value after its
+  last "is"/"are"/"="/"gives"/"get(s)"/``\in`` ("The smallest $k$ is 17"), else by its one number;
+  several assignments or inequalities state them all ("x = 2 and y = -1" for ``(2, -1)``; "x = 2 or
+  x = -2" for ``-2, 2``; "x ≤ -1 or x ≥ 3" for a union); "no (real) solutions" states the empty set;
+  "..., but only x = 5 is valid" states 5; a remark in brackets that ends it is dropped. A value followed by plain words keeps
+  only the value and its unit ("3/8 of the pizza" is 3/8, "12 apples" is 12, "16π square units"
+  is 16π). A rejected alternative after it is dropped ("42, not 24 as one might first guess" is 42;
+  also "rather than", "instead of"). A sentence with a negation ("It cannot be 17") or a bound ("at
+  least 12", "between 10 and 12") states no value.
+- **Words after the answer revise it.** When the text after the final box, tag or phrase holds a
+  revision ("wait", "actually", "oops", "hmm", "no,", "on second thought", "I made a mistake",
+  "let me recount ...") and a sentence after it states a value as above, that value is the answer:
+  ``... $\boxed{24}$ ways. Wait, actually, rotations are the same, so divide by 4: that gives 6
+  seatings.`` answers 6. Why: a model that corrects itself in words has changed its final claim, and
+  rewarding the box would pay the mistake it retracted. A revision that states no value ("Wait,
+  let me double-check. Yes.") and a remark without a revision word leave the answer as it was.
+- Without a box, tag or phrase, a display block ``$$ ... $$`` or ``\[ ... \]`` that ends the text,
+  else the last sentence's value, read as above (a final inequality "So x ≤ 3." counts; questions that
+  end the text are skipped), when the text ends with a finished sentence: "So the number of handshakes is **36**.", "The value of $f(-1)$ is $- 3$.",
+  "So x ∈ (−∞, 3)." A last sentence that opens with "If"/"Suppose" and sets up its case with a
+  number the completion has not used ("If she pays with a $20 bill she gets $7.50 back.") is an
+  aside: the sentence before it is read.
+- Else the last number, with a unit written after it (``24 m^2``, ``25%``, "2 hours 30
+  minutes"); a number in an exponent is not a number of the text, and there is no answer when the
+  number ends an expression (``1 + 1 + 1``) or a hedge, follows a negation or a bound ("x cannot
+  be 3", "at least 12"), or is the second member of a pair (``(2,3)``).
+- **When a number in words is read.** Inside an answer (a box, a tag, a phrase's sentence, the last
+  sentence's value) always: "twelve", "two hundred and five", "negative three", "1.5 million",
+  ordinals ("third" is 3, ``15^{\text{th}}``, ``\text{first}``), fractions ("two thirds",
+  "one-quarter", "a half", "3 over 4"). As the last number: a number in words counts when it comes
+  after the last number in digits and ends the text with a full stop ("... so four boxes hold
+  twelve.", "She finished third."), never a lone "one" (mostly a pronoun). Why: inside prose these
+  words are rarely values ("into two groups", "the third step", "First, ..."); ending a claim they
+  are.
 - No answer (UNPARSEABLE): an unclosed box (truncated output; no fall back to phrases), nothing
   found. REFUSED: more than 64 boxes, a box of more than 5,000 characters, a phrase answer of
   more than 1,000 characters, a completion of more than 1,000,000 characters. A long answer is
@@ -43,13 +72,20 @@ plain comma group only outside brackets, so ``(1,000)`` is a pair; a space, thin
 ``\;`` or ``~`` only after a first group of one to three digits, so ``1 000`` is 1000 and ``2 3`` is
 not 23), colons (``4:30 pm``, ``7:15\text{ p.m.}``, ``3:1``), fractions (``a/b``, ``\frac``,
 ``\dfrac``, ``\tfrac``, ``\frac12``), mixed numbers (``3\frac12``, ``3 1/2``), percent, scientific
-notation (``2e3``, ``2\times10^3``), repeating decimals (``0.1\overline{6}``), roots, powers (``^``
+notation (``2e3``, ``2\times10^3``), repeating decimals (``0.1\overline{6}``, ``0.(3)``; ``0.666...``
+is the decimal cut off), roots, powers (``^``
 and ``**``), ``\pi``, ``e``, ``i``, trig/log/ln/exp, implicit products (also ``2^6 3^5``),
 ``\left( \right)``, ``\cdot``, ``\times``, ``\div``, degrees, base subscripts (``204_5``),
-``\text{}``/``\mathrm{}``/``\boxed{}`` wrappers, ``$``/``\(..\)`` delimiters, Unicode math, number
-words ("twelve", "one hundred"), variables with subscripts, a leading ``x =`` / ``x \in`` /
-``f(x) =`` label, tuples, sets, intervals and unions, matrices, equations and inequalities (also
-``1 < g(x) < 4`` and ``-x > -2``), units with exponents (``6\text{ m}^{2}``). Anything else is
+``11_{10}`` (a plain decimal number), ``\text{}``/``\mathrm{}``/``\boxed{}`` wrappers,
+``$``/``\(..\)`` delimiters, Unicode math (``ℝ``, ``∈``, ``≈``, ``∅``), numbers in words (see above),
+currency signs (``$``, ``€``, ``£``, ``¥``, ``₹``: only the amount counts), variables with
+subscripts, a leading ``x =`` / ``x \in`` / ``f(x) =`` / ``f'(x) =`` / ``f^{-1}(x) =`` label, tuples,
+sets, set-builder notation (``\{x \mid 1 < x \le 2\}`` is ``(1, 2]``), intervals (also the French
+``]2, 5[`` and ``[0, 3[``) and unions, matrices and their sums and scalar multiples (computed entry by
+entry), vectors in ``\mathbf{i}``, ``\mathbf{j}``, ``\mathbf{k}`` (``\hat{i}``, ``\vec{i}``; the column of
+coefficients), equations and inequalities (also ``1 < g(x) < 4`` and ``-x > -2``), units with
+exponents (``6\text{ m}^{2}``), units on the members of a chain (``5\sqrt2 cm \approx 7.07 cm``) and
+quantities of one kind written together ("2 hours 30 minutes" is 150 minutes). Anything else is
 UNPARSEABLE with the reason.
 
 Refusals, decided before computing (REFUSED, ``correct=False``): more than 2,000 characters or
@@ -58,15 +94,27 @@ Refusals, decided before computing (REFUSED, ``correct=False``): more than 2,000
 
 Equality (see :mod:`equivalence`, :mod:`numeric`, :mod:`relations`, :mod:`sets`, :mod:`forms`):
 
-- Exact values compare exactly: ``0.333`` is not ``1/3``, ``3.14`` is not ``\pi``, ``2/3`` is not
-  ``0.67``; a decimal prediction of an exact gold needs about ten significant digits
-  (``3.141592654`` is ``\pi``; relative error at most 5e-10). ``\sqrt8`` equals ``2\sqrt2``;
-  ``1/2^{99}`` is not ``1/2^{98}``.
-- Decimal tolerance follows the gold only: a decimal gold counts as rounded at its shown precision,
-  also in scientific notation. Gold ``0.33`` accepts anything within 0.005 of it (``0.334``,
-  ``1/3``), not ``0.34``; ``6.67 \times 10^{-1}`` accepts ``0.667`` and ``2/3``, not ``0.668``; a
-  gold printed from a float (``1.4142135623730951``) accepts ``\sqrt2`` (no decimal gold is held to
-  more than a double's precision). An integer gold accepts no rounding.
+- **How decimals compare** (rules in :mod:`decimals`). Exact values compare exactly: ``\sqrt8``
+  equals ``2\sqrt2``, ``1/2^{99}`` is not ``1/2^{98}``, ``3.14`` is not ``\pi``.
+
+  * A decimal gold is its value, never a range: gold ``0.3`` rejects ``0.25``, ``0.34`` and
+    ``0.349``, gold ``2.5`` rejects ``2.54``, gold ``12.50`` rejects ``12.504``. Why: GSM8K-style
+    golds such as ``0.3`` or ``12.50`` are exact, and reading them as roundings paid wrong answers.
+  * A decimal gold with at least two decimals and two significant digits (``0.33``, ``0.14``,
+    ``1.41``, ``6.67 \times 10^{-1}``) may round a value it cannot write out: it accepts an answer
+    whose decimals never end (``1/3``, ``1/7``, ``\sqrt2``, ``\pi``; written without a decimal
+    point) that rounds to it, and a longer decimal of such a fraction with a denominator of at most
+    12 that rounds to it (``0.333`` for ``0.33``: 0.333 is 1/3); nothing else (``0.334``, ``1/8``
+    for ``0.13``). One decimal or one significant digit (``0.3``, ``0.05``) is too coarse to be a
+    rounding: ``0.3`` rejects ``1/3``. A gold printed from a float (``1.4142135623730951``) accepts
+    ``\sqrt2`` (no decimal gold is held to more than a double's precision).
+  * A fraction gold whose decimals never end (``1/3``, ``2/7``) accepts a decimal with three or
+    more significant digits that is its rounding or cut-off at the last digit (``0.333``,
+    ``0.3333``, ``0.286`` and ``0.285`` for ``2/7``), not ``0.3``, ``0.33`` or ``0.334``. Why three:
+    two digits (``0.67``) round too many other values to name this one. An irrational gold
+    (``\pi``, ``\sqrt2``) asks for its exact form: a decimal needs about ten significant digits
+    (``3.141592654`` is ``\pi``; relative error at most 5e-10). An integer gold, and any gold whose
+    decimals end (``3/4``), accepts no rounding.
 - Expressions with variables: a disagreement at fixed random points (positive reals, complex
   points to their right) is final (``2x`` is not ``2y``). Agreement is then settled by a wider
   numeric test: when both sides have the same variables, use no abs/floor/ceil, and agree at ten
@@ -81,9 +129,10 @@ Equality (see :mod:`equivalence`, :mod:`numeric`, :mod:`relations`, :mod:`sets`,
   variable is positive, and accepting these for every gold would accept real errors. math-verify
   rejects them too: 9 of the 10 such pairs measured in benchmarks/README.md (it accepts
   ``\sqrt{x^2}`` for ``|x|``, treating variables as real).
-- Labels are ignored: ``x = 3`` equals ``3`` and the reverse. A relation that names a value reads
+- Labels are ignored: ``x = 3`` equals ``3`` and the reverse; but a variable named on both sides
+  must be the same variable (``y = 3`` is wrong for the gold ``x = 3``). A relation that names a value reads
   as a label: ``PQ = 4``, ``|PQ| = 5``, ``\frac{OM}{ON} = 2``, ``S_1:S_2 = 3:7``, and chains such as
-  ``p + q = q + p = 57`` or ``m + n = 3 + 4 = 7`` (see :mod:`relations`). A two-member relation in
+  ``p + q = q + p = 57``, ``a + 2z = 2z + a = 101`` or ``m + n = 3 + 4 = 7`` (see :mod:`relations`). A two-member relation in
   lower-case letters is not a named value: a gold ``x + y = 5`` is a line, and ``5`` is no answer
   to it; an answer ``m + n = 7`` might be an unsolved equation. An unsolved equation is not a
   value (``2x = 6`` is not ``x = 3``).
@@ -93,8 +142,8 @@ Equality (see :mod:`equivalence`, :mod:`numeric`, :mod:`relations`, :mod:`sets`,
 - Tuples/points/vectors are ordered; sets and bare solution lists (``1, 2``, ``x=1, x=2``,
   ``1 and 2``, ``x = 1 or x = 2``) are unordered; ``\pm`` in them stands for both values
   (``\{1\pm\sqrt5, -2\}`` has three members). Several values for a single-valued gold are a
-  hedge and WRONG (``1 or 2`` for gold ``1``), except digit groups split by ", " (``11, 111, 100``
-  for 11111100: every group after the first from 100 to 999).
+  hedge and WRONG (``1 or 2`` for gold ``1``). A comma followed by a space separates values:
+  ``32, 349`` is two values, not 32349 (digit groups are ``32,349`` or ``32{,}349``).
 - Equations are the same relation when one difference is a non-zero constant multiple of the
   other: ``3x-3y=6`` is ``x-y=2``, ``y=\frac23x-1`` is ``2x-3y-3=0``. Inequalities compare side by
   side (``5 \ge x`` is ``x \le 5``); a solved inequality equals its interval (``2 \le x < 5`` is

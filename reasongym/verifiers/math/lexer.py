@@ -9,7 +9,8 @@ Token kinds: ``num`` (value: a Num or exact Mul node), ``sym`` (a one-letter or 
 (sin, log, ...), ``cmd`` (frac, sqrt, binom, begin, end, reals, emptyset, boxed), ``op`` (every
 operator and bracket, with canonical names such as ``<=``, ``pm``, ``set{``, ``deg``, ``dollar``),
 ``colon`` (whole numbers joined by colons, ``4:30 pm`` or ``3:1``; value: the fields of a
-:class:`~reasongym.verifiers.math.nodes.Colon`).
+:class:`~reasongym.verifiers.math.nodes.Colon`); ``nword``, ``ordinal`` and ``part`` (numbers in words,
+merged into ``num`` tokens by :func:`~reasongym.verifiers.math.words.join_number_words`).
 
 Why this file is long: the lexer is one left-to-right pass whose cases (numbers in their many spellings,
 LaTeX commands, words) share the cursor; the token patterns above it are the table it reads.
@@ -23,6 +24,13 @@ from typing import NamedTuple
 
 from reasongym.verifiers.math.nodes import Mul, Num, Unparseable
 from reasongym.verifiers.math.units import PERCENT_WORDS, POWER_WORDS, SHORT_UNIT_WORDS
+from reasongym.verifiers.math.words import (
+    NUMBER_WORDS,
+    ORDINAL_WORDS,
+    PART_WORDS,
+    SIGN_WORDS,
+    join_number_words,
+)
 
 __all__ = ["Token", "tokenize", "FUNCTIONS", "NUMBER_WORDS"]
 
@@ -41,21 +49,6 @@ _GREEK = frozenset(
     "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi "
     "rho sigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Sigma Phi Psi Omega".split()
 )
-NUMBER_WORDS = {
-    **{
-        w: i
-        for i, w in enumerate(
-            "zero one two three four five six seven eight nine ten eleven twelve "
-            "thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
-        )
-    },
-    **{
-        w: 10 * (i + 2) for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())
-    },
-    "hundred": 100,
-    "thousand": 1000,
-    "million": 10**6,
-}
 _SKIPPED_COMMANDS = frozenset(
     ", ; : ! > quad qquad left right big Big bigg Bigg bigl bigr Bigl Bigr biggl biggr Biggl Biggr "
     "displaystyle textstyle limits nolimits middle enspace thinspace medspace thickspace".split()
@@ -130,6 +123,7 @@ _OPERATORS = (
     "**", "<=", ">=", "!=", "=<", "=>", "+", "-", "*", "/", "^", "_", "!", "=", "<", ">", ",", ";",
     "(", ")", "[", "]", "{", "}", "|", "%", "&", ":", "'",
 )  # fmt: skip
+_CURRENCY = frozenset("$€£¥₹")  # the amount is read in dollars: only the number matters against a gold
 _OPERATOR_NAMES = {"**": "^", "=<": "<=", "=>": ">="}
 
 _SPACE = re.compile(r"\s+")
@@ -156,7 +150,14 @@ _HALF_DAY = re.compile(
     r"[ \t]*(?:\\[ ,;:!][ \t]*)?(?:\\(?:text|textrm|mathrm|mbox)[ \t]*\{[ \t]*([aApP])\.?[ \t]?[mM]\.?[ \t]*\}"
     r"|([aApP])\.?[ \t]?[mM]\.?(?![A-Za-z]))"
 )
+_VECTOR_WRAPPERS = frozenset({"mathbf", "boldsymbol", "bm", "vec", "hat"})
+_UNIT_VECTOR = re.compile(r"[ \t]*(?:\{[ \t]*(\\[ij]math|[ijk])[ \t]*\}|(\\[ij]math|[ijk])(?![A-Za-z]))")
 _DECIMAL_PART = re.compile(r"\.(\d+)")
+_REPETEND = re.compile(r"\((\d{1,20})\)")
+_DOTS = re.compile(r"[ \t]*(?:\.\.\.|\\[lc]?dots(?![A-Za-z]))")
+_ORDINAL_SUFFIX = re.compile(
+    r"(?:st|nd|rd|th)(?![A-Za-z])|\^[ \t]*\{?[ \t]*(?:\\(?:text|textrm|mathrm)[ \t]*\{[ \t]*)?(?:st|nd|rd|th)[ \t]*\}?[ \t]*\}?"
+)
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)(?![\d.])")
 _OVERLINE = re.compile(r"\\(?:overline|bar|dot)\s*(?:\{\s*(\d+)\s*\}|(\d))")
 
@@ -234,6 +235,15 @@ class _Lexer:
             if over:
                 rep = over.group(1) or over.group(2)
                 pos = over.end()
+        if frac is not None and rep is None:
+            repeat = _REPETEND.match(text, pos, end)  # 0.(3): the bracketed digits repeat
+            if repeat:
+                rep, pos = repeat.group(1), repeat.end()
+            elif frac and _DOTS.match(text, pos, end):
+                pos = _DOTS.match(text, pos, end).end()  # 0.666...: the decimal as written, cut off
+        elif frac is None and not grouped:
+            suffix = _ORDINAL_SUFFIX.match(text, pos, end)  # 15th, 15^{\text{th}}: the number 15
+            pos = suffix.end() if suffix else pos
         exp = 0
         exp_match = _EXPONENT.match(text, pos, end) if rep is None else None
         if exp_match:
@@ -263,6 +273,13 @@ class _Lexer:
             return pos
         if name in ("phantom", "hphantom", "vphantom"):
             return self.skip_argument(pos, end)
+        if name in _VECTOR_WRAPPERS:
+            unit = _UNIT_VECTOR.match(self.text, pos, end)
+            if unit is not None:  # \mathbf{i}, \hat{j}, \vec k: a unit vector
+                self.emit("sym", _unit_name(unit))
+                return unit.end()
+            if name in ("vec", "hat"):
+                raise Unparseable(f"\\{name} is only understood on the unit vectors i, j, k")
         if name in _TEXT_WRAPPERS or name in _MATH_WRAPPERS or name == "mathbb":
             return self.wrapper(name, pos, end, text_mode)
         if name in _COMMAND_TOKENS:
@@ -316,6 +333,12 @@ class _Lexer:
             self.emit("sep", lower)
         elif lower in NUMBER_WORDS:
             self.emit("nword", NUMBER_WORDS[lower])
+        elif lower in ORDINAL_WORDS:
+            self.emit("ordinal", ORDINAL_WORDS[lower])
+        elif lower in PART_WORDS:
+            self.emit("part", PART_WORDS[lower])
+        elif lower in SIGN_WORDS:
+            self.emit("op", "-")
         elif text_mode or lower in PERCENT_WORDS or lower in POWER_WORDS or lower == "per":
             self.emit("word", run)
         elif lower in FUNCTIONS or lower in _FUNCTION_ALIASES:
@@ -337,10 +360,13 @@ class _Lexer:
 
     def operator(self, pos: int, end: int, text_mode: bool) -> int:
         text = self.text
-        if text[pos] == "$":
-            # Math-mode delimiters were stripped before; a remaining "$" before a number is money.
+        if text[pos] in _CURRENCY:
+            # Math-mode delimiters were stripped before; a remaining "$" (or another currency sign)
+            # before a number is money.
             if pos + 1 < end and (text[pos + 1].isdigit() or text[pos + 1] in " ."):
                 self.emit("op", "dollar")
+            elif text[pos] != "$":
+                raise Unparseable(f"unexpected character {text[pos]!r}")
             return pos + 1
         for op in _OPERATORS:
             if text.startswith(op, pos):
@@ -355,6 +381,12 @@ class _Lexer:
         if text[pos] == "." and pos + 1 == end:
             return pos + 1  # a full stop ending the answer
         raise Unparseable(f"unexpected character {text[pos]!r}")
+
+
+def _unit_name(unit: re.Match[str]) -> str:
+    r"""``\mathbf{i}`` for the unit vector written ``\hat{\imath}``, ``\vec i``, ..."""
+    written = unit.group(1) or unit.group(2)
+    return "\\mathbf{" + (written[1] if written.startswith("\\") else written) + "}"
 
 
 def _matching_brace(text: str, open_pos: int, end: int) -> int:
@@ -375,49 +407,6 @@ def _matching_brace(text: str, open_pos: int, end: int) -> int:
     raise Unparseable("unbalanced braces")
 
 
-def _join_number_words(tokens: list[Token]) -> list[Token]:
-    """Merge runs such as "one hundred and five" or "twenty-five" into one number token."""
-    out: list[Token] = []
-    i = 0
-    while i < len(tokens):
-        if tokens[i].kind != "nword":
-            out.append(tokens[i])
-            i += 1
-            continue
-        total, current, spaced = 0, 0, tokens[i].spaced
-        while i < len(tokens):
-            tok = tokens[i]
-            if tok.kind == "nword":
-                value = tok.value
-                if value == 100:
-                    current = max(current, 1) * 100
-                elif value >= 1000:
-                    total += max(current, 1) * value
-                    current = 0
-                else:
-                    current += value
-                i += 1
-            elif (
-                tok.kind == "op"
-                and tok.value == "-"
-                and i + 1 < len(tokens)
-                and tokens[i + 1].kind == "nword"
-            ):
-                i += 1
-            elif (
-                tok.kind == "sep"
-                and tok.value == "and"
-                and i + 1 < len(tokens)
-                and tokens[i + 1].kind == "nword"
-                and (total or current >= 100)
-            ):
-                i += 1
-            else:
-                break
-        out.append(Token("num", Num(total + current), spaced))
-    return out
-
-
 def tokenize(text: str) -> list[Token]:
     """Split an answer into tokens.
 
@@ -433,6 +422,6 @@ def tokenize(text: str) -> list[Token]:
     """
     lexer = _Lexer(text)
     lexer.run(0, len(text), text_mode=False)
-    tokens = _join_number_words(lexer.tokens)
+    tokens = join_number_words(lexer.tokens)
     tokens.append(Token("end", None, lexer.spaced))
     return tokens

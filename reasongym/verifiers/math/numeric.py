@@ -12,9 +12,12 @@ r"""Compare two scalar answers, cheapest test first: exact rationals, mpmath num
    without sympy. Otherwise sympy decides in the worker, under the time limit: equal only when it
    reduces ``gold - pred`` to 0.
 
-Tolerance follows the gold: a decimal gold ``0.33`` stands for every value that rounds to it
-(``|pred - gold| <= 0.5e-2``); an exact gold needs an exact prediction, or a decimal one with about
-ten significant digits (relative error <= 5e-10, and under 0.5 for an integer gold).
+Decimals (rules and reasons in :mod:`decimals`): a decimal gold is exact, and the caller adds what
+it may round; an exact fraction gold whose decimals never end accepts a decimal literal of three or
+more significant digits that is its rounding or cut-off (``0.333`` for ``1/3``); any other exact gold
+needs an exact prediction, or a decimal one with about ten significant digits (relative error <= 5e-10,
+and under 0.5 for an integer gold). ``tol``, when given, is an absolute tolerance: half a unit of a
+chain member's last digit (:mod:`forms`), or a double's precision for a gold printed from a float.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 from reasongym.errors import VerifierOutOfMemory, VerifierTimeout
 from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.cost import estimate_digits
+from reasongym.verifiers.math.decimals import decimal_states, terminates
 from reasongym.verifiers.math.evaluate import exact_value, numeric_context, numeric_value
 from reasongym.verifiers.math.nodes import Node, Refused
 
@@ -104,19 +108,10 @@ def _load_sympy_step(name: str) -> Any:  # pragma: no mutate block (runs in the 
 _SYMPY_STEP = _LazySympyStep()
 
 
-def _terminates(value: Fraction) -> bool:
-    """True when the decimal expansion ends (3, 0.75): a decimal can then state it exactly."""
-    den = value.denominator
-    for prime in (2, 5):
-        while den % prime == 0:
-            den //= prime
-    return den == 1
-
-
 def _within_tolerance(
     gold: Any, pred: Any, tol: Fraction | None, approximate: bool, exact_only: bool
 ) -> bool:
-    """The tolerance a decimal gold (``tol``) or a decimal prediction of an exact gold allows.
+    """The tolerance ``tol`` allows, or the one a decimal prediction of an exact gold allows.
 
     A gold whose decimal expansion ends (7, 3/4) can be written exactly, so ``exact_only`` leaves
     a decimal prediction no tolerance; 1/3 or pi allow about ten significant digits.
@@ -136,7 +131,7 @@ def _compare_rationals(gold: Fraction, pred: Fraction, tol: Fraction | None, app
     """Exact comparison, then the tolerance a decimal gold or a decimal prediction allows."""
     if gold == pred:
         return Match(True, "equal values")
-    if _within_tolerance(gold, pred, tol, approximate, _terminates(gold)):
+    if _within_tolerance(gold, pred, tol, approximate, terminates(gold)):
         return Match(True, "equal within the rounding of the decimals")
     return Match(False, f"{_show(pred)} is not {_show(gold)}")
 
@@ -202,7 +197,7 @@ def _terminating_exact(node: Node) -> bool:
         value = exact_value(node)
     except ZeroDivisionError:
         return False
-    return value is not None and _terminates(value)
+    return value is not None and terminates(value)
 
 
 def _sample_points(names: frozenset[str], ctx: Any) -> list[dict[str, Any]]:
@@ -308,7 +303,7 @@ def compare_scalars(gold: Node, pred: Node, tol: Fraction | None, symbolic: Symb
     Args:
         gold: The gold expression.
         pred: The predicted expression.
-        tol: The absolute tolerance a decimal gold allows, or None for an exact gold.
+        tol: An absolute tolerance (a chain member's rounding, a float-printed gold's precision), or None.
         symbolic: The bounded sympy step, called only when the cheaper tests cannot decide.
 
     Returns:
@@ -322,6 +317,11 @@ def compare_scalars(gold: Node, pred: Node, tol: Fraction | None, symbolic: Symb
     except ZeroDivisionError:
         return Match(False, "division by zero")
     if g is not None and p is not None:
+        stated = decimal_states(g, pred) if tol is None and g != p else None
+        if stated:
+            return Match(True, "the decimal is the gold rounded or cut off at its last digit")
+        if stated is False:
+            return Match(False, f"{_show(p)} is not {_show(g)}")
         return _compare_rationals(g, p, tol, ast.has_approximate(pred))
     names = ast.free_symbols(gold) | ast.free_symbols(pred)
     if not names:

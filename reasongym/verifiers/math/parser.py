@@ -3,31 +3,42 @@ r"""Recursive-descent parser of math answers into the syntax tree of :mod:`nodes
 The grammar, loosest binding first::
 
     answer   := item (("," | ";" | "or" | "and") item)*          an unordered list if several
-    item     := ["$"] [label ("=" | "\in")] relation ("\cup" relation)* [unit words]
-    relation := expr (relop expr)*                 "2 <= x < 5" becomes the interval [2, 5)
+    item     := ["$"] [label ("=" | "\in")] relation ("\cup" relation)* [units]     units: "2 h 30 min"
+    relation := expr [units] (relop expr [units])*   "2 <= x < 5" becomes the interval [2, 5)
     expr     := ["-" | "+" | "\pm"] term (("+" | "-" | "\pm") term)*
     term     := factor (("*" | "/") factor | implicit-product power)*
     factor   := ("-" | "+")* power
     power    := postfix ["^" exponent]                right-associative; "^\circ" is degrees
     postfix  := atom ("!" | "!!" | "%" | "_base")*             each operator counts as one nesting level
-    atom     := number | variable | constant | (...) | [...) | {...} | \{...\} | |...|
-              | \frac a b | \sqrt[n] a | \binom a b | function [^p] arg | matrix
+    atom     := number | variable | constant | (...) | [...) | ]...[ | {...} | \{...\} | \{x \mid ...\}
+              | |...| | \frac a b | \sqrt[n] a | \binom a b | function [^p] arg | matrix
 
-Nothing here evaluates; every failure raises ``Unparseable`` (or ``Refused`` for nesting deeper
+Sums and scalar multiples of matrices are computed entry by entry (:mod:`matrices`). Nothing here
+evaluates; every failure raises ``Unparseable`` (or ``Refused`` for nesting deeper
 than ``MAX_NESTING``) naming what was not understood.
+
+Why this file is long: the levels of the grammar call one another, so they are the methods of one class
+read top to bottom; atoms (:mod:`atoms`), units (:mod:`quantities`) and matrices live in their own modules.
 """
 
 from __future__ import annotations
 
 import re
 
+from reasongym.verifiers.math import matrices
 from reasongym.verifiers.math import nodes as ast
-from reasongym.verifiers.math.atoms import parse_atom, parse_text_item, parse_unit_tail, unit_tail_ahead
+from reasongym.verifiers.math.atoms import parse_atom, parse_text_item
 from reasongym.verifiers.math.cost import check_text, estimate_digits
 from reasongym.verifiers.math.lexer import Token, tokenize
 from reasongym.verifiers.math.nodes import Node, Refused, Unparseable
+from reasongym.verifiers.math.quantities import (
+    item_units,
+    parse_unit_tail,
+    unit_before_relation,
+    unit_tail_ahead,
+)
 from reasongym.verifiers.math.shape import finish_answer, relation_node, signed, union
-from reasongym.verifiers.math.units import is_single_letter_unit, lookup_unit
+from reasongym.verifiers.math.units import is_single_letter_unit
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = ["MAX_NESTING", "parse_answer", "parse_tokens"]
@@ -37,7 +48,7 @@ _DOLLAR = re.compile(r"(?<!\\)\$+")
 _RELOPS = frozenset({"=", "<", ">", "<=", ">=", "!="})
 _BOUNDARY_OPS = frozenset({",", ";", ")", "]", "}", "set}", "&", "\\\\", "|", "rfloor", "rceil"})
 _IMPLICIT_OPS = frozenset({"(", "{", "lfloor", "lceil", "set{"})
-_IMPLICIT_CMDS = frozenset({"frac", "sqrt", "binom"})
+_IMPLICIT_CMDS = frozenset({"frac", "sqrt", "binom", "begin"})  # 2\begin{pmatrix}...: a scalar times a matrix
 
 
 def _describe(tok: Token) -> str:
@@ -47,15 +58,6 @@ def _describe(tok: Token) -> str:
 def _scalar(node: Node, where: str) -> Node:
     if not ast.is_scalar(node):
         raise Unparseable(f"a {type(node).__name__.lower()} cannot be used {where}")
-    return node
-
-
-def _glued_unit(node: Node) -> Node:
-    """Read "5m" (a number glued to a one-letter unit, as the whole item) as 5 metres."""
-    if isinstance(node, ast.Mul) and len(node.num) == 2 and not node.den:
-        number, letter = node.num
-        if isinstance(number, ast.Num) and isinstance(letter, ast.Sym) and is_single_letter_unit(letter.name):
-            return ast.Quantity(number, lookup_unit(letter.name))
     return node
 
 
@@ -136,7 +138,7 @@ class Parser:
         while self.at_op("cup") or (self.at("sym", "U") and _interval_like(node)):
             self.take()
             node = union([node, self.relation()])
-        node = parse_unit_tail(self, _glued_unit(node), money)
+        node = item_units(self, node, money)
         if negate:
             node = (
                 ast.Quantity(ast.Neg(node.value), node.unit)
@@ -146,12 +148,17 @@ class Parser:
         return ast.Labeled(label, node) if label is not None else node
 
     def label(self) -> Node | None:
-        r"""Consume "x =", "a_1 =", "f(x) =", "(x, y) =" or "x \in" when one starts the item."""
+        r"""Consume "x =", "a_1 =", "f(x) =", "f'(x) =", "f^{-1}(x) =", "(x, y) =" or "x \in" when one starts it."""
         j = 0
         if self.at("sym"):
             j = 1
             if self.at("op", "_", 1):
                 j = self._skip_group(2) if self.at("op", "{", 2) else 3
+            while j and self.at("op", "'", j):  # f'(x) =, y'' =
+                j += 1
+            if j and self.at("op", "^", j) and self.at("op", "{", j + 1):  # f^{-1}(x) =
+                after = self._skip_group(j + 1)
+                j = after if after and self.at("op", "(", after) else 0
             if j and self.at("op", "(", j):
                 j = self._skip_symbol_tuple(j)
         elif self.at_op("("):
@@ -178,12 +185,17 @@ class Parser:
     # ---- relations and arithmetic ----
     def relation(self) -> Node:
         first = self.side(after_relation=False) if self.toks[self.i].kind == "sym" else self.expr()
+        if unit_before_relation(self):  # "5\sqrt2 cm \approx 7.07 cm": units on each member
+            first = parse_unit_tail(self, first, False)
         if not self.at_op(*_RELOPS):
             return first
         sides, ops = [first], []
         while self.at_op(*_RELOPS):
             ops.append(self.take().value)
-            sides.append(self.side(after_relation=True))
+            side = self.side(after_relation=True)
+            sides.append(
+                parse_unit_tail(self, side, False) if unit_before_relation(self, last=True) else side
+            )
         return relation_node(tuple(ops), tuple(sides))
 
     def side(self, after_relation: bool) -> Node:
@@ -206,7 +218,7 @@ class Parser:
             sign = self.take().value
         if len(terms) == 1:
             return terms[0]
-        return ast.Add(tuple(_scalar(t, "in a sum") for t in terms))
+        return matrices.add(terms) or ast.Add(tuple(_scalar(t, "in a sum") for t in terms))
 
     def term(self) -> Node:
         num, den = [self.factor()], []
@@ -232,6 +244,9 @@ class Parser:
                 break
         if len(num) == 1 and not den:
             return num[0]
+        matrix = matrices.product(num, den)
+        if matrix is not None:
+            return matrix
         return ast.Mul(
             tuple(_scalar(x, "in a product") for x in num), tuple(_scalar(x, "in a quotient") for x in den)
         )
@@ -257,6 +272,8 @@ class Parser:
         node = self.power()
         if negate and isinstance(node, ast.BaseNum):
             return ast.BaseNum("-" + node.digits, node.base)  # -221_3
+        if negate and isinstance(node, ast.Matrix):
+            return matrices.negate(node)
         return ast.Neg(_scalar(node, "with a minus sign")) if negate else node
 
     def power(self) -> Node:
@@ -309,7 +326,8 @@ class Parser:
                 base = self.subscript_text()
                 if not base.isdigit() or not 2 <= int(base) <= 36:
                     raise Unparseable(f"base {base!r} must be a whole number from 2 to 36")
-                node = ast.BaseNum(str(node.mantissa), int(base))
+                if int(base) != 10:  # 11_{10} is the decimal number 11
+                    node = ast.BaseNum(str(node.mantissa), int(base))
             else:
                 self.depth -= wrapped
                 return node

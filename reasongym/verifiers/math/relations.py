@@ -16,7 +16,8 @@ named values, ``PQ = 4, RS = 6``, match by name). The name must be written in ca
 and segments are named, unless the relation has three members or more: a gold ``x + y = 5`` or ``xy =
 5`` is a curve, and ``5`` is no answer to it; an answer ``m + n = 7`` alone may be an unsolved equation
 (``x + y = 7`` for a question about x), so it is not read as the value 7, while ``m + n = 3 + 4 = 7``
-is. An equation with numbers in its letters' side (``x + 1 = 4``) is never a name.
+is. An equation with numbers in its letters' side (``x + 1 = 4``) is never a name. A chain that writes one
+expression twice or more and ends in constants (``a + 2z = 2z + a = 101``) states the expression's value.
 """
 
 from __future__ import annotations
@@ -57,9 +58,38 @@ def _is_name(node: Node, capitals: bool) -> bool:
     return len(ast.free_symbols(node)) >= 2 or isinstance(node, ast.Func)
 
 
+def _same_expression(first: Node, other: Node) -> bool:
+    """Whether two expressions agree at two fixed complex points (``a + 2z`` and ``2z + a``)."""
+    names = sorted(ast.free_symbols(first) | ast.free_symbols(other))
+    for shift in (0, 1):
+        point = {name: complex(_POINTS[(k + shift) % 3], 0.3 * (k + 1)) for k, name in enumerate(names)}
+        try:
+            a, b = numeric_value(first, 30, point), numeric_value(other, 30, point)
+        except (ZeroDivisionError, ValueError, OverflowError, TypeError):
+            return False
+        if abs(a - b) > 1e-20 * max(abs(a), abs(b), 1):
+            return False
+    return True
+
+
+def _restated_value(node: ast.Rel) -> Node | None:
+    """``a + 2z = 2z + a = 101``: one expression written twice or more, then its value; else None."""
+    values = [side for side in node.sides if not ast.free_symbols(side)]
+    expressions = node.sides[: len(node.sides) - len(values)]
+    if len(expressions) < 2 or not values or any(not ast.free_symbols(side) for side in expressions):
+        return None
+    if not all(_same_expression(expressions[0], side) for side in expressions[1:]):
+        return None
+    value = values[0] if len(values) == 1 else ast.Rel(("=",) * (len(values) - 1), tuple(values))
+    return ast.Labeled(expressions[0], value)
+
+
 def _named_value(node: Node, capitals: bool) -> Node:
     if not (isinstance(node, ast.Rel) and set(node.ops) == {"="}):
         return node
+    restated = _restated_value(node)
+    if restated is not None:
+        return restated
     count = 0
     while count < len(node.sides) - 1 and _is_name(node.sides[count], capitals):
         count += 1

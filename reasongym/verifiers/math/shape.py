@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Iterator
 
 from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.matrices import unit_vector_column
 from reasongym.verifiers.math.nodes import Node, Unparseable
 from reasongym.verifiers.math.units import DEGREE
 
@@ -51,8 +52,20 @@ def _negated(side: Node) -> Node:
     return side.arg if isinstance(side, ast.Neg) else ast.Neg(side)
 
 
+def _without_common_unit(sides: tuple[Node, ...]) -> tuple[Node, ...]:
+    r"""The members' values when every member with a unit has the same unit (``5\sqrt2 cm = 7.07 cm``)."""
+    units = {side.unit for side in sides if isinstance(side, ast.Quantity)}
+    if len(units) != 1:
+        return sides
+    return tuple(side.value if isinstance(side, ast.Quantity) else side for side in sides)
+
+
 def relation_node(ops: tuple[str, ...], sides: tuple[Node, ...]) -> Node:
-    """A relation, turned into an interval when it is solved for one variable (or for ``-x``)."""
+    r"""A relation, turned into an interval when it is solved for one variable (or for ``-x``).
+
+    Members that all carry one unit (``5\sqrt2 cm \approx 7.07 cm``) are compared without it.
+    """
+    sides = _without_common_unit(sides)
     variables = [k for k, side in enumerate(sides) if isinstance(side, ast.Sym)]
     negated = [
         k for k, side in enumerate(sides) if isinstance(side, ast.Neg) and isinstance(side.arg, ast.Sym)
@@ -118,7 +131,7 @@ def _choose_signs(node: Node, signs: Iterator[int]) -> Node:
 
 
 def finish_answer(node: Node) -> Node:
-    r"""Answer-level clean-up: degrees become an angle quantity, \pm becomes a list."""
+    r"""Answer-level clean-up: degrees become an angle quantity, \pm a list, i/j/k vectors a column."""
     if isinstance(node, ast.Seq) and node.kind in ("list", "set"):
         items: list[Node] = []
         for item in node.items:
@@ -133,5 +146,5 @@ def finish_answer(node: Node) -> Node:
     if isinstance(node, ast.Neg) and isinstance(node.arg, ast.Degree):
         return ast.Quantity(ast.Neg(node.arg.arg), DEGREE)
     if ast.is_scalar(node):
-        return _expand_plus_minus(node)
+        return unit_vector_column(node) or _expand_plus_minus(node)
     return node

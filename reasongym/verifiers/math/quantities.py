@@ -1,0 +1,140 @@
+r"""Units after a value: ``5 cm``, ``3 km/h``, ``4 square feet``, ``25 percent``, ``2 hours 30 minutes``.
+
+The parser reads a unit tail after each item (and after each member of a relation, ``5\sqrt2 cm \approx
+7.07 cm``); words that name no unit are counting words and are dropped (``5 apples``). The unit table
+itself is :mod:`units`.
+"""
+
+from __future__ import annotations
+
+from reasongym.verifiers.math import nodes as ast
+from reasongym.verifiers.math.atoms import ExpressionParser
+from reasongym.verifiers.math.nodes import Node, Unparseable
+from reasongym.verifiers.math.units import (
+    DOLLAR,
+    PERCENT_WORDS,
+    POWER_WORDS,
+    combine_units,
+    is_single_letter_unit,
+    lookup_unit,
+)
+
+__all__ = ["item_units", "parse_compound", "parse_unit_tail", "unit_before_relation", "unit_tail_ahead"]
+
+_SQUARE_OR_CUBIC = (ast.Num(2), ast.Num(3))
+
+
+def _scalar(node: Node, where: str) -> Node:
+    if not ast.is_scalar(node):
+        raise Unparseable(f"a {type(node).__name__.lower()} cannot be used {where}")
+    return node
+
+
+def parse_unit_tail(p: ExpressionParser, node: Node, money: bool) -> Node:
+    """Read unit words after a value: ``5 cm``, ``3 km/h``, ``4 square feet``, ``25 percent``."""
+    parts: list[list] = []
+    percent = after_word = False
+    sign, power = 1, 1
+    while True:
+        tok = p.peek()
+        unit_letter = tok.kind == "sym" and is_single_letter_unit(tok.value) and (tok.spaced or parts)
+        if tok.kind == "word" or unit_letter:
+            word = str(tok.value)
+            if word.lower() == "per":
+                sign = -1
+                p.take()
+                continue
+            if word.lower() in PERCENT_WORDS:
+                percent = True
+            elif word.lower() in POWER_WORDS:
+                power = POWER_WORDS[word.lower()]
+                p.take()
+                continue
+            elif (unit := lookup_unit(word)) is not None:
+                parts.append([unit, sign * power])
+            sign, power = 1, 1
+            p.take()
+            after_word = True
+            continue
+        braced = p.at("op", "{", 1) and p.at("op", "}", 3)  # "m^{2}"
+        if after_word and p.at_op("^") and p.peek(2 if braced else 1).value in _SQUARE_OR_CUBIC:
+            p.take()
+            p.i += braced
+            exponent = p.take().value.mantissa
+            p.i += braced
+            if parts:
+                parts[-1][1] *= exponent
+        elif parts and p.at_op("/"):
+            p.take()
+            sign = -1
+        else:
+            break
+    if percent:
+        node = ast.Percent(_scalar(node, "with percent"))
+    if money:
+        parts = [[DOLLAR, 1]]
+    if parts:
+        return ast.Quantity(
+            _scalar(node, "with a unit"), combine_units([(unit, power) for unit, power in parts])
+        )
+    return node  # no unit, or only counting words ("5 apples")
+
+
+def unit_before_relation(p: ExpressionParser, last: bool = False) -> bool:
+    r"""True when unit words (at least one a unit) come next and end at a relation sign.
+
+    For the ``last`` member of a relation they may end the item instead: ``cm`` in
+    ``5\sqrt2 cm \approx 7.07 cm``.
+    """
+    k, unit = 0, False
+    while p.at("word", offset=k) or (p.at("op", "^", offset=k) and unit and p.at("num", offset=k + 1)):
+        unit = unit or (p.at("word", offset=k) and lookup_unit(str(p.peek(k).value)) is not None)
+        k += 2 if p.at("op", "^", offset=k) else 1
+    after = p.peek(k)
+    relation = after.kind == "op" and after.value in ("=", "<", ">", "<=", ">=", "!=")
+    return unit and (relation or (last and p.at_boundary(k)))
+
+
+def parse_compound(p: ExpressionParser, node: Node) -> Node:
+    """Quantities of one kind written together ("2 hours 30 minutes", "5 feet 3 inches"), in the last unit."""
+    while isinstance(node, ast.Quantity):
+        skip = 1 if p.at("sep", "and") else 0
+        if not (p.at("num", offset=skip) and p.at("word", offset=skip + 1)):
+            return node
+        start = p.i
+        p.i += skip
+        part = parse_unit_tail(p, p.take().value, False)
+        if not isinstance(part, ast.Quantity) or part.unit.dims != node.unit.dims or part.unit.pi_power:
+            p.i = start
+            return node
+        factor = node.unit.factor / part.unit.factor
+        scaled = ast.Mul((node.value, ast.Num(factor.numerator)), (ast.Num(factor.denominator),))
+        node = ast.Quantity(ast.Add((scaled, part.value)), part.unit)
+    return node
+
+
+def unit_tail_ahead(p: ExpressionParser) -> bool:
+    """True when the tokens from here to the end of the item are only unit words."""
+    k = 0
+    while not p.at_boundary(k):
+        tok = p.peek(k)
+        ok = tok.kind == "word" or (tok.kind == "sym" and is_single_letter_unit(tok.value))
+        ok = ok or (tok.kind == "op" and tok.value in ("^", "/", "{", "}")) or (tok.kind == "num" and k > 0)
+        if not ok:
+            return False
+        k += 1
+    return k > 0
+
+
+def _glued_unit(node: Node) -> Node:
+    """Read "5m" (a number glued to a one-letter unit, as the whole item) as 5 metres."""
+    if isinstance(node, ast.Mul) and len(node.num) == 2 and not node.den:
+        number, letter = node.num
+        if isinstance(number, ast.Num) and isinstance(letter, ast.Sym) and is_single_letter_unit(letter.name):
+            return ast.Quantity(number, lookup_unit(letter.name))
+    return node
+
+
+def item_units(p: ExpressionParser, node: Node, money: bool) -> Node:
+    """The units written after an item's value (``5m``, ``$5``, ``3 km/h``, ``2 hours 30 minutes``)."""
+    return parse_compound(p, parse_unit_tail(p, _glued_unit(node), money))

@@ -1,0 +1,250 @@
+r"""The value a sentence states: "There are 12 ways." states 12, "So x = 2 and y = -1." states both.
+
+These read a sentence once it was chosen, after an answer phrase ("The answer is 42, not 24"), in an
+``<answer>`` tag, or as a completion's last sentence (see :mod:`~reasongym.verifiers.claims`). What a
+sentence states, in order:
+
+1. A rejected alternative after the value is dropped: "42, not 24 as one might first guess" states 42
+   (also "rather than 24", "instead of 24").
+2. "no (real) solutions" or "no solution" states the empty set.
+3. A sentence with a negation ("It cannot be 17", "not", "never", ``\ne``) or a bound ("at least 12",
+   "more than 5", "between 10 and 12") states no value.
+4. Several assignments or inequalities joined by "and", "or" or commas ("x = 2 and y = -1", "x = 2
+   or x = -2", "x ≤ -1 or x ≥ 3") state all of them, as one list (a union); a last sentence that ends
+   in one inequality ("So x ≤ 3.") states it. A restriction keeps its value ("x = 5 and x = -2, but
+   only x = 5 is valid" states x = 5), and a remark in brackets that ends the sentence is dropped
+   ("x = 5 (we reject x = -2 since a length is positive)").
+5. Else the words after the last "is", "are", "was", "equals", "=", "gives", "get(s)", "becomes" or
+   ``\in``: "The smallest $k$ is 17" states 17. A value followed by plain words keeps only the value
+   and a unit written right after it: "3/8 of the pizza" is 3/8, "$18 every day" is $18, "two hundred
+   memberships" is two hundred, "24 m^2 in all" is 24 m^2.
+6. Else a value that ends the sentence in math or bold: "... is $- 3$", "... is **36**".
+
+Numbers in words are values here ("twelve", "two hundred", "negative three", "third"); the math
+grammar reads them (:mod:`~reasongym.verifiers.math.lexer`). Every regex is free of nested unbounded
+quantifiers, and callers pass one sentence (at most :data:`~reasongym.verifiers.spans.MAX_ANSWER_CHARS`
+characters), so each function is linear in its input.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reasongym.verifiers.spans import NUMBER, mask_math, unit_end, with_unit
+
+__all__ = ["WORD_NUMBER", "answer_in_sentence", "leading_value", "sentence_value"]
+
+_CARDINAL = (
+    "zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+    "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
+    "hundred|thousand|million|billion"
+)
+_ORDINAL = (
+    "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
+    "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth|fortieth|"
+    "fiftieth|sixtieth|seventieth|eightieth|ninetieth|hundredth|thousandth"
+)
+_PARTS = "halves|half|quarters|quarter|thirds|fourths|fifths|sixths|sevenths|eighths|ninths|tenths"
+WORD_NUMBER = re.compile(
+    rf"(?<![\w-])(?:(?:negative|minus)[ \t]+)?(?:(?:{_CARDINAL}|{_ORDINAL})(?:(?:[ \t]+and[ \t]+|[ \t]+|-)"
+    rf"(?:{_CARDINAL}|{_ORDINAL}|{_PARTS}))*|a[ \t]+(?:half|quarter|third))(?![\w-])",
+    re.IGNORECASE,
+)
+"""A number in words: "twelve", "two hundred and five", "negative three", "third", "three quarters"."""
+_SCALE_AFTER = re.compile(r"[ \t]+(?:hundred|thousand|million|billion)\b", re.IGNORECASE)
+_MONEY = re.compile(r"(?:\\?\$[ \t]*)?")
+_WORDS_ONLY = re.compile(r"(?:[ \t,;:.!?)][A-Za-z \t,;:'\"().!?-]*)?")  # "2k" is no "2" followed by a word
+_MATH_OPENERS = (("**", "**"), ("$", "$"), ("\\(", "\\)"))
+_VALUE_START = re.compile(r"[-+\d.$\\(\[{]|\*\*")
+_SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
+_NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b|\\neq?\b|\\notin\b", re.IGNORECASE)
+_SENTENCE_VERB = re.compile(
+    r"(?:\s(?:is|are|was|were|equals|be|gives|give|get|gets|becomes|yields)|=|\\in)\s+", re.IGNORECASE
+)
+_REJECTED = re.compile(
+    r"[ \t]*(?:,|;|--|\u2014|\()?[ \t]*(?:and[ \t]+)?(?:not|rather[ \t]+than|instead[ \t]+of)[ \t]+(?=\S)",
+    re.IGNORECASE,
+)
+_BOUND = re.compile(
+    r"\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater|smaller|larger)\s+than|up\s+to|between)\b",
+    re.IGNORECASE,
+)
+_NO_SOLUTION = re.compile(r"\bno\s+(?:real\s+)?(?:solutions?|roots?|zeros?)\b", re.IGNORECASE)
+_ASSIGNMENT = re.compile(
+    r"(?<![\w\\])[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]*(?:=|<|>|\\(?:in|le|leq|ge|geq|lt|gt)(?![A-Za-z]))"
+)
+_RELATION_END = re.compile(
+    r"(?:(?<![\w\\.])-?\d+(?:\.\d+)?[ \t]*(?:<|>|\\(?:le|leq|ge|geq|lt|gt)(?![A-Za-z]))[ \t]*)?"  # "0 < "
+    r"(?<![\w\\])[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]*(?:<|>|\\(?:le|leq|ge|geq|lt|gt)(?![A-Za-z]))"
+    r"(?:[^A-Za-z<>=\\]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))*$"  # math to the end, no words
+)
+_REMARK = re.compile(r"\([^()]*[A-Za-z]{2,}[ \t]+[A-Za-z]{2,}[^()]*\)")
+_ONLY = re.compile(r"\bbut[ \t]+only[ \t]+", re.IGNORECASE)
+_KEPT_END = re.compile(r"[ \t]+(?:is|are|works?|fits?|satisfies|holds?)\b", re.IGNORECASE)
+_JOINER_END = re.compile(r"(?:,|;|\band|\bor|\\text\{[ \t]*(?:and|or)[ \t]*\})[ \t]*$", re.IGNORECASE)
+_JOINED_BEFORE = re.compile(r"(?:[-+*/^=,]|\bor|\band)[ \t]*$", re.IGNORECASE)
+_DELIMITER = re.compile(r"(?<!\\)\$|\\[()]")
+
+
+def _closing(text: str, opener: str, closer: str) -> int:
+    """Where the span that ``text`` opens with ``opener`` closes (after the closer), or -1."""
+    close = text.find(closer, len(opener))
+    while close > 0 and closer == "$" and text[close - 1] == "\\":
+        close = text.find(closer, close + 1)  # "$\$36$": an escaped dollar is money
+    return -1 if close <= 0 else close + len(closer)
+
+
+def leading_value(text: str) -> str | None:
+    """The value that opens ``text`` when only plain words follow it ("3/8 of the pizza" gives "3/8").
+
+    Args:
+        text: What follows a verb or an answer phrase.
+
+    Returns:
+        The value with the unit written right after it, or None when ``text`` does not open with a
+        value followed by plain words.
+    """
+    text = text.strip()
+    for opener, closer in _MATH_OPENERS:
+        end = _closing(text, opener, closer) if text.startswith(opener) else -1
+        if end != -1:  # an unclosed "$" is money: "$18 every day"
+            return text[: unit_end(text, end)] if _WORDS_ONLY.fullmatch(text, unit_end(text, end)) else None
+    money = _MONEY.match(text)
+    number = NUMBER.match(text, money.end()) if money else None
+    if number is not None:
+        scale = _SCALE_AFTER.match(text, number.end())
+        if scale is not None:
+            return text[: scale.end()] if _WORDS_ONLY.fullmatch(text, scale.end()) else None
+        end = unit_end(text, number.end())
+        return text[:end].strip() if _WORDS_ONLY.fullmatch(text, end) else None
+    words = WORD_NUMBER.match(text)
+    if words is not None and _WORDS_ONLY.fullmatch(text, words.end()):
+        return words.group(0)
+    return None
+
+
+def _drop_rejected(answer: str) -> str:
+    """The answer without a rejected alternative after its value ("42, not 24 as one might guess")."""
+    for found in _REJECTED.finditer(mask_math(answer)):
+        before = answer[: found.start()].strip()
+        if not before or _NEGATION.search(before):
+            return answer
+        if before[-1].isdigit() or before[-1] in "$}*%)" or leading_value(before) is not None:
+            return before
+    return answer
+
+
+def _assignments(sentence: str) -> str | None:
+    """Two or more assignments joined by and/or/commas ("x = 2 and y = -1"), or None."""
+    text = _DELIMITER.sub(" ", sentence).strip().rstrip(".")
+    starts = list(_ASSIGNMENT.finditer(text))
+    if len(starts) < 2:
+        return None
+    for previous, following in zip(starts, starts[1:], strict=False):
+        between = text[previous.end() : following.start()]
+        joiner = _JOINER_END.search(between)
+        if joiner is None or not between[: joiner.start()].strip():
+            return None
+    return text[starts[0].start() :].strip()
+
+
+def _after_last_verb(sentence: str) -> str | None:
+    verbs = list(_SENTENCE_VERB.finditer(mask_math(sentence)))  # "is", not the "=" of "$y = 2x$"
+    if not verbs:
+        return None
+    rest = sentence[verbs[-1].end() :].strip().rstrip(".!?").strip()
+    return rest or None
+
+
+def answer_in_sentence(answer: str) -> str:
+    """The value an answer phrase's sentence states ("The smallest $k$ is 17" gives "17").
+
+    Args:
+        answer: The text after an answer phrase (or inside an ``<answer>`` tag), cleaned.
+
+    Returns:
+        The value it states (rules 1-5 of the module docstring); a sentence with a negation, or text
+        in which no rule finds a value, comes back unchanged for the grader to read (or reject).
+    """
+    answer = _drop_rejected(_without_remarks(answer))
+    if _NO_SOLUTION.search(answer):
+        return "\\emptyset"
+    only = _only_valid(answer)
+    if only is not None:
+        return only
+    if not _SENTENCE_START.match(answer):
+        return leading_value(answer) or answer  # "3/8 of the pizza"
+    if _NEGATION.search(answer):
+        return answer  # "It cannot be 17" states no value
+    assignments = _assignments(answer)
+    if assignments is not None:
+        return assignments
+    rest = _after_last_verb(answer)
+    if rest is not None:
+        return leading_value(rest) or rest  # "between 3 and 4" stays, and is no value
+    numbers = list(NUMBER.finditer(answer))
+    if len(numbers) == 1 and not _BOUND.search(answer):  # "at least 12" states no value
+        return with_unit(answer, numbers[0])
+    return answer
+
+
+def _without_remarks(sentence: str) -> str:
+    """The sentence without a remark in brackets that ends it ("x = 5 (we reject x = -2 ...).")."""
+    body = sentence.rstrip(" \t.!?")
+    if body.endswith(")"):
+        start = body.rfind("(")
+        if start > 0 and _REMARK.fullmatch(body, start):
+            return body[:start].rstrip() + sentence[len(body) :]
+    return sentence
+
+
+def _only_valid(answer: str) -> str | None:
+    """The value a restriction keeps ("x = 5 and x = -2, but only x = 5 is valid" states x = 5), or None."""
+    only = _ONLY.search(answer)
+    if only is None:
+        return None
+    kept = _KEPT_END.search(answer, only.end())
+    return answer[only.end() : kept.start()].strip() if kept else None
+
+
+def sentence_value(sentence: str) -> str | None:
+    """The value a completion's final sentence states, or None (rules 1-6 of the module docstring).
+
+    Stricter than :func:`answer_in_sentence`: no answer phrase vouches for the sentence, so only a
+    value in one of the listed places counts; anything else is left to the last-number reading.
+
+    Args:
+        sentence: One sentence, without its final full stop or with it.
+
+    Returns:
+        The value, or None.
+    """
+    sentence = _drop_rejected(_without_remarks(sentence.strip()))
+    if _NO_SOLUTION.search(sentence):
+        return "\\emptyset"
+    only = _only_valid(sentence)
+    if only is not None:
+        return only
+    if _NEGATION.search(sentence) or _BOUND.search(sentence):
+        return None
+    assignments = _assignments(sentence)
+    if assignments is not None:
+        return assignments
+    relation = _RELATION_END.search(_DELIMITER.sub(" ", sentence).rstrip(" \t.!?"))
+    if relation is not None:
+        return relation.group(0).strip()  # "So x ≤ 3." states the set x ≤ 3
+    rest = _after_last_verb(sentence)
+    if rest is not None:
+        value = leading_value(rest)
+        if value is not None:
+            return value
+        if _VALUE_START.match(rest) or WORD_NUMBER.match(rest):
+            return rest
+    body = sentence.rstrip(" \t.!?")
+    for opener, closer in _MATH_OPENERS:
+        if body.endswith(closer):
+            start = body.rfind(opener, 0, len(body) - len(closer))
+            joined = _JOINED_BEFORE.search(body, 0, max(start, 0))  # "$1$ or $2$": a hedge, not a value
+            if start != -1 and start + len(opener) < len(body) - len(closer) and joined is None:
+                return body[start:]
+    return None
