@@ -18,7 +18,7 @@ import copy
 import difflib
 import math
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -29,7 +29,7 @@ from reasongym.envs.problem import Problem
 from reasongym.envs.sources import ProblemSource, resolve_source
 from reasongym.envs.spaces import TextSpace
 from reasongym.errors import ConfigError
-from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify
+from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify, verify_many
 from reasongym.verifiers.base import MAX_TIMEOUT_S
 
 # What the model is told to do, per answer type; the checker writes gold answers in the same shape.
@@ -43,6 +43,7 @@ INSTRUCTIONS: dict[str, str] = {
         "Reason step by step, then write one expression that uses the given numbers and equals the "
         "target within \\boxed{}, e.g. \\boxed{(3 + 5) * 2}."
     ),
+    "task": "Reason step by step, then give only your final answer between <answer> and </answer>.",
 }
 # A final answer written exactly as INSTRUCTIONS asks; ``{answer}`` is the gold text.
 ANSWER_FORMATS: dict[str, str] = {
@@ -52,6 +53,7 @@ ANSWER_FORMATS: dict[str, str] = {
     "exact": "The final answer is \\boxed{{{answer}}}.",
     "yesno": "The answer is {answer}.",
     "countdown": "The final answer is \\boxed{{{answer}}}.",
+    "task": "<answer>{answer}</answer>",
 }
 DEFAULT_TEMPLATE = "{question}{choices}\n\n{instruction}"
 _TEMPLATE_FIELDS = frozenset({"question", "choices", "instruction"})
@@ -221,6 +223,7 @@ class ReasoningEnv(gymnasium.Env[str, str]):
         self._prompt = ""
         self._last_info: dict[str, Any] | None = None
         self._episode_open = False
+        self._replay: dict[str, Any] = {}
 
     @property
     def problem(self) -> Problem:
@@ -296,6 +299,14 @@ class ReasoningEnv(gymnasium.Env[str, str]):
         problem = self.source.problem(split, int(index), difficulty)
         hinted = bool(options.get("hint", False))
         self._problem, self._episode_open, self._last_info = problem, True, None
+        self._replay = {
+            "env_id": self.spec.id if self.spec is not None else None,
+            "split": split,
+            "index": int(index),
+            "difficulty": difficulty,
+            "seed": getattr(self.source, "seed", None),
+            "problem_id": problem.id,
+        }
         self._prompt = self.prompt(problem, hint=hinted)
         info: dict[str, Any] = {
             "problem_id": problem.id,
@@ -322,6 +333,23 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             timeout=self.config.verify_timeout,
         )
 
+    def score_many(self, problem: Problem, completions: Sequence[str]) -> list[Verdict]:
+        """Grade several completions of ``problem`` as :meth:`score` would, each distinct answer once."""
+        return verify_many(
+            list(completions),
+            problem.answer,
+            problem.answer_type,
+            choices=problem.choices or None,
+            last_number_fallback=self.config.last_number_fallback,
+            timeout=self.config.verify_timeout,
+        )
+
+    def verifier_version(self, problem: Problem) -> str:
+        """The version of the rules that grade ``problem`` (recorded with every verdict, for regrading)."""
+        from reasongym.verifiers.version import verifier_version
+
+        return verifier_version(problem.answer_type)
+
     def compute_reward(self, verdict: Verdict, completion: str) -> float:
         """The reward for a graded completion: correctness, plus the optional format and length terms."""
         cfg = self.config
@@ -339,7 +367,9 @@ class ReasoningEnv(gymnasium.Env[str, str]):
         Any string is a valid action: one without a readable final answer is simply wrong.
 
         Returns:
-            ``("", reward, True, False, info)`` with info keys problem_id, outcome, extracted, correct, reason.
+            ``("", reward, True, False, info)`` with info keys problem_id, outcome, extracted, correct, reason,
+            verifier (the version of the grading rules) and replay (env_id, split, index, difficulty, seed
+            and problem_id: what ``reasongym regrade`` needs to grade the completion again).
 
         Raises:
             TypeError: ``action`` is not a string.
@@ -359,6 +389,8 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             "extracted": verdict.extracted,
             "correct": verdict.correct,
             "reason": verdict.reason,
+            "verifier": self.verifier_version(self._problem),
+            "replay": dict(self._replay),
         }
         self._last_info = dict(info)
         return "", self.compute_reward(verdict, action), True, False, info
