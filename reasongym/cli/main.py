@@ -43,7 +43,7 @@ from reasongym.metrics import dumps_strict
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """Print every registered environment id with answer type, size and description."""
+    """Print every registered environment id with answer type, size, source and description."""
     from reasongym.envs import list_envs
 
     entries = list_envs()
@@ -55,15 +55,16 @@ def cmd_list(args: argparse.Namespace) -> int:
                         "id": entry.id,
                         "answer_type": entry.answer_type,
                         "size": entry.size,
+                        "source": entry.origin,
                         "description": entry.description,
                     }
                 )
             )
         return EXIT_OK
     width = max(len(entry.id) for entry in entries) + 2
-    print(f"{'id':<{width}}{'answer':<11}{'size':<30}description")
+    print(f"{'id':<{width}}{'answer':<11}{'size':<30}{'source':<22}description")
     for entry in entries:
-        print(f"{entry.id:<{width}}{entry.answer_type:<11}{entry.size:<30}{entry.description}")
+        print(f"{entry.id:<{width}}{entry.answer_type:<11}{entry.size:<30}{entry.origin:<22}{entry.description}")
     return EXIT_OK
 
 
