@@ -1,4 +1,4 @@
-"""The ``reasongym`` command line: list, show, verify, eval, compare, train, demo.
+"""The ``reasongym`` command line: list, show, verify, eval, regrade, compare, train, demo.
 
 Every command parses its arguments and calls one library function; nothing else happens here.
 
@@ -36,6 +36,7 @@ from reasongym.cli.args import (
     positive_int,
 )
 from reasongym.cli.eval import add_eval_parser
+from reasongym.cli.regrade import add_regrade_parser
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
 from reasongym.metrics import dumps_strict
 
@@ -207,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     _add_inspection_parsers(commands)
     add_eval_parser(commands)
+    add_regrade_parser(commands)
     _add_training_parsers(commands)
     return parser
 

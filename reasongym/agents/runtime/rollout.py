@@ -28,6 +28,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import gymnasium
 import torch
@@ -45,7 +46,7 @@ EQUAL_REWARD_ATOL = 1e-6
 """Rewards of a group closer than this count as equal (a group without learning signal)."""
 
 ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns")  # [B] each
-_ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted")
+_ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted", "replays")
 
 
 @dataclass(eq=False)
@@ -91,6 +92,9 @@ class RolloutBatch:
     """Token id used for padding ``input_ids`` and ``completion_ids``."""
     turns: Tensor | None = None
     """[B] int64 model turns per episode (1 for single-turn envs); None if unknown."""
+    replays: list[dict[str, Any]] | None = None
+    """B replay records of the last step's info (env id, split, index, difficulty, seed, problem id, and the
+    ``verifier`` version): what ``samples.jsonl`` stores so that ``reasongym regrade`` can grade it again."""
     old_logp_known: bool = True
     """False when some row came from a generator that returned text only: ``old_logp`` then holds
     placeholders, and a trainer must call `recompute_old_logp` before any loss (the sessions do)."""
@@ -152,7 +156,11 @@ class RolloutBatch:
         for name in ROW_TENSORS:
             values = [getattr(batch, name) for batch in batches]
             tensors[name] = None if any(v is None for v in values) else torch.cat(values)
-        lists = {name: [x for batch in batches for x in getattr(batch, name)] for name in _ROW_LISTS}
+        lists = {
+            name: None if any(getattr(b, name) is None for b in batches)
+            else [x for batch in batches for x in getattr(batch, name)]
+            for name in _ROW_LISTS
+        }  # fmt: skip
         return dataclasses.replace(first, completion_start=width_p, **tensors, **lists)._trimmed()
 
     def to(self, device: str | torch.device) -> RolloutBatch:
@@ -175,7 +183,10 @@ class RolloutBatch:
         for name in ROW_TENSORS:
             value = getattr(self, name)
             tensors[name] = None if value is None else value[rows]
-        lists = {name: [getattr(self, name)[row] for row in picked] for name in _ROW_LISTS}
+        lists = {
+            name: None if getattr(self, name) is None else [getattr(self, name)[row] for row in picked]
+            for name in _ROW_LISTS
+        }  # fmt: skip
         return dataclasses.replace(self, **tensors, **lists)
 
     def _padded(self, width_p: int, width_t: int) -> RolloutBatch:
@@ -393,6 +404,7 @@ def _assemble(
         problem_ids=[episode.problem_id for episode in episodes],
         outcomes=[TURN_CAP_OUTCOME if e.cut_off else str(e.info.get("outcome", "")) for e in episodes],
         extracted=[None if e.cut_off else e.info.get("extracted") for e in episodes],
+        replays=[{**e.info.get("replay", {}), "verifier": e.info.get("verifier")} for e in episodes],
         pad_token_id=pad_id,
         turns=torch.tensor([episode.turns for episode in episodes], dtype=torch.long),
         old_logp_known=all(episode.logprobs_known for episode in episodes),

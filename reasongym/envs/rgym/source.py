@@ -41,6 +41,11 @@ _MAX_DRAWS = 200
 _CACHE = 256
 
 
+def index_space(task: str) -> int:
+    """How many item indices task ``task`` has here (its datasets are made with this ``size``)."""
+    return _FINITE.get(task, _INDEX_SPACE)
+
+
 def import_reasoning_gym() -> Any:
     """The ``reasoning_gym`` package, or a ConfigError that says how to install it."""
     try:
@@ -126,7 +131,7 @@ class ReasoningGymSource:
         from reasoning_gym.factory import CURRICULA, DATASETS
 
         dataset_cls, config_cls = DATASETS[self.name]
-        fields = {"seed": self.seed, "size": _FINITE.get(self.name, _INDEX_SPACE)}
+        fields = {"seed": self.seed, "size": index_space(self.name)}
         if level is None:
             config = config_cls(**fields)
         else:
@@ -157,8 +162,7 @@ class ReasoningGymSource:
 
     def _draw_index(self, split: str, level: int | None, index: int, draw: int) -> int:
         key = f"{self.seed}/{split}/{level}/{index}/{draw}".encode()
-        space = _FINITE.get(self.name, _INDEX_SPACE)
-        return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") % space
+        return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") % index_space(self.name)
 
     def problem(self, split: str, index: int, difficulty: int | None = None) -> Problem:
         self._check_split(split)
