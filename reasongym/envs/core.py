@@ -31,6 +31,7 @@ from reasongym.envs.spaces import TextSpace
 from reasongym.errors import ConfigError
 from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify, verify_many
 from reasongym.verifiers.base import MAX_TIMEOUT_S
+from reasongym.verifiers.judge import JudgeConfig, judge_verdicts
 
 # What the model is told to do, per answer type; the checker writes gold answers in the same shape.
 INSTRUCTIONS: dict[str, str] = {
@@ -89,6 +90,9 @@ class ReasoningEnvConfig:
     """Whether the math verifier may take the last number when no marked final answer is found."""
     verify_timeout: float = 1.0
     """Seconds one symbolic comparison may take before the verdict is ``timeout`` (graded wrong)."""
+    judge: JudgeConfig | None = None
+    """Grade with a served model judge (``reasongym.verifiers.judge``) instead of the rules: for answers no
+    rule can grade. Never the default; its failures give ungradable verdicts (reward 0, ``correct`` None)."""
 
     def __post_init__(self) -> None:
         """Validate every field; raise ConfigError naming the field, the value and what is allowed."""
@@ -115,6 +119,10 @@ class ReasoningEnvConfig:
             )
         if self.prompt_template is not None:
             _check_template(self.prompt_template)
+        if self.judge is not None and not isinstance(self.judge, JudgeConfig):
+            raise ConfigError(
+                f"ReasoningEnvConfig.judge must be a JudgeConfig or None, got {self.judge!r:.80}"
+            )
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> ReasoningEnvConfig:
@@ -324,6 +332,8 @@ class ReasoningEnv(gymnasium.Env[str, str]):
 
     def score(self, problem: Problem, completion: str) -> Verdict:
         """Grade ``completion`` against ``problem``'s gold answer with the configured verifier options."""
+        if self.config.judge is not None:
+            return judge_verdicts(self.config.judge, problem.question, problem.answer, [completion])[0]
         return verify(
             completion,
             problem.answer,
@@ -335,6 +345,8 @@ class ReasoningEnv(gymnasium.Env[str, str]):
 
     def score_many(self, problem: Problem, completions: Sequence[str]) -> list[Verdict]:
         """Grade several completions of ``problem`` as :meth:`score` would, each distinct answer once."""
+        if self.config.judge is not None:
+            return judge_verdicts(self.config.judge, problem.question, problem.answer, completions)
         return verify_many(
             list(completions),
             problem.answer,
@@ -348,7 +360,11 @@ class ReasoningEnv(gymnasium.Env[str, str]):
         """The version of the rules that grade ``problem`` (recorded with every verdict, for regrading)."""
         from reasongym.verifiers.version import verifier_version
 
-        return verifier_version(problem.answer_type)
+        return (
+            self.config.judge.version
+            if self.config.judge is not None
+            else verifier_version(problem.answer_type)
+        )
 
     def compute_reward(self, verdict: Verdict, completion: str) -> float:
         """The reward for a graded completion: correctness, plus the optional format and length terms."""
