@@ -47,6 +47,7 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--problems", type=int, default=8, help="problems per task for --graders")
     parser.add_argument("--samples", type=int, default=4, help="completions per problem for --graders")
     parser.add_argument("--completions", default=str(RESULTS / "rg_smollm2_completions.jsonl"))
+    parser.add_argument("--tasks", nargs="*", help="only these tasks (default: every registered one)")
     parser.add_argument("--grpo", action="store_true", help="a few GRPO steps of the tiny model")
     parser.add_argument("--steps", type=int, default=3, help="GRPO steps")
     return parser.parse_args()
@@ -60,10 +61,10 @@ def _rate(body: Any, seconds: float) -> float:
     return count / (time.perf_counter() - start)
 
 
-def measure_overhead(seconds: float) -> dict[str, Any]:
+def measure_overhead(seconds: float, tasks: list[str] | None = None) -> dict[str, Any]:
     """Problems/s through the adapter and directly, per task, on the train and test splits."""
     rows = {}
-    for name in TASKS:
+    for name in tasks or TASKS:
         env = reasongym.make(f"reasoning_gym/{name}-v0").unwrapped
         source, dataset = env.source, env.source.dataset(None)
         source.problem("train", 0)  # untimed: makes the dataset, warms caches
@@ -95,7 +96,9 @@ def _sample(path: Path, problems: int, samples: int) -> list[dict[str, Any]]:
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     gguf = os.environ.get("REASONGYM_SMOLLM2_GGUF")
     if not gguf or not Path(gguf).is_file():
-        raise SystemExit("--graders needs $REASONGYM_SMOLLM2_GGUF (the SmolLM2 GGUF file) or a kept --completions")
+        raise SystemExit(
+            "--graders needs $REASONGYM_SMOLLM2_GGUF (the SmolLM2 GGUF file) or a kept --completions"
+        )
     from reasongym.evaluation import evaluate, load_records
     from reasongym.models import load_policy
 
@@ -125,7 +128,12 @@ def _theirs(env: Any, problem: Any, completion: str) -> bool | None:
     if not _MATHLIKE.fullmatch(answer) or "__" in answer:
         return None
     try:
-        return env.source.dataset(problem.metadata.get("level")).score_answer(answer, env.source.entry_of(problem)) >= 1
+        return (
+            env.source.dataset(problem.metadata.get("level")).score_answer(
+                answer, env.source.entry_of(problem)
+            )
+            >= 1
+        )
     except Exception:  # noqa: BLE001 - a scorer failing on a model answer counts as 0
         return False
 
@@ -183,8 +191,10 @@ def run_grpo(steps: int) -> dict[str, Any]:
 
 def main() -> None:
     args = _parse_args()
-    out: dict[str, Any] = {"reasoning_gym": __import__("importlib.metadata").metadata.version("reasoning-gym")}
-    overhead = measure_overhead(args.seconds)
+    out: dict[str, Any] = {
+        "reasoning_gym": __import__("importlib.metadata").metadata.version("reasoning-gym")
+    }
+    overhead = measure_overhead(args.seconds, args.tasks)
     out.update({k: v for k, v in overhead.items() if k != "per_task"})
     if args.graders:
         graders = compare_graders(args)

@@ -65,7 +65,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max(len(entry.id) for entry in entries) + 2
     print(f"{'id':<{width}}{'answer':<11}{'size':<30}{'source':<22}description")
     for entry in entries:
-        print(f"{entry.id:<{width}}{entry.answer_type:<11}{entry.size:<30}{entry.origin:<22}{entry.description}")
+        print(
+            f"{entry.id:<{width}}{entry.answer_type:<11}{entry.size:<30}{entry.origin:<22}{entry.description}"
+        )
     return EXIT_OK
 
 

@@ -330,7 +330,7 @@ def episode_fields(episodes: Sequence[Any]) -> dict[str, Any]:
     ran out of turns is wrong, with outcome ``max_turns``.
     """
     finish = ["max_turns" if e.cut_off else "length" if e.truncated else "stop" for e in episodes]
-    graded = next((e.info for e in episodes if "verifier" in e.info), {})
+    graded: dict[str, Any] = next((e.info for e in episodes if "verifier" in e.info), {})
     return {
         "completions": ["".join(e.pieces) for e in episodes],
         "extracted": [None if e.cut_off else e.info.get("extracted") for e in episodes],

@@ -173,7 +173,10 @@ def test_a_scorer_that_raises_refuses_the_answer_and_partial_credit_is_wrong() -
     env = _env("prime_factorization")
     env.reset(seed=0)
     info = env.step("<answer>zzz</answer>")[4]
-    assert (info["outcome"], info["reason"]) == ("refused", "prime_factorization's score_answer raised ValueError.")
+    assert (info["outcome"], info["reason"]) == (
+        "refused",
+        "prime_factorization's score_answer raised ValueError.",
+    )
     env = _env("power_function")
     env.reset(seed=0)
     info = env.step("<answer>1</answer>")[4]

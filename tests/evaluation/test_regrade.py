@@ -55,7 +55,9 @@ def test_environment_records_are_rebuilt_from_their_replay_fields(tmp_path: Path
     rows = [{"index": i, "completions": [format_final_answer("math", env.problem_at(i, "test").answer), "zzz"]}
             for i in range(3)]  # fmt: skip
     graded = tmp_path / "graded.jsonl"
-    grade_completions(_write(tmp_path / "in.jsonl", rows), ENV, out_path=graded, progress=False, verbose=False)
+    grade_completions(
+        _write(tmp_path / "in.jsonl", rows), ENV, out_path=graded, progress=False, verbose=False
+    )
     records = [json.loads(line) for line in graded.read_text().splitlines()]
     assert all(r["verifier"] == "math/v1" and r["problem_seed"] == 0 and r["reasons"] for r in records)
     records[1].update(correct=[False, False], outcomes=["wrong", "unparseable"], verifier="math/v0")
@@ -99,9 +101,13 @@ def test_reasoning_gym_records_regrade_with_the_tasks_grader(tmp_path: Path) -> 
     gold = env.problem_at(0, "test").answer
     rows = [{"index": 0, "completions": [f"<answer>{gold}</answer>", "<answer>zzz</answer>"]}]
     graded = tmp_path / "graded.jsonl"
-    grade_completions(_write(tmp_path / "in.jsonl", rows), env_id, out_path=graded, progress=False, verbose=False)
+    grade_completions(
+        _write(tmp_path / "in.jsonl", rows), env_id, out_path=graded, progress=False, verbose=False
+    )
     (record,) = map(json.loads, graded.read_text().splitlines())
-    assert record["correct"] == [True, False] and record["verifier"].startswith("reasoning_gym/prime_factorization:task@rg")
+    assert record["correct"] == [True, False] and record["verifier"].startswith(
+        "reasoning_gym/prime_factorization:task@rg"
+    )
     record.update(correct=[False, False], outcomes=["wrong", "refused"])
     report = regrade(_write(tmp_path / "old.jsonl", [record]))
     assert [(c.sample, c.after) for c in report.changes] == [(0, "correct")]

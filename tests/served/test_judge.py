@@ -7,7 +7,6 @@ serve`` with SmolLM2 (a weak judge: only that a verdict comes back through the p
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
