@@ -5,6 +5,10 @@ the model's whole completion, grades it with :func:`reasongym.verifiers.verify` 
 Problem choice is a pure function of the reset seed (through ``self.np_random``), so the same seed shows
 the same problem in any process.
 
+Why this file is long: it is one idea, the episode (its options, the prompt, reset, step, and the grading
+and reward of a completion, with what a regrade needs recorded); splitting it would separate reset from
+the step that reads what reset kept.
+
 Example:
     >>> import reasongym
     >>> env = reasongym.make("reasongym/Arithmetic-v0")  # doctest: +SKIP
