@@ -1,4 +1,4 @@
-"""The ``reasongym`` command line: list, show, verify, eval, compare, train, demo.
+"""The ``reasongym`` command line: list, show, verify, eval, regrade, compare, train, demo.
 
 Every command parses its arguments and calls one library function; nothing else happens here.
 
@@ -37,6 +37,7 @@ from reasongym.cli.args import (
 )
 from reasongym.cli.eval import cmd_eval
 from reasongym.cli.flags import UsageShown
+from reasongym.cli.regrade import add_regrade_parser
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
 from reasongym.runs.metrics import dumps_strict
 
@@ -44,7 +45,7 @@ from reasongym.runs.metrics import dumps_strict
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """Print every registered environment id with answer type, size and description."""
+    """Print every registered environment id with answer type, size, source and description."""
     from reasongym.envs import list_envs
 
     entries = list_envs()
@@ -56,15 +57,18 @@ def cmd_list(args: argparse.Namespace) -> int:
                         "id": entry.id,
                         "answer_type": entry.answer_type,
                         "size": entry.size,
+                        "source": entry.origin,
                         "description": entry.description,
                     }
                 )
             )
         return EXIT_OK
     width = max(len(entry.id) for entry in entries) + 2
-    print(f"{'id':<{width}}{'answer':<11}{'size':<30}description")
+    print(f"{'id':<{width}}{'answer':<11}{'size':<30}{'source':<22}description")
     for entry in entries:
-        print(f"{entry.id:<{width}}{entry.answer_type:<11}{entry.size:<30}{entry.description}")
+        print(
+            f"{entry.id:<{width}}{entry.answer_type:<11}{entry.size:<30}{entry.origin:<22}{entry.description}"
+        )
     return EXIT_OK
 
 
@@ -201,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("rest", nargs=argparse.REMAINDER)
     sub.set_defaults(run=lambda args: cmd_eval(list(args.rest)))
+    add_regrade_parser(commands)
     _add_training_parsers(commands)
     return parser
 

@@ -1,4 +1,4 @@
-"""The one table of built-in environments: benchmark rows, then procedural rows.
+"""The one table of built-in environments: benchmark rows, procedural rows, then reasoning-gym's tasks.
 
 Both packages hold only plain :class:`~reasongym.envs.catalog.CatalogEntry` tuples, so importing this
 module reads no data and imports no heavy library; each source is resolved when its id is made.
@@ -11,8 +11,15 @@ from reasongym.envs.catalog import CatalogEntry
 from reasongym.envs.multiturn_table import MULTITURN_ENVS, RETRY_ENVS
 from reasongym.envs.procedural import PROCEDURAL_ENVS
 from reasongym.envs.registration import list_envs, register_entry
+from reasongym.envs.rgym import REASONING_GYM_ENVS
 
-BUILTIN: tuple[CatalogEntry, ...] = (*BENCHMARK_ENVS, *PROCEDURAL_ENVS, *MULTITURN_ENVS, *RETRY_ENVS)
+BUILTIN: tuple[CatalogEntry, ...] = (
+    *BENCHMARK_ENVS,
+    *PROCEDURAL_ENVS,
+    *MULTITURN_ENVS,
+    *RETRY_ENVS,
+    *REASONING_GYM_ENVS,
+)
 
 
 def register_builtins() -> None:

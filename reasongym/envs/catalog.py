@@ -20,6 +20,7 @@ class CatalogEntry:
         source_kwargs: Keyword arguments for the source function.
         env_kwargs: Keyword arguments for the environment (prompt template, rewards, ...).
         entry_point: The environment class, ``"module:Class"``.
+        origin: Where the problems come from: ``"reasongym"``, ``"reasoning-gym 0.1.25"``, ``"user"``.
     """
 
     id: str
@@ -30,3 +31,4 @@ class CatalogEntry:
     source_kwargs: dict[str, Any] = field(default_factory=dict)
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     entry_point: str = "reasongym.envs.core:ReasoningEnv"
+    origin: str = "reasongym"

@@ -53,15 +53,32 @@ def _other_answer(problem: Problem) -> str:
     return "1" if gold not in ("1", "1.0") else "2"
 
 
+_DECIMAL = re.compile(r"(-?\d+)(\.\d+)")
+
+
+def _near_miss(gold: str) -> str:
+    """The gold with a digit added: appended, or before the point of a decimal (``0.125`` -> ``7.125``).
+
+    Appending a digit to a decimal changes it by less than a tolerance a task may state (three
+    significant figures); a digit before the point changes its value at least sevenfold.
+    """
+    decimal = _DECIMAL.fullmatch(gold.strip())
+    if decimal is not None and decimal.group(1).lstrip("-") == "0":
+        return f"{decimal.group(1).replace('0', '7')}{decimal.group(2)}"
+    return f"{decimal.group(1)}7{decimal.group(2)}" if decimal is not None else gold + "7"
+
+
 def negative_completions(problem: Problem) -> dict[str, str]:
-    """Completions that must score wrong: empty, garbage, gold with a digit appended, gold then a different answer."""
+    """Completions that must score wrong: empty, garbage, gold with a digit added, gold then a different answer."""
     gold = gold_answer_text(problem)
     gold_text = format_final_answer(problem.answer_type, gold)
     other = format_final_answer(problem.answer_type, _other_answer(problem))
     return {
         "empty text": "",
         "a garbage string": GARBAGE,
-        "the gold answer with an extra digit appended": format_final_answer(problem.answer_type, gold + "7"),
+        "the gold answer with an extra digit appended": format_final_answer(
+            problem.answer_type, _near_miss(gold)
+        ),
         "the gold answer followed by a different final answer": f"{gold_text}\nWait, let me redo that.\n{other}",
     }
 

@@ -5,6 +5,10 @@ the model's whole completion, grades it with :func:`reasongym.verifiers.verify` 
 Problem choice is a pure function of the reset seed (through ``self.np_random``), so the same seed shows
 the same problem in any process.
 
+Why this file is long: it is one idea, the episode (its options, the prompt, reset, step, and the grading
+and reward of a completion, with what a regrade needs recorded); splitting it would separate reset from
+the step that reads what reset kept.
+
 Example:
     >>> import reasongym
     >>> env = reasongym.make("reasongym/Arithmetic-v0")  # doctest: +SKIP
@@ -18,7 +22,7 @@ import copy
 import difflib
 import math
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -29,8 +33,9 @@ from reasongym.envs.problem import Problem
 from reasongym.envs.sources import ProblemSource, resolve_source
 from reasongym.envs.spaces import TextSpace
 from reasongym.errors import ConfigError
-from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify
+from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify, verify_many
 from reasongym.verifiers.base import MAX_TIMEOUT_S
+from reasongym.verifiers.judge import JudgeConfig, judge_verdicts
 
 # What the model is told to do, per answer type; the checker writes gold answers in the same shape.
 INSTRUCTIONS: dict[str, str] = {
@@ -43,6 +48,7 @@ INSTRUCTIONS: dict[str, str] = {
         "Reason step by step, then write one expression that uses the given numbers and equals the "
         "target within \\boxed{}, e.g. \\boxed{(3 + 5) * 2}."
     ),
+    "task": "Reason step by step, then give only your final answer between <answer> and </answer>.",
 }
 # A final answer written exactly as INSTRUCTIONS asks; ``{answer}`` is the gold text.
 ANSWER_FORMATS: dict[str, str] = {
@@ -52,6 +58,7 @@ ANSWER_FORMATS: dict[str, str] = {
     "exact": "The final answer is \\boxed{{{answer}}}.",
     "yesno": "The answer is {answer}.",
     "countdown": "The final answer is \\boxed{{{answer}}}.",
+    "task": "<answer>{answer}</answer>",
 }
 DEFAULT_TEMPLATE = "{question}{choices}\n\n{instruction}"
 _TEMPLATE_FIELDS = frozenset({"question", "choices", "instruction"})
@@ -87,6 +94,9 @@ class ReasoningEnvConfig:
     """Whether the math verifier may take the last number when no marked final answer is found."""
     verify_timeout: float = 1.0
     """Seconds one symbolic comparison may take before the verdict is ``timeout`` (graded wrong)."""
+    judge: JudgeConfig | None = None
+    """Grade with a served model judge (``reasongym.verifiers.judge``) instead of the rules: for answers no
+    rule can grade. Never the default; its failures give ungradable verdicts (reward 0, ``correct`` None)."""
 
     def __post_init__(self) -> None:
         """Validate every field; raise ConfigError naming the field, the value and what is allowed."""
@@ -113,6 +123,10 @@ class ReasoningEnvConfig:
             )
         if self.prompt_template is not None:
             _check_template(self.prompt_template)
+        if self.judge is not None and not isinstance(self.judge, JudgeConfig):
+            raise ConfigError(
+                f"ReasoningEnvConfig.judge must be a JudgeConfig or None, got {self.judge!r:.80}"
+            )
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> ReasoningEnvConfig:
@@ -221,6 +235,7 @@ class ReasoningEnv(gymnasium.Env[str, str]):
         self._prompt = ""
         self._last_info: dict[str, Any] | None = None
         self._episode_open = False
+        self._replay: dict[str, Any] = {}
 
     @property
     def problem(self) -> Problem:
@@ -296,6 +311,14 @@ class ReasoningEnv(gymnasium.Env[str, str]):
         problem = self.source.problem(split, int(index), difficulty)
         hinted = bool(options.get("hint", False))
         self._problem, self._episode_open, self._last_info = problem, True, None
+        self._replay = {
+            "env_id": self.spec.id if self.spec is not None else None,
+            "split": split,
+            "index": int(index),
+            "difficulty": difficulty,
+            "seed": getattr(self.source, "seed", None),
+            "problem_id": problem.id,
+        }
         self._prompt = self.prompt(problem, hint=hinted)
         info: dict[str, Any] = {
             "problem_id": problem.id,
@@ -313,6 +336,8 @@ class ReasoningEnv(gymnasium.Env[str, str]):
 
     def score(self, problem: Problem, completion: str) -> Verdict:
         """Grade ``completion`` against ``problem``'s gold answer with the configured verifier options."""
+        if self.config.judge is not None:
+            return judge_verdicts(self.config.judge, problem.question, problem.answer, [completion])[0]
         return verify(
             completion,
             problem.answer,
@@ -320,6 +345,29 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             choices=problem.choices or None,
             last_number_fallback=self.config.last_number_fallback,
             timeout=self.config.verify_timeout,
+        )
+
+    def score_many(self, problem: Problem, completions: Sequence[str]) -> list[Verdict]:
+        """Grade several completions of ``problem`` as :meth:`score` would, each distinct answer once."""
+        if self.config.judge is not None:
+            return judge_verdicts(self.config.judge, problem.question, problem.answer, completions)
+        return verify_many(
+            list(completions),
+            problem.answer,
+            problem.answer_type,
+            choices=problem.choices or None,
+            last_number_fallback=self.config.last_number_fallback,
+            timeout=self.config.verify_timeout,
+        )
+
+    def verifier_version(self, problem: Problem) -> str:
+        """The version of the rules that grade ``problem`` (recorded with every verdict, for regrading)."""
+        from reasongym.verifiers.version import verifier_version
+
+        return (
+            self.config.judge.version
+            if self.config.judge is not None
+            else verifier_version(problem.answer_type)
         )
 
     def compute_reward(self, verdict: Verdict, completion: str) -> float:
@@ -339,7 +387,9 @@ class ReasoningEnv(gymnasium.Env[str, str]):
         Any string is a valid action: one without a readable final answer is simply wrong.
 
         Returns:
-            ``("", reward, True, False, info)`` with info keys problem_id, outcome, extracted, correct, reason.
+            ``("", reward, True, False, info)`` with info keys problem_id, outcome, extracted, correct, reason,
+            verifier (the version of the grading rules) and replay (env_id, split, index, difficulty, seed
+            and problem_id: what ``reasongym regrade`` needs to grade the completion again).
 
         Raises:
             TypeError: ``action`` is not a string.
@@ -359,6 +409,8 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             "extracted": verdict.extracted,
             "correct": verdict.correct,
             "reason": verdict.reason,
+            "verifier": self.verifier_version(self._problem),
+            "replay": dict(self._replay),
         }
         self._last_info = dict(info)
         return "", self.compute_reward(verdict, action), True, False, info

@@ -7,7 +7,8 @@ from typing import Any
 
 from reasongym.errors import ConfigError
 
-ANSWER_TYPES = ("math", "integer", "choice", "exact", "yesno", "countdown")
+ANSWER_TYPES = ("math", "integer", "choice", "exact", "yesno", "countdown", "task")
+"""Verifier kinds, and ``task``: graded by the environment's own scorer (reasoning-gym tasks)."""
 
 
 @dataclass(frozen=True)

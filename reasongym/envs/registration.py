@@ -120,6 +120,7 @@ def register(
         source_kwargs=dict(source_kwargs or {}),
         env_kwargs=dict(env_kwargs or {}),
         entry_point=entry_point,
+        origin="user",
     )
     register_entry(entry, override=True)
 

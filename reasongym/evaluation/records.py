@@ -31,7 +31,6 @@ from reasongym.envs.problem import Problem
 from reasongym.errors import ConfigError
 from reasongym.evaluation.report import load_records
 from reasongym.runs.locks import exclusive_lock
-from reasongym.verifiers import verify_many
 
 SETTINGS_KEY = "settings"
 """The record field holding what defines the evaluation."""
@@ -175,12 +174,16 @@ def episode_fields(episodes: Sequence[Any]) -> dict[str, Any]:
     ran out of turns is wrong, with outcome ``max_turns``.
     """
     finish = ["max_turns" if e.cut_off else "length" if e.truncated else "stop" for e in episodes]
+    graded: dict[str, Any] = next((e.info for e in episodes if "verifier" in e.info), {})
     return {
         "completions": ["".join(e.pieces) for e in episodes],
         "extracted": [None if e.cut_off else e.info.get("extracted") for e in episodes],
         "outcomes": ["max_turns" if e.cut_off else str(e.info.get("outcome", "")) for e in episodes],
         "correct": [False if e.cut_off else e.info.get("correct") for e in episodes],
+        "reasons": ["turn cap" if e.cut_off else e.info.get("reason") for e in episodes],
         "finish_reasons": finish,
+        "verifier": graded.get("verifier"),
+        "problem_seed": graded.get("replay", {}).get("seed"),
     }
 
 
@@ -201,27 +204,24 @@ def grade(env: Any, problem: Problem, completions: Sequence[str]) -> dict[str, A
     """Grade completions of one problem with the environment's verifier options.
 
     Returns:
-        ``completions``, ``extracted``, ``outcomes`` and ``correct`` lists (``correct`` None where the
-        gold answer is ungradable).
+        ``completions``, ``extracted``, ``outcomes``, ``correct`` and ``reasons`` lists (``correct`` None
+        where the gold answer is ungradable), the ``verifier`` version and the source's ``problem_seed``.
     """
-    verdicts = verify_many(
-        list(completions),
-        problem.answer,
-        problem.answer_type,
-        choices=problem.choices or None,
-        last_number_fallback=env.config.last_number_fallback,
-        timeout=env.config.verify_timeout,
-    )
-    return graded_fields(completions, verdicts)
+    verdicts = env.score_many(problem, list(completions))
+    record = graded_fields(completions, verdicts)
+    record["verifier"] = env.verifier_version(problem)
+    record["problem_seed"] = getattr(env.source, "seed", None)
+    return record
 
 
 def graded_fields(completions: Sequence[str], verdicts: Sequence[Any]) -> dict[str, Any]:
-    """The record fields of graded completions: the texts, extracted answers, outcomes and correctness."""
+    """The record fields of graded completions: the texts, extracted answers, outcomes, correctness, reasons."""
     return {
         "completions": list(completions),
         "extracted": [v.extracted for v in verdicts],
         "outcomes": [v.outcome.value for v in verdicts],
         "correct": [v.correct for v in verdicts],
+        "reasons": [v.reason for v in verdicts],
     }
 
 

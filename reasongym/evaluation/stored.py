@@ -35,6 +35,7 @@ from reasongym.evaluation.records import (
 )
 from reasongym.evaluation.report import EvalReport, load_records, summarize
 from reasongym.verifiers import verify_many
+from reasongym.verifiers.version import verifier_version
 
 
 def grade_completions(
@@ -178,7 +179,8 @@ def _grade_with_gold(
     verdicts = verify_many(completions, gold, kind, choices=choices, timeout=timeout)
     extras = {key: row.get(key) for key in ("difficulty", "subject", "year")}
     record = {"index": line - 1, "id": str(row.get("id", line - 1)), "kind": kind, "gold": gold}
-    return {**record, "n": len(completions), **extras, **graded_fields(completions, verdicts)}
+    graded = {**graded_fields(completions, verdicts), "verifier": verifier_version(kind)}
+    return {**record, "n": len(completions), **extras, **({"choices": choices} if choices else {}), **graded}
 
 
 def _id_index(env: Any, split: str) -> dict[str, int]:

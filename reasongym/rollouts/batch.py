@@ -5,6 +5,9 @@ as evaluation: the plain Gymnasium loop, one env copy per episode, wrappers and 
 user; a multi-turn environment's observations are tokenized, appended and masked out of the loss) and
 pads them into one `RolloutBatch`.
 
+Why this file is long: the batch, its row operations and the padding are one idea (a batch that keeps
+its rows aligned); it passed 400 lines when rows gained their replay records (issue 26).
+
 Rows come in group layout (the G samples of problem 0 first, then problem 1, ...); the sequence
 layout is the one `reasongym.agents.common.token_logprobs` scores::
 
@@ -28,6 +31,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import gymnasium
 import torch
@@ -46,7 +50,15 @@ EQUAL_REWARD_ATOL = 1e-6
 """Rewards of a group closer than this count as equal (a group without learning signal)."""
 
 ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns")  # [B] each
-_ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted")
+_ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted", "replays")
+
+
+def _joined(lists: list[Any]) -> Any:
+    return None if any(rows is None for rows in lists) else [row for rows in lists for row in rows]
+
+
+def _picked(rows: Any, picked: Sequence[int]) -> Any:
+    return None if rows is None else [rows[row] for row in picked]
 
 
 @dataclass(eq=False)
@@ -92,6 +104,8 @@ class RolloutBatch:
     """Token id used for padding ``input_ids`` and ``completion_ids``."""
     turns: Tensor | None = None
     """[B] int64 model turns per episode (1 for single-turn envs); None if unknown."""
+    replays: list[dict[str, Any]] | None = None
+    """B step-info replay records and verifier versions (``samples.jsonl`` keeps them for ``regrade``)."""
     old_logp_known: bool = True
     """False when some row came from a generator that returned text only: ``old_logp`` then holds
     placeholders, and a trainer must call `recompute_old_logp` before any loss (the sessions do)."""
@@ -153,7 +167,7 @@ class RolloutBatch:
         for name in ROW_TENSORS:
             values = [getattr(batch, name) for batch in batches]
             tensors[name] = None if any(v is None for v in values) else torch.cat(values)
-        lists = {name: [x for batch in batches for x in getattr(batch, name)] for name in _ROW_LISTS}
+        lists = {name: _joined([getattr(batch, name) for batch in batches]) for name in _ROW_LISTS}
         return dataclasses.replace(first, completion_start=width_p, **tensors, **lists)._trimmed()
 
     def to(self, device: str | torch.device) -> RolloutBatch:
@@ -176,7 +190,7 @@ class RolloutBatch:
         for name in ROW_TENSORS:
             value = getattr(self, name)
             tensors[name] = None if value is None else value[rows]
-        lists = {name: [getattr(self, name)[row] for row in picked] for name in _ROW_LISTS}
+        lists = {name: _picked(getattr(self, name), picked) for name in _ROW_LISTS}
         return dataclasses.replace(self, **tensors, **lists)
 
     def _padded(self, width_p: int, width_t: int) -> RolloutBatch:
@@ -360,6 +374,7 @@ def _assemble(
         problem_ids=[episode.problem_id for episode in episodes],
         outcomes=[TURN_CAP_OUTCOME if e.cut_off else str(e.info.get("outcome", "")) for e in episodes],
         extracted=[None if e.cut_off else e.info.get("extracted") for e in episodes],
+        replays=[{**e.info.get("replay", {}), "verifier": e.info.get("verifier")} for e in episodes],
         pad_token_id=pad_id,
         turns=torch.tensor([episode.turns for episode in episodes], dtype=torch.long),
         old_logp_known=all(episode.logprobs_known for episode in episodes),

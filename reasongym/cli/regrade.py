@@ -1,0 +1,33 @@
+"""``reasongym regrade FILE``: grade stored records again with today's verifiers, into a new file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from reasongym.cli.args import EXIT_OK
+
+
+def cmd_regrade(args: argparse.Namespace) -> int:
+    """Regrade ``args.file``; print the changed verdicts by reason and the metrics before and after."""
+    from reasongym.evaluation.regrade import regrade
+
+    report = regrade(args.file, args.out)
+    print(report.table())
+    summary = {
+        "out": report.out_path, "records": report.records, "verdicts": report.verdicts,
+        "changed": len(report.changes), "not_regradable": report.not_regradable,
+        "by_reason": {f"{b} -> {a}: {r}": len(c) for (b, a, r), c in report.groups().items()},
+        "before": report.before, "after": report.after,
+    }  # fmt: skip
+    print(json.dumps(summary))
+    return EXIT_OK
+
+
+def add_regrade_parser(commands: Any) -> None:
+    """Add the ``regrade`` command to the ``reasongym`` subcommands."""
+    sub = commands.add_parser("regrade", help="grade stored records again with today's verifiers (new file)")
+    sub.add_argument("file", metavar="FILE", help="an evaluation file (eval --out) or a run's samples.jsonl")
+    sub.add_argument("--out", help="the new file (default FILE's name with .regraded.jsonl); must not exist")
+    sub.set_defaults(run=cmd_regrade)

@@ -1,0 +1,225 @@
+"""Grade stored records again with today's verifiers: a new file, every changed verdict, the metric before and after.
+
+Records carry what a regrade needs (see :mod:`reasongym.envs.core` ``step`` info and
+:mod:`reasongym.verifiers.version`): the environment id with its version, the split, index, difficulty
+and source seed of the problem, the verifier version and the verdicts. :func:`regrade` reads a file of
+evaluation records (``reasongym eval``: one per problem, ``completions`` lists) or training samples
+(``samples.jsonl``: one ``completion`` per row), rebuilds each problem, grades every completion with the
+environment's grading of today (records without an environment, graded from ``gold`` and ``kind``, with
+``verify``), and writes the regraded records to a new file; the old file is never written. A record of a
+multi-turn environment (whose completion holds tool output between turns) is copied unchanged and
+counted as not regradable, as is a sample row without its replay fields (written before they existed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasongym.errors import ConfigError
+from reasongym.evaluation.report import load_records, summarize
+from reasongym.verifiers import Verdict, verify_many
+from reasongym.verifiers.version import verifier_version
+
+
+@dataclass
+class Change:
+    """One verdict that the regrade changed."""
+
+    line: int
+    """The record's line in the file (from 1)."""
+    sample: int
+    """Which completion of the record (0 for a training sample)."""
+    before: str
+    """``outcome`` before (``correct``, ``wrong``, ...)."""
+    after: str
+    """``outcome`` now."""
+    reason: str
+    """The verifier's reason now."""
+    extracted: tuple[str | None, str | None]
+    """The extracted answer before and now."""
+
+
+@dataclass
+class RegradeReport:
+    """What a regrade found."""
+
+    out_path: str
+    records: int = 0
+    verdicts: int = 0
+    not_regradable: int = 0
+    changes: list[Change] = field(default_factory=list)
+    before: dict[str, float] = field(default_factory=dict)
+    after: dict[str, float] = field(default_factory=dict)
+
+    def groups(self) -> dict[tuple[str, str, str], list[Change]]:
+        """Changes grouped by reason: ``(outcome before, outcome now, reason now)``."""
+        grouped: dict[tuple[str, str, str], list[Change]] = defaultdict(list)
+        for change in self.changes:
+            grouped[(change.before, change.after, change.reason)].append(change)
+        return dict(sorted(grouped.items(), key=lambda item: -len(item[1])))
+
+    def table(self) -> str:
+        """The changes by reason, then the metrics before and after, as text."""
+        lines = [f"{len(self.changes)} of {self.verdicts} verdicts changed ({self.records} records, "
+                 f"{self.not_regradable} not regradable); written to {self.out_path}"]  # fmt: skip
+        for (before, after, reason), changes in self.groups().items():
+            lines.append(f"  {before} -> {after} ({len(changes)}): {reason}")
+            for change in changes[:5]:
+                old, new = change.extracted
+                lines.append(f"      line {change.line} sample {change.sample}: extracted {old!r} -> {new!r}")
+        lines.append(f"  {'metric':<12}{'before':>10}{'after':>10}")
+        lines += [
+            f"  {k:<12}{self.before[k]:>10.4f}{self.after.get(k, float('nan')):>10.4f}" for k in self.before
+        ]
+        return "\n".join(lines)
+
+
+class _Environments:
+    """One made environment per (id, options, seed), kept for the whole file."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, Any] = {}
+
+    def get(self, env_id: str, options: Mapping[str, Any] | None, seed: int | None) -> Any:
+        from reasongym.envs import make
+
+        key = json.dumps([env_id, options, seed], sort_keys=True, default=str)
+        if key not in self._made:
+            kwargs = dict(options or {})
+            if seed is not None:
+                kwargs["source_kwargs"] = {"seed": seed}
+            self._made[key] = make(env_id, **kwargs).unwrapped
+        return self._made[key]
+
+
+def _single_turn(env: Any) -> bool:
+    from reasongym.envs.core import ReasoningEnv
+
+    return type(env).step is ReasoningEnv.step
+
+
+def _grade_record(record: Mapping[str, Any], envs: _Environments) -> tuple[list[Verdict], str] | None:
+    """Today's verdicts of one record and the verifier version that gave them; None if not regradable."""
+    completions = record["completions"] if "completions" in record else [record.get("completion")]
+    if not all(isinstance(text, str) for text in completions):
+        return None
+    env_id = record.get("env_id")
+    if env_id is None:
+        kind = record.get("kind", "math")
+        if "gold" not in record:
+            return None
+        return verify_many(
+            completions, str(record["gold"]), kind, choices=record.get("choices")
+        ), verifier_version(kind)
+    settings = record.get("settings") or {}
+    if "split" not in record or "index" not in record:
+        return None
+    difficulty = settings.get("difficulty", record.get("difficulty") if "completion" in record else None)
+    seed = record.get("problem_seed", record.get("seed"))
+    env = envs.get(env_id, settings.get("env_config"), seed)
+    if not _single_turn(env):
+        return None
+    problem = env.problem_at(int(record["index"]), split=record["split"], difficulty=difficulty)
+    return env.score_many(problem, completions), env.verifier_version(problem)
+
+
+def _old_verdicts(record: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    if "completions" in record:
+        return list(
+            zip(
+                record.get("outcomes", []),
+                record.get("correct", []),
+                record.get("extracted", []),
+                strict=False,
+            )
+        )
+    return [(record.get("outcome", ""), record.get("correct"), record.get("extracted"))]
+
+
+def _updated(record: dict[str, Any], verdicts: list[Verdict], version: str) -> dict[str, Any]:
+    previous = {
+        key: record.get(key)
+        for key in ("outcomes", "correct", "extracted", "outcome", "verifier")
+        if key in record
+    }
+    fields: dict[str, Any] = {"verifier": version, "regraded_from": previous}
+    if "completions" in record:
+        fields.update(outcomes=[v.outcome.value for v in verdicts], correct=[v.correct for v in verdicts],
+                      extracted=[v.extracted for v in verdicts], reasons=[v.reason for v in verdicts])  # fmt: skip
+    else:
+        verdict = verdicts[0]
+        fields.update(outcome=verdict.outcome.value, correct=verdict.correct, extracted=verdict.extracted,
+                      reason=verdict.reason)  # fmt: skip
+    return {**record, **fields}
+
+
+def _metrics(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Accuracy over gradable verdicts; pass@k and friends too for evaluation records."""
+    flags = [
+        c
+        for r in records
+        for c in (r["correct"] if isinstance(r.get("correct"), list) else [r.get("correct")])
+    ]
+    graded = [bool(c) for c in flags if c is not None]
+    metrics = {"accuracy": sum(graded) / len(graded)} if graded else {}
+    if records and all(isinstance(r.get("correct"), list) for r in records):
+        try:
+            metrics.update(summarize(records, resamples=10).metrics)
+        except ConfigError:
+            pass
+    return metrics
+
+
+def regrade(path: str | os.PathLike[str], out_path: str | os.PathLike[str] | None = None) -> RegradeReport:
+    """Grade the records of ``path`` again and write them to ``out_path`` (module docstring).
+
+    Args:
+        path: An evaluation file or a ``samples.jsonl``.
+        out_path: The new file; default ``<path stem>.regraded.jsonl`` beside ``path``. It must not exist.
+
+    Returns:
+        The :class:`RegradeReport`: changed verdicts (grouped by reason with ``groups()``), metrics before
+        and after.
+
+    Raises:
+        ConfigError: ``path`` is missing or holds no records, or ``out_path`` exists or is ``path``.
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise ConfigError(f"regrade: {str(source)!r} is not a file")
+    target = Path(out_path) if out_path is not None else source.with_name(f"{source.stem}.regraded.jsonl")
+    if target.exists():
+        raise ConfigError(
+            f"regrade: {str(target)!r} exists; the regrade writes a new file: pass another out path"
+        )
+    records = load_records(source, cut_off_last_line="error")
+    if not records:
+        raise ConfigError(f"regrade: {str(source)!r} holds no records")
+    report, envs, regraded = RegradeReport(out_path=str(target)), _Environments(), []
+    for line, record in enumerate(records, start=1):
+        report.records += 1
+        graded = _grade_record(record, envs)
+        if graded is None:
+            report.not_regradable += 1
+            regraded.append(record)
+            continue
+        verdicts, version = graded
+        for sample, ((outcome, _, extracted), verdict) in enumerate(
+            zip(_old_verdicts(record), verdicts, strict=False)
+        ):
+            report.verdicts += 1
+            if outcome != verdict.outcome.value:
+                report.changes.append(Change(line, sample, outcome, verdict.outcome.value, verdict.reason,
+                                             (extracted, verdict.extracted)))  # fmt: skip
+        regraded.append(_updated(dict(record), verdicts, version))
+    report.before, report.after = _metrics(records), _metrics(regraded)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("x", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(record) + "\n" for record in regraded)
+    return report

@@ -1,0 +1,261 @@
+"""The ``judge`` verifier: a served model grades answers that no rule can (a justification, an open answer).
+
+A model behind an OpenAI-compatible server (vLLM, ``transformers serve``, a hosted API; the ``openai``
+package, ``pip install 'reasongym[serve]'``) is sent a fixed prompt of a declared version
+(:data:`PROMPTS`) with the question, the reference answer and the candidate's answer, at temperature 0,
+and must reply with exactly one word, ``CORRECT`` or ``INCORRECT`` (case, outer spaces and one final
+period aside). Anything else is no verdict. So:
+
+- CORRECT / WRONG only from a reply that parses; an unparseable reply, a timeout, a server error or a
+  dropped connection give an **ungradable** verdict (``correct=None``: outcome UNPARSEABLE, TIMEOUT or
+  REFUSED), never a 0 or a 1, and are not cached (the next call asks again).
+- Verdicts are cached by (prompt version, judge model, question, reference, answer), in memory and,
+  with ``cache_path``, in a JSONL file that later runs read.
+- :meth:`JudgeVerifier.verify_many` grades a batch: distinct uncached items are sent at most
+  ``max_concurrency`` at a time (one semaphore per judge, shared by every caller in the process).
+
+A judge is never the default: an environment uses one only when given ``judge=JudgeConfig(...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from reasongym.errors import ConfigError
+from reasongym.verifiers.base import Outcome, Verdict
+
+PROMPTS: dict[str, tuple[str, str]] = {
+    "v1": (
+        "You are a strict grader. You compare a candidate's answer with a reference answer.",
+        "Question:\n{question}\n\nReference answer:\n{reference}\n\nCandidate answer:\n{answer}\n\n"
+        "Is the candidate's final answer correct, in agreement with the reference? "
+        "Reply with exactly one word: CORRECT or INCORRECT.",
+    ),
+}
+"""Prompt version -> (system message, user message template). Never edit a version: add one."""
+MAX_ANSWER_CHARS = 4000
+"""The candidate's answer is cut to its last this-many characters (where its conclusion is)."""
+_REPLIES = {"CORRECT": True, "INCORRECT": False}
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Which served model judges, with which prompt, and how requests are bounded."""
+
+    model: str
+    """The model name the server knows."""
+    base_url: str | None = None
+    """The API root, e.g. ``http://127.0.0.1:8000/v1``; None reads ``OPENAI_BASE_URL``."""
+    api_key: str | None = None
+    """Bearer token; None reads ``OPENAI_API_KEY``, else sends ``EMPTY``."""
+    prompt_version: str = "v1"
+    """A key of :data:`PROMPTS`."""
+    timeout: float = 30.0
+    """Seconds for one request; past it the verdict is ungradable (TIMEOUT)."""
+    max_concurrency: int = 4
+    """Most requests in flight at once, over every caller of this judge in the process."""
+    max_tokens: int = 4
+    """Tokens the judge may reply with (one word is enough)."""
+    cache_path: str | None = None
+    """JSONL file of verdicts kept across runs; None keeps them in memory only."""
+
+    def __post_init__(self) -> None:
+        """Raise ConfigError naming the field, the value and what is allowed."""
+        if not isinstance(self.model, str) or not self.model:
+            raise ConfigError(f"JudgeConfig.model must be a non-empty model name, got {self.model!r}")
+        if self.prompt_version not in PROMPTS:
+            raise ConfigError(
+                f"JudgeConfig.prompt_version {self.prompt_version!r} is not one of {sorted(PROMPTS)}"
+            )
+        if (
+            isinstance(self.timeout, bool)
+            or not isinstance(self.timeout, (int, float))
+            or not self.timeout > 0
+        ):
+            raise ConfigError(f"JudgeConfig.timeout must be seconds > 0, got {self.timeout!r}")
+        for name in ("max_concurrency", "max_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"JudgeConfig.{name} must be an integer >= 1, got {value!r}")
+
+    @property
+    def version(self) -> str:
+        """The verifier version recorded with its verdicts: ``judge/<prompt version>/<model>``."""
+        return f"judge/{self.prompt_version}/{self.model}"
+
+
+def parse_judge_reply(reply: str) -> bool | None:
+    """True for ``CORRECT``, False for ``INCORRECT``, None for anything else (strict).
+
+    Example:
+        >>> parse_judge_reply(" correct. "), parse_judge_reply("INCORRECT"), parse_judge_reply("It is correct")
+        (True, False, None)
+    """
+    word = reply.strip()
+    word = word[:-1] if word.endswith(".") else word
+    return _REPLIES.get(word.upper())
+
+
+class JudgeVerifier:
+    """Grades (question, reference, answer) items with a served model (module docstring).
+
+    Args:
+        config: The judge's settings.
+
+    Raises:
+        ConfigError: No base URL, or the ``openai`` package is missing.
+    """
+
+    def __init__(self, config: JudgeConfig) -> None:
+        """Make the client (nothing is sent) and read the cache file, if any."""
+        try:
+            import openai
+        except ImportError as exc:
+            raise ConfigError("the judge needs the openai package: pip install 'reasongym[serve]'") from exc
+        base_url = config.base_url or os.environ.get("OPENAI_BASE_URL")
+        if not base_url:
+            raise ConfigError(
+                "the judge needs a server: pass JudgeConfig(base_url=...) or set OPENAI_BASE_URL"
+            )
+        self.config, self._openai = config, openai
+        self._client = openai.OpenAI(base_url=base_url, api_key=config.api_key or os.environ.get("OPENAI_API_KEY")
+                                     or "EMPTY", timeout=config.timeout, max_retries=0)  # fmt: skip
+        self._slots = threading.BoundedSemaphore(config.max_concurrency)
+        self._lock = threading.Lock()
+        self.cache: dict[str, bool] = {}
+        self.requests = 0
+        if config.cache_path and Path(config.cache_path).is_file():
+            for line in Path(config.cache_path).read_text(encoding="utf-8").splitlines():
+                row = json.loads(line)
+                self.cache[row["key"]] = bool(row["correct"])
+
+    def _key(self, question: str, reference: str | None, answer: str) -> str:
+        parts = [
+            self.config.prompt_version,
+            self.config.model,
+            question,
+            reference,
+            answer[-MAX_ANSWER_CHARS:],
+        ]
+        return json.dumps(parts)
+
+    def _ask(self, question: str, reference: str | None, answer: str) -> Verdict:
+        """One request; a failure of any kind is an ungradable verdict."""
+        system, template = PROMPTS[self.config.prompt_version]
+        user = template.format(
+            question=question, reference=reference or "(none)", answer=answer[-MAX_ANSWER_CHARS:]
+        )
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        openai = self._openai
+        with self._slots:
+            with self._lock:
+                self.requests += 1
+            try:
+                response = self._client.chat.completions.create(
+                    model=self.config.model,
+                    messages=messages,
+                    temperature=0.0,
+                    max_tokens=self.config.max_tokens,
+                )
+                reply = response.choices[0].message.content or ""
+            except openai.APITimeoutError:
+                return Verdict(
+                    None, Outcome.TIMEOUT, None, f"The judge did not answer within {self.config.timeout:g} s."
+                )
+            except openai.APIStatusError as exc:
+                return Verdict(None, Outcome.REFUSED, None, f"The judge server answered {exc.status_code}.")
+            except (openai.APIError, AttributeError, IndexError, TypeError) as exc:
+                return Verdict(
+                    None, Outcome.REFUSED, None, f"The judge request failed ({type(exc).__name__})."
+                )
+        judged = parse_judge_reply(reply)
+        if judged is None:
+            return Verdict(
+                None,
+                Outcome.UNPARSEABLE,
+                reply[:100],
+                f"The judge replied {reply[:60]!r}, not CORRECT or INCORRECT.",
+            )
+        return Verdict(
+            judged,
+            Outcome.CORRECT if judged else Outcome.WRONG,
+            reply.strip()[:100],
+            f"The judge replied {reply.strip()[:20]}.",
+        )
+
+    def _remember(self, key: str, verdict: Verdict) -> None:
+        if verdict.correct is None:
+            return
+        with self._lock:
+            self.cache[key] = verdict.correct
+            if self.config.cache_path:
+                with open(self.config.cache_path, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps({"key": key, "correct": verdict.correct}) + "\n")
+
+    def verify_many(self, items: Sequence[tuple[str, str | None, str]]) -> list[Verdict]:
+        """Grade ``(question, reference, answer)`` items; each distinct uncached one is asked once.
+
+        Returns:
+            One verdict per item, in order: cached ones say so in their reason.
+        """
+        keys = [self._key(*item) for item in items]
+        todo = {key: item for key, item in zip(keys, items, strict=True) if key not in self.cache}
+        asked: dict[str, Verdict] = {}
+        if todo:
+            with ThreadPoolExecutor(max_workers=min(self.config.max_concurrency, len(todo))) as pool:
+                for key, verdict in zip(
+                    todo, pool.map(lambda item: self._ask(*item), todo.values()), strict=True
+                ):
+                    asked[key] = verdict
+                    self._remember(key, verdict)
+        verdicts = []
+        for key in keys:
+            if key in asked:
+                verdicts.append(asked[key])
+            else:
+                correct = self.cache[key]
+                verdicts.append(
+                    Verdict(
+                        correct,
+                        Outcome.CORRECT if correct else Outcome.WRONG,
+                        None,
+                        "The judge's cached verdict.",
+                    )
+                )
+        return verdicts
+
+    def verify(self, question: str, reference: str | None, answer: str) -> Verdict:
+        """Grade one item (see :meth:`verify_many`)."""
+        return self.verify_many([(question, reference, answer)])[0]
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self._client.close()
+
+
+_JUDGES: dict[JudgeConfig, JudgeVerifier] = {}
+_JUDGES_LOCK = threading.Lock()
+
+
+def judge_for(config: JudgeConfig) -> JudgeVerifier:
+    """The process's one judge for ``config`` (environments and their copies share its cache and bound)."""
+    with _JUDGES_LOCK:
+        if config not in _JUDGES:
+            _JUDGES[config] = JudgeVerifier(config)
+        return _JUDGES[config]
+
+
+def judge_verdicts(
+    config: JudgeConfig, question: str, reference: str | None, answers: Sequence[str]
+) -> list[Verdict]:
+    """Grade several answers to one question with the shared judge of ``config``."""
+    return judge_for(config).verify_many([(question, reference, answer) for answer in answers])
+
+
+__all__ = ["PROMPTS", "JudgeConfig", "JudgeVerifier", "judge_for", "judge_verdicts", "parse_judge_reply"]

@@ -1,0 +1,122 @@
+"""``reasongym regrade``: records graded under older rules change, are reported by reason, in a new file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import reasongym
+from reasongym.envs.core import format_final_answer
+from reasongym.errors import ConfigError
+from reasongym.evaluation import grade_completions
+from reasongym.evaluation.regrade import regrade
+
+ENV = "reasongym/Arithmetic-v0"
+# A verdict pinned from before commit c021dd1: the extractor read 'The answer is 3.</think>' as '3.</think>',
+# wrong; today the </think> ends the sentence and the answer is 3.
+OLD_THINK_VERDICT = {
+    "index": 0, "id": "0", "kind": "math", "gold": "3", "n": 2,
+    "completions": ["The answer is 3.</think>", "The answer is \\boxed{4}."],
+    "extracted": ["3.</think>", "4"], "outcomes": ["wrong", "wrong"], "correct": [False, False],
+    "verifier": "math/v0",
+}  # fmt: skip
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_a_record_graded_under_a_pinned_older_verdict_changes_and_is_reported(tmp_path: Path) -> None:
+    old = _write(tmp_path / "old.jsonl", [OLD_THINK_VERDICT])
+    before = old.read_bytes()
+    report = regrade(old)
+    assert old.read_bytes() == before  # the old file is never written
+    assert [(c.line, c.sample, c.before, c.after, c.extracted) for c in report.changes] == [
+        (1, 0, "wrong", "correct", ("3.</think>", "3"))
+    ]
+    (group,) = report.groups()
+    assert group[:2] == ("wrong", "correct")
+    assert (report.before["accuracy"], report.after["accuracy"]) == (0.0, 0.5)
+    assert (report.before["pass@1"], report.after["pass@1"]) == (0.0, 0.5)
+    (new,) = map(json.loads, Path(report.out_path).read_text().splitlines())
+    assert new["correct"] == [True, False] and new["verifier"] == "math/v1"
+    assert new["regraded_from"]["verifier"] == "math/v0" and new["regraded_from"]["correct"] == [False, False]
+    assert "wrong -> correct (1)" in report.table()
+
+
+def test_environment_records_are_rebuilt_from_their_replay_fields(tmp_path: Path) -> None:
+    env = reasongym.make(ENV).unwrapped
+    rows = [{"index": i, "completions": [format_final_answer("math", env.problem_at(i, "test").answer), "zzz"]}
+            for i in range(3)]  # fmt: skip
+    graded = tmp_path / "graded.jsonl"
+    grade_completions(
+        _write(tmp_path / "in.jsonl", rows), ENV, out_path=graded, progress=False, verbose=False
+    )
+    records = [json.loads(line) for line in graded.read_text().splitlines()]
+    assert all(r["verifier"] == "math/v1" and r["problem_seed"] == 0 and r["reasons"] for r in records)
+    records[1].update(correct=[False, False], outcomes=["wrong", "unparseable"], verifier="math/v0")
+    report = regrade(_write(tmp_path / "tampered.jsonl", records), tmp_path / "new.jsonl")
+    assert [(c.line, c.sample, c.before, c.after) for c in report.changes] == [(2, 0, "wrong", "correct")]
+    assert report.not_regradable == 0 and report.verdicts == 6
+
+
+def test_a_training_sample_row_replays_from_the_step_info(tmp_path: Path) -> None:
+    env = reasongym.make(ENV, source_kwargs={"seed": 7}).unwrapped
+    env.reset(seed=0, options={"index": 4, "difficulty": 2})
+    completion = format_final_answer("math", env.problem.answer)
+    info = env.step(completion)[4]
+    assert info["replay"] == {"env_id": ENV, "split": "train", "index": 4, "difficulty": 2, "seed": 7,
+                              "problem_id": env.problem.id}  # fmt: skip
+    row = {"step": 1, "prompt": "...", "completion": completion, "reward": 0.0, "correct": False,
+           "outcome": "wrong", "extracted": None, **info["replay"], "verifier": "math/v0"}  # fmt: skip
+    report = regrade(_write(tmp_path / "samples.jsonl", [row]))
+    assert [(c.before, c.after) for c in report.changes] == [("wrong", "correct")]
+    (new,) = map(json.loads, Path(report.out_path).read_text().splitlines())
+    assert (new["correct"], new["outcome"], new["verifier"]) == (True, "correct", "math/v1")
+
+
+def test_rows_without_replay_fields_are_copied_and_counted(tmp_path: Path) -> None:
+    row = {"step": 1, "prompt": "p", "completion": "c", "reward": 0.0, "correct": False, "env_id": ENV}
+    report = regrade(_write(tmp_path / "samples.jsonl", [row]))
+    assert (report.not_regradable, report.changes) == (1, [])
+    assert json.loads(Path(report.out_path).read_text()) == row
+
+
+def test_regrade_refuses_to_overwrite(tmp_path: Path) -> None:
+    old = _write(tmp_path / "old.jsonl", [OLD_THINK_VERDICT])
+    with pytest.raises(ConfigError, match="writes a new file"):
+        regrade(old, old)
+
+
+def test_reasoning_gym_records_regrade_with_the_tasks_grader(tmp_path: Path) -> None:
+    pytest.importorskip("reasoning_gym")
+    env_id = "reasoning_gym/prime_factorization-v0"
+    env = reasongym.make(env_id).unwrapped
+    gold = env.problem_at(0, "test").answer
+    rows = [{"index": 0, "completions": [f"<answer>{gold}</answer>", "<answer>zzz</answer>"]}]
+    graded = tmp_path / "graded.jsonl"
+    grade_completions(
+        _write(tmp_path / "in.jsonl", rows), env_id, out_path=graded, progress=False, verbose=False
+    )
+    (record,) = map(json.loads, graded.read_text().splitlines())
+    assert record["correct"] == [True, False] and record["verifier"].startswith(
+        "reasoning_gym/prime_factorization:task@rg"
+    )
+    record.update(correct=[False, False], outcomes=["wrong", "refused"])
+    report = regrade(_write(tmp_path / "old.jsonl", [record]))
+    assert [(c.sample, c.after) for c in report.changes] == [(0, "correct")]
+
+
+def test_the_command_prints_the_changes_and_a_json_summary(tmp_path: Path) -> None:
+    old = _write(tmp_path / "old.jsonl", [OLD_THINK_VERDICT])
+    out = subprocess.run([sys.executable, "-m", "reasongym", "regrade", str(old), "--out", str(tmp_path / "n.jsonl")],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    summary = json.loads(out.stdout.splitlines()[-1])
+    assert (summary["changed"], summary["before"]["accuracy"], summary["after"]["accuracy"]) == (1, 0.0, 0.5)
+    assert "wrong -> correct (1)" in out.stdout
