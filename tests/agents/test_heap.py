@@ -47,17 +47,23 @@ def test_without_malloc_trim_it_says_so(monkeypatch: pytest.MonkeyPatch) -> None
     assert heap.release_freed_memory() is False
 
 
-def test_the_trimmer_trims_only_after_the_resident_set_has_grown(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_trimmer_trims_only_when_the_resident_set_climbs_past_its_high_water_mark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     resident = [1_000 << 20]
     calls: list[int] = []
     monkeypatch.setattr(heap, "resident_bytes", lambda: resident[0])
     monkeypatch.setattr(heap, "release_freed_memory", lambda: calls.append(1) or True)
     trimmer = heap.HeapTrimmer(growth_bytes=100 << 20)
     assert trimmer() is True  # the first boundary trims: nothing is known yet
-    resident[0] += 99 << 20
-    assert trimmer() is False and len(calls) == 1  # grown by less than the threshold: no walk of the heap
-    resident[0] += 2 << 20
+    resident[0] = 700 << 20  # trimmed; a step's passes then climb to about where they were
+    assert trimmer() is False
+    resident[0] = 1_090 << 20  # a steady run oscillates under its high-water mark: no walk of the heap
+    assert trimmer() is False and len(calls) == 1
+    resident[0] = 1_101 << 20  # a heap that keeps growing is cut back
     assert trimmer() is True and trimmer.trims == 2 and len(calls) == 2
+    resident[0] = 1_150 << 20
+    assert trimmer() is False  # measured from the new high-water mark
 
 
 def test_the_resident_set_is_read_in_bytes() -> None:
