@@ -15,7 +15,11 @@ about 660 MB and back; trimming at every boundary (after every micro-batch, roll
 optimizer step) made the next forward-backward pay for 280 MB of fresh pages, a fifth of the step (issue
 30). A `HeapTrimmer` therefore trims only when the resident set at a boundary has passed the highest one it
 has seen by `TRIM_AFTER_GROWTH`: a steady run stops trimming after its first steps, while a heap that keeps
-growing (the real model's fragmentation above) is cut back whenever it climbs that much higher.
+growing (the real model's fragmentation above) is cut back whenever it climbs higher. Measured on
+SmolLM2-135M (`reasongym train grpo`, 4 prompts x 4 x 64 tokens, 2 steps, peak RSS by ``/usr/bin/time``),
+against trimming at every boundary in the same sitting (full fine-tuning 3.44 GiB, LoRA r16 1.33 GiB): a
+16 MB threshold gave 3.47 and 1.34 GiB, 128 MB gave 3.35 and 1.50 GiB (runs vary by about 0.1 GiB); the
+tiny model trims three times in its first steps, then never, at either.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ def release_freed_memory() -> bool:
     return True
 
 
-TRIM_AFTER_GROWTH = 128 << 20
+TRIM_AFTER_GROWTH = 16 << 20
 """Bytes the resident set at a boundary must pass the highest one seen before, for `HeapTrimmer` to trim."""
 
 
