@@ -55,3 +55,16 @@ class VerifierTimeout(BaseException):
 
     A ``BaseException`` so that a broad ``except Exception`` in user code cannot swallow it.
     """
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Training stopped on Ctrl-C or SIGTERM after saving what it could; the message says what and where."""
+
+    def __init__(self, message: str, *, run_dir: object = None, step: int = 0) -> None:
+        """Keep the message, the run folder and the last step saved."""
+        super().__init__(message)
+        self.run_dir = run_dir
+        self.step = step
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

@@ -324,7 +324,8 @@ def test_a_bad_argument_through_the_console_module() -> None:
         (["show", ENV, "--n", "0"], 2, "expected an integer >= 1"),
         (["verify", "x", "--gold", "1", "--kind", "maths"], 2, "did you mean 'math'"),
         (["verify"], 2, "give either a COMPLETION"),
-        (["eval", "/no/such/model", ENV], 2, "could not be loaded"),
+        (["eval", "/no/such/model", ENV], 2, "does not exist: no such file or folder"),
+        (["eval", "runs/sft/sft-*", ENV], 2, "a shell pattern that matched nothing"),
         (["train", "grpx"], 2, "did you mean 'grpo'"),
         (["train", "sft", "--env", ENV, "--lr", "-1"], 2, "lr=-1.0 is not allowed"),
         (

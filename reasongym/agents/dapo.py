@@ -318,6 +318,8 @@ def train_dapo(
                 adv = group_advantages(batch.rewards, rollout.group_size, "group_std")  # [B]
                 metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask))
             session.finish_step(step, metrics, batch)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
+        raise session.interrupted() from None
     finally:
         session.close()
     return session.result()

@@ -253,6 +253,8 @@ def train_grpo(
             metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp)
             metrics.update(session.rollout_metrics(batch))
             session.finish_step(step, metrics, batch)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
+        raise session.interrupted() from None
     finally:
         session.close()
     return session.result()

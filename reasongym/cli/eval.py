@@ -46,6 +46,9 @@ class EvalJob:
     """Show a progress bar."""
     json: bool = False
     """Print the report as one JSON object."""
+    show: int = 0
+    """Also print this many problems with their gold answer and first completion (its extracted answer and
+    verdict), to see what the model writes."""
 
 
 @dataclass(frozen=True)
@@ -98,9 +101,32 @@ def cmd_eval(argv: list[str]) -> int:
         return EXIT_OK
     if job.json:
         print(dumps_strict(report.to_dict()))
+        if report.sampling_warning:  # the table, which says it too, is not printed
+            print(f"reasongym: warning: {report.sampling_warning}", file=sys.stderr)
     elif report.path:
         print(f"records: {report.path}")
+    if job.show and report.path and not job.json:
+        print(sample_completions(report.path, job.show))
     return EXIT_OK
+
+
+def sample_completions(path: str, count: int, width: int = 400) -> str:
+    """The first ``count`` records of an evaluation file as text: problem, gold, first completion (cut at
+    ``width`` characters), what was extracted from it and the verdict's reason."""
+    from reasongym.evaluation.report import load_records
+
+    blocks = []
+    for record in load_records(path)[:count]:
+        text = (record.get("completions") or [""])[0]
+        cut = f"... ({len(text)} characters)" if len(text) > width else ""
+        verdict = (record.get("outcomes") or ["?"])[0]
+        reason = (record.get("reasons") or [""])[0]
+        blocks.append(
+            f"--- problem {record.get('index')} ({record.get('id')}), gold {record.get('gold')!r}\n"
+            f"{text[:width]}{cut}\n"
+            f"=> extracted {(record.get('extracted') or [None])[0]!r}: {verdict}; {reason}"
+        )
+    return "\n".join(blocks)
 
 
 def _grade(job: EvalJob, cfg: Any) -> Any:

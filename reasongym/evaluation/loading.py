@@ -55,16 +55,17 @@ def model_identity(model_or_path: Any) -> dict[str, Any]:
     """What names the weights an evaluation runs, for the settings stored with its records.
 
     Returns:
-        ``{"model": ..., "checkpoint": ...}``: a local folder as its absolute path and, for a run folder or a
-        checkpoint, the checkpoint it resolves to (so that a run that trained on is told apart); a hub id as
+        ``{"model": ..., "checkpoint": ...}``: a local folder as its absolute path (a folder of runs as its newest
+        run's, through ``latest``) and, for a run folder or a checkpoint, the checkpoint it resolves to (so that a run that trained on is told apart); a hub id as
         given; a served model by its name on the server (not its URL); another Generator or a model object
         by the model name it carries.
     """
     if isinstance(model_or_path, (str, os.PathLike)):
-        path = Path(model_or_path).expanduser()
+        from reasongym.policy.checkpoints import follow_latest, resolve_weights
+
+        path = follow_latest(Path(model_or_path).expanduser())  # a folder of runs: its newest run
         if not path.is_dir():
             return {"model": str(model_or_path), "checkpoint": None}
-        from reasongym.policy.checkpoints import resolve_weights
 
         resolved = resolve_weights(path)
         return {"model": str(path.resolve()), "checkpoint": None if resolved is None else resolved[0].name}

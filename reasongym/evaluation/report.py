@@ -59,6 +59,30 @@ class EvalReport:
     """Field (difficulty, subject, year) -> value -> ``count`` and each metric, where records have it."""
     path: str | None = None
     """The evaluation file, when there is one."""
+    temperature: float | None = None
+    """The sampling temperature the records were made with (their settings), when known."""
+    truncated: int = 0
+    """Completions cut at the length limit (finish reason ``length``): their answers may be missing."""
+    completions: int = 0
+    """Completions graded in all."""
+    identical: int = 0
+    """Problems whose samples (two or more) are all the same text."""
+
+    @property
+    def sampling_warning(self) -> str | None:
+        """A warning when every problem's samples are identical although the temperature is above 0.
+
+        A server that ignores the sampling settings (``transformers serve`` ignores ``n`` and temperature)
+        returns copies, and pass@k then equals pass@1.
+        """
+        if not (self.n >= 2 and self.temperature and self.identical and self.identical >= self.num_problems):
+            return None
+        return (
+            f"all {self.n} samples of each of the {self.identical} problems are identical at temperature "
+            f"{self.temperature:g}, so pass@k = pass@1 and maj@k says nothing; a model server that ignores "
+            "the sampling settings does this (`transformers serve` ignores n and temperature): check the "
+            "server, or evaluate with --n 1"
+        )
 
     def table(self) -> str:
         """The report as a plain-text table (what ``evaluate`` prints)."""
@@ -181,6 +205,12 @@ def summarize(
         intervals=intervals,
         breakdown=_breakdown([r for r, _ in scored], rows),
         path=None if path is None else str(path),
+        temperature=(first.get("settings") or {}).get("temperature"),
+        truncated=sum(reason == "length" for r in records for reason in r.get("finish_reasons") or ()),
+        completions=sum(counts),
+        identical=sum(
+            len(r.get("completions") or ()) >= 2 and len(set(r["completions"])) == 1 for r in records
+        ),
     )
 
 
@@ -288,10 +318,18 @@ def format_report(report: EvalReport) -> str:
     where = ", ".join(
         part for part in (report.split, f"{report.num_problems} problems", f"n={report.n}") if part
     )
-    lines = [f"{report.env_id or 'stored completions'} ({where})"]
+    sampled = f", temperature {report.temperature:g}" if isinstance(report.temperature, int | float) else ""
+    lines = [f"{report.env_id or 'stored completions'} ({where}{sampled})"]
     if report.num_ungradable:
         lines.append(f"  {report.num_ungradable} problems left out: their gold answer cannot be graded")
-    lines.append(f"  {'metric':<10}{'value':>8}   interval")
+    if report.sampling_warning:
+        lines.append(f"  warning: {report.sampling_warning}")
+    if report.truncated:
+        lines.append(
+            f"  {report.truncated} of {report.completions} completions were cut at the length limit "
+            "(max_new_tokens) before they ended"
+        )
+    lines.append(f"  {'metric':<10}{'value':>8}   95% interval (bootstrap over problems)")
     for key, value in report.metrics.items():
         low, high = report.intervals[key]
         lines.append(f"  {key:<10}{value:>8.3f}   [{low:.3f}, {high:.3f}]")
@@ -329,57 +367,29 @@ def compare_reports(reports: Sequence[EvalReport], labels: Sequence[str] | None 
     return "\n".join(lines)
 
 
-def _label(report: EvalReport, position: int) -> str:
-    return Path(report.path).stem if report.path else f"run{position}"
-
-
-# ---------------------------------------------------------------------------------------------- plot
-
-
-def pass_at_k_curve(records: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[float]]:
-    """Mean pass@k over gradable problems for every k from 1 to the smallest sample count."""
-    counts = [
-        (len(r["correct"]), int(sum(r["correct"])))
-        for r in records
-        if r.get("correct") and all(flag is not None for flag in r["correct"])
-    ]
-    if not counts:
-        raise ConfigError("no gradable records to plot")
-    n = min(count for count, _ in counts)
-    ks = list(range(1, n + 1))
-    return ks, [float(np.mean([pass_at_k(total, c, k) for total, c in counts])) for k in ks]
-
-
-def plot_pass_at_k(
-    paths: Sequence[str | os.PathLike[str]],
-    png_path: str | os.PathLike[str],
-    *,
-    labels: Sequence[str] | None = None,
-) -> Path:
-    """Plot pass@k against k (log2 axis) for one or more evaluation files into a PNG.
+def comparability_warning(reports: Sequence[EvalReport]) -> str | None:
+    """Why reports side by side may not be comparable (environments, splits, problem or sample counts).
 
     Returns:
-        The PNG path.
+        The reason, or None when the reports match.
     """
-    import matplotlib
+    differs = [
+        f"{name} ({', '.join(str(value) for value in values)})"
+        for name, values in (
+            ("environments", [r.env_id for r in reports]),
+            ("splits", [r.split for r in reports]),
+            ("problem counts", [r.num_problems for r in reports]),
+            ("samples per problem", [r.n for r in reports]),
+        )
+        if len(set(values)) > 1
+    ]
+    if not differs:
+        return None
+    return (
+        f"the files differ in {'; '.join(differs)}: their metrics are averages over different problems or "
+        "samples, so differences between columns are not only the models'"
+    )
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    labels = list(labels) if labels is not None else [Path(p).stem for p in paths]
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for path, label in zip(paths, labels, strict=True):
-        ks, values = pass_at_k_curve(load_records(path))
-        axis.plot(ks, values, marker="o" if len(ks) <= 16 else None, label=label)
-    axis.set_xscale("log", base=2)
-    axis.set_xlabel("k (samples)")
-    axis.set_ylabel("pass@k")
-    axis.set_ylim(0.0, 1.0)
-    axis.grid(alpha=0.3)
-    axis.legend()
-    figure.tight_layout()
-    png_path = Path(png_path)
-    png_path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(png_path, dpi=120)
-    plt.close(figure)
-    return png_path
+def _label(report: EvalReport, position: int) -> str:
+    return Path(report.path).stem if report.path else f"run{position}"

@@ -44,6 +44,7 @@ from reasongym.evaluation.records import (
 )
 from reasongym.evaluation.report import EvalReport, load_records, summarize
 from reasongym.evaluation.sharding import batches_of, gather_records, part_files, part_path
+from reasongym.generation.progress import TokenCount
 from reasongym.rollouts.episodes import play_episodes
 
 _SEED_STRIDE = 1_000_003  # a prime: batch seeds of different runs rarely collide
@@ -177,6 +178,9 @@ class _Sampler:
         cfg, n = self.plan.cfg, self.plan.cfg.n
         bar = tqdm(total=len(todo), desc=f"eval {self.plan.header['env_id']}", unit="problem",
                    disable=not self.progress)  # fmt: skip
+        counting = self.progress and getattr(self.generator, "progress", False) is None
+        if counting:  # tokens sampled, while a batch runs
+            self.generator.progress = TokenCount(lambda: bar)
         try:
             for start in range(0, len(todo), self.batch_size):
                 chunk = todo[start : start + self.batch_size]
@@ -196,6 +200,8 @@ class _Sampler:
                 bar.update(len(chunk))
         finally:
             bar.close()
+            if counting:
+                self.generator.progress = None
 
 
 def _sample_missing(

@@ -11,7 +11,7 @@ end at very different lengths does not pay for the finished ones until the last 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -60,6 +60,7 @@ class HFGenerator:
         # transformers 5.x renamed past_key_values to cache; the old name still works but warns.
         self._cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"
         self._has_logits_to_keep = "logits_to_keep" in forward_params
+        self.progress: Callable[[int], None] | None = None  # called each decode step with the rows decoded
 
     takes_token_ids = True
     """Prompts may be token id lists (a multi-turn episode's context), taken as they are."""
@@ -194,6 +195,8 @@ class HFGenerator:
         logits = self._prefill(prompt_ids, prompt_mask, positions, cache, share)  # [b, V]
         live = torch.arange(rows, device=device)  # [a] the rows still in the forward pass
         for step in range(steps):
+            if self.progress is not None:
+                self.progress(len(live))
             token, token_logprob = _sample(logits, params, generator)  # [a]
             token = token.masked_fill(finished[live], self.pad_id)  # finished rows keep padding
             tokens[live, step] = token

@@ -141,9 +141,14 @@ class OpenAIGenerator:
         self.settings = settings
         self.base_url = base_url.rstrip("/")
         api_key = settings.api_key or os.environ.get(API_KEY_ENV) or "EMPTY"
-        self._client = openai.OpenAI(
-            base_url=self.base_url, api_key=api_key, timeout=settings.request_timeout, max_retries=0
+        self._connect = partial(
+            openai.OpenAI,
+            base_url=self.base_url,
+            api_key=api_key,
+            timeout=settings.request_timeout,
+            max_retries=0,
         )
+        self._client = self._connect()
         self._openai = openai
         self._counts = dict.fromkeys((f.name for f in fields(RequestCounts)), 0)
         self._lock = threading.Lock()
@@ -244,6 +249,13 @@ class OpenAIGenerator:
                     raise answer
                 results[index] = answer
             return results
+        except KeyboardInterrupt:
+            # Ctrl-C: drop the connections of the requests in flight too, so that a server that stops work for
+            # a client that left (vLLM does) stops; `transformers serve` finishes what it has received.
+            abort.set()
+            self._client.close()
+            self._client = self._connect()  # a caller that goes on gets a working client
+            raise
         finally:
             abort.set()  # after a failure or Ctrl-C: queued requests are not sent, retries stop
 

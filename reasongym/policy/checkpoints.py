@@ -47,6 +47,8 @@ LATEST_POINTER = "latest"
 MANIFEST_FILE = "checkpoint.json"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
 _RUN_FILES = ("metrics.jsonl", "run.json")  # a run folder has one of these from its first step
+LATEST_RUN = "latest"
+"""The link in a folder of runs (``runs/grpo/latest``) to the newest run started there (`reasongym.runs.folder`)."""
 
 
 def _folder(run_dir: Any) -> Path:
@@ -477,11 +479,20 @@ def _decode_state(value: Any) -> Any:
     return {key: _decode_state(item) for key, item in value.items()}
 
 
+def follow_latest(folder: Path) -> Path:
+    """A folder of runs (not itself a run or a checkpoint) stands for its newest run, through its ``latest``
+    link; any other path stands for itself."""
+    is_run = (folder / CHECKPOINTS_DIR).is_dir() or any((folder / name).is_file() for name in _RUN_FILES)
+    if is_run or (folder / MANIFEST_FILE).is_file() or not (folder / LATEST_RUN).is_dir():
+        return folder
+    return folder / LATEST_RUN
+
+
 def resolve_weights(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
     """The folders holding the weights and the tokenizer that a run folder or checkpoint path stands for.
 
-    A ``checkpoints/step-N`` folder stands for itself; a run folder for its latest complete checkpoint. The
-    tokenizer is looked for in the checkpoint, then the run folder, then ``<run>/tokenizer``.
+    A ``checkpoints/step-N`` folder stands for itself; a run folder for its latest complete checkpoint; a folder
+    of runs for its newest run (`follow_latest`). The tokenizer is looked for in the checkpoint, then the run folder, then ``<run>/tokenizer``.
 
     Returns:
         ``(weights folder, tokenizer folder)``, or None for anything else (a plain model folder, a hub id).
@@ -490,7 +501,7 @@ def resolve_weights(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
         ConfigError: A run folder without a complete checkpoint, a checkpoint without ``config.json``, or no
             tokenizer found.
     """
-    folder = Path(path).expanduser()
+    folder = follow_latest(Path(path).expanduser())
     if not folder.is_dir():
         return None
     if (folder / MANIFEST_FILE).is_file():

@@ -6,6 +6,11 @@ algorithm, model, environment, preset) and ``checkpoints/`` (see `reasongym.poli
 writes run folders; ``reasongym eval`` and `reasongym.policy.loading.load_policy` read them. A trainer holds the
 folder's lock (`RunDir.lock`) while it writes, so a second trainer on the same folder fails at once; a
 folder with a ``config.json`` that is not a run's (a model folder) is refused rather than overwritten.
+
+``<root>/latest`` links to the newest run started in ``<root>`` (`RunDir.create`), so ``runs/grpo/latest``
+names the last GRPO run whatever its timestamp, and ``runs/grpo`` itself loads as that run
+(`reasongym.policy.checkpoints.follow_latest`). A start that fails before anything is saved removes its
+folder again (`RunDir.discard`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -20,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reasongym.policy.checkpoints import CHECKPOINTS_DIR, latest_checkpoint
+from reasongym.policy.checkpoints import CHECKPOINTS_DIR, LATEST_RUN, latest_checkpoint
 from reasongym.errors import ConfigError
 from reasongym.runs.locks import RUN_LOCK_FILE, is_held, run_folder_lock
 from reasongym.runs.metrics import (
@@ -68,6 +74,7 @@ class RunDir:
                 path.mkdir()  # atomic: two runs started in the same second get different folders
             except FileExistsError:
                 continue
+            point_latest(Path(root), path)
             return cls(path)
         raise ConfigError(f"root={str(root)!r} already holds 999 runs named {base!r}; choose another root")
 
@@ -96,6 +103,16 @@ class RunDir:
                 "config.json; pass a new or empty folder to start a run there, or a run folder to resume"
             )
         return run
+
+    def discard(self) -> None:
+        """Remove this run folder, made by a start that failed before anything was saved, and point the
+        ``latest`` link of its parent back at the newest run left there (or remove the link)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        root = self.path.parent
+        link = root / LATEST_RUN
+        if link.is_symlink() and Path(os.readlink(link)).name == self.path.name:
+            runs = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and RunDir(p).is_run()]
+            point_latest(root, max(runs, key=lambda p: p.stat().st_mtime) if runs else None)
 
     def is_run(self) -> bool:
         """Whether the folder holds a run's files (``metrics.jsonl``, ``run.json`` or ``checkpoints/``)."""
@@ -193,6 +210,26 @@ class SamplesWriter:
     def close(self) -> None:
         """Close the file."""
         self._file.close()
+
+
+def point_latest(root: Path, run: Path | None) -> None:
+    """Point ``root/latest`` at the run folder ``run`` (a relative link, replaced atomically); None removes it.
+
+    A ``latest`` that is not a link (a folder of the user's) is left alone, as is a file system without links.
+    """
+    link = root / LATEST_RUN
+    if link.exists() and not link.is_symlink():
+        return
+    if run is None:
+        link.unlink(missing_ok=True)
+        return
+    tmp = root / f".{LATEST_RUN}.tmp-{os.getpid()}"
+    try:
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(run.name, target_is_directory=True)
+        os.replace(tmp, link)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def _safe_name(text: str) -> str:
