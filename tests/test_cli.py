@@ -6,6 +6,7 @@ messages are the same; they only save the interpreter start-up.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -265,7 +266,10 @@ def test_resuming_a_run_keeps_its_config_model_and_env(
 def test_resuming_a_run_that_cannot_be_resumed_as_asked_is_a_usage_error(
     tmp_path: Path, run_info: dict | None, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "config.json").write_text("{}", encoding="utf-8")  # a run folder the library wrote
+    from reasongym.agents.algorithms import preset_configs
+
+    record = {"algo": "grpo", **{s: dataclasses.asdict(c) for s, c in preset_configs("tiny", "grpo").items()}}
+    (tmp_path / "config.json").write_text(json.dumps(record), encoding="utf-8")  # a run the library wrote
     (tmp_path / "metrics.jsonl").write_text("", encoding="utf-8")
     if run_info is not None:
         (tmp_path / "run.json").write_text(json.dumps(run_info), encoding="utf-8")

@@ -171,6 +171,8 @@ class _Layers:
     saved: dict[str, Any]
     saved_job: dict[str, Any]
     reason: str | None
+    missing: list[str] = dataclasses.field(default_factory=list)
+    """``section.field`` names the resumed run's ``config.json`` lacks (announced with their values)."""
 
     @classmethod
     def read(cls, algo: str, argv: list[str]) -> _Layers:
@@ -196,14 +198,14 @@ class _Layers:
         names = [item.name for item in dataclasses.fields(JOBS[algo])]
         file_job = {key: file_values.pop(key) for key in names if key in file_values}
         run_dir = flags.get("run_dir") or file_job.get("run_dir")
-        saved, saved_job = resume_base(algo, Path(run_dir)) if run_dir else ({}, {})
+        saved, saved_job, missing = resume_base(algo, Path(run_dir)) if run_dir else ({}, {}, [])
         job = {key: value for key, value in saved_job.items() if key in names and value is not None}
         job.update({**file_job, **flags})
         preset, reason = choose_preset(job)
         values = merge(merge(preset_values(preset, algo), saved), sort_fields(algo, file_values, where=where))
         configs = {s: build(config_class(algo, s), values.get(s, {}), where=s) for s in _sections(algo)}
         default = train_command(algo)(job=JOBS[algo](**{**job, "preset": preset}), **configs)
-        return cls(algo, preset, default, saved, saved_job, reason)
+        return cls(algo, preset, default, saved, saved_job, reason, missing)
 
     def announce(self, job: TrainJob, configs: Mapping[str, Any]) -> None:
         """Say on stderr which preset was chosen (when not explicit) and every value that differs from the run
@@ -220,6 +222,14 @@ class _Layers:
             if key in self.saved_job and key not in ("run_dir", "config") and self.saved_job[key] != value:
                 _warn_change(folder, key, value, self.saved_job[key])
         now = flatten({section: _plain(dataclasses.asdict(cfg)) for section, cfg in configs.items()})
+        if self.missing:
+            values = ", ".join(f"{key}={now[key]!r}" if key in now else key for key in self.missing)
+            print(
+                f"reasongym: warning: {Path(str(folder)) / 'config.json'} lacks {len(self.missing)} field"
+                f"{'s' * (len(self.missing) > 1)} (a run of an older reasongym?), which now take the values of "
+                f"preset {self.preset!r}, the config file or flags: {values}",
+                file=sys.stderr,
+            )
         for key, value in now.items():
             saved = flatten(self.saved).get(key, value)
             if saved != value:

@@ -77,6 +77,22 @@ def test_a_folder_with_a_config_json_of_its_own_is_not_overwritten(tmp_path: Pat
     assert (tmp_path / "config.json").read_text() == '{"model_type": "llama"}'
 
 
+@pytest.mark.parametrize("marker", ["metrics.jsonl", "checkpoints"])
+def test_a_model_folder_that_looks_like_a_run_is_not_overwritten(
+    tmp_path: Path, grpo_run, marker: str
+) -> None:
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')  # issue 28, item 1
+    if marker == "checkpoints":
+        (tmp_path / "checkpoints").mkdir()
+    else:
+        (tmp_path / "metrics.jsonl").write_text('{"step": 0}\n')
+    with pytest.raises(
+        ConfigError, match=r"config.json is not a reasongym run config \(its keys: 'model_type'"
+    ):
+        grpo_run(tmp_path)
+    assert (tmp_path / "config.json").read_text() == '{"model_type": "llama"}'
+
+
 # ---------------------------------------------------------------------------------------------- writers
 
 HOLD_LOCK = """
