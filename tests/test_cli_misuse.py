@@ -280,3 +280,24 @@ def test_run_dir_names_every_field_of_the_run_config_that_falls_back(
         "config.json lacks 2 fields (a run of an older reasongym?), which now take the values of " in err
     ), err
     assert f"rollout.group_size={seen['rollout'].group_size!r}" in err and f"run.lr={seen['run'].lr!r}" in err
+
+
+# ------------------------------------------------------------- issue 28, item 9: the text of a missing gold
+
+
+@pytest.mark.parametrize("gold", ["None", "nan", "null", "-inf"])
+def test_a_gold_that_reads_as_a_missing_value_is_refused_everywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], gold: str
+) -> None:
+    rule = "the text of a missing or non-finite value"
+    assert main(["verify", f"\\boxed{{{gold}}}", f"--gold={gold}"]) == 2
+    assert f"--gold is {gold!r}, {rule}" in capsys.readouterr().err
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"gold": gold, "completion": f"\\boxed{{{gold}}}"}) + "\n", encoding="utf-8")
+    assert main(["verify", "--file", str(rows)]) == 2
+    assert f"{rows}:1: 'gold' is {gold!r}, {rule}" in capsys.readouterr().err
+    stored = tmp_path / "stored.jsonl"
+    stored.write_text(json.dumps({"gold": gold, "kind": "math", "completions": ["\\boxed{1}"]}) + "\n")
+    assert main(["eval", "--completions", str(stored), "--out", str(tmp_path / "out.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert f"line 1: 'gold' is {gold!r}, {rule}" in err and "Traceback" not in err
