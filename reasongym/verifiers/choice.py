@@ -200,8 +200,9 @@ def _hedge_after(rest: str, options: ChoiceSet, first: str) -> str | None:
 
 
 def _listed_after(rest: str, options: ChoiceSet, first: str) -> str | None:
-    """Another option's label written as a label right after the first ("(B) (C)", "B) C)", "[B] [D]"): a
-    list of picks, not one; the same label again ("(B) (B)") is one pick.
+    """Another option's label written as a label right after the first: "(B) (C)", "B) C)", "[B] [D]".
+
+    That is a list of picks, not one; the same label again ("(B) (B)") is one pick.
     """
     after = rest.lstrip(_LABEL_SEPARATOR)
     second = options.label_pattern.match(after)
