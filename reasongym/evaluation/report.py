@@ -50,7 +50,7 @@ class EvalReport:
     num_problems: int
     """Problems that entered the metrics (gradable ones)."""
     num_ungradable: int
-    """Problems left out because their gold answer cannot be graded."""
+    """Problems left out because their gold answer cannot be graded, or grading a sample ran out of time."""
     metrics: dict[str, float]
     """``pass@k``, ``maj@k`` for each k, and ``avg@n``: means over problems."""
     intervals: dict[str, tuple[float, float]]
@@ -59,6 +59,9 @@ class EvalReport:
     """Field (difficulty, subject, year) -> value -> ``count`` and each metric, where records have it."""
     path: str | None = None
     """The evaluation file, when there is one."""
+    num_timed_out: int = 0
+    """Of ``num_ungradable``: problems left out because grading a sample ran out of time (outcome
+    ``timeout``); ``reasongym regrade`` grades them again."""
 
     def table(self) -> str:
         """The report as a plain-text table (what ``evaluate`` prints)."""
@@ -177,6 +180,9 @@ def summarize(
         ks=ks,
         num_problems=len(scored),
         num_ungradable=len(records) - len(scored),
+        num_timed_out=sum(
+            "timeout" in (record.get("outcomes") or ()) and None in record["correct"] for record in records
+        ),
         metrics=metrics,
         intervals=intervals,
         breakdown=_breakdown([r for r, _ in scored], rows),
@@ -289,8 +295,14 @@ def format_report(report: EvalReport) -> str:
         part for part in (report.split, f"{report.num_problems} problems", f"n={report.n}") if part
     )
     lines = [f"{report.env_id or 'stored completions'} ({where})"]
-    if report.num_ungradable:
+    if report.num_ungradable and not report.num_timed_out:
         lines.append(f"  {report.num_ungradable} problems left out: their gold answer cannot be graded")
+    elif report.num_ungradable:
+        lines.append(
+            f"  {report.num_ungradable} problems left out: {report.num_ungradable - report.num_timed_out} whose "
+            f"gold answer cannot be graded, {report.num_timed_out} where grading a sample ran out of time "
+            "(`reasongym regrade` grades them again)"
+        )
     lines.append(f"  {'metric':<10}{'value':>8}   interval")
     for key, value in report.metrics.items():
         low, high = report.intervals[key]
