@@ -62,7 +62,7 @@ def no_normalization(rewards: Tensor, group_size: int, valid: Tensor) -> Tensor:
     return _centered(rewards, group_size, valid).reshape(-1)  # [B]
 
 
-ADVANTAGE_NORMALIZATIONS: Mapping[str, Callable[[Tensor, int], Tensor]] = {
+ADVANTAGE_NORMALIZATIONS: Mapping[str, Callable[[Tensor, int, Tensor], Tensor]] = {
     "group_std": normalize_by_group_std,
     "batch_std": normalize_by_batch_std,
     "none": no_normalization,

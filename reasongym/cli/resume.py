@@ -111,7 +111,8 @@ def saved_configs(path: Path, algo: str) -> tuple[dict[str, Any], list[str]]:
             f"{path} has no {names} section{'s' * (len(absent) > 1)}: resuming would train with preset values "
             f"there instead of the run's own; {restore}"
         )
-    sections, missing = {}, []
+    sections: dict[str, Any] = {}
+    missing: list[str] = []
     for section in SECTIONS[algo]:
         values = saved[section]
         known = [item.name for item in dataclasses.fields(config_class(algo, section))]
