@@ -74,7 +74,7 @@ def check_resumable(folder: Path) -> Any:
             f"tokenizer files beside it; {new_run}"
         )
     steps = [r.get("step", 0) for r in read_metrics(run.metrics_path)] if run.metrics_path.is_file() else []
-    if latest_checkpoint(run) is None and max(steps, default=0) > 0:
+    if latest_checkpoint(run, warn=False) is None and max(steps, default=0) > 0:  # the trainer warns
         raise UsageError(
             f"--run-dir {str(folder)!r} has trained steps (metrics.jsonl up to step {max(steps)}) but no checkpoint "
             f"under checkpoints/ to resume from: restarting at step 0 would log those steps again; {new_run}, or "
