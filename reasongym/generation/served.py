@@ -201,6 +201,7 @@ class OpenAIGenerator:
             ServerError: A 4xx other than 429 (at once), or a request still failing after the retries.
             ConfigError: Chat messages given to the completions endpoint.
         """
+        params.check_prompt_seeds(len(prompts))
         bodies = [self._body(prompt, params) for prompt in prompts]
         per_request = 1 if self._server_takes_n is False else params.n
         jobs = [
@@ -312,7 +313,9 @@ class OpenAIGenerator:
     ) -> list[Completion]:
         """One request for ``count`` samples of one prompt; returns what the server gave (maybe fewer)."""
         request = dict(body, n=count)
-        if params.seed is not None:  # distinct per prompt and per sample: equal seeds give equal samples
+        if params.prompt_seeds is not None:  # the prompt's own seed: independent of the other prompts
+            request["seed"] = params.prompt_seeds[prompt] + first
+        elif params.seed is not None:  # distinct per prompt and per sample: equal seeds give equal samples
             request["seed"] = params.seed + prompt * params.n + first
         chat = self.settings.endpoint == "chat"
         path = "chat/completions" if chat else "completions"
