@@ -139,7 +139,7 @@ def start_episodes(
     template costs a fraction of a millisecond per call).
     """
     rows = [int(index) for index in indices for _ in range(group_size)]
-    episodes = []
+    episodes: list[Episode] = []
     formatted: dict[str, str] = {}
     for row_env, index in zip(envs, rows, strict=True):
         options: dict[str, Any] = {"index": index}
