@@ -159,6 +159,13 @@ def test_train_help_exits_zero_through_the_console_module() -> None:
             "--max-steps: invalid literal for int() with base 10: 'abc'",
         ),
         (None, [*TRAIN, "--max-new-tokens", "1000000000"], 2, "max_new_tokens=1000000000 is not allowed"),
+        # issue 28, item 6: the collective timeout is a flag, checked like any other
+        (
+            None,
+            [*TRAIN, "--collective-timeout", "0"],
+            2,
+            "collective_timeout=0.0 is not allowed; expected seconds > 0",
+        ),
     ],
 )
 def test_a_careless_command_line_names_what_is_wrong(

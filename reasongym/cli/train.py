@@ -34,6 +34,7 @@ from typing import Any, Literal
 from reasongym.cli.args import UsageError, flatten, merge, read_config_file
 from reasongym.cli.flags import flat_section, parse
 from reasongym.cli.resume import resume_base
+from reasongym.errors import ConfigError
 
 ALGOS = ("sft", "grpo", "dapo", "star")
 SECTION_TITLES = {
@@ -65,6 +66,15 @@ class TrainJob:
     """Parent folder of the new run folder; None: ./runs."""
     run_dir: str | None = None
     """An existing run folder to resume; its saved configs are the base."""
+    collective_timeout: float = 600.0
+    """Under torchrun or accelerate: seconds a process waits for the others at a collective (a gather, a
+    barrier) before the job stops, naming the stalled process (torch's own default is 30 minutes)."""
+
+    def __post_init__(self) -> None:
+        """Raise ConfigError for a collective timeout that is not a positive number of seconds."""
+        value = self.collective_timeout
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:
+            raise ConfigError(f"collective_timeout={value!r} is not allowed; expected seconds > 0 (e.g. 600)")
 
 
 @dataclass(frozen=True)
@@ -286,7 +296,7 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
         )
     run_cfg = configs["run"]
     model_name = str(run_keys.get("model") or "tiny")
-    process = distributed.init_distributed()  # one process: nothing to join
+    process = distributed.init_distributed(timeout_s=job.collective_timeout)  # one process: nothing to join
     model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
     model.to(process.device)
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
