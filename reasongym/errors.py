@@ -38,6 +38,10 @@ class CheckpointError(ReasonGymError, ValueError):
     """A checkpoint is damaged: a file missing, truncated or unreadable; the message names the file."""
 
 
+class CollectiveTimeout(ReasonGymError, RuntimeError):
+    """A process waited past the collective timeout for the others; the message names the stalled ranks."""
+
+
 class ResourceBusyError(ReasonGymError, RuntimeError):
     """A run folder or evaluation file is being written by another process (it holds the lock)."""
 

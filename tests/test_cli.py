@@ -6,6 +6,7 @@ messages are the same; they only save the interpreter start-up.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -265,7 +266,10 @@ def test_resuming_a_run_keeps_its_config_model_and_env(
 def test_resuming_a_run_that_cannot_be_resumed_as_asked_is_a_usage_error(
     tmp_path: Path, run_info: dict | None, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "config.json").write_text("{}", encoding="utf-8")  # a run folder the library wrote
+    from reasongym.agents.algorithms import preset_configs
+
+    record = {"algo": "grpo", **{s: dataclasses.asdict(c) for s, c in preset_configs("tiny", "grpo").items()}}
+    (tmp_path / "config.json").write_text(json.dumps(record), encoding="utf-8")  # a run the library wrote
     (tmp_path / "metrics.jsonl").write_text("", encoding="utf-8")
     if run_info is not None:
         (tmp_path / "run.json").write_text(json.dumps(run_info), encoding="utf-8")
@@ -385,3 +389,19 @@ def test_a_missing_dataset_says_how_to_provide_it(tmp_path: Path) -> None:
     result = run_cli("show", "reasongym/AIME24-v0", data_dir=str(tmp_path / "empty"))
     assert result.returncode == 1
     assert "REASONGYM_DATA_DIR" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_damaged_checkpoint_is_reported_once_when_the_command_line_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 28, item 12: the folder check and the trainer each warned about the same damaged checkpoint.
+    args = ["train", "grpo", "--env", ENV, "--model", "tiny", "--group-size", "2", "--num-prompts", "1"]
+    args += ["--max-new-tokens", "8", "--kl", "off", "--save-every", "1", "--no-progress-bar"]
+    assert main([*args, "--max-steps", "2", "--output-dir", str(tmp_path)]) == 0
+    run_dir = Path(_strict_loads(capsys.readouterr().out.splitlines()[-1])["run_dir"])
+    weights = run_dir / "checkpoints" / "step-000002" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-8] + b"\x00" * 8)
+    with pytest.warns(RuntimeWarning) as caught:
+        assert main(["train", "grpo", "--run-dir", str(run_dir), "--max-steps", "3"]) == 0
+    damaged = [str(w.message) for w in caught if "damaged" in str(w.message)]
+    assert len(damaged) == 1 and "resuming from step-000001" in damaged[0], damaged

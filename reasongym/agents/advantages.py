@@ -15,6 +15,7 @@ adjacent), N = B // G prompts.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -27,36 +28,47 @@ STD_EPS = 1e-4
 """Added to a standard deviation before dividing by it (TRL's value), so a zero-variance group gives 0."""
 
 
-def _centered(rewards: Tensor, group_size: int) -> Tensor:
-    """Rewards minus their group's mean: [N, G]."""
-    grouped = rewards.view(-1, group_size)  # [N, G]
-    return grouped - grouped.mean(dim=1, keepdim=True)  # [N, G]
+def _centered(rewards: Tensor, group_size: int, valid: Tensor) -> Tensor:
+    """Rewards minus the mean of their group's graded rows, 0 on rows left out: [N, G]."""
+    grouped, kept = rewards.view(-1, group_size), valid.view(-1, group_size).to(rewards.dtype)  # [N, G] each
+    mean = (grouped * kept).sum(dim=1, keepdim=True) / kept.sum(dim=1, keepdim=True).clamp(min=1)  # [N, 1]
+    return (grouped - mean) * kept  # [N, G]
 
 
-def normalize_by_group_std(rewards: Tensor, group_size: int) -> Tensor:
+def _unbiased_std(centered: Tensor, kept: Tensor) -> Tensor:
+    """Bessel-corrected std of the kept entries along the last dim (0 with fewer than two): [..., 1]."""
+    count = kept.sum(dim=-1, keepdim=True)  # [..., 1]
+    variance = (centered**2).sum(dim=-1, keepdim=True) / (count - 1).clamp(min=1)  # [..., 1]
+    return torch.where(count > 1, variance.sqrt(), torch.zeros_like(variance))  # [..., 1]
+
+
+def normalize_by_group_std(rewards: Tensor, group_size: int, valid: Tensor) -> Tensor:
     """``(r - mean_group) / (std_group + eps)``: GRPO's outcome advantage (DeepSeekMath Sec. 4.1.2)."""
-    grouped = rewards.view(-1, group_size)  # [N, G]
-    std = grouped.std(dim=1, keepdim=True) if group_size > 1 else torch.zeros_like(grouped)
-    return (_centered(rewards, group_size) / (std + STD_EPS)).reshape(-1)  # [B]
+    centered = _centered(rewards, group_size, valid)  # [N, G]
+    std = _unbiased_std(centered, valid.view(-1, group_size).to(rewards.dtype))  # [N, 1]
+    return (centered / (std + STD_EPS)).reshape(-1)  # [B]
 
 
-def normalize_by_batch_std(rewards: Tensor, group_size: int) -> Tensor:
+def normalize_by_batch_std(rewards: Tensor, group_size: int, valid: Tensor) -> Tensor:
     """``(r - mean_group) / (std_batch + eps)``: one scale for every group (TRL ``scale_rewards="batch"``)."""
-    std = rewards.std() if rewards.numel() > 1 else rewards.new_zeros(())  # []
-    return (_centered(rewards, group_size) / (std + STD_EPS)).reshape(-1)  # [B]
+    kept = valid.to(rewards.dtype)  # [B]
+    mean = (rewards * kept).sum() / kept.sum().clamp(min=1)  # []
+    std = _unbiased_std((rewards - mean) * kept, kept).squeeze(-1)  # []
+    return (_centered(rewards, group_size, valid) / (std + STD_EPS)).reshape(-1)  # [B]
 
 
-def no_normalization(rewards: Tensor, group_size: int) -> Tensor:
+def no_normalization(rewards: Tensor, group_size: int, valid: Tensor) -> Tensor:
     """``r - mean_group``: Dr. GRPO's unbiased advantage (no std scaling)."""
-    return _centered(rewards, group_size).reshape(-1)  # [B]
+    return _centered(rewards, group_size, valid).reshape(-1)  # [B]
 
 
-ADVANTAGE_NORMALIZATIONS: Mapping[str, Callable[[Tensor, int], Tensor]] = {
+ADVANTAGE_NORMALIZATIONS: Mapping[str, Callable[[Tensor, int, Tensor], Tensor]] = {
     "group_std": normalize_by_group_std,
     "batch_std": normalize_by_batch_std,
     "none": no_normalization,
 }
-"""Advantage normalisations by name: each maps ([B] rewards, G) to [B] advantages."""
+"""Advantage normalisations by name: each maps ([B] rewards, G, [B] graded rows) to [B] advantages, 0 on the
+rows left out."""
 
 
 T = TypeVar("T")
@@ -83,15 +95,20 @@ def lookup(registry: Mapping[str, T], name: str, field: str) -> T:
     raise ConfigError(f"{field}={name!r} is not allowed; valid names: {sorted(registry)}{hint}")
 
 
-def group_advantages(rewards: Tensor, group_size: int, normalization: str = "group_std") -> Tensor:
+def group_advantages(
+    rewards: Tensor, group_size: int, normalization: str = "group_std", *, valid: Tensor | None = None
+) -> Tensor:
     """Advantages of B sequences in group layout, normalised by the named choice.
 
-    A group whose rewards are all equal gets advantage 0 under every normalisation.
+    A group whose rewards are all equal gets advantage 0 under every normalisation. Rows that are not
+    ``valid`` (ungradable: the verifier could not decide, or ran out of time) have no reward: they are left
+    out of every mean and standard deviation and get advantage 0, rather than counting as a reward of 0.
 
     Args:
         rewards: [B] float rewards, a prompt's ``group_size`` samples adjacent.
         group_size: G, samples per prompt; must divide B.
         normalization: A name in ``ADVANTAGE_NORMALIZATIONS``.
+        valid: [B] bool, the rows whose reward counts; None: every row.
 
     Returns:
         [B] float32 advantages.
@@ -107,23 +124,30 @@ def group_advantages(rewards: Tensor, group_size: int, normalization: str = "gro
         )
     if rewards.numel() == 0:  # no groups (a process whose share of the batch is empty)
         return rewards.float()
-    return normalize(rewards.float(), group_size)
+    valid = torch.ones_like(rewards, dtype=torch.bool) if valid is None else valid.bool()  # [B]
+    return normalize(rewards.float(), group_size, valid)
 
 
-def zero_variance_groups(rewards: Tensor, group_size: int, tolerance: float = 1e-6) -> Tensor:
+def zero_variance_groups(
+    rewards: Tensor, group_size: int, tolerance: float = 1e-6, *, valid: Tensor | None = None
+) -> Tensor:
     """Which groups' rewards all lie within ``tolerance`` of each other (they carry no gradient).
 
     The test is ``max - min <= tolerance`` rather than ``std == 0``, so continuous rewards whose
-    values differ only by rounding count as equal (the failure of OpenRLHF#1270).
+    values differ only by rounding count as equal (the failure of OpenRLHF#1270). Only ``valid`` rows
+    count: a group with fewer than two of them carries no gradient either.
 
     Args:
         rewards: [B] float rewards in group layout.
         group_size: G.
         tolerance: Largest spread still counted as zero variance.
+        valid: [B] bool, the rows whose reward counts (graded ones); None: every row.
 
     Returns:
         [N] bool, True where the group's rewards are all equal.
     """
     grouped = rewards.float().view(-1, group_size)  # [N, G]
-    spread = grouped.max(dim=1).values - grouped.min(dim=1).values  # [N]
-    return spread <= tolerance  # [N]
+    kept = torch.ones_like(grouped, dtype=torch.bool) if valid is None else valid.bool().view(-1, group_size)
+    highest = grouped.masked_fill(~kept, -math.inf).max(dim=1).values  # [N]
+    lowest = grouped.masked_fill(~kept, math.inf).min(dim=1).values  # [N]
+    return (kept.sum(dim=1) < 2) | (highest - lowest <= tolerance)  # [N]

@@ -122,7 +122,9 @@ def overlong_penalty(lengths: Tensor, cfg: DAPOConfig, max_new_tokens: int) -> T
     return -cfg.overlong_penalty * excess / buffer  # [B]
 
 
-def dynamic_sampling_filter(rewards: Tensor, correct: Tensor, group_size: int, cfg: DAPOConfig) -> Tensor:
+def dynamic_sampling_filter(
+    rewards: Tensor, correct: Tensor, group_size: int, cfg: DAPOConfig, *, valid: Tensor | None = None
+) -> Tensor:
     """Which groups to keep: task rewards not all equal (within the tolerance) and accuracy inside the band.
 
     With 0/1 rewards this is DAPO Eq. 11, ``0 < #correct < G``. Pass the task rewards BEFORE the overlong
@@ -134,13 +136,16 @@ def dynamic_sampling_filter(rewards: Tensor, correct: Tensor, group_size: int, c
         correct: [B] bool, whether each completion was correct.
         group_size: G.
         cfg: Supplies ``zero_variance_tolerance`` and ``accuracy_band``.
+        valid: [B] bool, the graded rows (an ungradable one has no reward and counts for nothing); None: all.
 
     Returns:
         [N] bool, True for the groups to train on.
     """
-    keep = ~zero_variance_groups(rewards, group_size, cfg.zero_variance_tolerance)  # [N]
+    keep = ~zero_variance_groups(rewards, group_size, cfg.zero_variance_tolerance, valid=valid)  # [N]
     if cfg.accuracy_band is not None:
-        accuracy = correct.float().view(-1, group_size).mean(dim=1)  # [N]
+        graded = torch.ones_like(correct) if valid is None else valid  # [B]
+        hits = (correct & graded).float().view(-1, group_size).sum(dim=1)  # [N]
+        accuracy = hits / graded.float().view(-1, group_size).sum(dim=1).clamp(min=1)  # [N]
         lo, hi = cfg.accuracy_band
         keep &= (accuracy >= lo) & (accuracy <= hi)  # [N]
     return keep
@@ -239,7 +244,7 @@ def sample_training_batch(
     while True:
         raw = session.rollouts(wanted)
         sampled.append(raw)
-        keep = dynamic_sampling_filter(raw.rewards.float(), raw.correct, group_size, cfg)  # [N_rank]
+        keep = dynamic_sampling_filter(raw.rewards.float(), raw.correct, group_size, cfg, valid=raw.gradable)
         if not cfg.dynamic_sampling:
             keep = torch.ones_like(keep)
         every_rank = distributed.all_gather_shards(keep.tolist(), session.info)  # [N] in problem order
@@ -312,10 +317,15 @@ def train_dapo(
             batch, metrics = sample_training_batch(session, cfg, rollout)
             metrics["train/skipped_empty"] = float(batch is None)
             if batch is not None:
-                mask = batch.completion_mask  # [B, T]
+                # Ungradable samples (timed-out verdicts) are left out of the advantages and the loss.
+                mask = (
+                    batch.completion_mask * batch.gradable.to(batch.completion_mask.dtype)[:, None]
+                )  # [B, T]
                 if cfg.overlong_filtering:
                     mask = overlong_filter(mask, batch.truncated)  # [B, T]
-                adv = group_advantages(batch.rewards, rollout.group_size, "group_std")  # [B]
+                adv = group_advantages(
+                    batch.rewards, rollout.group_size, "group_std", valid=batch.gradable
+                )  # [B]
                 metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask))
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops

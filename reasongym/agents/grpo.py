@@ -248,9 +248,12 @@ def train_grpo(
             rewards = batch.rewards - kl_reward_penalty(batch.old_logp, ref_logp, batch.completion_mask, cfg)
             # Across processes: every rank's groups (batch_std scales by the whole batch), then this rank's.
             rewards = distributed.all_gather_groups(rewards, rollout.group_size)  # [B_all]
-            adv = group_advantages(rewards, rollout.group_size, cfg.advantage_normalization)  # [B_all]
+            # Ungradable samples (a verdict that timed out) have no reward: out of the advantages and the loss.
+            graded = distributed.all_gather_groups(batch.gradable, rollout.group_size)  # [B_all]
+            adv = group_advantages(rewards, rollout.group_size, cfg.advantage_normalization, valid=graded)
             adv = distributed.shard_groups(adv, rollout.group_size)  # [B]
-            metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp)
+            mask = batch.completion_mask * batch.gradable.to(batch.completion_mask.dtype)[:, None]  # [B, T]
+            metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask)
             metrics.update(session.rollout_metrics(batch))
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops

@@ -211,7 +211,7 @@ def sft_step(
     for i, batch in enumerate(micro_batches):
         last = i == len(micro_batches) - 1
         sync = nullcontext() if last or not hasattr(model, "no_sync") else model.no_sync()
-        with sync:
+        with sync, distributed.collective("backward", info):  # DDP's all-reduce: a stall names its rank
             with autocast_context(run):
                 loss, metrics = completion_loss(model, batch.to(device), normalizer=normalizer)
             scaler.scale(loss).backward()

@@ -107,6 +107,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Grade one completion against a gold answer, or every row of a JSONL file."""
+    from reasongym.envs.rows import gold_text
     from reasongym.verifiers import verify
 
     if (args.file is None) == (args.completion is None):
@@ -121,7 +122,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             )
         completion = sys.stdin.read() if args.completion == "-" else args.completion
         choices = _parse_choices(args.choices)
-        verdict = verify(completion, args.gold, args.kind, choices=choices, timeout=args.timeout)
+        gold = gold_text(args.gold, args.kind, "--gold")
+        verdict = verify(completion, gold, args.kind, choices=choices, timeout=args.timeout)
         _print_verdict(verdict, args.json)
         return EXIT_OK
     from reasongym.evaluation.report import load_records
@@ -135,9 +137,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 f"{args.file}:{line} needs 'completion' and 'gold' (optional 'kind', 'choices')"
             )
         kind = row.get("kind", args.kind)
-        verdict = verify(
-            row["completion"], str(row["gold"]), kind, choices=row.get("choices"), timeout=args.timeout
-        )
+        gold = gold_text(row["gold"], str(kind), f"{args.file}:{line}: 'gold'")  # never str(None)
+        verdict = verify(row["completion"], gold, kind, choices=row.get("choices"), timeout=args.timeout)
         correct += bool(verdict.correct)
         print(json.dumps({"line": line, **_verdict_dict(verdict)}))
     print(json.dumps({"rows": len(rows), "correct": correct, "accuracy": correct / max(len(rows), 1)}))

@@ -35,6 +35,7 @@ from reasongym.cli.args import UsageError, flatten, merge, read_config_file
 from reasongym.cli.flags import flat_section, parse
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import after_failure, eval_split, result_summary, step_cost, stop_at, summary_line
+from reasongym.errors import ConfigError
 
 ALGOS = ("sft", "grpo", "dapo", "star")
 SECTION_TITLES = {
@@ -82,6 +83,15 @@ class TrainJob:
     """Parent folder of the new run folder; None: ./runs."""
     run_dir: str | None = None
     """An existing run folder to resume; its saved configs are the base."""
+    collective_timeout: float = 600.0
+    """Under torchrun or accelerate: seconds a process waits for the others at a collective (a gather, a
+    barrier) before the job stops, naming the stalled process (torch's own default is 30 minutes)."""
+
+    def __post_init__(self) -> None:
+        """Raise ConfigError for a collective timeout that is not a positive number of seconds."""
+        value = self.collective_timeout
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:
+            raise ConfigError(f"collective_timeout={value!r} is not allowed; expected seconds > 0 (e.g. 600)")
 
 
 @dataclass(frozen=True)
@@ -197,6 +207,8 @@ class _Layers:
     saved: dict[str, Any]
     saved_job: dict[str, Any]
     reason: str | None
+    missing: list[str] = dataclasses.field(default_factory=list)
+    """``section.field`` names the resumed run's ``config.json`` lacks (announced with their values)."""
 
     @classmethod
     def read(cls, algo: str, argv: list[str]) -> _Layers:
@@ -222,14 +234,14 @@ class _Layers:
         names = [item.name for item in dataclasses.fields(JOBS[algo])]
         file_job = {key: file_values.pop(key) for key in names if key in file_values}
         run_dir = flags.get("run_dir") or file_job.get("run_dir")
-        saved, saved_job = resume_base(algo, Path(run_dir)) if run_dir else ({}, {})
+        saved, saved_job, missing = resume_base(algo, Path(run_dir)) if run_dir else ({}, {}, [])
         job = {key: value for key, value in saved_job.items() if key in names and value is not None}
         job.update({**file_job, **flags})
         preset, reason = choose_preset(job)
         values = merge(merge(preset_values(preset, algo), saved), sort_fields(algo, file_values, where=where))
         configs = {s: build(config_class(algo, s), values.get(s, {}), where=s) for s in _sections(algo)}
         default = train_command(algo)(job=JOBS[algo](**{**job, "preset": preset}), **configs)
-        return cls(algo, preset, default, saved, saved_job, reason)
+        return cls(algo, preset, default, saved, saved_job, reason, missing)
 
     def announce(self, job: TrainJob, configs: Mapping[str, Any]) -> None:
         """Say on stderr which preset was chosen (when not explicit) and every value that differs from the run
@@ -246,6 +258,14 @@ class _Layers:
             if key in self.saved_job and key not in ("run_dir", "config") and self.saved_job[key] != value:
                 _warn_change(folder, key, value, self.saved_job[key])
         now = flatten({section: _plain(dataclasses.asdict(cfg)) for section, cfg in configs.items()})
+        if self.missing:
+            values = ", ".join(f"{key}={now[key]!r}" if key in now else key for key in self.missing)
+            print(
+                f"reasongym: warning: {Path(str(folder)) / 'config.json'} lacks {len(self.missing)} field"
+                f"{'s' * (len(self.missing) > 1)} (a run of an older reasongym?), which now take the values of "
+                f"preset {self.preset!r}, the config file or flags: {values}",
+                file=sys.stderr,
+            )
         for key, value in now.items():
             saved = flatten(self.saved).get(key, value)
             if saved != value:
@@ -301,7 +321,7 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
         )
     run_cfg = configs["run"]
     model_name = str(run_keys.get("model") or "tiny")
-    process = distributed.init_distributed()  # one process: nothing to join
+    process = distributed.init_distributed(timeout_s=job.collective_timeout)  # one process: nothing to join
     model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
     model.to(process.device)
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}

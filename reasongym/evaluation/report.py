@@ -50,7 +50,7 @@ class EvalReport:
     num_problems: int
     """Problems that entered the metrics (gradable ones)."""
     num_ungradable: int
-    """Problems left out because their gold answer cannot be graded."""
+    """Problems left out because their gold answer cannot be graded, or grading a sample ran out of time."""
     metrics: dict[str, float]
     """``pass@k``, ``maj@k`` for each k, and ``avg@n``: means over problems."""
     intervals: dict[str, tuple[float, float]]
@@ -83,6 +83,10 @@ class EvalReport:
             "the sampling settings does this (`transformers serve` ignores n and temperature): check the "
             "server, or evaluate with --n 1"
         )
+
+    num_timed_out: int = 0
+    """Of ``num_ungradable``: problems left out because grading a sample ran out of time (outcome
+    ``timeout``); ``reasongym regrade`` grades them again."""
 
     def table(self) -> str:
         """The report as a plain-text table (what ``evaluate`` prints)."""
@@ -201,6 +205,9 @@ def summarize(
         ks=ks,
         num_problems=len(scored),
         num_ungradable=len(records) - len(scored),
+        num_timed_out=sum(
+            "timeout" in (record.get("outcomes") or ()) and None in record["correct"] for record in records
+        ),
         metrics=metrics,
         intervals=intervals,
         breakdown=_breakdown([r for r, _ in scored], rows),
@@ -320,8 +327,14 @@ def format_report(report: EvalReport) -> str:
     )
     sampled = f", temperature {report.temperature:g}" if isinstance(report.temperature, int | float) else ""
     lines = [f"{report.env_id or 'stored completions'} ({where}{sampled})"]
-    if report.num_ungradable:
+    if report.num_ungradable and not report.num_timed_out:
         lines.append(f"  {report.num_ungradable} problems left out: their gold answer cannot be graded")
+    elif report.num_ungradable:
+        lines.append(
+            f"  {report.num_ungradable} problems left out: {report.num_ungradable - report.num_timed_out} whose "
+            f"gold answer cannot be graded, {report.num_timed_out} where grading a sample ran out of time "
+            "(`reasongym regrade` grades them again)"
+        )
     if report.sampling_warning:
         lines.append(f"  warning: {report.sampling_warning}")
     if report.truncated:

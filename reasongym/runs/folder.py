@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reasongym.policy.checkpoints import CHECKPOINTS_DIR, LATEST_RUN, latest_checkpoint
 from reasongym.errors import ConfigError
+from reasongym.policy.checkpoints import CHECKPOINTS_DIR, LATEST_RUN, latest_checkpoint
 from reasongym.runs.locks import RUN_LOCK_FILE, is_held, run_folder_lock
 from reasongym.runs.metrics import (
     CONFIG_FILE,
@@ -102,6 +102,12 @@ class RunDir:
                 f"({METRICS_FILE}, {RUN_INFO_FILE}, {CHECKPOINTS_DIR}/), and training would overwrite that "
                 "config.json; pass a new or empty folder to start a run there, or a run folder to resume"
             )
+        foreign = run.foreign_config()
+        if foreign is not None:  # a model folder that also holds a metrics.jsonl or a checkpoints/ folder
+            raise ConfigError(
+                f"run_dir={str(path)!r}: {foreign}, and training would overwrite it; pass a new or empty "
+                "folder to start a run there, or a run folder to resume"
+            )
         return run
 
     def discard(self) -> None:
@@ -113,6 +119,23 @@ class RunDir:
         if link.is_symlink() and Path(os.readlink(link)).name == self.path.name:
             runs = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and RunDir(p).is_run()]
             point_latest(root, max(runs, key=lambda p: p.stat().st_mtime) if runs else None)
+
+    def foreign_config(self) -> str | None:
+        """Why ``config.json`` is not a reasongym run config (a model's, say), or None when it is one or is
+        absent. A run config is a JSON object with the trainer's ``"algo"`` name or a ``"run"`` section (or
+        an empty object, which holds nothing to lose)."""
+        if not self.config_path.is_file():
+            return None
+        try:
+            saved = json.loads(self.config_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            return f"{self.config_path} is not a reasongym run config (not valid JSON: {exc})"
+        if not isinstance(saved, dict):
+            return f"{self.config_path} is not a reasongym run config (a JSON {type(saved).__name__}, not an object)"
+        if not saved or isinstance(saved.get("algo"), str) or isinstance(saved.get("run"), dict):
+            return None
+        keys = ", ".join(repr(key) for key in list(saved)[:5]) + (", ..." if len(saved) > 5 else "")
+        return f"{self.config_path} is not a reasongym run config (its keys: {keys}: a model's config.json?)"
 
     def is_run(self) -> bool:
         """Whether the folder holds a run's files (``metrics.jsonl``, ``run.json`` or ``checkpoints/``)."""

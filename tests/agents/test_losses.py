@@ -137,6 +137,34 @@ def test_group_advantages_by_hand() -> None:
     assert zero_variance_groups(rewards, 3).tolist() == [True, False]
 
 
+def test_group_advantages_leave_out_ungradable_rows() -> None:
+    # Issue 28, item 10: a sample whose grading timed out has no reward; it must not count as a 0.
+    # Group 1 [1, 0, (x), 0]: the graded rows [1, 0, 0] have mean 1/3, centred [2/3, -1/3, -1/3], unbiased
+    # std sqrt((4/9 + 1/9 + 1/9) / 2) = sqrt(1/3). Group 2 [(x), 1, 1, 0]: graded [1, 1, 0], mean 2/3,
+    # centred [1/3, 1/3, -2/3], the same std. The batch std is that of the six graded rewards [1,0,0,1,1,0].
+    rewards = torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0])
+    valid = torch.tensor([True, True, False, True, False, True, True, True])
+    std = math.sqrt(1 / 3)
+    centred = [2 / 3, -1 / 3, 0.0, -1 / 3, 0.0, 1 / 3, 1 / 3, -2 / 3]
+    assert group_advantages(rewards, 4, "none", valid=valid).tolist() == pytest.approx(centred)
+    assert group_advantages(rewards, 4, "group_std", valid=valid).tolist() == pytest.approx(
+        [c / (std + 1e-4) for c in centred]
+    )
+    batch_std = torch.tensor([1.0, 0, 0, 1, 1, 0]).std().item()
+    assert group_advantages(rewards, 4, "batch_std", valid=valid).tolist() == pytest.approx(
+        [c / (batch_std + 1e-4) for c in centred]
+    )
+    # All rows graded: the same advantages as without a mask; one graded row: no signal.
+    for name in ("none", "group_std", "batch_std"):
+        full = group_advantages(rewards, 4, name, valid=torch.ones(8, dtype=torch.bool))
+        torch.testing.assert_close(full, group_advantages(rewards, 4, name))
+    lone = torch.tensor([True, False, False, False, True, True, True, True])
+    assert group_advantages(rewards, 4, "group_std", valid=lone)[:4].tolist() == [0.0] * 4
+    assert zero_variance_groups(rewards, 4, valid=valid).tolist() == [False, False]
+    only_equal = torch.tensor([False, True, True, True, False, True, True, False])  # [0, 0, 0] and [1, 1]
+    assert zero_variance_groups(rewards, 4, valid=only_equal).tolist() == [True, True]
+
+
 def test_dynamic_sampling_filter_and_band() -> None:
     # Three groups of 3: all correct, one of three correct, near-equal continuous rewards.
     rewards = torch.tensor([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.5, 0.5 + 1e-9, 0.5])

@@ -44,6 +44,17 @@ def test_ungradable_problems_are_left_out_and_counted() -> None:
     assert "cannot be graded" in report.table()
 
 
+def test_problems_whose_grading_ran_out_of_time_are_left_out_and_named_apart() -> None:
+    timed_out = _record([True, None], outcomes=["correct", "timeout"])  # issue 28, item 10: never a 0
+    report = summarize([_record([True, False]), timed_out, _record([None, None])])
+    assert (report.num_problems, report.num_ungradable, report.num_timed_out) == (1, 2, 1)
+    assert report.metrics["pass@1"] == 0.5
+    assert (
+        "2 problems left out: 1 whose gold answer cannot be graded, 1 where grading a sample ran out of time"
+        in (report.table())
+    )
+
+
 def test_breakdown_by_difficulty_subject_and_year() -> None:
     records = [
         _record([True], difficulty=1, subject="Algebra", year=2024),

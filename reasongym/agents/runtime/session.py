@@ -359,7 +359,10 @@ class RLSession:
         self.model.train()
         for epoch in range(mu):
             started = time.perf_counter()
-            with autocast_context(self.run_cfg):
+            with (
+                autocast_context(self.run_cfg),
+                distributed.collective("update", self.info),
+            ):  # DDP's all-reduce
                 metrics = accumulate_gradients(
                     self.train_model or self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
                     micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from reasongym.envs.problem import Problem
-from reasongym.envs.rows import read_rows
+from reasongym.envs.rows import MISSING_GOLD_TEXTS, read_rows
 from reasongym.envs.sources import DatasetSource
 from reasongym.errors import ConfigError, DatasetNotFoundError
 
@@ -39,9 +39,7 @@ DATA_DIR_ENV = "REASONGYM_DATA_DIR"
 FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 _OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 _TRUE_VALUES = {"1", "ON", "YES", "TRUE"}
-_MISSING_GOLDS = frozenset(
-    {"", "none", "null", "nan", "-nan", "inf", "+inf", "-inf", "infinity", "-infinity"}
-)
+_MISSING_GOLDS = MISSING_GOLD_TEXTS | {""}  # one rule with register_dataset and stored completions
 
 Row = dict[str, Any]
 Converter = Callable[[list[Row], str], list[Problem]]
