@@ -32,6 +32,8 @@ RESERVED_KEYS: tuple[str, ...] = ("step", "time")
 
 DEFAULT_PLOT_KEYS: tuple[str, ...] = ("rollout/reward", "eval/", "rollout/entropy", "loss/")
 """Panels of ``plot_metrics``: each entry draws every key that starts with it."""
+PLOT_COLUMNS = 4
+"""Panels per row of ``plot_metrics``'s figure; more panels wrap onto further rows."""
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
@@ -238,7 +240,8 @@ def plot_metrics(
     out_png: str | os.PathLike[str],
     keys: Sequence[str] = DEFAULT_PLOT_KEYS,
 ) -> Path:
-    """Draw the main curves of a run against ``step`` into one PNG, one panel per entry of ``keys``.
+    """Draw the main curves of a run against ``step`` into one PNG, one panel per entry of ``keys`` (rows of
+    `PLOT_COLUMNS`).
 
     Args:
         metrics_jsonl: A ``metrics.jsonl`` file or the run folder holding it.
@@ -262,11 +265,14 @@ def plot_metrics(
     panels = [(prefix, matched) for prefix, matched in panels if matched]
     if not panels:
         raise ConfigError(f"keys={list(keys)!r} match no logged metric; logged keys: {logged}")
-    figure = Figure(figsize=(5 * len(panels), 3.6), layout="constrained")
+    columns = min(len(panels), PLOT_COLUMNS)
+    rows = -(-len(panels) // columns)
+    figure = Figure(figsize=(5 * columns, 3.6 * rows), layout="constrained")
     FigureCanvasAgg(figure)
-    for axes, (prefix, matched) in zip(
-        figure.subplots(1, len(panels), squeeze=False)[0], panels, strict=True
-    ):
+    grid = figure.subplots(rows, columns, squeeze=False).flatten()
+    for axes in grid[len(panels) :]:
+        axes.set_visible(False)
+    for axes, (prefix, matched) in zip(grid[: len(panels)], panels, strict=True):
         for key in matched:
             points = [(r["step"], r[key]) for r in records if r.get(key) is not None]
             axes.plot([p[0] for p in points], [p[1] for p in points], label=key)

@@ -47,6 +47,7 @@ from reasongym import distributed
 from reasongym.agents.common import disable_dropout, enable_checkpointing, seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import parallel
+from reasongym.agents.runtime.diagnostics import ZeroVarianceWatch, advantage_metrics, progress_postfix
 from reasongym.agents.runtime.heap import HeapTrimmer
 from reasongym.agents.runtime.update import (
     PolicyLoss,
@@ -81,7 +82,10 @@ from reasongym.rollouts.env_pool import EnvPool
 from reasongym.runs.folder import RunDir, SamplesWriter
 from reasongym.runs.metrics import MetricsWriter, plot_metrics
 
-PLOT_KEYS = ("rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/")
+PLOT_KEYS = (
+    "rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/",
+    "rollout/zero_std_group_frac", "rollout/all_", "train/ratio_", "train/advantage_", "rollout/truncation_rate",
+)  # fmt: skip
 """Panels of the plot written at the end of a run."""
 
 
@@ -149,6 +153,8 @@ class RLSession:
     """The run folder's lock, released by `close`."""
     heap: HeapTrimmer = field(default_factory=HeapTrimmer)
     """Hands freed heap pages back to the OS at phase boundaries, once the resident set has grown."""
+    zero_variance: ZeroVarianceWatch = field(default_factory=ZeroVarianceWatch)
+    """Warns once when most groups have had equal rewards for many steps (too easy or too hard)."""
 
     @classmethod
     def start(
@@ -346,6 +352,9 @@ class RLSession:
             self.phases["optimizer"] += time.perf_counter() - stepping
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
+        metrics.update(
+            advantage_metrics(torch.cat(distributed.all_gather_objects(adv.detach().cpu(), self.info)))
+        )
         return metrics
 
     def evaluate(self, step: int) -> dict[str, float]:
@@ -378,6 +387,7 @@ class RLSession:
         tokens = distributed.all_reduce_sum({"tokens": self.generated_tokens}, self.info)["tokens"]
         metrics["perf/tokens_per_s"] = tokens / max(elapsed, 1e-9)
         self._check_entropy(metrics)
+        self._check_zero_variance(metrics)
         if run.eval_every and (step % run.eval_every == 0 or step == run.max_steps):
             metrics.update(self.evaluate(step))
         self.history.append(metrics)
@@ -398,11 +408,12 @@ class RLSession:
                 )  # fmt: skip
             distributed.barrier()  # no rank runs ahead of a checkpoint it might resume from
         self.bar.update(1)
-        self.bar.set_postfix(
-            reward=f"{metrics.get('rollout/reward_mean', float('nan')):.3f}",
-            acc=f"{metrics.get('rollout/correct_rate', float('nan')):.3f}",
-            tok_s=f"{metrics['perf/tokens_per_s']:.0f}",
-        )
+        self.bar.set_postfix(progress_postfix(metrics))
+
+    def _check_zero_variance(self, metrics: dict[str, float]) -> None:
+        message = self.zero_variance.observe(metrics)
+        if message is not None and self.info.is_main:
+            warnings.warn(f"{self.algo}: {message}", RuntimeWarning, stacklevel=3)
 
     def _check_entropy(self, metrics: dict[str, float]) -> None:
         entropy = metrics.get("train/entropy")
