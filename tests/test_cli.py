@@ -151,7 +151,7 @@ def test_train_then_eval_the_run_folder_then_compare(
     assert evaluated.returncode == 0, evaluated.stderr
     report = json.loads(evaluated.stdout.splitlines()[-1])
     assert report["num_problems"] == 3
-    assert set(report["metrics"]) == {"pass@1", "pass@2", "maj@1", "maj@2", "avg@2"}
+    assert set(report["metrics"]) == {"pass@1", "pass@2", "pass^1", "pass^2", "maj@1", "maj@2", "avg@2"}
     # a second evaluation of the same checkpoint (in-process), with another seed, to compare against
     args = ["eval", summary["run_dir"], ENV, "--difficulty", "1", "--num-problems", "3", "--n", "2"]
     assert (

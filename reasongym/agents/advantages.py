@@ -1,12 +1,21 @@
-"""Group-relative advantages: one reward per sequence in, one advantage per sequence out.
+"""Advantages: one reward per sequence in, one advantage per sequence out.
 
 GRPO (Shao et al., 2024, DeepSeekMath, arXiv:2402.03300, Sec. 4.1.2) scores each of a prompt's ``G``
 samples by its reward minus the group's mean, divided by the group's standard deviation. Dr. GRPO
 (Liu et al., 2025, arXiv:2503.20783, Sec. 3.1) shows the division by the group std up-weights easy and
 hard prompts (groups with nearly equal rewards) and drops it; Mistral's Magistral and TRL's
-``scale_rewards="batch"`` divide by the batch std instead. Each choice is a named function in
-``ADVANTAGE_NORMALIZATIONS``; ``group_advantages`` picks one by name. Standard deviations are the
-unbiased (Bessel-corrected) ones, as in TRL's ``nanstd`` and verl's ``torch.std``.
+``scale_rewards="batch"`` divide by the batch std instead. RLOO (Ahmadian et al., 2024,
+arXiv:2402.14740) takes as each sample's baseline the mean of the OTHER G - 1 rewards of its group.
+REINFORCE++ (Hu et al., 2025, arXiv:2501.03262) normalises across the whole batch instead of the group
+(its "global advantage normalisation"); REINFORCE++-baseline first subtracts the group mean, then
+normalises across the batch. Each choice is a named function in ``ADVANTAGE_NORMALIZATIONS``;
+``group_advantages`` picks one by name. Standard deviations are the unbiased (Bessel-corrected) ones, as
+in TRL's ``nanstd`` and verl's ``torch.std``.
+
+The batch-level choices (``batch_std``, ``reinforce_plus_plus``, ``reinforce_plus_plus_baseline``) need
+every rank's rewards: the trainers gather them before calling ``group_advantages``. The KL penalty of
+REINFORCE++ and RLOO belongs in the reward (``kl="k1_reward"``), summed over the sequence: one advantage
+per sequence, where REINFORCE++'s paper gives each token the KL of the tokens after it (Eq. 8).
 
 Shapes use the legend of `reasongym.agents.common`: B sequences in group layout (a prompt's G samples
 adjacent), N = B // G prompts.
@@ -62,13 +71,63 @@ def no_normalization(rewards: Tensor, group_size: int, valid: Tensor) -> Tensor:
     return _centered(rewards, group_size, valid).reshape(-1)  # [B]
 
 
+def leave_one_out(rewards: Tensor, group_size: int, valid: Tensor) -> Tensor:
+    """``r_i - mean_{j != i} r_j``: RLOO, each sample's baseline the other graded samples of its group.
+
+    The leave-one-out estimator of Kool et al. (2019) as RLOO (Ahmadian et al., 2024) uses it.
+
+    With every row graded it equals ``G / (G - 1) * (r_i - mean_group)``: Dr. GRPO's advantage scaled up,
+    unbiased because a sample's baseline never contains its own reward. A sample without another graded
+    sample in its group has no baseline: advantage 0.
+    """
+    grouped, kept = rewards.view(-1, group_size), valid.view(-1, group_size).to(rewards.dtype)  # [N, G] each
+    count = kept.sum(dim=1, keepdim=True)  # [N, 1]
+    others = ((grouped * kept).sum(dim=1, keepdim=True) - grouped * kept) / (count - kept).clamp(
+        min=1
+    )  # [N, G]
+    has_others = (count - kept) > 0  # [N, G]
+    return ((grouped - others) * kept * has_others).reshape(-1)  # [B]
+
+
+def _whiten(values: Tensor, valid: Tensor) -> Tensor:
+    """``(x - mean_batch) / (std_batch + eps)`` over the graded rows of the batch, 0 elsewhere: [B]."""
+    kept = valid.to(values.dtype)  # [B]
+    mean = (values * kept).sum() / kept.sum().clamp(min=1)  # []
+    centered = (values - mean) * kept  # [B]
+    return centered / (_unbiased_std(centered, kept).squeeze(-1) + STD_EPS)  # [B]
+
+
+def reinforce_plus_plus(rewards: Tensor, group_size: int, valid: Tensor) -> Tensor:
+    """``(r - mean_batch) / std_batch``: REINFORCE++'s global normalisation, no per-prompt baseline (Eq. 10).
+
+    The batch mean is the only baseline, so a group whose rewards are all equal still gets a non-zero
+    advantage (all right: positive where the batch is mostly wrong).
+    """
+    return _whiten(rewards, valid)  # [B]
+
+
+def reinforce_plus_plus_baseline(rewards: Tensor, group_size: int, valid: Tensor) -> Tensor:
+    """REINFORCE++ w/ baseline (Hu et al., 2025): subtract the group mean, then whiten across the batch.
+
+    Unlike ``batch_std`` (which divides by the std of the RAW rewards), the scale is the std of the
+    group-centred rewards; their batch mean is 0 with equal groups, subtracted anyway as in verl and OpenRLHF.
+    """
+    return _whiten(_centered(rewards, group_size, valid).reshape(-1), valid)  # [B]
+
+
 ADVANTAGE_NORMALIZATIONS: Mapping[str, Callable[[Tensor, int, Tensor], Tensor]] = {
     "group_std": normalize_by_group_std,
     "batch_std": normalize_by_batch_std,
     "none": no_normalization,
+    "rloo": leave_one_out,
+    "reinforce_plus_plus": reinforce_plus_plus,
+    "reinforce_plus_plus_baseline": reinforce_plus_plus_baseline,
 }
-"""Advantage normalisations by name: each maps ([B] rewards, G, [B] graded rows) to [B] advantages, 0 on the
-rows left out."""
+"""Advantage estimators by name: each maps ([B] rewards, G, [B] graded rows) to [B] advantages, 0 on the rows
+left out."""
+
+BATCH_LEVEL = frozenset({"batch_std", "reinforce_plus_plus", "reinforce_plus_plus_baseline"})
+"""The estimators whose advantage of a sample depends on other groups' rewards (need the whole batch)."""
 
 
 T = TypeVar("T")
@@ -100,9 +159,10 @@ def group_advantages(
 ) -> Tensor:
     """Advantages of B sequences in group layout, normalised by the named choice.
 
-    A group whose rewards are all equal gets advantage 0 under every normalisation. Rows that are not
-    ``valid`` (ungradable: the verifier could not decide, or ran out of time) have no reward: they are left
-    out of every mean and standard deviation and get advantage 0, rather than counting as a reward of 0.
+    A group whose rewards are all equal gets advantage 0 under every choice with a per-prompt baseline
+    (all but ``reinforce_plus_plus``). Rows that are not ``valid`` (ungradable: the verifier could not
+    decide, or ran out of time) have no reward: they are left out of every mean and standard deviation and
+    get advantage 0, rather than counting as a reward of 0.
 
     Args:
         rewards: [B] float rewards, a prompt's ``group_size`` samples adjacent.

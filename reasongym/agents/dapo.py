@@ -20,13 +20,19 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
 
 from reasongym import distributed
-from reasongym.agents.advantages import group_advantages, zero_variance_groups
+from reasongym.agents.advantages import (
+    ADVANTAGE_NORMALIZATIONS,
+    BATCH_LEVEL,
+    group_advantages,
+    lookup,
+    zero_variance_groups,
+)
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
 from reasongym.agents.presets import shared_configs
@@ -65,9 +71,15 @@ class DAPOConfig:
     overlong_filtering: bool = False
     """Mask truncated completions out of the loss (paper Sec. 3.4 overlong filtering; off in its final recipe,
     which uses the soft punishment instead)."""
+    advantage_normalization: Literal[
+        "group_std", "batch_std", "none", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
+    ] = "group_std"
+    """The advantage estimator of the kept groups (the paper's is ``group_std``); see
+    `reasongym.agents.advantages`. Dynamic sampling filters on task rewards before it, whichever it is."""
 
     def __post_init__(self) -> None:
         check_field_types(self)
+        lookup(ADVANTAGE_NORMALIZATIONS, self.advantage_normalization, "advantage_normalization")
         at_least(self, mu=1, max_extra_rounds=0)
         at_least_or_none(self, overlong_buffer=0)
         if not (0 < self.eps_low < 1 and self.eps_high > 0):
@@ -154,6 +166,26 @@ def dynamic_sampling_filter(
 def overlong_filter(mask: Tensor, truncated: Tensor) -> Tensor:
     """``mask`` with the rows of truncated completions zeroed (overlong filtering, DAPO Sec. 3.4): [B, T]."""
     return mask * (~truncated.bool()).to(mask.dtype)[:, None]  # [B, T]
+
+
+def batch_advantages(
+    rewards: Tensor, group_size: int, cfg: DAPOConfig, info: distributed.DistInfo, valid: Tensor
+) -> Tensor:
+    """[B] advantages of this rank's kept groups, by ``cfg.advantage_normalization``; rows not ``valid``
+    (ungradable) are left out of every statistic and get 0.
+
+    A batch-level estimator sees every rank's kept groups (a rank's share of the kept batch is not a
+    `distributed.shard_groups` share, so the rewards are gathered whole and this rank's rows sliced back).
+    """
+    name = cfg.advantage_normalization
+    if name not in BATCH_LEVEL or distributed.is_alone(info):
+        return group_advantages(rewards, group_size, name, valid=valid)  # [B]
+    parts = distributed.all_gather_objects((rewards.detach().float().cpu(), valid.cpu()), info)
+    start = sum(len(part[0]) for part in parts[: info.rank])
+    every = group_advantages(
+        torch.cat([part[0] for part in parts]), group_size, name, valid=torch.cat([part[1] for part in parts])
+    )  # [B_all]
+    return every[start : start + len(rewards)].to(rewards.device)  # [B]
 
 
 # ------------------------------------------------------------------------------ loss
@@ -323,8 +355,8 @@ def train_dapo(
                 )  # [B, T]
                 if cfg.overlong_filtering:
                     mask = overlong_filter(mask, batch.truncated)  # [B, T]
-                adv = group_advantages(
-                    batch.rewards, rollout.group_size, "group_std", valid=batch.gradable
+                adv = batch_advantages(
+                    batch.rewards, rollout.group_size, cfg, session.info, batch.gradable
                 )  # [B]
                 metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask))
             session.finish_step(step, metrics, batch)

@@ -223,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     _add_inspection_parsers(commands)
     sub = commands.add_parser(
-        "eval", help="evaluate a model or stored completions: pass@k, maj@k, avg@n", add_help=False
+        "eval", help="evaluate a model or stored completions: pass@k, pass^k, maj@k, avg@n", add_help=False
     )
     sub.add_argument("rest", nargs=argparse.REMAINDER)
     sub.set_defaults(run=lambda args: cmd_eval(list(args.rest)))
@@ -269,7 +269,9 @@ def _add_training_parsers(commands: Any) -> None:
     """``compare``, ``train`` and ``demo``."""
     sub = commands.add_parser("compare", help="put evaluation files side by side; plot pass@k")
     sub.add_argument("files", nargs="+", metavar="EVAL.jsonl", help="evaluation files written by eval")
-    sub.add_argument("--k", type=positive_int, action="append", help="a k of pass@k (repeatable)")
+    sub.add_argument(
+        "--k", type=positive_int, action="append", help="a k of pass@k, pass^k and maj@k (repeatable)"
+    )
     sub.add_argument("--plot", metavar="PNG", help="also plot pass@k against k into this PNG")
     sub.set_defaults(run=cmd_compare)
 

@@ -1,4 +1,4 @@
-"""Evaluation: pass@k, maj@k and avg@n over graded samples; run a model or grade stored completions.
+"""Evaluation: pass@k, pass^k, maj@k and avg@n over graded samples; run a model or grade stored completions.
 
 ``evaluate`` samples through an environment with an `EvalConfig` (torch and transformers load only when it
 runs a model); ``grade_completions`` grades completions produced elsewhere; ``report`` compares evaluation
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reasongym.evaluation.config import EvalConfig
-    from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
+    from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
     from reasongym.evaluation.plots import plot_pass_at_k
     from reasongym.evaluation.report import (
         EvalReport,
@@ -30,6 +30,7 @@ _LAZY = {
     "bootstrap_ci": "estimators",
     "majority_vote": "estimators",
     "pass_at_k": "estimators",
+    "pass_hat_k": "estimators",
     "EvalReport": "report",
     "compare_reports": "report",
     "load_records": "report",
@@ -52,6 +53,7 @@ __all__ = [
     "load_report",
     "majority_vote",
     "pass_at_k",
+    "pass_hat_k",
     "plot_pass_at_k",
     "summarize",
 ]

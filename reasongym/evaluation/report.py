@@ -10,8 +10,9 @@ An evaluation file is JSONL with one graded record per problem (written by
 
 ``correct`` entries are ``null`` when the gold answer itself cannot be graded; such problems are left out
 of every metric and counted as ``ungradable``. Metrics per problem, then averaged over problems: pass@k
-(Chen et al. 2021, unbiased), maj@k (majority vote; answers the verifier deems equivalent vote together,
-ties go to the answer voted first), and avg@n (mean accuracy of all n samples). Intervals are percentile
+(Chen et al. 2021, unbiased: any of k samples right), pass^k (tau-bench's reliability, unbiased: all k
+right), maj@k (majority vote; answers the verifier deems equivalent vote together, ties go to the answer
+voted first), and avg@n (mean accuracy of all n samples). Intervals are percentile
 bootstrap intervals over problems. Nothing here imports torch.
 """
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from reasongym.errors import ConfigError
 from reasongym.evaluation.config import check_ks
-from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
+from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
 
 BREAKDOWN_FIELDS = ("difficulty", "subject", "year")
 """Record fields that the report breaks results down by, where records carry them."""
@@ -52,7 +53,7 @@ class EvalReport:
     num_ungradable: int
     """Problems left out because their gold answer cannot be graded, or grading a sample ran out of time."""
     metrics: dict[str, float]
-    """``pass@k``, ``maj@k`` for each k, and ``avg@n``: means over problems."""
+    """``pass@k``, ``pass^k``, ``maj@k`` for each k, and ``avg@n``: means over problems."""
     intervals: dict[str, tuple[float, float]]
     """Bootstrap confidence interval of each metric."""
     breakdown: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
@@ -118,7 +119,7 @@ def answer_equivalence(kind: str, *, timeout: float = 1.0) -> Callable[[str, str
 def problem_scores(
     record: Mapping[str, Any], ks: Sequence[int], equivalent: Callable[[str, str], bool] | None = None
 ) -> dict[str, float] | None:
-    """pass@k, maj@k and avg@n of one graded record; None when the problem is ungradable.
+    """pass@k, pass^k, maj@k and avg@n of one graded record; None when the problem is ungradable.
 
     Args:
         record: A graded record with ``correct`` and ``extracted`` lists.
@@ -132,6 +133,7 @@ def problem_scores(
     votes = equivalent or answer_equivalence(record.get("kind", "math"))
     extracted = record.get("extracted") or [None] * n
     scores = {f"pass@{k}": pass_at_k(n, int(sum(correct)), k) for k in ks}
+    scores.update({f"pass^{k}": pass_hat_k(n, int(sum(correct)), k) for k in ks})
     scores.update({f"maj@{k}": float(majority_vote(extracted, correct, k, votes)) for k in ks})
     scores["avg@n"] = avg_at_n(correct)
     return scores
@@ -178,7 +180,8 @@ def summarize(
         path: The file the records came from, kept in the report.
 
     Returns:
-        The report; its metric keys are ``pass@k``, ``maj@k`` and ``avg@n`` (n written out, e.g. ``avg@8``).
+        The report; its metric keys are ``pass@k``, ``pass^k``, ``maj@k`` and ``avg@n`` (n written out, e.g.
+        ``avg@8``).
 
     Raises:
         ConfigError: No records, a record without samples, or a k above the sample count.
@@ -346,7 +349,12 @@ def format_report(report: EvalReport) -> str:
     for key, value in report.metrics.items():
         low, high = report.intervals[key]
         lines.append(f"  {key:<10}{value:>8.3f}   [{low:.3f}, {high:.3f}]")
-    wanted = (f"pass@{report.ks[0]}", f"pass@{report.ks[-1]}", f"maj@{report.ks[-1]}")
+    wanted = (
+        f"pass@{report.ks[0]}",
+        f"pass@{report.ks[-1]}",
+        f"pass^{report.ks[-1]}",
+        f"maj@{report.ks[-1]}",
+    )
     shown = [key for key in dict.fromkeys(wanted) if key in report.metrics]
     shown += [key for key in report.metrics if key.startswith("avg@")]
     for name, groups in report.breakdown.items():

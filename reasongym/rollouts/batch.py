@@ -236,13 +236,16 @@ _SEQUENCE_TENSORS = ("input_ids", "attention_mask", "completion_ids", "completio
 def rollout_metrics(rows: Mapping[str, Tensor | None], group_size: int) -> dict[str, float]:
     """``rollout/`` statistics (nan where undefined) of batches' `ROW_TENSORS` (every rank's too), in group
     layout: ``reward_std`` is the population std; ungradable rows count as not correct; ``len_*`` count model
-    tokens; ``zero_std_group_frac``: groups whose rewards are equal within `EQUAL_REWARD_ATOL`;
-    ``ungradable_frac`` and, of those, ``timeout_frac``: rows the trainers leave out of the loss."""
+    tokens; ``zero_std_group_frac``: groups whose rewards are equal within `EQUAL_REWARD_ATOL` (they teach a
+    group-baseline estimator nothing), ``all_correct_group_frac`` / ``all_wrong_group_frac``: groups with every
+    sample correct (too easy) / none correct (too hard); ``ungradable_frac`` and, of those, ``timeout_frac``:
+    rows the trainers leave out of the loss."""
     rewards = rows["rewards"].float().cpu()  # [B]
     lengths = rows["lengths"].float().cpu()  # [B]
     correct, gradable = rows["correct"].cpu(), rows["gradable"].cpu()  # [B]
     count = len(rewards)
     wrong = gradable & ~correct  # [B]
+    right_per_group = correct.view(-1, group_size).sum(dim=1)  # [B // G]
     grouped = rewards.view(-1, group_size)  # [B // G, G]
     spread = grouped.max(dim=1).values - grouped.min(dim=1).values if count else grouped.sum(1)
     values = {
@@ -253,6 +256,8 @@ def rollout_metrics(rows: Mapping[str, Tensor | None], group_size: int) -> dict[
         "len_max": lengths.max().item() if count else math.nan,
         "truncation_rate": _mean(rows["truncated"].float().cpu()),
         "zero_std_group_frac": _mean((spread <= EQUAL_REWARD_ATOL).float()),
+        "all_correct_group_frac": _mean((right_per_group == group_size).float()),
+        "all_wrong_group_frac": _mean((right_per_group == 0).float()),
         "len_correct_mean": _mean(lengths[correct]),
         "len_wrong_mean": _mean(lengths[wrong]),
         "ungradable_frac": _mean((~gradable).float()),

@@ -139,15 +139,25 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path: object, tiny, small_co
     assert len({prompt for _, prompt in seen}) == 6  # 2 new problems per step: the data cursor moved on
 
 
-@pytest.mark.parametrize("aggregation", ["seq_mean_token_mean", "token_mean", "constant"])
+@pytest.mark.parametrize(
+    ("aggregation", "policy_loss"),
+    [
+        ("seq_mean_token_mean", "ppo_clip"), ("token_mean", "ppo_clip"), ("constant", "ppo_clip"),
+        ("seq_mean_token_mean", "gspo"), ("token_mean", "gspo_token"), ("token_mean", "cispo"),
+    ],
+)  # fmt: skip
 def test_micro_batches_through_the_model_give_the_full_batch_gradient(
-    aggregation: str, tiny, small_configs
+    aggregation: str, policy_loss: str, tiny, small_configs
 ) -> None:
     model, tokenizer = tiny()
     params = SamplingParams(max_new_tokens=10, temperature=1.0, seed=0, n=3)
     batch = collect_rollouts(ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], params=params)
     adv = torch.linspace(-1.0, 1.0, len(batch))
-    cfg = small_configs("grpo", loss_aggregation=aggregation)["grpo"]
+    clips = {
+        "gspo_clip": (0.1, 0.1),
+        "cispo_max_weight": 1.03,
+    }  # GSPO's sequences live, CISPO's weights capped
+    cfg = small_configs("grpo", loss_aggregation=aggregation, policy_loss=policy_loss, **clips)["grpo"]
     totals = BatchTotals(len(batch), float(batch.completion_mask.sum()), 10)
 
     def loss_fn(logp, old_logp, ref_logp, adv, mask, totals):  # noqa: ANN001, ANN202

@@ -292,7 +292,8 @@ def test_per_micro_batch_normalisation_would_break_invariance() -> None:
 
 
 def _trl_loss(loss_type: str, logp: torch.Tensor, old: torch.Tensor, ref: torch.Tensor, adv: torch.Tensor,
-              mask: torch.Tensor, *, beta: float, eps_low: float, eps_high: float, max_len: int) -> float:  # fmt: skip
+              mask: torch.Tensor, *, beta: float, eps_low: float, eps_high: float, max_len: int,
+              level: str = "token") -> torch.Tensor:  # fmt: skip
     """Call trl/trainer/grpo_trainer.py ``GRPOTrainer._compute_loss`` itself, with a stand-in ``self``."""
     trl_grpo = pytest.importorskip("trl.trainer.grpo_trainer")
     accelerator = SimpleNamespace(
@@ -301,7 +302,7 @@ def _trl_loss(loss_type: str, logp: torch.Tensor, old: torch.Tensor, ref: torch.
     args = SimpleNamespace(delta=None, use_bias_correction_kl=False, steps_per_generation=1)
     fake = SimpleNamespace(
         _get_per_token_logps_and_entropies=lambda *a, **k: (logp, torch.zeros_like(logp), None),
-        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level="token",
+        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level=level,
         beta=beta, args=args, loss_type=loss_type, epsilon_low=eps_low, epsilon_high=eps_high,
         use_vllm=False, vllm_importance_sampling_correction=False, model=SimpleNamespace(training=True),
         current_gradient_accumulation_steps=1, accelerator=accelerator, max_completion_length=max_len,
@@ -318,35 +319,59 @@ def _trl_loss(loss_type: str, logp: torch.Tensor, old: torch.Tensor, ref: torch.
         "num_items_in_batch": mask.sum(),
     }
     try:
-        return float(trl_grpo.GRPOTrainer._compute_loss(fake, None, inputs))
+        return trl_grpo.GRPOTrainer._compute_loss(fake, None, inputs)
     except (AttributeError, KeyError) as error:  # TRL's internals moved: the stand-in needs updating
         pytest.skip(f"TRL's _compute_loss needs more than the stand-in provides: {error!r}")
 
 
-@pytest.mark.parametrize(
-    ("loss_type", "ours"),
-    [
-        ("grpo", "grpo/seq_mean_token_mean"),
-        ("dr_grpo", "grpo/constant"),
-        ("dapo", "dapo"),
-    ],
-)
-def test_parity_with_trl_grpo_trainer(loss_type: str, ours: str) -> None:
+# TRL's loss_type (with importance_sampling_level, its epsilons and beta) -> the same loss here. TRL's CISPO
+# caps the weight at epsilon_high itself (ScaleRL's eps_max); its "bnpo" divides by the batch's tokens.
+TRL_PARITY = {
+    "grpo": ("grpo", "token", 0.2, 0.2, 0.04, lambda: GRPOConfig(kl="k3_loss")),
+    "dr_grpo": ("dr_grpo", "token", 0.2, 0.2, 0.04, lambda: GRPOConfig(loss_aggregation="constant")),
+    "bnpo": ("bnpo", "token", 0.2, 0.2, 0.04, lambda: GRPOConfig(loss_aggregation="token_mean")),
+    "dapo": ("dapo", "token", 0.2, 0.28, 0.0, lambda: DAPOConfig(overlong_buffer=1)),
+    "gspo": ("grpo", "sequence", 3e-4, 4e-4, 0.04, lambda: GRPOConfig(policy_loss="gspo")),
+    "gspo_wide_clip": (
+        "grpo",
+        "sequence",
+        0.05,
+        0.08,
+        0.0,
+        lambda: GRPOConfig(policy_loss="gspo", gspo_clip=(0.05, 0.08), kl="off"),
+    ),  # fmt: skip
+    "cispo": (
+        "cispo",
+        "token",
+        0.2,
+        1.3,
+        0.0,
+        lambda: GRPOConfig(
+            policy_loss="cispo", cispo_max_weight=1.3, loss_aggregation="token_mean", kl="off"
+        ),
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", list(TRL_PARITY))
+def test_parity_with_trl_grpo_trainer(name: str) -> None:
+    """Value and gradient of each loss equal TRL's on a random case where ratios leave every clip range."""
+    loss_type, level, eps_low, eps_high, beta, make_cfg = TRL_PARITY[name]
     case = _random_case(11)
-    logp, old, ref, adv, mask = case["theta"], case["old"], case["ref"], case["adv"], case["mask"]
-    if ours == "dapo":
-        expected = _trl_loss(
-            loss_type, logp, old, ref, adv, mask, beta=0.0, eps_low=0.2, eps_high=0.28, max_len=5
-        )
-        got = dapo_loss(logp, old, None, adv, mask, _totals(mask, 5), cfg=DAPOConfig(overlong_buffer=1))[0]
-    else:
-        aggregation = ours.split("/")[1]
-        cfg = GRPOConfig(loss_aggregation=aggregation, kl="k3_loss", kl_coef=0.04)
-        expected = _trl_loss(
-            loss_type, logp, old, ref, adv, mask, beta=0.04, eps_low=0.2, eps_high=0.2, max_len=5
-        )
-        got = grpo_loss(logp, old, ref, adv, mask, _totals(mask, 5), cfg=cfg)[0]
-    assert got.item() == pytest.approx(expected, rel=1e-5, abs=1e-7)
+    old, ref, adv, mask = case["old"], case["ref"], case["adv"], case["mask"]
+    theirs = case["theta"].clone().requires_grad_(True)
+    expected = _trl_loss(
+        loss_type, theirs, old, ref, adv, mask, beta=beta, eps_low=eps_low, eps_high=eps_high, max_len=5,
+        level=level,
+    )  # fmt: skip
+    expected.backward()
+    ours = case["theta"].clone().requires_grad_(True)
+    cfg = make_cfg()
+    loss = dapo_loss if isinstance(cfg, DAPOConfig) else grpo_loss
+    got = loss(ours, old, None if beta == 0 else ref, adv, mask, _totals(mask, 5), cfg=cfg)[0]
+    got.backward()
+    assert got.item() == pytest.approx(expected.item(), rel=1e-5, abs=1e-7)
+    torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-7)
 
 
 def test_group_advantages_match_trl_formula() -> None:

@@ -50,9 +50,9 @@ from reasongym import distributed
 from reasongym.agents.common import disable_dropout, seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import parallel
+from reasongym.agents.runtime.diagnostics import ZeroVarianceWatch, advantage_metrics, progress_postfix
 from reasongym.agents.runtime.heap import HeapTrimmer
 from reasongym.agents.runtime.interrupts import HeldSignals, save_on_interrupt
-from reasongym.agents.runtime.learning_signal import ZeroSignalWatch
 from reasongym.agents.runtime.setup import (
     check_settings,
     open_writers,
@@ -87,7 +87,10 @@ from reasongym.runs.folder import RunDir, SamplesWriter
 from reasongym.runs.metrics import MetricsWriter
 from reasongym.runs.plots import plot_metrics, plot_title
 
-PLOT_KEYS = ("rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/")
+PLOT_KEYS = (
+    "rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/",
+    "rollout/zero_std_group_frac", "rollout/all_", "train/ratio_", "train/advantage_", "rollout/truncation_rate",
+)  # fmt: skip
 """Panels of the plot written at the end of a run."""
 
 
@@ -132,7 +135,6 @@ class RLSession:
     cursor: int = 0
     initial_entropy: float | None = None
     warned_entropy: bool = False
-    zero_signal: ZeroSignalWatch = field(default_factory=ZeroSignalWatch)  # warns when nothing can be learnt
     history: list[dict[str, float]] = field(default_factory=list)
     evals: list[dict[str, float]] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -160,6 +162,8 @@ class RLSession:
     """The problem cursor after the last finished step: what a checkpoint saved on interrupt records."""
     signals: HeldSignals = field(default_factory=HeldSignals)
     """Holds Ctrl-C and SIGTERM from the start of a step's update to the end of the step."""
+    zero_variance: ZeroVarianceWatch = field(default_factory=ZeroVarianceWatch)
+    """Warns once when most groups have had equal rewards for many steps (too easy or too hard)."""
 
     @classmethod
     def start(
@@ -380,6 +384,9 @@ class RLSession:
             self.phases["optimizer"] += time.perf_counter() - stepping
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
+        metrics.update(
+            advantage_metrics(torch.cat(distributed.all_gather_objects(adv.detach().cpu(), self.info)))
+        )
         return metrics
 
     def evaluate(self, step: int) -> dict[str, float]:
@@ -413,8 +420,7 @@ class RLSession:
         tokens = distributed.all_reduce_sum({"tokens": self.generated_tokens}, self.info)["tokens"]
         metrics["perf/tokens_per_s"] = tokens / max(elapsed, 1e-9)
         self._check_entropy(metrics)
-        if self.info.is_main:
-            self.zero_signal.observe(metrics, self.algo)
+        self._check_zero_variance(metrics)
         if run.eval_every and (step % run.eval_every == 0 or step == run.max_steps):
             metrics.update(self.evaluate(step))
         self.saved_cursor = self.cursor
@@ -436,13 +442,14 @@ class RLSession:
                 )  # fmt: skip
             distributed.barrier()  # no rank runs ahead of a checkpoint it might resume from
         self.bar.update(1)
-        self.bar.set_postfix(
-            reward=f"{metrics.get('rollout/reward_mean', float('nan')):.3f}",
-            acc=f"{metrics.get('rollout/correct_rate', float('nan')):.3f}",
-            tok_s=f"{metrics['perf/tokens_per_s']:.0f}",
-        )
+        self.bar.set_postfix(progress_postfix(metrics))
         if self.signals.release():  # a Ctrl-C held during the step stops the run here
             raise KeyboardInterrupt
+
+    def _check_zero_variance(self, metrics: dict[str, float]) -> None:
+        message = self.zero_variance.observe(metrics)
+        if message is not None and self.info.is_main:
+            warnings.warn(f"{self.algo}: {message}", RuntimeWarning, stacklevel=3)
 
     def _check_entropy(self, metrics: dict[str, float]) -> None:
         entropy = metrics.get("train/entropy")
