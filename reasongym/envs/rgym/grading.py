@@ -195,9 +195,16 @@ class ReasoningGymEnv(ReasoningEnv):
         return [seen[text] for text in completions]
 
     def verifier_version(self, problem: Problem) -> str:
-        """The grader and the versions that decide its verdicts, e.g. ``reasoning_gym/gcd:math@rg0.1.25+a1``."""
+        """The grader and the versions that decide its verdicts, e.g. ``reasoning_gym/gcd:math/v2+tagged/v2@rg0.1.25+a1``.
+
+        Every grader but ``countdown`` reads the answer with the tagged extraction (its own declared
+        version); ``task`` verdicts then depend on reasoning-gym's release, the others on our kind's rules.
+        """
         from reasongym.verifiers.version import verifier_version
 
         grader = self.rg_source.grader
-        base = verifier_version(problem.answer_type) if grader != "task" else "task"
-        return f"reasoning_gym/{self.rg_source.name}:{base}@rg{installed_version()}+a{ADAPTER_VERSION}"
+        if grader == "countdown":
+            rules = verifier_version("countdown")
+        else:
+            rules = f"{verifier_version(grader) if grader != 'task' else 'task'}+{verifier_version('tagged')}"
+        return f"reasoning_gym/{self.rg_source.name}:{rules}@rg{installed_version()}+a{ADAPTER_VERSION}"
