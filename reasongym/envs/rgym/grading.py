@@ -13,6 +13,8 @@ answer phrase), except ``countdown``, whose verifier extracts for itself. Then:
   (:func:`reaches_eval_safely`). Five scorers read only the characters they look for (the gold with
   junk appended scores 1): there the answer must also match the form the question asks for
   (:data:`ANSWER_FORMS`).
+A judge (``judge=JudgeConfig(...)``) is refused here, with the reason (``ReasoningGymEnv.__init__``).
+
 - ``math``: reasongym's math verifier against the gold (a tagged answer is graded as written; without
   tags the whole completion goes through :func:`reasongym.verifiers.verify`, boxes and phrases as usual).
 - ``exact``: normalised exact match with the gold. ``countdown``: the Countdown verifier.
@@ -142,6 +144,17 @@ class ReasoningGymEnv(ReasoningEnv):
         super().__init__(source, source_kwargs, **options)
         if not isinstance(self.source, ReasoningGymSource):
             raise ConfigError(f"ReasoningGymEnv needs a ReasoningGymSource, got {type(self.source).__name__}")
+        if self.config.judge is not None:
+            # Refused, not ignored: every task here has a rule that checks its answers exactly (its own
+            # scorer or ours), and a judge is for answers no rule can grade. Many of its puzzles (sudoku,
+            # n-queens, graph colouring, Rush Hour, Boxnet, word ladders, ...) accept any valid solution,
+            # which a judge comparing with one reference answer would call wrong. To study a judge on
+            # these tasks, call reasongym.verifiers.judge.JudgeVerifier on their problems directly.
+            raise ConfigError(
+                f"judge=: reasoning-gym task {self.source.name!r} is graded by rules that check its answers "
+                "exactly, and a judge comparing with one reference would reject other valid solutions; "
+                "leave judge unset (use reasongym.verifiers.judge.JudgeVerifier directly to study a judge)"
+            )
         self.rg_source: ReasoningGymSource = self.source
 
     def prompt(self, problem: Problem, *, hint: bool = False) -> str:
