@@ -139,6 +139,22 @@ def test_a_start_that_fails_leaves_no_run_folder_and_latest_points_back(tmp_path
     assert (tmp_path / "latest").resolve() == first
 
 
+def test_a_run_that_logged_steps_is_kept_though_it_has_no_checkpoint(tmp_path: Path) -> None:
+    # What an interrupted torchrun job leaves (no checkpoint on interrupt across processes): its metrics stay.
+    from reasongym.cli.summary import after_failure
+    from reasongym.errors import TrainingInterrupted
+    from reasongym.runs.folder import RunDir
+
+    empty, logged = (RunDir.create(tmp_path / name, algo="grpo", env=ENV, seed=0) for name in ("a", "b"))
+    logged.metrics_path.write_text('{"step": 1, "rollout/reward_mean": 0.5}\n', encoding="utf-8")
+    stop = TrainingInterrupted("grpo stopped by Ctrl-C after step 1 of 10")
+    after_failure("grpo", [logged], stop)
+    assert logged.metrics_path.is_file()
+    assert "no checkpoint to resume from" in str(stop) and str(logged.path) in str(stop)
+    after_failure("grpo", [empty], TrainingInterrupted("grpo stopped by Ctrl-C after step 0 of 10"))
+    assert not empty.path.exists()
+
+
 # ---------------------------------------------------------------------------------------------- 3. latest
 
 

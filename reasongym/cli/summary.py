@@ -116,16 +116,27 @@ def step_cost(algo: str, configs: Mapping[str, Any], model_name: str, device: An
 
 
 def after_failure(algo: str, created: list[Any], failure: BaseException) -> None:
-    """A run folder made here that holds no checkpoint is removed; an interrupt that saved one says how to resume."""
+    """A run folder made here that holds nothing yet (no checkpoint, no logged step) is removed; one that logged
+    steps is kept, since its metrics and samples are a record of what ran; an interrupt that saved a checkpoint
+    says how to resume."""
     from reasongym.errors import TrainingInterrupted
     from reasongym.policy.checkpoints import latest_checkpoint
 
     for folder in created:
-        if latest_checkpoint(folder) is None:
+        if latest_checkpoint(folder) is not None:
+            continue
+        logged = folder.metrics_path.is_file() and folder.metrics_path.stat().st_size > 0
+        if not logged:
             folder.discard()
             if isinstance(failure, TrainingInterrupted):
                 failure.args = (f"{failure}; the run folder held nothing to resume and was removed",)
-            return
+        elif isinstance(failure, TrainingInterrupted):
+            # Across processes an interrupt saves no checkpoint (the ranks need not stop at the same step).
+            failure.args = (
+                f"{failure}; no checkpoint to resume from (set --save-every to save one every few steps); "
+                f"the metrics and samples so far are kept in {folder.path}",
+            )
+        return
     if isinstance(failure, TrainingInterrupted) and failure.run_dir is not None:
         failure.args = (f"{failure}; resume with `reasongym train {algo} --run-dir {failure.run_dir}`",)
 

@@ -20,6 +20,9 @@ History:
   168 math, 26 integer, 11 choice, 14 exact, 14 countdown and 4 yes/no completions, and the tagged
   extraction for 112. Records written between the merge of issue 23 (80f14e4) and this raise say v1
   but were graded under v2 rules; a regrade of them changes no verdict.
+- yesno v3: issue 28's negations ("Not yes." claims no; a qualified negation such as "yes, not no" is a
+  hedge): 4 pinned yes/no verdicts changed. Its choice-label hedges ("(B) (C) (C)") changed no pinned
+  verdict (v2 already graded them wrong), so choice stays v2.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ VERIFIER_VERSIONS: dict[str, int] = {
     "integer": 2,
     "choice": 2,
     "exact": 2,
-    "yesno": 2,
+    "yesno": 3,
     "countdown": 2,
     "tagged": 2,
 }

@@ -228,8 +228,12 @@ def test_a_judge_is_refused_with_the_reason_not_ignored() -> None:
 
 
 def test_each_grader_names_the_rules_that_decide_its_verdicts() -> None:
-    problems = {task: _env(task).problem_at(0) for task in ("gcd", "sudoku", "game_of_life_halting", "puzzle24")}
-    versions = {task: _env(task).verifier_version(problem).split("@")[0] for task, problem in problems.items()}
+    problems = {
+        task: _env(task).problem_at(0) for task in ("gcd", "sudoku", "game_of_life_halting", "puzzle24")
+    }
+    versions = {
+        task: _env(task).verifier_version(problem).split("@")[0] for task, problem in problems.items()
+    }
     assert versions == {
         "gcd": "reasoning_gym/gcd:math/v2+tagged/v2",
         "sudoku": "reasoning_gym/sudoku:task+tagged/v2",
