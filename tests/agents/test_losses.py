@@ -160,6 +160,26 @@ def test_group_advantages_leave_out_ungradable_rows() -> None:
         torch.testing.assert_close(full, group_advantages(rewards, 4, name))
     lone = torch.tensor([True, False, False, False, True, True, True, True])
     assert group_advantages(rewards, 4, "group_std", valid=lone)[:4].tolist() == [0.0] * 4
+    # The estimators of issue 25 leave the same rows out. RLOO: each graded row's baseline is the mean of the
+    # OTHER graded rows of its group ([1, 0, 0]: 1 - 0, 0 - 1/2, 0 - 1/2; [1, 1, 0]: 1 - 1/2, 1 - 1/2, 0 - 1).
+    assert group_advantages(rewards, 4, "rloo", valid=valid).tolist() == pytest.approx(
+        [1.0, -0.5, 0.0, -0.5, 0.0, 0.5, 0.5, -1.0]
+    )
+    # REINFORCE++: whitened over the six graded rewards only (mean 1/2), 0 on the rows left out.
+    graded = torch.tensor([1.0, 0, 0, 1, 1, 0])
+    whitened = [(r - 0.5) / (graded.std().item() + 1e-4) for r in (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0)]
+    expected = [w if keep else 0.0 for w, keep in zip(whitened, valid.tolist(), strict=True)]
+    assert group_advantages(rewards, 4, "reinforce_plus_plus", valid=valid).tolist() == pytest.approx(expected)
+    # REINFORCE++-baseline: the group-centred values of the graded rows, whitened over those six.
+    centred_graded = torch.tensor([c for c, keep in zip(centred, valid.tolist(), strict=True) if keep])
+    scale = centred_graded.std().item() + 1e-4
+    baseline = [c / scale if keep else 0.0 for c, keep in zip(centred, valid.tolist(), strict=True)]
+    assert group_advantages(rewards, 4, "reinforce_plus_plus_baseline", valid=valid).tolist() == pytest.approx(
+        baseline
+    )
+    for name in ("rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"):
+        full = group_advantages(rewards, 4, name, valid=torch.ones(8, dtype=torch.bool))
+        torch.testing.assert_close(full, group_advantages(rewards, 4, name))
     assert zero_variance_groups(rewards, 4, valid=valid).tolist() == [False, False]
     only_equal = torch.tensor([False, True, True, True, False, True, True, False])  # [0, 0, 0] and [1, 1]
     assert zero_variance_groups(rewards, 4, valid=only_equal).tolist() == [True, True]

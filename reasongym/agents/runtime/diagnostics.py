@@ -83,7 +83,8 @@ def zero_variance_message(zero: float, right: float, wrong: float, steps: int) -
     """Why most groups teach nothing and what to change: too easy (all right), too hard (all wrong), or neither."""
     head = (
         f"on average {zero:.0%} of the groups had the same reward for every sample over the last {steps} steps "
-        f"(all right: {right:.0%}, all wrong: {wrong:.0%}); such a group has advantage 0 and teaches nothing. "
+        f"(all right: {right:.0%}, all wrong: {wrong:.0%}); under a group baseline such a group has advantage 0 "
+        "and teaches nothing. "
     )
     if right >= wrong and right >= zero / 2:
         return head + (
