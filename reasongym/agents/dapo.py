@@ -169,15 +169,16 @@ def overlong_filter(mask: Tensor, truncated: Tensor) -> Tensor:
 
 
 def batch_advantages(
-    rewards: Tensor, group_size: int, cfg: DAPOConfig, info: distributed.DistInfo, valid: Tensor
+    rewards: Tensor, group_size: int, cfg: DAPOConfig, info: distributed.DistInfo, valid: Tensor | None = None
 ) -> Tensor:
     """[B] advantages of this rank's kept groups, by ``cfg.advantage_normalization``; rows not ``valid``
-    (ungradable) are left out of every statistic and get 0.
+    (ungradable; None: every row counts) are left out of every statistic and get 0.
 
     A batch-level estimator sees every rank's kept groups (a rank's share of the kept batch is not a
     `distributed.shard_groups` share, so the rewards are gathered whole and this rank's rows sliced back).
     """
     name = cfg.advantage_normalization
+    valid = torch.ones_like(rewards, dtype=torch.bool) if valid is None else valid  # [B]
     if name not in BATCH_LEVEL or distributed.is_alone(info):
         return group_advantages(rewards, group_size, name, valid=valid)  # [B]
     parts = distributed.all_gather_objects((rewards.detach().float().cpu(), valid.cpu()), info)
