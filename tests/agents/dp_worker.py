@@ -66,9 +66,11 @@ SETTINGS: dict[str, dict[str, Any]] = {
 
 
 def counting_env(size: int = 64) -> ReasoningEnv:
-    """Problems ``What is i + 1?`` (gold ``i + 1``) in a train and a test split."""
+    """Problems ``What is i + 1?`` (gold ``i + 1``) in train, validation and test splits (the tiny preset
+    evaluates on the validation split)."""
     rows = [Problem(f"What is {i} + 1?", str(i + 1), id=f"p{i}") for i in range(size)]
-    return ReasoningEnv(DatasetSource.from_problems("counting", "math", {"train": rows, "test": rows}))
+    splits = {"train": rows, "validation": rows, "test": rows}
+    return ReasoningEnv(DatasetSource.from_problems("counting", "math", splits))
 
 
 HOPELESS = (16, 27, 44, 53)
