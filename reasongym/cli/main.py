@@ -277,7 +277,9 @@ def _add_training_parsers(commands: Any) -> None:
     sub.add_argument(
         "--k", type=positive_int, action="append", help="a k of pass@k, pass^k and maj@k (repeatable)"
     )
-    sub.add_argument("--plot", metavar="PNG", help="also plot pass@k against k into this PNG (in a folder that exists)")
+    sub.add_argument(
+        "--plot", metavar="PNG", help="also plot pass@k against k into this PNG (in a folder that exists)"
+    )
     sub.set_defaults(run=cmd_compare)
 
     sub = commands.add_parser(
