@@ -166,6 +166,117 @@ def test_train_help_exits_zero_through_the_console_module() -> None:
             2,
             "collective_timeout=0.0 is not allowed; expected seconds > 0",
         ),
+        # issue 28, item 11: config files that were tracebacks or exit 1
+        (
+            lambda d: (d / "c.yaml").write_text('a: !!python/object/apply:os.system ["echo x"]\n'),
+            [*TRAIN, "--config", "{d}/c.yaml"],
+            2,
+            "c.yaml' could not be parsed: line 1: could not determine a constructor for the tag "
+            "'tag:yaml.org,2002:python/object/apply:os.system' (a config holds plain values",
+        ),
+        (
+            lambda d: (d / "c.yaml").write_text("max_steps: [1\n"),
+            [*TRAIN, "--config", "{d}/c.yaml"],
+            2,
+            "c.yaml' could not be parsed: line 2: expected ',' or ']'",
+        ),
+        (
+            lambda d: (d / "c.yaml").write_text("a: " + "[" * 100_000 + "]" * 100_000 + "\n"),
+            [*TRAIN, "--config", "{d}/c.yaml"],
+            2,
+            "c.yaml' is nested deeper than Python's recursion limit",
+        ),
+        (
+            lambda d: (d / "c.toml").write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n"),
+            [*TRAIN, "--config", "{d}/c.toml"],
+            2,
+            "c.toml' is nested deeper than Python's recursion limit",
+        ),
+        # issue 28, item 12: /dev/null exists
+        (
+            None,
+            [*TRAIN, "--config", "/dev/null"],
+            2,
+            "config file '/dev/null' is not a regular file (a device, pipe or socket); --config takes a .toml",
+        ),
+        # issue 28, item 11: values no run can use, refused before a model loads
+        (None, [*TRAIN, "--lr", "1e300"], 2, "lr=1e+300 is not allowed; expected a float in [0, 1]"),
+        (None, [*TRAIN, "--lr", "nan"], 2, "lr=nan is not allowed; expected a float in [0, 1]"),
+        (None, [*TRAIN, "--seed", "-1"], 2, "seed=-1 is not allowed; expected an integer in [0, 2**32 - 1"),
+        (
+            None,
+            [*TRAIN, "--seed", str(10**20)],
+            2,
+            f"seed={10**20} is not allowed; expected an integer in [0, 2**32 - 1 = 4294967295]",
+        ),
+        (
+            lambda d: (d / "c.yaml").write_text("group_size: 1000000000000\n"),
+            [*TRAIN, "--config", "{d}/c.yaml"],
+            2,
+            "group_size=1000000000000 with num_prompts=",
+        ),
+        (
+            None,
+            [*TRAIN, "--group-size", str(2**16), "--num-prompts", str(2**5)],
+            2,
+            "2097152 completions a batch; expected num_prompts * group_size <= 2**20 = 1048576",
+        ),
+        (None, ["eval", "--model", "tiny", ENV, "--seed", str(10**20)], 2, f"seed={10**20} is not allowed"),
+        (None, ["eval", "--model", "tiny", ENV, "--n", str(10**12)], 2, "n=1000000000000 is not allowed"),
+        # issue 28, item 11: rows of data files Python cannot read, or of the wrong shape, name the line
+        (
+            lambda d: _completions(
+                d / "in.jsonl", '{"gold": "A", "kind": "choice", "completions": ["A"], "choices": 5}\n'
+            ),
+            ["eval", "--completions", "{d}/in.jsonl", "--out", "{d}/out.jsonl"],
+            2,
+            "line 1: choices must be a sequence or mapping, not 5 (of type int)",
+        ),
+        (
+            lambda d: _completions(
+                d / "in.jsonl", '{"gold": "A", "kind": "choice", "completion": "A", "choices": 5}\n'
+            ),
+            ["verify", "--file", "{d}/in.jsonl"],
+            2,
+            "in.jsonl:1: choices must be a sequence or mapping, not 5",
+        ),
+        (
+            lambda d: _completions(
+                d / "in.jsonl",
+                '{"gold": "1", "completions": ["1"]}\n{"gold": "1", "completions": [%s]}\n' % ("9" * 5000),
+            ),
+            ["eval", "--completions", "{d}/in.jsonl", "--out", "{d}/out.jsonl"],
+            2,
+            "in.jsonl:2 holds an integer of more than 4300 digits",
+        ),
+        (
+            lambda d: _completions(
+                d / "in.jsonl", '{"gold": "1", "completion": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+            ),
+            ["verify", "--file", "{d}/in.jsonl"],
+            2,
+            "in.jsonl:1 holds arrays or objects nested deeper than Python's recursion limit",
+        ),
+        # issue 28, item 12: output paths that cannot be written fail at once, creating nothing
+        (
+            lambda d: _completions(d / "g.jsonl", '{"gold": "1", "correct": [true], "completions": ["1"]}\n'),
+            ["compare", "{d}/g.jsonl", "--plot", "{d}/typo/p.png"],
+            2,
+            "cannot write the plot '{d}/typo/p.png': the folder '{d}/typo' does not exist (it is not created",
+        ),
+        (
+            lambda d: (d / "file.txt").write_text("x"),
+            [*TRAIN, "--output-dir", "{d}/file.txt/runs"],
+            2,
+            "cannot create a run folder in '{d}/file.txt/runs': '{d}/file.txt' is a file",
+        ),
+        (
+            None,
+            [*TRAIN, "--output-dir", "/proc/reasongym-runs"],
+            2,
+            "cannot create a run folder in '/proc/reasongym-runs'",
+        ),
+        (None, [*TRAIN, "--split", "nope", "--output-dir", "{d}/runs"], 2, "split='nope' is not a split of"),
     ],
 )
 def test_a_careless_command_line_names_what_is_wrong(
@@ -183,7 +294,7 @@ def test_a_careless_command_line_names_what_is_wrong(
     before = sorted(p.name for p in tmp_path.iterdir())
     assert main([arg.replace("{d}", str(tmp_path)) for arg in args]) == code
     err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
+    assert message.replace("{d}", str(tmp_path)) in err and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # a refused command leaves no files
 
 
@@ -308,3 +419,71 @@ def test_a_gold_that_reads_as_a_missing_value_is_refused_everywhere(
     assert main(["eval", "--completions", str(stored), "--out", str(tmp_path / "out.jsonl")]) == 2
     err = capsys.readouterr().err
     assert f"line 1: 'gold' is {gold!r}, {rule}" in err and "Traceback" not in err
+
+
+# ------------------------------------------------ issue 28, items 11 and 12: weights and folders that cannot be used
+
+
+@pytest.fixture(scope="module")
+def saved_tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from reasongym.policy.tiny import tiny_policy
+
+    folder = tmp_path_factory.mktemp("tiny")
+    model, tokenizer = tiny_policy()
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def _cut_off(folder: Path) -> None:
+    weights = folder / "model.safetensors"
+    os.truncate(weights, weights.stat().st_size // 2)
+
+
+def _pickled(folder: Path) -> None:
+    import pickle
+
+    (folder / "model.safetensors").unlink()
+    with (folder / "pytorch_model.bin").open("wb") as handle:
+        pickle.dump(
+            print, handle
+        )  # a pickle of a callable, not of tensors: torch's weights_only load refuses it
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (_cut_off, "its .safetensors weights are damaged or cut off (Error while deserializing header"),
+        (_pickled, "its pytorch_model.bin is a pickle of more than tensors, which torch does not load"),
+    ],
+)
+def test_weights_that_cannot_be_loaded_are_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], saved_tiny: Path, damage: object, message: str
+) -> None:
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(saved_tiny, model)
+    damage(model)  # type: ignore[operator]
+    out = tmp_path / "out.jsonl"
+    assert main(["eval", str(model), ENV, "--num-problems", "1", "--no-progress", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"name_or_path='{model}': {message}" in err and "Traceback" not in err, err
+
+
+def test_a_read_only_output_dir_fails_before_the_model_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reasongym.cli import train as cli_train
+
+    def refuse(path: object, mode: int) -> bool:  # a read-only folder, also where tests run as root
+        return Path(str(path)) != tmp_path
+
+    monkeypatch.setattr(os, "access", refuse)
+    monkeypatch.setattr(cli_train, "load_training_model", lambda *a, **k: pytest.fail("the model loaded"))
+    assert main([*TRAIN, "--output-dir", str(tmp_path / "runs")]) == 2
+    assert (
+        f"cannot create a run folder in '{tmp_path}/runs': '{tmp_path}' is read-only to this user; choose another "
+        "--output-dir" in capsys.readouterr().err
+    )
+    assert not (tmp_path / "runs").exists()

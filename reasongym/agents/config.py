@@ -22,13 +22,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reasongym.errors import ConfigError
-from reasongym.evaluation.config import default_eval_split
+from reasongym.evaluation.config import MAX_SEED, default_eval_split
 from reasongym.generation.base import SamplingParams
 
 LORA_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 """The attention and MLP projections of Llama, Qwen2, Mistral and Gemma, LoRA's default targets."""
 LR_SCHEDULES = ("constant", "cosine")
 """Learning-rate schedules: constant after warmup, or cosine decay to 0 at ``max_steps``."""
+MAX_LR = 1.0
+"""Largest learning rate: AdamW moves every weight by about ``lr`` a step, so past 1 any model is destroyed
+within a step (fine-tuning uses 1e-7 to 1e-4)."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,8 @@ class RunConfig:
     (GRPO, DAPO; each gives ``mu`` optimizer steps) or outer iterations (STaR)."""
     lr: float = 1e-6
     """Peak AdamW learning rate (DeepSeekMath Sec. 4.2 and DAPO Sec. 4.1: 1e-6 for RL; STaR's fine-tuning
-    and SFT use it too). The tiny CPU model needs about 1e-4 for RL (preset ``tiny``)."""
+    and SFT use it too). The tiny CPU model needs about 1e-4 for RL (preset ``tiny``). Allowed: 0 (trains
+    nothing) up to ``MAX_LR`` = 1."""
     lr_schedule: Literal["constant", "cosine"] = "constant"
     """``constant`` after warmup, or ``cosine`` decay to 0 at the last step."""
     warmup_steps: int = 0
@@ -97,7 +101,8 @@ class RunConfig:
     """Recompute each decoder layer's activations in the backward pass instead of keeping them (less memory,
     about a third more compute)."""
     seed: int = 0
-    """Seeds the global RNGs, the order of training problems and every sampling round."""
+    """Seeds the global RNGs, the order of training problems and every sampling round; an integer in
+    ``[0, 2**32 - 1]``, the range NumPy's global seed takes."""
     split: str | None = None
     """Split the training problems come from; None: ``train`` if the source has it, else its default split
     (a dataset registered with ``reasongym.register_dataset`` has only ``test``)."""
@@ -133,9 +138,15 @@ class RunConfig:
         at_least(self, max_steps=1, eval_problems=1, keep_checkpoints=1, log_every=1)
         at_least(self, warmup_steps=0, eval_every=0, save_every=0, samples_every=0)
         at_least_or_none(self, micro_batch_size=1)
-        if not (self.lr >= 0 and math.isfinite(self.lr)):
+        if not 0 <= self.lr <= MAX_LR:  # NaN fails too
             raise ConfigError(
-                f"lr={self.lr!r} is not allowed; expected a finite float >= 0 (0 trains nothing)"
+                f"lr={self.lr!r} is not allowed; expected a float in [0, {MAX_LR:g}] (0 trains nothing; "
+                "AdamW moves each weight by about lr a step, and fine-tuning uses 1e-7 to 1e-4)"
+            )
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(
+                f"seed={self.seed!r} is not allowed; expected an integer in [0, 2**32 - 1 = {MAX_SEED}] (NumPy's "
+                "global seed)"
             )
         if self.lr_schedule not in LR_SCHEDULES:
             raise ConfigError(
@@ -158,6 +169,10 @@ class RunConfig:
 
 MAX_NEW_TOKENS_LIMIT = 1 << 20
 """Most tokens a completion may have; past this a buffer of ``max_new_tokens`` floats is the problem."""
+MAX_ROLLOUT_ROWS = 1 << 20
+"""Most completions one rollout batch may sample (``num_prompts * group_size``): 16 times DeepSeekMath's
+1,024 x 64. Every completion is held in memory until the update, so a larger batch fails for memory only
+after minutes of sampling (a ``group_size`` of 10**12 ran out of memory after 96 s)."""
 
 
 @dataclass(frozen=True)
@@ -166,9 +181,11 @@ class RolloutConfig:
 
     num_prompts: int = 16
     """Problems per rollout batch (DAPO: groups kept after filtering). DeepSeekMath used 1,024 and DAPO
-    512; ours is a single-machine default."""
+    512; ours is a single-machine default. ``num_prompts * group_size`` is at most ``MAX_ROLLOUT_ROWS``
+    (2**20)."""
     group_size: int = 8
-    """G, completions sampled per problem (DeepSeekMath: 64, DAPO: 16; STaR: 1)."""
+    """G, completions sampled per problem (DeepSeekMath: 64, DAPO: 16; STaR: 1); at most ``MAX_ROLLOUT_ROWS``
+    (2**20) completions per batch, ``num_prompts * group_size``, so 2**20 at one prompt."""
     max_new_tokens: int = 1024
     """Longest completion in tokens (DeepSeekMath Sec. 4.2: 1,024); also Dr. GRPO's constant normaliser
     and the end of DAPO's overlong buffer."""
@@ -184,6 +201,12 @@ class RolloutConfig:
         check_field_types(self)
         at_least(self, num_prompts=1, group_size=1, max_new_tokens=1)
         at_least_or_none(self, generation_batch_size=1)
+        if self.num_prompts * self.group_size > MAX_ROLLOUT_ROWS:
+            raise ConfigError(
+                f"group_size={self.group_size} with num_prompts={self.num_prompts} is not allowed: "
+                f"{self.num_prompts * self.group_size} completions a batch; expected num_prompts * group_size "
+                f"<= 2**20 = {MAX_ROLLOUT_ROWS} (16x DeepSeekMath's 1,024 prompts x 64)"
+            )
         if self.max_new_tokens > MAX_NEW_TOKENS_LIMIT:
             raise ConfigError(
                 f"max_new_tokens={self.max_new_tokens} is not allowed; expected at most {MAX_NEW_TOKENS_LIMIT}"

@@ -52,36 +52,63 @@ class ArgParser(argparse.ArgumentParser):
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """A TOML (``.toml``) or YAML (``.yaml``/``.yml``) file as a dict.
 
+    YAML is read with ``yaml.safe_load``: plain values only, so a tag such as ``!!python/object/apply`` is
+    refused (never run), as is nesting deeper than Python's recursion limit.
+
     Raises:
-        ConfigError: Missing file, unknown extension, a parse error, or a missing YAML/TOML reader.
+        ConfigError: A missing path or one that is not a regular file, an unknown extension, a parse error,
+            a refused YAML tag, too deep nesting, or a missing YAML/TOML reader.
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"config file {str(path)!r} does not exist")
+    if not path.is_file():
+        kind = "a folder" if path.is_dir() else "not a regular file (a device, pipe or socket)"
+        raise ConfigError(f"config file {str(path)!r} is {kind}; --config takes a .toml, .yaml or .yml file")
+    if path.suffix not in (".toml", ".yaml", ".yml"):
+        raise ConfigError(f"config file {str(path)!r} must end in .toml, .yaml or .yml")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"config file {str(path)!r} is not UTF-8 text: {exc}") from exc
     try:
-        if path.suffix == ".toml":
-            try:
-                import tomllib
-            except ModuleNotFoundError:  # Python 3.10
-                import tomli as tomllib  # type: ignore[no-redef]
-            data = tomllib.loads(text)
-        elif path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text) or {}
-        else:
-            raise ConfigError(f"config file {str(path)!r} must end in .toml, .yaml or .yml")
+        data = _parse_config_text(text, path.suffix)
     except ModuleNotFoundError as exc:
         raise ConfigError(f"reading {path.suffix} needs {exc.name}: pip install {exc.name}") from exc
-    except ValueError as exc:  # tomllib.TOMLDecodeError and yaml.YAMLError's parse errors
+    except RecursionError:
+        raise ConfigError(
+            f"config file {str(path)!r} is nested deeper than Python's recursion limit; a config is a mapping "
+            "of sections and fields"
+        ) from None
+    except ValueError as exc:  # tomllib.TOMLDecodeError, and YAML errors as `_parse_config_text` words them
         raise ConfigError(f"config file {str(path)!r} could not be parsed: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"config file {str(path)!r} must hold a mapping of field names to values")
     return data
+
+
+def _parse_config_text(text: str, suffix: str) -> Any:
+    """The value of a config file's text; a YAML error (not a ValueError) becomes a one-line ValueError."""
+    if suffix == ".toml":
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        return tomllib.loads(text)
+    import yaml
+
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.MarkedYAMLError as exc:  # parse errors, and tags safe_load does not construct
+        where = f"line {exc.problem_mark.line + 1}: " if exc.problem_mark else ""
+        tag = (
+            " (a config holds plain values: numbers, strings, lists, mappings)"
+            if "tag" in str(exc.problem)
+            else ""
+        )
+        raise ValueError(f"{where}{exc.problem or exc.context}{tag}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(" ".join(str(exc).split())) from None
 
 
 def nest(flat: Mapping[str, Any]) -> dict[str, Any]:

@@ -138,7 +138,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
             )
         kind = row.get("kind", args.kind)
         gold = gold_text(row["gold"], str(kind), f"{args.file}:{line}: 'gold'")  # never str(None)
-        verdict = verify(row["completion"], gold, kind, choices=row.get("choices"), timeout=args.timeout)
+        try:
+            verdict = verify(row["completion"], gold, kind, choices=row.get("choices"), timeout=args.timeout)
+        except ConfigError as exc:  # a kind or choices the verifiers refuse: name the row
+            raise ConfigError(f"{args.file}:{line}: {exc}") from exc
         correct += bool(verdict.correct)
         print(json.dumps({"line": line, **_verdict_dict(verdict)}))
     print(json.dumps({"rows": len(rows), "correct": correct, "accuracy": correct / max(len(rows), 1)}))
@@ -176,9 +179,11 @@ def _print_verdict(verdict: Any, as_json: bool) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Put evaluation files side by side, and optionally plot pass@k against k."""
-    from reasongym.evaluation.plots import plot_pass_at_k
+    from reasongym.evaluation.plots import check_png_path, plot_pass_at_k
     from reasongym.evaluation.report import comparability_warning, compare_reports, load_report
 
+    if args.plot:
+        check_png_path(args.plot)  # before the table: a plot that cannot be written fails at once
     reports = [load_report(path, ks=args.k) for path in args.files]
     print(compare_reports(reports))
     warning = comparability_warning(reports)
@@ -272,7 +277,9 @@ def _add_training_parsers(commands: Any) -> None:
     sub.add_argument(
         "--k", type=positive_int, action="append", help="a k of pass@k, pass^k and maj@k (repeatable)"
     )
-    sub.add_argument("--plot", metavar="PNG", help="also plot pass@k against k into this PNG")
+    sub.add_argument(
+        "--plot", metavar="PNG", help="also plot pass@k against k into this PNG (in a folder that exists)"
+    )
     sub.set_defaults(run=cmd_compare)
 
     sub = commands.add_parser(

@@ -308,7 +308,7 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     interrupted) before anything is saved removes the run folder it made."""
     from reasongym import distributed
     from reasongym.envs import spec
-    from reasongym.runs.folder import RunDir
+    from reasongym.runs.folder import RunDir, check_root
 
     run_keys = dataclasses.asdict(job)
     env_id = spec(run_keys["env"]).id  # unknown ids fail here, before any model is built
@@ -320,6 +320,11 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
             "(the model the run was started from, e.g. 'tiny')"
         )
     run_cfg = configs["run"]
+    if (
+        resuming is None
+    ):  # a read-only --output-dir, or a split the environment lacks, fails before the model loads
+        check_root(run_keys.get("output_dir") or "runs")
+    held_out = eval_split(env_id, run_cfg)
     model_name = str(run_keys.get("model") or "tiny")
     process = distributed.init_distributed(timeout_s=job.collective_timeout)  # one process: nothing to join
     model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
@@ -350,7 +355,7 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
         after_failure(algo, created, failure)
         raise
     return {"algo": algo, "env": env_id, "run_dir": str(folder.path), **result_summary(result),
-            "summary": summary_line(algo, result, run_cfg, eval_split(env_id, run_cfg), stop_at(configs))}  # fmt: skip
+            "summary": summary_line(algo, result, run_cfg, held_out, stop_at(configs))}  # fmt: skip
 
 
 def _run(

@@ -147,9 +147,17 @@ def _did_you_mean(word: str, candidates: list[str] | tuple[str, ...]) -> str:
 
 def _check_template(template: str) -> None:
     try:
-        names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+        parts = [(name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(template)]
     except ValueError as exc:
         raise ConfigError(f"ReasoningEnvConfig.prompt_template is not a valid format string: {exc}") from exc
+    names = {name for name, _, _ in parts if name is not None}
+    for name, spec, conversion in parts:
+        if spec or conversion:  # "{question:>999999999}" would build a gigabyte prompt
+            field = f"{{{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}}"
+            raise ConfigError(
+                f"ReasoningEnvConfig.prompt_template field {field[:60]!r} has a format spec or conversion; "
+                f"fields are inserted as they are, write {{{name}}}"
+            )
     unknown = names - _TEMPLATE_FIELDS
     if unknown or "question" not in names:
         raise ConfigError(

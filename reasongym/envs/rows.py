@@ -12,10 +12,12 @@ from __future__ import annotations
 import csv
 import decimal
 import difflib
+import io
 import json
 import math
 import numbers
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -26,8 +28,8 @@ from reasongym.envs.sources import check_unique_ids
 from reasongym.errors import ConfigError
 
 __all__ = [
-    "MISSING_GOLD_TEXTS", "Columns", "gold_text", "problem_maker", "read_rows", "split_tables", "table_loader",
-    "table_size",
+    "MISSING_GOLD_TEXTS", "Columns", "choice_pairs", "gold_text", "json_value", "problem_maker", "read_rows",
+    "split_tables", "table_loader", "table_size", "utf8_text",
 ]  # fmt: skip
 
 DATA_FORMATS = (".jsonl", ".json", ".csv", ".parquet")
@@ -54,20 +56,21 @@ def read_rows(path: Path) -> list[Any]:
     JSON lines (what ``datasets.Dataset.to_json`` writes).
 
     Raises:
-        ConfigError: A line of a JSON lines file is not valid JSON (the message names the line).
+        ConfigError: The file is not UTF-8 text, or a line of a JSON lines file is not valid JSON, holds an
+            integer too long to read or is nested too deeply (the message names the file and line).
     """
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        with path.open(newline="", encoding="utf-8") as handle:
+        with io.StringIO(utf8_text(path), newline="") as handle:
             return list(csv.DictReader(handle))
     if suffix == ".parquet":
         import pyarrow.parquet
 
         return pyarrow.parquet.read_table(path).to_pylist()
-    text = path.read_text(encoding="utf-8")
+    text = utf8_text(path)
     if suffix == ".json":
         try:
-            data = json.loads(text)
+            data = json_value(text, f"{path}")
         except json.JSONDecodeError:
             data = None  # JSON lines under a .json name
         if isinstance(data, list):
@@ -78,13 +81,55 @@ def read_rows(path: Path) -> list[Any]:
     return _json_lines(path, text)
 
 
+def utf8_text(path: Path) -> str:
+    """The text of a user's data file, which must be UTF-8.
+
+    Raises:
+        ConfigError: It is not, naming the file, the line and the first byte that is not.
+    """
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}: line {line} is not UTF-8 text (byte {exc.start} is {data[exc.start : exc.start + 1]!r}); data "
+            "files must be UTF-8 (re-save it as UTF-8, e.g. `iconv -f latin1 -t utf-8`)"
+        ) from None
+
+
+def json_value(text: str, where: str) -> Any:
+    """``json.loads(text)``, where ``text`` is a line or file of a user's data named by ``where``.
+
+    Raises:
+        json.JSONDecodeError: ``text`` is not JSON (the caller words it: a cut-off last line is not an error
+            everywhere).
+        ConfigError: An integer of more digits than Python reads (``sys.get_int_max_str_digits``), or arrays
+            and objects nested deeper than Python's recursion limit: JSON, but no data a row can hold.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        limit = sys.get_int_max_str_digits()
+        raise ConfigError(
+            f"{where} holds an integer of more than {limit} digits, which Python does not read"
+        ) from exc
+    except RecursionError:
+        raise ConfigError(
+            f"{where} holds arrays or objects nested deeper than Python's recursion limit "
+            f"({sys.getrecursionlimit()}); a row is a flat object of columns"
+        ) from None
+
+
 def _json_lines(path: Path, text: str) -> list[Any]:
     rows = []
     # split on "\n" only: str.splitlines would also split at U+2028 inside strings (GSM8K has some).
     for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             try:
-                rows.append(json.loads(line))
+                rows.append(json_value(line, f"{path}: line {number}"))
             except json.JSONDecodeError as error:
                 raise ConfigError(f"{path}: line {number} is not valid JSON ({error.msg})") from error
     return rows
@@ -156,7 +201,7 @@ def _question_text(value: Any, where: str) -> str:
     return value
 
 
-def _choice_pairs(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+def choice_pairs(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     """Options in any accepted shape as ``(label, text)`` pairs (labels A, B, ... for a bare list)."""
     if value is None:
         return ()
@@ -212,7 +257,7 @@ def problem_maker(name: str, answer_type: str) -> Callable[[Any], Problem]:
         kind = values.setdefault("answer_type", answer_type)
         values["question"] = _question_text(values["question"], f"{where}: the question it returned")
         values["answer"] = gold_text(values["answer"], kind, f"{where}: the answer it returned")
-        values["choices"] = _choice_pairs(values.get("choices"), f"{where}: the choices it returned")
+        values["choices"] = choice_pairs(values.get("choices"), f"{where}: the choices it returned")
         values["difficulty"] = _difficulty(values.get("difficulty"), f"{where}: the difficulty it returned")
         return Problem(**values)
 
@@ -250,6 +295,11 @@ def split_tables(data: Any, split: str) -> dict[str, Any]:
                 )
             if not path.exists():
                 raise ConfigError(f"register_dataset: file {str(path)!r} (split {name!r}) does not exist")
+            if not path.is_file():
+                raise ConfigError(
+                    f"register_dataset: {str(path)!r} (split {name!r}) is a folder, not a file; give one "
+                    f"{'/'.join(DATA_FORMATS)} file per split (a mapping split name -> file)"
+                )
         elif not (isinstance(table, Sequence) or hasattr(table, "column_names")):
             raise ConfigError(
                 f"register_dataset: split {name!r} is a {type(table).__name__}; expected a datasets.Dataset, "
@@ -270,6 +320,8 @@ def _read_table(table: Any) -> list[Any]:
         path = Path(table)
         if path.suffix.lower() in (".jsonl", ".json"):
             return read_rows(path)  # names the line of a malformed JSON line
+        if path.suffix.lower() == ".csv":
+            utf8_text(path)  # datasets would fail deep inside with a DatasetGenerationError
         import datasets  # heavy: only when a user file is actually read
 
         return datasets.load_dataset(path.suffix.lower()[1:], data_files=str(table), split="train").to_list()
@@ -328,7 +380,7 @@ def _row_problem(name: str, split: str, index: int, row: Any, answer_type: str, 
         answer=gold_text(row[columns.answer], answer_type, where_of["answer"]),
         answer_type=answer_type,
         id=_id_text(row[columns.id], where_of["id"]) if columns.id else f"{name}-{split}-{index}",
-        choices=_choice_pairs(row.get(columns.choices), where_of["choices"]) if columns.choices else (),
+        choices=choice_pairs(row.get(columns.choices), where_of["choices"]) if columns.choices else (),
         solution=None if solution is None else str(solution),
         difficulty=_difficulty(row.get(columns.difficulty), where_of["difficulty"])
         if columns.difficulty

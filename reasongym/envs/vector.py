@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium
+import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv
 
 from reasongym.envs.registration import make
@@ -45,6 +46,41 @@ AUTORESET_MODES = {
 def _check_count(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"{name} must be an int >= 1, got {value!r}")
+
+
+def check_actions(actions: Any, num_envs: int) -> None:
+    """Raise ConfigError unless ``actions`` is a batch of ``num_envs`` completions (strings).
+
+    A bare string is refused: Gymnasium would iterate it as one character per environment.
+    """
+    if isinstance(actions, str | bytes) or not isinstance(actions, Sequence | np.ndarray):
+        raise ConfigError(
+            f"step takes a sequence of {num_envs} completions (one string per environment), not "
+            f"{actions!r:.60} (of type {type(actions).__name__}); a string would be split into characters"
+        )
+    if len(actions) != num_envs:
+        raise ConfigError(f"step takes {num_envs} completions, one per environment; got {len(actions)}")
+    wrong = next((i for i, action in enumerate(actions) if not isinstance(action, str)), None)
+    if wrong is not None:
+        raise ConfigError(f"action {wrong} is {actions[wrong]!r:.60}; every action is a completion string")
+
+
+class TextSyncVectorEnv(SyncVectorEnv):
+    """Gymnasium's ``SyncVectorEnv`` whose ``step`` checks that it gets one completion per environment."""
+
+    def step(self, actions: Any) -> Any:
+        """``SyncVectorEnv.step`` after `check_actions`."""
+        check_actions(actions, self.num_envs)
+        return super().step(actions)
+
+
+class TextAsyncVectorEnv(AsyncVectorEnv):
+    """Gymnasium's ``AsyncVectorEnv`` whose ``step`` checks that it gets one completion per environment."""
+
+    def step(self, actions: Any) -> Any:
+        """``AsyncVectorEnv.step`` after `check_actions`."""
+        check_actions(actions, self.num_envs)
+        return super().step(actions)
 
 
 def _env_factory(
@@ -86,7 +122,8 @@ def make_vector(
         The vector environment; ``reset`` and ``step`` return tuples of strings as observations.
 
     Raises:
-        ConfigError: ``num_envs`` is not a positive int, or ``autoreset_mode`` is unknown.
+        ConfigError: ``num_envs`` is not a positive int, or ``autoreset_mode`` is unknown; from ``step``,
+            actions that are not one completion string per environment (a bare string, say).
 
     Example:
         >>> envs = make_vector("reasongym/Arithmetic-v0", 2)
@@ -101,8 +138,8 @@ def make_vector(
     factories = [_env_factory(env_id, tuple(wrappers), dict(kwargs)) for _ in range(num_envs)]
     mode = AUTORESET_MODES[autoreset_mode]
     if asynchronous:
-        return AsyncVectorEnv(factories, shared_memory=False, context=context, autoreset_mode=mode)
-    return SyncVectorEnv(factories, autoreset_mode=mode)
+        return TextAsyncVectorEnv(factories, shared_memory=False, context=context, autoreset_mode=mode)
+    return TextSyncVectorEnv(factories, autoreset_mode=mode)
 
 
 def group_seeds(seed: int, num_groups: int, group_size: int) -> list[int]:

@@ -21,6 +21,11 @@ from reasongym.generation.base import SamplingParams
 
 DEFAULT_NUM_PROCEDURAL = 200
 """Problems taken from a procedural environment's test stream when ``num_problems`` is None."""
+MAX_SAMPLES = 1 << 20
+"""Most completions of one problem; all of them are held in memory (the bound of a training batch too)."""
+MAX_SEED = 2**32 - 1
+"""Largest seed of a training run or an evaluation: NumPy's global seed (``np.random.seed``, which every
+trainer sets) takes ``[0, 2**32 - 1]``."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +34,7 @@ class EvalConfig:
 
     n: int = 1
     """Completions sampled per problem (also ``--num-samples``: torchrun and accelerate take ``--n`` for
-    an abbreviation of their own)."""
+    an abbreviation of their own); at most ``MAX_SAMPLES`` (2**20), as a training batch."""
     k: tuple[int, ...] = ()
     """The k values of pass@k, pass^k and maj@k, each in [1, n] (n: the samples per problem, or of stored
     completions); empty: the powers of two up to n, and n."""
@@ -48,7 +53,8 @@ class EvalConfig:
     max_new_tokens: int = 512
     """Most tokens per completion (per model turn in a multi-turn environment)."""
     seed: int = 0
-    """Seed of the sampling; each batch of problems derives its own seed from it and its first problem."""
+    """Seed of the sampling; each problem derives its own seed from it and its index. In ``[0, 2**32 - 1]``,
+    as a training run's seed."""
     batch_size: int | None = None
     """Problems sampled together, each with its n completions; None: 8, or for a served model twice its
     requests in flight."""
@@ -56,7 +62,7 @@ class EvalConfig:
     def __post_init__(self) -> None:
         """Raise ConfigError naming the first field whose value is not allowed."""
         checks = [
-            ("n", self.n, _integer(self.n, 1), "an integer >= 1"),
+            ("n", self.n, _integer(self.n, 1) and self.n <= MAX_SAMPLES, f"an integer in [1, {MAX_SAMPLES}]"),
             ("num_problems", self.num_problems, self.num_problems is None or _integer(self.num_problems, 1),
              "an integer >= 1 or None"),
             ("difficulty", self.difficulty, self.difficulty is None or _integer(self.difficulty, 1),
@@ -65,7 +71,8 @@ class EvalConfig:
              "a finite float >= 0 (0 is greedy)"),
             ("top_p", self.top_p, _finite(self.top_p) and 0 < self.top_p <= 1, "a float in (0, 1]"),
             ("max_new_tokens", self.max_new_tokens, _integer(self.max_new_tokens, 1), "an integer >= 1"),
-            ("seed", self.seed, _integer(self.seed, 0), "an integer >= 0"),
+            ("seed", self.seed, _integer(self.seed, 0) and self.seed <= MAX_SEED,
+             f"an integer in [0, 2**32 - 1 = {MAX_SEED}]"),
             ("batch_size", self.batch_size, self.batch_size is None or _integer(self.batch_size, 1),
              "an integer >= 1 or None"),
         ]  # fmt: skip

@@ -44,7 +44,12 @@ def plot_pass_at_k(
 
     Returns:
         The PNG path.
+
+    Raises:
+        ConfigError: The PNG's folder does not exist (it is not created: a mistyped path fails, rather than
+            leave the picture in a new folder) or cannot be written.
     """
+    check_png_path(png_path)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -72,10 +77,26 @@ def plot_pass_at_k(
     axis.legend(fontsize="small")
     figure.tight_layout()
     png_path = Path(png_path)
-    png_path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(png_path, dpi=120)
     plt.close(figure)
     return png_path
+
+
+def check_png_path(png_path: str | os.PathLike[str]) -> None:
+    """Raise ConfigError unless a picture can be written at ``png_path``.
+
+    Its folder must exist and be writable, and the path must not be a folder; checked before any file is read.
+    """
+    path = Path(png_path)
+    folder = path.parent
+    if not folder.is_dir():
+        raise ConfigError(
+            f"cannot write the plot {str(path)!r}: the folder {str(folder)!r} does not exist (it is not created; "
+            "make it first)"
+        )
+    if path.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        why = "it is a folder" if path.is_dir() else f"{str(folder)!r} is read-only to this user"
+        raise ConfigError(f"cannot write the plot {str(path)!r}: {why}")
 
 
 def _curve_note(records: Sequence[Mapping[str, Any]]) -> str:

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from reasongym.envs.rows import json_value
 from reasongym.errors import ConfigError
 from reasongym.evaluation.config import check_ks
 from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
@@ -299,7 +300,7 @@ def load_records(
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json_value(line, f"{path}:{number}")
         except json.JSONDecodeError as exc:
             if number != len(lines):
                 raise ConfigError(f"{path}:{number} is not valid JSON: {exc}") from exc

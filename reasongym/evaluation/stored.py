@@ -176,7 +176,10 @@ def _grade_with_gold(
     kind = row.get("kind", "math")
     choices = row.get("choices") or None
     gold = gold_text(row["gold"], kind, f"line {line}: 'gold'")  # a null gold is refused, never "None"
-    verdicts = verify_many(completions, gold, kind, choices=choices, timeout=timeout)
+    try:
+        verdicts = verify_many(completions, gold, kind, choices=choices, timeout=timeout)
+    except ConfigError as exc:  # a kind or choices the verifiers refuse: name the row
+        raise ConfigError(f"line {line}: {exc}") from exc
     extras = {key: row.get(key) for key in ("difficulty", "subject", "year")}
     record = {"index": line - 1, "id": str(row.get("id", line - 1)), "kind": kind, "gold": gold}
     graded = {**graded_fields(completions, verdicts), "verifier": verifier_version(kind)}

@@ -5,6 +5,9 @@ A real pretrained model without hub access: a GGUF file (e.g. SmolLM2-135M-Instr
 Tests, the demo and the benchmarks that need no real model use the tiny CPU model of `reasongym.policy.tiny`.
 Both kinds save and load like any hub checkpoint, so `load_policy(folder)` is the one way every caller gets
 a model.
+
+Why this file is long: it is one idea, a model arriving from wherever it is, with every way that fails worded
+next to the loader that meets it (a missing path, a hub id, a GGUF file, damaged or unsafe weights).
 """
 
 from __future__ import annotations
@@ -15,12 +18,14 @@ import importlib.util
 import inspect
 import json
 import os
+import pickle
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from transformers import (
     AutoModelForCausalLM,
     AutoTokenizer,
@@ -194,6 +199,16 @@ def _from_pretrained(
         )
     except OSError as exc:  # transformers reports both "not on the hub" and "hub unreachable" as OSError
         raise ConfigError(_not_found_message(name, str(exc).splitlines()[0])) from exc
+    except SafetensorError as exc:
+        raise ConfigError(
+            f"name_or_path={name!r}: its .safetensors weights are damaged or cut off ({str(exc).splitlines()[0]}); "
+            "save or download the model again"
+        ) from exc
+    except pickle.UnpicklingError as exc:  # torch.load(weights_only=True) met a pickle of more than tensors
+        raise ConfigError(
+            f"name_or_path={name!r}: its pytorch_model.bin is a pickle of more than tensors, which torch does not "
+            "load (it could run code); use a model saved as safetensors"
+        ) from exc
     except ValueError as exc:
         if (
             gguf_file is not None

@@ -42,6 +42,21 @@ SAMPLES_FILE = "samples.jsonl"
 RUN_INFO_FILE = "run.json"
 
 
+def check_root(root: str | os.PathLike[str]) -> None:
+    """Raise ConfigError unless run folders can be made in ``root`` (``--output-dir``): the folder, or the
+    nearest one above it that exists (``root`` is created), must be a folder this process may write into.
+    Cheap, so a command checks it before it loads a model."""
+    path = Path(root).absolute()
+    existing = next(folder for folder in (path, *path.parents) if folder.exists())
+    if not existing.is_dir():
+        raise ConfigError(f"cannot create a run folder in {str(root)!r}: {str(existing)!r} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"cannot create a run folder in {str(root)!r}: {str(existing)!r} is read-only to this user; "
+            "choose another --output-dir"
+        )
+
+
 @dataclass(frozen=True)
 class RunDir:
     """A run folder; create a new one with ``RunDir.create`` or reopen one with ``RunDir.open``."""
@@ -67,13 +82,16 @@ class RunDir:
         """
         stamp = timestamp or time.strftime("%Y%m%d-%H%M%S")
         base = "-".join((_safe_name(algo), _safe_name(env), f"s{seed}", stamp))
-        Path(root).mkdir(parents=True, exist_ok=True)
+        check_root(root)
         for attempt in range(1, 1000):
             path = Path(root) / (base if attempt == 1 else f"{base}-{attempt}")
             try:
+                path.parent.mkdir(parents=True, exist_ok=True)
                 path.mkdir()  # atomic: two runs started in the same second get different folders
             except FileExistsError:
                 continue
+            except OSError as exc:  # a read-only file system, /proc, /sys: what the check cannot foresee
+                raise ConfigError(f"cannot create a run folder in {str(root)!r}: {exc.strerror}") from exc
             point_latest(Path(root), path)
             return cls(path)
         raise ConfigError(f"root={str(root)!r} already holds 999 runs named {base!r}; choose another root")

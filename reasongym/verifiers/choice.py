@@ -119,6 +119,10 @@ def _choice_pairs(choices: Choices) -> tuple[tuple[str, str], ...]:
         return tuple((label, "") for label in "ABCDE")
     if isinstance(choices, str):
         raise ConfigError(f"choices must be a sequence or mapping, not the string {choices!r}")
+    if not isinstance(choices, Mapping | Sequence):  # a number from a JSON row, say
+        raise ConfigError(
+            f"choices must be a sequence or mapping, not {choices!r:.60} (of type {type(choices).__name__})"
+        )
     if isinstance(choices, Mapping):
         return tuple((str(label), str(text)) for label, text in choices.items())
     pairs = []

@@ -92,6 +92,11 @@ def test_text_space_is_cheap_and_compares_by_bounds() -> None:
         ({"difficulty": "hard"}, "difficulty must be an int or None"),
         ({"prompt_template": "{question} {answer}"}, "may use only ['choices', 'instruction', 'question']"),
         ({"prompt_template": "no fields"}, "must contain {question}"),
+        (  # issue 28, item 12: the width would build a gigabyte prompt
+            {"prompt_template": "{question:>999999999}"},
+            "prompt_template field '{question:>999999999}' has a format spec or conversion",
+        ),
+        ({"prompt_template": "{instruction!r} {question}"}, "field '{instruction!r}' has a format spec"),
         ({"format_rewad": 0.1}, "unknown ReasoningEnv option 'format_rewad' (did you mean 'format_reward'?)"),
     ],
 )

@@ -136,6 +136,54 @@ def test_bad_data_is_refused_at_registration(data, message: str, env_id: str) ->
     assert message in str(caught.value)
 
 
+def test_a_folder_is_refused_at_registration(tmp_path, env_id: str) -> None:
+    (tmp_path / "rows.csv").mkdir()  # issue 28, item 11: was a FileNotFoundError from datasets on first use
+    with pytest.raises(ConfigError) as caught:
+        reasongym.register_dataset(env_id, tmp_path / "rows.csv")
+    assert "rows.csv' (split 'test') is a folder, not a file" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        # issue 28, item 11: each was a DatasetGenerationError, UnicodeDecodeError, ValueError or RecursionError
+        (
+            "rows.csv",
+            "question,answer\ncaf\xe9,1\n".encode("latin-1"),
+            "rows.csv: line 2 is not UTF-8 text (byte 19",
+        ),
+        (
+            "rows.jsonl",
+            '{"question": "caf\xe9", "answer": "1"}\n'.encode("latin-1"),
+            "rows.jsonl: line 1 is not UTF-8",
+        ),
+        (
+            "rows.jsonl",
+            ('{"question": "q", "answer": "1"}\n{"question": "q", "answer": ' + "9" * 5000 + "}\n").encode(),
+            "rows.jsonl: line 2 holds an integer of more than 4300 digits",
+        ),
+        (
+            "rows.jsonl",
+            ('{"question": ' + "[" * 100_000 + "]" * 100_000 + ', "answer": "1"}\n').encode(),
+            "rows.jsonl: line 1 holds arrays or objects nested deeper than Python's recursion limit",
+        ),
+        (
+            "rows.json",
+            ("[" * 100_000 + "]" * 100_000).encode(),
+            "rows.json holds arrays or objects nested deeper",
+        ),
+    ],
+)
+def test_a_data_file_python_cannot_read_is_named_with_its_line(
+    tmp_path, env_id: str, name: str, data: bytes, message: str
+) -> None:
+    (tmp_path / name).write_bytes(data)
+    reasongym.register_dataset(env_id, tmp_path / name)
+    with pytest.raises(ConfigError) as caught:
+        reasongym.make(env_id).reset(seed=0)
+    assert message in str(caught.value)
+
+
 GOLD_RULE = "every problem needs a gold answer: a non-empty string or a finite number"
 ONE = {"question": "What is 0 + 1?", "answer": "1"}
 

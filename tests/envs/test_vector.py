@@ -103,6 +103,32 @@ def test_bad_arguments_are_config_errors(call, message: str) -> None:  # noqa: A
         call()
 
 
+@pytest.mark.parametrize("asynchronous", [False, True])
+@pytest.mark.parametrize(
+    ("actions", "message"),
+    [
+        (
+            "abc",
+            "step takes a sequence of 3 completions (one string per environment), not 'abc' (of type str)",
+        ),
+        (["a", "b"], "step takes 3 completions, one per environment; got 2"),
+        (["a", 1, "c"], "action 1 is 1; every action is a completion string"),
+        (5, "not 5 (of type int)"),
+    ],
+)
+def test_step_refuses_what_is_not_one_completion_per_env(asynchronous: bool, actions, message: str) -> None:  # noqa: ANN001
+    envs = make_vector("reasongym/Arithmetic-v0", 3, asynchronous=asynchronous)
+    envs.reset(seed=0)
+    try:  # issue 28, item 12: "abc" was taken as the three actions "a", "b", "c"
+        with pytest.raises(ConfigError) as caught:
+            envs.step(actions)
+        assert message in str(caught.value)
+        _, rewards, _, _, _ = envs.step(("1", "2", "3"))  # the refused step left the envs usable
+        assert len(rewards) == 3
+    finally:
+        envs.close()
+
+
 @pytest.mark.parametrize("seed", [None, 4])
 def test_reset_group_shows_one_problem_to_every_copy(seed: int | None) -> None:
     envs = make_group("reasongym/ToolArithmetic-v0", 4)
