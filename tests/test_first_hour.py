@@ -276,8 +276,8 @@ def test_data_fails_at_once_where_the_hub_cannot_be_reached(tmp_path: Path) -> N
     [("lr", "--learning-rate", 0.003), ("group_size", "--num-generations", 3), ("kl_coef", "--beta", 0.5)],
 )
 def test_trls_names_are_other_names_of_our_flags(ours: str, trl: str, value: float) -> None:
-    from reasongym.cli.flags import parse
-    from reasongym.cli.train import _Layers, _nested, train_command, trl_names
+    from reasongym.cli.flags import parse, trl_names
+    from reasongym.cli.train import _Layers, _nested, train_command
 
     layers = _Layers.read("grpo", [])
     parsed = parse(

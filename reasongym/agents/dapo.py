@@ -350,15 +350,10 @@ def train_dapo(
             batch, metrics = sample_training_batch(session, cfg, rollout)
             metrics["train/skipped_empty"] = float(batch is None)
             if batch is not None:
-                # Ungradable samples (timed-out verdicts) are left out of the advantages and the loss.
-                mask = (
-                    batch.completion_mask * batch.gradable.to(batch.completion_mask.dtype)[:, None]
-                )  # [B, T]
+                mask = batch.graded_mask  # [B, T] ungradable samples are out of the advantages and the loss
                 if cfg.overlong_filtering:
                     mask = overlong_filter(mask, batch.truncated)  # [B, T]
-                adv = batch_advantages(
-                    batch.rewards, rollout.group_size, cfg, session.info, batch.gradable
-                )  # [B]
+                adv = batch_advantages(batch.rewards, rollout.group_size, cfg, session.info, batch.gradable)
                 metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask))
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops

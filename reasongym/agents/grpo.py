@@ -51,6 +51,7 @@ from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics, totals_of
 from reasongym.errors import ConfigError
+from reasongym.rollouts.batch import RolloutBatch
 
 
 @dataclass(frozen=True)
@@ -336,6 +337,20 @@ def mask_truncated(mask: Tensor, truncated: Tensor) -> Tensor:
     return mask * (~truncated.bool()).to(mask.dtype)[:, None]  # [B, T]
 
 
+def grpo_advantages(batch: RolloutBatch, ref_logp: Tensor | None, cfg: GRPOConfig) -> Tensor:
+    """[B] this rank's advantages: rewards less the KL reward penalty (if any), normalised by
+    ``cfg.advantage_normalization`` over every rank's groups (``batch_std`` scales by the whole batch).
+
+    Ungradable samples (a verdict that timed out) have no reward: they are out of every statistic and get 0.
+    """
+    group_size = batch.group_size
+    rewards = batch.rewards - kl_reward_penalty(batch.old_logp, ref_logp, batch.completion_mask, cfg)  # [B]
+    rewards = distributed.all_gather_groups(rewards, group_size)  # [B_all]
+    graded = distributed.all_gather_groups(batch.gradable, group_size)  # [B_all]
+    adv = group_advantages(rewards, group_size, cfg.advantage_normalization, valid=graded)  # [B_all]
+    return distributed.shard_groups(adv, group_size)  # [B]
+
+
 def train_grpo(
     cfg: GRPOConfig,
     model: torch.nn.Module,
@@ -381,14 +396,8 @@ def train_grpo(
         for step in session.remaining_steps():
             batch = session.rollouts(rollout.num_prompts)
             ref_logp = session.reference_logprobs(batch)  # [B, T] or None
-            rewards = batch.rewards - kl_reward_penalty(batch.old_logp, ref_logp, batch.completion_mask, cfg)
-            # Across processes: every rank's groups (batch_std scales by the whole batch), then this rank's.
-            rewards = distributed.all_gather_groups(rewards, rollout.group_size)  # [B_all]
-            # Ungradable samples (a verdict that timed out) have no reward: out of the advantages and the loss.
-            graded = distributed.all_gather_groups(batch.gradable, rollout.group_size)  # [B_all]
-            adv = group_advantages(rewards, rollout.group_size, cfg.advantage_normalization, valid=graded)
-            adv = distributed.shard_groups(adv, rollout.group_size)  # [B]
-            mask = batch.completion_mask * batch.gradable.to(batch.completion_mask.dtype)[:, None]  # [B, T]
+            adv = grpo_advantages(batch, ref_logp, cfg)  # [B]
+            mask = batch.graded_mask  # [B, T] ungradable samples are out of the loss too
             if cfg.mask_truncated_completions:
                 mask = mask_truncated(mask, batch.truncated)  # [B, T]
             metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask)

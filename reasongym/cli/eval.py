@@ -113,7 +113,7 @@ def cmd_eval(argv: list[str]) -> int:
 def sample_completions(path: str, count: int, width: int = 400) -> str:
     """The first ``count`` records of an evaluation file as text: problem, gold, first completion (cut at
     ``width`` characters), what was extracted from it and the verdict's reason."""
-    from reasongym.evaluation.report import load_records
+    from reasongym.evaluation.records import load_records
 
     blocks = []
     for record in load_records(path)[:count]:

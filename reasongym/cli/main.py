@@ -126,7 +126,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         verdict = verify(completion, gold, args.kind, choices=choices, timeout=args.timeout)
         _print_verdict(verdict, args.json)
         return EXIT_OK
-    from reasongym.evaluation.report import load_records
+    from reasongym.evaluation.records import load_records
 
     if not Path(args.file).is_file():
         raise UsageError(f"verify input file {args.file!r} (--file) does not exist")

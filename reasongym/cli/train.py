@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from reasongym.cli.args import UsageError, flatten, merge, read_config_file
-from reasongym.cli.flags import flat_section, parse
+from reasongym.cli.flags import flat_section, parse, trl_names
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import after_failure, eval_split, result_summary, step_cost, stop_at, summary_line
 from reasongym.errors import ConfigError
@@ -43,22 +43,6 @@ SECTION_TITLES = {
     "run": "run: steps, optimizer, cadence, data, logging (RunConfig, every trainer)",
     "rollout": "rollout: how completions are sampled (RolloutConfig)",
 }
-TRL_NAMES: dict[str, tuple[str, ...]] = {
-    "lr": ("--learning-rate",),
-    "lr_schedule": ("--lr-scheduler-type",),
-    "log_every": ("--logging-steps",),
-    "save_every": ("--save-steps",),
-    "eval_every": ("--eval-steps",),
-    "group_size": ("--num-generations",),
-    "max_new_tokens": ("--max-completion-length",),
-    "kl_coef": ("--beta",),
-    "clip_eps": ("--epsilon",),
-    "eps_low": ("--epsilon",),
-    "eps_high": ("--epsilon-high",),
-    "mu": ("--num-iterations",),
-}
-"""Our flag -> the name TRL's configs (``GRPOConfig``, ``SFTConfig``, ``TrainingArguments``) give the same
-setting, accepted as another name of the flag (SFT's ``--per-device-train-batch-size`` is added per algorithm)."""
 TRAIN_USAGE = (
     f"usage: reasongym train {{{','.join(ALGOS)}}} [--preset NAME] [--config FILE] [flags]\n"
     "`reasongym train ALGO --help` lists every flag, grouped by config section"
@@ -140,13 +124,6 @@ def run_training(argv: list[str]) -> dict[str, Any]:
     configs = {section: getattr(parsed, section) for section in _sections(algo)}
     layers.announce(job, configs)
     return _train(algo, configs, job)
-
-
-def trl_names(algo: str) -> dict[str, tuple[str, ...]]:
-    """`TRL_NAMES`, with SFT's per-process batch under TRL's name."""
-    if algo == "sft":
-        return {**TRL_NAMES, "batch_size": ("--per-device-train-batch-size",)}
-    return dict(TRL_NAMES)
 
 
 def train_command(algo: str) -> type:

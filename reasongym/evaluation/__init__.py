@@ -14,13 +14,8 @@ if TYPE_CHECKING:
     from reasongym.evaluation.config import EvalConfig
     from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
     from reasongym.evaluation.plots import plot_pass_at_k
-    from reasongym.evaluation.report import (
-        EvalReport,
-        compare_reports,
-        load_records,
-        load_report,
-        summarize,
-    )
+    from reasongym.evaluation.records import load_records
+    from reasongym.evaluation.report import EvalReport, compare_reports, load_report, summarize
     from reasongym.evaluation.runner import evaluate
     from reasongym.evaluation.stored import grade_completions
 
@@ -33,7 +28,7 @@ _LAZY = {
     "pass_hat_k": "estimators",
     "EvalReport": "report",
     "compare_reports": "report",
-    "load_records": "report",
+    "load_records": "records",
     "load_report": "report",
     "plot_pass_at_k": "plots",
     "summarize": "report",

@@ -14,7 +14,7 @@ import numpy as np
 
 from reasongym.errors import ConfigError
 from reasongym.evaluation.estimators import pass_at_k
-from reasongym.evaluation.report import load_records
+from reasongym.evaluation.records import load_records
 
 
 def pass_at_k_curve(records: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[float]]:

@@ -22,14 +22,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from reasongym import __version__
 from reasongym.envs.problem import Problem
+from reasongym.envs.rows import json_value
 from reasongym.errors import ConfigError
-from reasongym.evaluation.report import load_records
 from reasongym.runs.locks import exclusive_lock
 
 SETTINGS_KEY = "settings"
@@ -249,3 +250,49 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {key: _plain(item) for key, item in value.items()}
     return value
+
+
+def load_records(
+    path: str | os.PathLike[str], *, cut_off_last_line: Literal["skip", "warn", "error"] = "warn"
+) -> list[dict[str, Any]]:
+    """Read a JSONL file of records.
+
+    Args:
+        path: The file.
+        cut_off_last_line: What to do with a last line that is not valid JSON (a writer killed mid-line):
+            ``skip`` it (resuming a file we write), ``warn`` and skip it, or ``error`` (an input file, where
+            a lost row must not pass unnoticed).
+
+    Raises:
+        ConfigError: The file does not exist or is not UTF-8, a line other than the last is not a JSON
+            object, or (with ``error``) the last line is cut off. Each message names the file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"evaluation file {str(path)!r} does not exist")
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{str(path)!r} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
+            "JSONL files must be UTF-8"
+        ) from exc
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json_value(line, f"{path}:{number}")
+        except json.JSONDecodeError as exc:
+            if number != len(lines):
+                raise ConfigError(f"{path}:{number} is not valid JSON: {exc}") from exc
+            message = f"{path}:{number}, the last line, is cut off (not valid JSON: {exc})"
+            if cut_off_last_line == "error":
+                raise ConfigError(f"{message}; complete or remove it") from exc
+            if cut_off_last_line == "warn":
+                warnings.warn(f"{message}; it is left out", RuntimeWarning, stacklevel=2)
+            break
+        if not isinstance(record, dict):
+            raise ConfigError(f"{path}:{number} is not a JSON object")
+        records.append(record)
+    return records

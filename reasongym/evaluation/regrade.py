@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from reasongym.errors import ConfigError
-from reasongym.evaluation.report import load_records, summarize
+from reasongym.evaluation.records import load_records
+from reasongym.evaluation.report import summarize
 from reasongym.verifiers import Verdict, verify_many
 from reasongym.verifiers.version import verifier_version
 

@@ -18,20 +18,18 @@ bootstrap intervals over problems. Nothing here imports torch.
 
 from __future__ import annotations
 
-import json
 import os
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-from reasongym.envs.rows import json_value
 from reasongym.errors import ConfigError
 from reasongym.evaluation.config import check_ks
 from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
+from reasongym.evaluation.records import load_records
 
 BREAKDOWN_FIELDS = ("difficulty", "subject", "year")
 """Record fields that the report breaks results down by, where records carry them."""
@@ -209,20 +207,27 @@ def summarize(
         ks=ks,
         num_problems=len(scored),
         num_ungradable=len(records) - len(scored),
-        num_timed_out=sum(
-            "timeout" in (record.get("outcomes") or ()) and None in record["correct"] for record in records
-        ),
         metrics=metrics,
         intervals=intervals,
         breakdown=_breakdown([r for r, _ in scored], rows),
         path=None if path is None else str(path),
         temperature=(first.get("settings") or {}).get("temperature"),
-        truncated=sum(reason == "length" for r in records for reason in r.get("finish_reasons") or ()),
         completions=sum(counts),
-        identical=sum(
+        **_tallies(records),
+    )
+
+
+def _tallies(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Timed-out problems, completions cut at the length limit, problems whose samples are all alike."""
+    return {
+        "num_timed_out": sum(
+            "timeout" in (r.get("outcomes") or ()) and None in r["correct"] for r in records
+        ),
+        "truncated": sum(reason == "length" for r in records for reason in r.get("finish_reasons") or ()),
+        "identical": sum(
             len(r.get("completions") or ()) >= 2 and len(set(r["completions"])) == 1 for r in records
         ),
-    )
+    }
 
 
 def _aggregate(
@@ -268,52 +273,6 @@ def _sort_key(value: str) -> tuple[int, float, str]:
 
 
 # ---------------------------------------------------------------------------------------------- reading
-
-
-def load_records(
-    path: str | os.PathLike[str], *, cut_off_last_line: Literal["skip", "warn", "error"] = "warn"
-) -> list[dict[str, Any]]:
-    """Read a JSONL file of records.
-
-    Args:
-        path: The file.
-        cut_off_last_line: What to do with a last line that is not valid JSON (a writer killed mid-line):
-            ``skip`` it (resuming a file we write), ``warn`` and skip it, or ``error`` (an input file, where
-            a lost row must not pass unnoticed).
-
-    Raises:
-        ConfigError: The file does not exist or is not UTF-8, a line other than the last is not a JSON
-            object, or (with ``error``) the last line is cut off. Each message names the file and line.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"evaluation file {str(path)!r} does not exist")
-    try:
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{str(path)!r} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start : exc.start + 1]!r}); "
-            "JSONL files must be UTF-8"
-        ) from exc
-    records = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json_value(line, f"{path}:{number}")
-        except json.JSONDecodeError as exc:
-            if number != len(lines):
-                raise ConfigError(f"{path}:{number} is not valid JSON: {exc}") from exc
-            message = f"{path}:{number}, the last line, is cut off (not valid JSON: {exc})"
-            if cut_off_last_line == "error":
-                raise ConfigError(f"{message}; complete or remove it") from exc
-            if cut_off_last_line == "warn":
-                warnings.warn(f"{message}; it is left out", RuntimeWarning, stacklevel=2)
-            break
-        if not isinstance(record, dict):
-            raise ConfigError(f"{path}:{number} is not a JSON object")
-        records.append(record)
-    return records
 
 
 def load_report(path: str | os.PathLike[str], *, ks: Sequence[int] | None = None) -> EvalReport:

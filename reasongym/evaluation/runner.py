@@ -40,10 +40,11 @@ from reasongym.evaluation.records import (
     EvalFile,
     env_options,
     episode_fields,
+    load_records,
     package_version,
     problem_fields,
 )
-from reasongym.evaluation.report import EvalReport, load_records, summarize
+from reasongym.evaluation.report import EvalReport, summarize
 from reasongym.evaluation.sharding import batches_of, gather_records, part_files, part_path
 from reasongym.generation.progress import TokenCount
 from reasongym.rollouts.episodes import play_episodes

@@ -30,10 +30,11 @@ from reasongym.evaluation.records import (
     env_options,
     grade,
     graded_fields,
+    load_records,
     package_version,
     problem_fields,
 )
-from reasongym.evaluation.report import EvalReport, load_records, summarize
+from reasongym.evaluation.report import EvalReport, summarize
 from reasongym.verifiers import verify_many
 from reasongym.verifiers.version import verifier_version
 

@@ -121,6 +121,12 @@ class RolloutBatch:
         """B // G, the number of problems."""
         return len(self) // self.group_size
 
+    @property
+    def graded_mask(self) -> Tensor:
+        """[B, T] ``completion_mask`` with the rows of ungradable samples zeroed: a sample whose verdict could
+        not be made (a grading timeout) has no reward, so the trainers leave it out of the loss."""
+        return self.completion_mask * self.gradable.to(self.completion_mask.dtype)[:, None]  # [B, T]
+
     def select_groups(self, keep: Tensor | Sequence[bool]) -> RolloutBatch:
         """Keep whole groups (DAPO dynamic sampling), then drop padding columns nobody needs.
 

@@ -353,9 +353,8 @@ class RLSession:
                 "batch.old_logp holds placeholders (its generator returned text only); call "
                 "recompute_old_logp(model, batch) first: the clipped objective needs the sampler's log-probs"
             )
-        self.signals.hold(
-            f"step {self.start_step + len(self.history) + 1}"
-        )  # Ctrl-C waits for the step's end
+        # Ctrl-C waits for the step's end
+        self.signals.hold(f"step {self.start_step + len(self.history) + 1}")
         mask = batch.completion_mask if mask is None else mask  # [B, T]
         totals = global_totals(mask, self.rollout_cfg.max_new_tokens)
         per_epoch: list[dict[str, float]] = []
@@ -363,10 +362,8 @@ class RLSession:
         self.model.train()
         for epoch in range(mu):
             started = time.perf_counter()
-            with (
-                autocast_context(self.run_cfg),
-                distributed.collective("update", self.info),
-            ):  # DDP's all-reduce
+            # DDP's all-reduce runs inside the backward passes: a stalled rank is named after the timeout
+            with autocast_context(self.run_cfg), distributed.collective("update", self.info):
                 metrics = accumulate_gradients(
                     self.train_model or self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
                     micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
