@@ -16,6 +16,7 @@ Shapes use the legend of `reasongym.agents.common` (B sequences, T completion to
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping
@@ -30,6 +31,7 @@ from reasongym import distributed
 from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, group_advantages, lookup
 from reasongym.agents.common import masked_mean, masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, check_field_types
+from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, ratio_metrics, totals_of
@@ -57,6 +59,11 @@ class GRPOConfig:
     loss_aggregation: Literal["seq_mean_token_mean", "token_mean", "constant"] = "seq_mean_token_mean"
     """``seq_mean_token_mean`` (DeepSeekMath Eq. 3: 1/G sum_i 1/|o_i| sum_t), ``token_mean`` (DAPO) or
     ``constant`` (Dr. GRPO: token sum divided by B * max_new_tokens)."""
+    importance_sampling: ImportanceSamplingConfig = dataclasses.field(
+        default_factory=ImportanceSamplingConfig
+    )
+    """Correction for a sampler whose log-probs are not the trainer's (``--engine vllm``, a served model):
+    truncated or masked importance sampling per token or sequence (`reasongym.agents.offpolicy`)."""
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -153,13 +160,15 @@ def grpo_loss(
     adv: Tensor,
     mask: Tensor,
     totals: BatchTotals | None = None,
+    weights: Tensor | None = None,
     *,
     cfg: GRPOConfig,
 ) -> tuple[Tensor, dict[str, float]]:
     """GRPO's clipped surrogate plus the KL penalty, to minimise (DeepSeekMath Eq. 3, KL by Eq. 4).
 
-    ``loss = aggregate(-min(r A, clip(r, 1-eps, 1+eps) A) + beta * KL_k3)`` with ``r = exp(logp - old_logp)``,
-    aggregated by ``cfg.loss_aggregation`` over the whole batch's ``totals``.
+    ``loss = aggregate(-w min(r A, clip(r, 1-eps, 1+eps) A) + beta * KL_k3)`` with ``r = exp(logp - old_logp)``,
+    aggregated by ``cfg.loss_aggregation`` over the whole batch's ``totals``; ``w`` is the off-policy
+    correction's weight of each token (1 without one).
 
     Args:
         logp: [B, T] log-probs of the completion tokens under the policy being trained (with grad).
@@ -169,6 +178,8 @@ def grpo_loss(
         mask: [B, T] 1 on the tokens that carry loss.
         totals: The whole batch's sequence and token counts and length limit when this is one micro-batch
             of it; None: this call's own (and ``T`` as the length limit).
+        weights: [B, T] importance-sampling correction of a sampler whose log-probs are not the trainer's
+            (`reasongym.agents.offpolicy`), multiplied onto the policy term only; None: 1.
         cfg: Supplies ``clip_eps``, ``kl``, ``kl_coef`` and ``loss_aggregation``.
 
     Returns:
@@ -185,6 +196,8 @@ def grpo_loss(
     ratio = torch.exp(logp - old_logp)  # [B, T]
     clipped_ratio = ratio.clamp(1 - cfg.clip_eps, 1 + cfg.clip_eps)  # [B, T]
     surrogate = torch.min(ratio * adv, clipped_ratio * adv)  # [B, T]
+    if weights is not None:
+        surrogate = surrogate * weights.to(logp.dtype)  # [B, T]
     kl = kl_term(logp, ref_logp)  # [B, T]
     policy_loss = aggregate(-surrogate, mask, totals)  # []
     kl_loss = aggregate(kl, mask, totals)  # []
@@ -250,7 +263,12 @@ def train_grpo(
             rewards = distributed.all_gather_groups(rewards, rollout.group_size)  # [B_all]
             adv = group_advantages(rewards, rollout.group_size, cfg.advantage_normalization)  # [B_all]
             adv = distributed.shard_groups(adv, rollout.group_size)  # [B]
-            metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp)
+            # The sampler's log-probs against the trainer's: weights [B, T] when another engine sampled, else None.
+            weights, correction = batch_correction(
+                batch, batch.completion_mask, cfg.importance_sampling, session.info
+            )
+            metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, weights=weights)
+            metrics.update(correction)
             metrics.update(session.rollout_metrics(batch))
             session.finish_step(step, metrics, batch)
     finally:
