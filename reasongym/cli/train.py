@@ -235,9 +235,12 @@ def _sections(algo: str) -> tuple[str, ...]:
 def _nested(algo: str) -> dict[type, str]:
     """Config classes nested inside a section, by the prefix their flags keep."""
     from reasongym.agents.config import LoRAConfig
+    from reasongym.agents.offpolicy import ImportanceSamplingConfig
     from reasongym.agents.sft import SFTConfig
+    from reasongym.generation.engines import VLLMSettings
 
-    return {LoRAConfig: "lora", **({SFTConfig: "sft"} if algo == "star" else {})}
+    nested = {LoRAConfig: "lora", VLLMSettings: "vllm", ImportanceSamplingConfig: "importance_sampling"}
+    return {**nested, **({SFTConfig: "sft"} if algo == "star" else {})}
 
 
 def _plain(value: Any) -> Any:
@@ -277,6 +280,10 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     run_cfg = configs["run"]
     model_name = str(run_keys.get("model") or "tiny")
     process = distributed.init_distributed()  # one process: nothing to join
+    if "rollout" in configs:  # an engine that is not installed fails here, before any model or folder
+        from reasongym.generation.engines import resolve_engine
+
+        resolve_engine(configs["rollout"].engine, process.device.type)
     model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
     model.to(process.device)
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
