@@ -99,9 +99,8 @@ def _sample(path: Path, problems: int, samples: int) -> list[dict[str, Any]]:
         raise SystemExit(
             "--graders needs $REASONGYM_SMOLLM2_GGUF (the SmolLM2 GGUF file) or a kept --completions"
         )
-    from reasongym.policy.loading import load_policy
-
     from reasongym.evaluation import evaluate, load_records
+    from reasongym.policy.loading import load_policy
 
     model, tokenizer = load_policy(gguf, device="cpu")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -175,9 +174,8 @@ def compare_graders(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_grpo(steps: int) -> dict[str, Any]:
     """A few GRPO steps of the tiny model on one reasoning-gym task: it runs, and how fast."""
-    from reasongym.policy.tiny import tiny_policy
-
     from reasongym.agents import preset_configs, train_grpo
+    from reasongym.policy.tiny import tiny_policy
 
     model, tokenizer = tiny_policy(seed=0)
     configs = preset_configs("tiny", "grpo", max_steps=steps, num_prompts=4, progress_bar=False)
