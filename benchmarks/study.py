@@ -1,5 +1,7 @@
 """The papers' claims in miniature, with error bars: a multi-seed, compute-matched study of SFT, GRPO,
-Dr. GRPO, DAPO and its four techniques, a shuffled-reward control, and STaR's filter and rationalization.
+Dr. GRPO, DAPO and its four techniques, a shuffled-reward control, STaR's filter and rationalization, and
+the policy-gradient family around GRPO (RLOO, REINFORCE++, REINFORCE++-baseline; GSPO and CISPO with
+``mu`` = 4 updates per batch, paired against GRPO with the same ``mu``, since their claims are about clipping).
 
 Every arm starts from the same warm start per seed (the ``tiny`` preset's SFT on reference solutions of
 Arithmetic-v0 level 1, a quarter of them also shown with the hint so that STaR's hinted prompts mean
@@ -12,12 +14,14 @@ itself depend on the machine (issue 15 item 3). CPU-seconds at one thread are re
 
     OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out              # the table: 3 seeds, ~45 CPU-min
     OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out --quick      # 3 arms x 3 seeds, ~18 CPU-min
+    OMP_NUM_THREADS=1 python benchmarks/study.py --out family_out --family    # GRPO + 6 family arms x 3 seeds
     OMP_NUM_THREADS=1 python benchmarks/study.py --out big --seeds 0-9 --budget-tokens 600000   # a bigger machine
 
 Resumable per arm and seed: ``results.jsonl`` gets one line per finished (arm, seed), and a second run with
 the same settings skips those (warm starts are cached in ``warm/``). Writes ``table.md`` (mean and 95%
-t-interval over seeds, and each arm's paired difference to its baseline), ``accuracy_vs_tokens.png``, and
-ends with one JSON line. ``--arms`` picks arms by name (see ``ARMS``).
+t-interval over seeds, and each arm's paired difference to its baseline), ``diagnostics.md`` (the RL arms'
+clip fractions, largest ratio and share of zero-variance groups), ``accuracy_vs_tokens.png``, and ends with
+one JSON line. ``--arms`` picks arms by name (see ``ARMS``).
 """
 
 from __future__ import annotations
@@ -102,6 +106,18 @@ ARMS: dict[str, Arm] = {
     "dapo_no_dynamic_sampling": Arm("rl", "dapo", "dapo", {"dynamic_sampling": False}),
     "dapo_no_token_level_loss": Arm("rl", "dapo", "dapo", patch="sample_level"),
     "dapo_no_overlong_shaping": Arm("rl", "dapo", "dapo", {"overlong_buffer": 0}),
+    # The policy-gradient family (issue 25): one named choice changed against GRPO. The advantage
+    # estimators need no clipping to act (mu = 1, as GRPO); GSPO and CISPO change what the clip does, which
+    # with mu = 1 never acts (the ratio is exactly 1), so they run with 4 updates per batch against GRPO
+    # with the same 4.
+    "rloo": Arm("rl", "grpo", "grpo", {"advantage_normalization": "rloo"}),
+    "reinforce_plus_plus": Arm("rl", "grpo", "grpo", {"advantage_normalization": "reinforce_plus_plus"}),
+    "reinforce_plus_plus_baseline": Arm(
+        "rl", "grpo", "grpo", {"advantage_normalization": "reinforce_plus_plus_baseline"}
+    ),
+    "grpo_mu4": Arm("rl", "grpo", "grpo", {"mu": 4}),
+    "gspo_mu4": Arm("rl", "grpo", "grpo_mu4", {"mu": 4, "policy_loss": "gspo"}),
+    "cispo_mu4": Arm("rl", "grpo", "grpo_mu4", {"mu": 4, "policy_loss": "cispo"}),
     "star_filter": Arm("star", "star", None, {"rationalize": False}),
     "star_rationalize": Arm("star", "star", "star_filter", {"rationalize": True}),
     "star_rationalize_faithful": Arm(
@@ -110,6 +126,9 @@ ARMS: dict[str, Arm] = {
 }
 """Every arm, in table order."""
 QUICK_ARMS = ("grpo", "dapo", "shuffled_reward")
+FAMILY_ARMS = (
+    "grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "grpo_mu4", "gspo_mu4", "cispo_mu4",
+)  # fmt: skip
 STAR_FIELDS = {
     "num_train_problems": 256, "train_start": STAR_TRAIN_START, "group_size": 4, "temperature": 0.5,
 }  # fmt: skip
@@ -257,6 +276,10 @@ def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: ar
         "entropy_last5": statistics.mean(h.get("train/entropy", math.nan) for h in tail),
         "train_accuracy_last5": statistics.mean(h["rollout/correct_rate"] for h in tail),
         "clip_high_frac": statistics.mean(h.get("train/clip_high_frac", 0.0) for h in history),
+        "clip_low_frac": statistics.mean(h.get("train/clip_low_frac", 0.0) for h in history),
+        "ratio_max": max(h.get("train/ratio_max", 1.0) for h in history),
+        "zero_std_group_frac": statistics.mean(h["rollout/zero_std_group_frac"] for h in history),
+        "advantage_std": statistics.mean(h.get("train/advantage_std", math.nan) for h in history),
     }
 
 
@@ -450,6 +473,26 @@ def summarize(records: list[dict], warm: dict[int, dict]) -> tuple[str, dict]:
     return "\n".join(lines), numbers
 
 
+def diagnostics_table(records: list[dict]) -> str:
+    """The RL arms' training diagnostics, means over seeds: what the clip did, how far the ratio went, and how
+    many groups carried no signal (records from before these were kept show ``-``)."""
+    lines = [
+        "| arm | clip low (tokens) | clip high (tokens) | largest ratio | zero-variance groups | advantage std |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name in ARMS:
+        runs = [r for r in records if r["arm"] == name and ARMS[name].kind == "rl"]
+        if not runs:
+            continue
+        cells = []
+        for key, form in (("clip_low_frac", "{:.4f}"), ("clip_high_frac", "{:.4f}"), ("ratio_max", "{:.3f}"),
+                          ("zero_std_group_frac", "{:.2f}"), ("advantage_std", "{:.2f}")):  # fmt: skip
+            values = [r[key] for r in runs if key in r]
+            cells.append(form.format(statistics.mean(values)) if values else "-")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def plot(records: list[dict], warm: dict[int, dict], path: Path) -> None:
     """Held-out accuracy against sampled tokens, one line per arm: the mean over seeds with its 95% interval."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -503,9 +546,10 @@ def main() -> None:
     )
     parser.add_argument("--eval-problems", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_ARMS)}")
+    parser.add_argument("--family", action="store_true", help=f"only {', '.join(FAMILY_ARMS)}")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    arms = list(QUICK_ARMS) if args.quick else args.arms.split(",")
+    arms = list(QUICK_ARMS) if args.quick else list(FAMILY_ARMS) if args.family else args.arms.split(",")
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         parser.error(f"unknown arms {unknown}; choose from {list(ARMS)}")
@@ -544,8 +588,10 @@ def main() -> None:
             )
     table, numbers = summarize(records, warm)
     (out / "table.md").write_text(table + "\n")
+    (out / "diagnostics.md").write_text(diagnostics_table(records) + "\n")
     plot(records, warm, out / "accuracy_vs_tokens.png")
     print(table)
+    print(diagnostics_table(records))
     cpu = sum(r["cpu_s"] + r.get("eval_cpu_s", 0.0) for r in records) + sum(w["cpu_s"] for w in warm.values())
     print(json.dumps({"arms": numbers, "settings": settings, "seeds": sorted(warm), "cpu_s_total": cpu}))
 

@@ -12,12 +12,25 @@ processes (DDP, FSDP) is `reasongym.agents.runtime.parallel`'s.
 Shards are round-robin (`shard`: item ``i`` goes to rank ``i % world_size``) and `unshard` is its inverse,
 so whatever the ranks gather comes back in the order one process would have produced it. The RL loops
 shard whole groups (`shard_groups`, `all_gather_groups`): a prompt's G samples always live on one rank.
+
+A rank that hangs (a deadlock, a frozen process, a stuck device) would hold the others at their next
+collective for torch's default of 30 minutes, silently. `init_distributed` takes a collective timeout
+(`DEFAULT_COLLECTIVE_TIMEOUT_S` unless given; ``reasongym train --collective-timeout``), and every rank
+keeps a heartbeat in the process group's store: the collective it last entered, refreshed by a thread a
+few times per timeout. A collective of this module (and any code run under `collective`, such as a DDP backward pass) that
+times out raises `CollectiveTimeout` naming the ranks that are behind (still at an earlier collective) or
+silent (no heartbeat: stopped or frozen).
 """
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -25,9 +38,13 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from reasongym.errors import ConfigError
+from reasongym.errors import CollectiveTimeout, ConfigError
 
 T = TypeVar("T")
+
+DEFAULT_COLLECTIVE_TIMEOUT_S = 600.0
+"""How long a process waits at a collective for the others by default: ten minutes, past any step, checkpoint
+or evaluation the other ranks wait through, far short of torch's 30."""
 
 
 @dataclass(frozen=True)
@@ -59,18 +76,24 @@ SINGLE_PROCESS = DistInfo(rank=0, world_size=1, local_rank=0)
 alone" even inside a process group, e.g. an evaluation that one rank runs by itself."""
 
 
-def init_distributed(backend: str | None = None) -> DistInfo:
+def init_distributed(backend: str | None = None, *, timeout_s: float | None = None) -> DistInfo:
     """Join the process group described by the launcher's environment, or do nothing when alone.
 
     Args:
         backend: ``"nccl"`` or ``"gloo"``; ``None`` picks nccl when CUDA is available, else gloo.
+        timeout_s: Seconds a collective waits for the other ranks before it fails, naming the stalled ones;
+            None: `DEFAULT_COLLECTIVE_TIMEOUT_S`.
 
     Returns:
         This process's ``DistInfo`` (``SINGLE_PROCESS`` when ``WORLD_SIZE`` is unset or 1).
 
     Raises:
-        ConfigError: ``WORLD_SIZE`` > 1 but ``RANK`` or ``MASTER_ADDR`` is missing, or an unknown backend.
+        ConfigError: ``WORLD_SIZE`` > 1 but ``RANK`` or ``MASTER_ADDR`` is missing, an unknown backend, or a
+            timeout that is not a positive number of seconds.
     """
+    timeout = DEFAULT_COLLECTIVE_TIMEOUT_S if timeout_s is None else timeout_s
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < 1e9:
+        raise ConfigError(f"timeout_s={timeout_s!r} is not allowed; expected seconds > 0 (e.g. 600)")
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     if world_size <= 1:
         return SINGLE_PROCESS
@@ -91,7 +114,10 @@ def init_distributed(backend: str | None = None) -> DistInfo:
     if chosen == "nccl":
         torch.cuda.set_device(info.local_rank)
     if not dist.is_initialized():
-        dist.init_process_group(backend=chosen, rank=info.rank, world_size=world_size)
+        dist.init_process_group(
+            backend=chosen, rank=info.rank, world_size=world_size, timeout=datetime.timedelta(seconds=timeout)
+        )
+        _Heartbeat.start(info, timeout)
     return info
 
 
@@ -177,7 +203,8 @@ def all_gather_objects(value: T, info: DistInfo | None = None) -> list[T]:
     if is_alone(info):
         return [value]
     gathered: list[Any] = [None] * info.world_size
-    dist.all_gather_object(gathered, value)
+    with collective("all_gather_objects", info):
+        dist.all_gather_object(gathered, value)
     return gathered
 
 
@@ -196,7 +223,8 @@ def on_main(fn: Callable[[], T], info: DistInfo | None = None) -> T:
             box[0] = ("ok", fn())
         except Exception as error:  # every rank must raise, not only the one that failed
             box[0] = ("error", error)
-    dist.broadcast_object_list(box, src=0)
+    with collective("on_main", info):
+        dist.broadcast_object_list(box, src=0)
     status, value = box[0]
     if status == "error":
         raise value
@@ -237,17 +265,112 @@ def _all_reduce(values: Mapping[str, float], op: str, info: DistInfo | None) -> 
     if is_alone(info):
         return {key: float(value) for key, value in values.items()}
     tensor = torch.tensor([float(v) for v in values.values()], dtype=torch.float64, device=info.device)
-    dist.all_reduce(tensor, op=getattr(dist.ReduceOp, op))
+    with collective(f"all_reduce_{op.lower()}", info):
+        dist.all_reduce(tensor, op=getattr(dist.ReduceOp, op))
     return dict(zip(values, tensor.tolist(), strict=True))
 
 
 def barrier(info: DistInfo | None = None) -> None:
     """Wait for every rank of ``info``'s job (default: the current one); a no-op in a single process."""
-    if not is_alone(info or current()):
-        dist.barrier()
+    info = info or current()
+    if not is_alone(info):
+        with collective("barrier", info):
+            dist.barrier()
 
 
 def cleanup() -> None:
     """Leave the process group; a no-op in a single process."""
+    _Heartbeat.stop()
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
+
+
+# ---------------------------------------------------------------------------------------------- stalls
+
+
+@contextmanager
+def collective(name: str, info: DistInfo | None = None) -> Iterator[None]:
+    """Around code in which the ranks wait for each other (this module's exchanges; a DDP backward pass):
+    announce ``name`` in this rank's heartbeat, and turn a timeout inside into `CollectiveTimeout` naming the
+    stalled ranks. A no-op without a heartbeat (one process)."""
+    beat = _Heartbeat.running
+    if beat is not None:
+        beat.enter(name)
+    try:
+        yield
+    except RuntimeError as error:
+        if beat is None or isinstance(error, CollectiveTimeout) or "timed out" not in str(error).lower():
+            raise
+        raise CollectiveTimeout(beat.stall_report(name, info or current())) from error
+
+
+class _Heartbeat:
+    """This rank's heartbeat in the process group's store: the collective it last entered, and when it was
+    last alive (a daemon thread refreshes it a few times per timeout)."""
+
+    running: _Heartbeat | None = None
+    """The heartbeat of this process's group (one group per process, as torch's default one)."""
+
+    def __init__(self, info: DistInfo, timeout: float, store: Any) -> None:
+        self.info, self.timeout, self.store = info, timeout, store
+        self.interval = min(10.0, timeout / 4)
+        self.count, self.name, self.stopped = 0, "init", threading.Event()
+
+    @classmethod
+    def start(cls, info: DistInfo, timeout: float) -> None:
+        """Start beating (without a store to write to, as in a torch without one, nothing happens)."""
+        store = getattr(dist.distributed_c10d, "_get_default_store", lambda: None)()
+        if store is None:
+            return
+        cls.stop()
+        cls.running = beat = cls(info, timeout, store)
+        beat.publish()
+        threading.Thread(target=beat.loop, name="reasongym-heartbeat", daemon=True).start()
+
+    @classmethod
+    def stop(cls) -> None:
+        """Stop this process's heartbeat thread, if any."""
+        if cls.running is not None:
+            cls.running.stopped.set()
+            cls.running = None
+
+    def enter(self, name: str) -> None:
+        self.count, self.name = self.count + 1, name
+        self.publish()
+
+    def publish(self) -> None:
+        record = {"time": time.time(), "count": self.count, "name": self.name}
+        try:
+            self.store.set(f"reasongym/heartbeat/{self.info.rank}", json.dumps(record))
+        except RuntimeError:  # the store is gone (the group is shutting down): nothing to tell
+            pass
+
+    def loop(self) -> None:
+        while not self.stopped.wait(self.interval):
+            self.publish()
+
+    def stall_report(self, name: str, info: DistInfo) -> str:
+        """``rank R: NAME (collective K) waited past ...`` naming the ranks behind or silent."""
+        now, named = time.time(), []
+        for rank in range(info.world_size):
+            if rank == info.rank:
+                continue
+            try:
+                beat = json.loads(self.store.get(f"reasongym/heartbeat/{rank}"))
+            except (RuntimeError, ValueError):
+                named.append(f"rank {rank} (no heartbeat at all)")
+                continue
+            age, where = now - beat["time"], f"collective {beat['count']} ({beat['name']})"
+            if age > 2 * self.interval + 1:
+                named.append(
+                    f"rank {rank} not heard from for {age:.0f} s (stopped or frozen?), last at {where}"
+                )
+            elif beat["count"] < self.count:
+                named.append(
+                    f"rank {rank} is still at {where}, alive {age:.0f} s ago (stuck in its own work?)"
+                )
+        stalled = "; ".join(named) or "another rank (every heartbeat is recent and at this collective)"
+        return (
+            f"rank {info.rank}: {name} (collective {self.count}) waited past the collective timeout of "
+            f"{self.timeout:g} s (--collective-timeout) for {stalled}"
+        )

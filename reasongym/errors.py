@@ -38,6 +38,10 @@ class CheckpointError(ReasonGymError, ValueError):
     """A checkpoint is damaged: a file missing, truncated or unreadable; the message names the file."""
 
 
+class CollectiveTimeout(ReasonGymError, RuntimeError):
+    """A process waited past the collective timeout for the others; the message names the stalled ranks."""
+
+
 class ResourceBusyError(ReasonGymError, RuntimeError):
     """A run folder or evaluation file is being written by another process (it holds the lock)."""
 
@@ -55,3 +59,16 @@ class VerifierTimeout(BaseException):
 
     A ``BaseException`` so that a broad ``except Exception`` in user code cannot swallow it.
     """
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Training stopped on Ctrl-C or SIGTERM after saving what it could; the message says what and where."""
+
+    def __init__(self, message: str, *, run_dir: object = None, step: int = 0) -> None:
+        """Keep the message, the run folder and the last step saved."""
+        super().__init__(message)
+        self.run_dir = run_dir
+        self.step = step
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

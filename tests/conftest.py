@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,3 +52,21 @@ def smollm2(smollm2_gguf: Path):
     from reasongym.policy.loading import load_policy
 
     return load_policy(smollm2_gguf)
+
+
+@pytest.fixture(autouse=True)
+def _no_output_in_the_working_folder() -> Any:
+    """A test writes its runs and evaluation files under ``tmp_path``, never into the user's ``./runs`` or
+    ``./evals`` (the default output folders of ``reasongym train`` and ``reasongym eval``)."""
+    folders = [Path.cwd() / name for name in ("runs", "evals")]
+    before = {folder: _entries(folder) for folder in folders}
+    yield
+    made = {str(folder): sorted(_entries(folder) - before[folder]) for folder in folders}
+    made = {folder: names for folder, names in made.items() if names}
+    assert not made, (
+        f"the test wrote into the working folder: {made}; pass --out / --output-dir under tmp_path"
+    )
+
+
+def _entries(folder: Path) -> set[str]:
+    return {child.name for child in folder.iterdir()} if folder.is_dir() else set()

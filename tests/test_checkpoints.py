@@ -114,7 +114,7 @@ def test_a_process_killed_mid_write_leaves_the_previous_checkpoint(tmp_path: Pat
     script = textwrap.dedent(
         f"""
         import os, signal, torch
-        from reasongym import checkpoints as runs
+        from reasongym.policy import checkpoints as runs
         model = torch.nn.Linear(3, 3)
         runs.save_checkpoint({str(tmp_path)!r}, 1, model=model)
         def die(path):  # files of step 2 are written, nothing is published yet

@@ -6,6 +6,7 @@ messages are the same; they only save the interpreter start-up.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -150,7 +151,7 @@ def test_train_then_eval_the_run_folder_then_compare(
     assert evaluated.returncode == 0, evaluated.stderr
     report = json.loads(evaluated.stdout.splitlines()[-1])
     assert report["num_problems"] == 3
-    assert set(report["metrics"]) == {"pass@1", "pass@2", "maj@1", "maj@2", "avg@2"}
+    assert set(report["metrics"]) == {"pass@1", "pass@2", "pass^1", "pass^2", "maj@1", "maj@2", "avg@2"}
     # a second evaluation of the same checkpoint (in-process), with another seed, to compare against
     args = ["eval", summary["run_dir"], ENV, "--difficulty", "1", "--num-problems", "3", "--n", "2"]
     assert (
@@ -265,7 +266,10 @@ def test_resuming_a_run_keeps_its_config_model_and_env(
 def test_resuming_a_run_that_cannot_be_resumed_as_asked_is_a_usage_error(
     tmp_path: Path, run_info: dict | None, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "config.json").write_text("{}", encoding="utf-8")  # a run folder the library wrote
+    from reasongym.agents.algorithms import preset_configs
+
+    record = {"algo": "grpo", **{s: dataclasses.asdict(c) for s, c in preset_configs("tiny", "grpo").items()}}
+    (tmp_path / "config.json").write_text(json.dumps(record), encoding="utf-8")  # a run the library wrote
     (tmp_path / "metrics.jsonl").write_text("", encoding="utf-8")
     if run_info is not None:
         (tmp_path / "run.json").write_text(json.dumps(run_info), encoding="utf-8")
@@ -324,7 +328,8 @@ def test_a_bad_argument_through_the_console_module() -> None:
         (["show", ENV, "--n", "0"], 2, "expected an integer >= 1"),
         (["verify", "x", "--gold", "1", "--kind", "maths"], 2, "did you mean 'math'"),
         (["verify"], 2, "give either a COMPLETION"),
-        (["eval", "/no/such/model", ENV], 2, "could not be loaded"),
+        (["eval", "/no/such/model", ENV], 2, "does not exist: no such file or folder"),
+        (["eval", "runs/sft/sft-*", ENV], 2, "a shell pattern that matched nothing"),
         (["train", "grpx"], 2, "did you mean 'grpo'"),
         (["train", "sft", "--env", ENV, "--lr", "-1"], 2, "lr=-1.0 is not allowed"),
         (
@@ -384,3 +389,19 @@ def test_a_missing_dataset_says_how_to_provide_it(tmp_path: Path) -> None:
     result = run_cli("show", "reasongym/AIME24-v0", data_dir=str(tmp_path / "empty"))
     assert result.returncode == 1
     assert "REASONGYM_DATA_DIR" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_damaged_checkpoint_is_reported_once_when_the_command_line_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 28, item 12: the folder check and the trainer each warned about the same damaged checkpoint.
+    args = ["train", "grpo", "--env", ENV, "--model", "tiny", "--group-size", "2", "--num-prompts", "1"]
+    args += ["--max-new-tokens", "8", "--kl", "off", "--save-every", "1", "--no-progress-bar"]
+    assert main([*args, "--max-steps", "2", "--output-dir", str(tmp_path)]) == 0
+    run_dir = Path(_strict_loads(capsys.readouterr().out.splitlines()[-1])["run_dir"])
+    weights = run_dir / "checkpoints" / "step-000002" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-8] + b"\x00" * 8)
+    with pytest.warns(RuntimeWarning) as caught:
+        assert main(["train", "grpo", "--run-dir", str(run_dir), "--max-steps", "3"]) == 0
+    damaged = [str(w.message) for w in caught if "damaged" in str(w.message)]
+    assert len(damaged) == 1 and "resuming from step-000001" in damaged[0], damaged

@@ -159,6 +159,13 @@ def test_train_help_exits_zero_through_the_console_module() -> None:
             "--max-steps: invalid literal for int() with base 10: 'abc'",
         ),
         (None, [*TRAIN, "--max-new-tokens", "1000000000"], 2, "max_new_tokens=1000000000 is not allowed"),
+        # issue 28, item 6: the collective timeout is a flag, checked like any other
+        (
+            None,
+            [*TRAIN, "--collective-timeout", "0"],
+            2,
+            "collective_timeout=0.0 is not allowed; expected seconds > 0",
+        ),
     ],
 )
 def test_a_careless_command_line_names_what_is_wrong(
@@ -193,3 +200,111 @@ def test_stored_completions_resume_through_the_command_line(
     assert main(["eval", "--completions", source, ENV, "--out", out, "--no-progress", "--json"]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["metrics"] == first["metrics"]
     assert Path(out).read_text(encoding="utf-8").splitlines() == lines
+
+
+# ------------------------------------------------------------------- issue 28, items 1 and 2: what --run-dir resumes
+
+
+def _run_config(algo: str = "grpo", **drop: object) -> dict:
+    """A complete config.json of a tiny run, as a trainer writes it, less the sections or fields named."""
+    import dataclasses
+
+    from reasongym.agents.algorithms import preset_configs
+
+    record: dict = {"algo": algo}
+    for section, cfg in preset_configs("tiny", algo).items():
+        record[section] = json.loads(json.dumps(dataclasses.asdict(cfg)))
+    for key, what in drop.items():
+        if what == "section":
+            del record[key]
+        else:
+            del record[key][str(what)]
+    return record
+
+
+@pytest.mark.parametrize("marker", ["metrics.jsonl", "checkpoints"])
+def test_run_dir_refuses_a_model_folder_and_leaves_its_files_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], marker: str
+) -> None:
+    model = tmp_path / "m"
+    model.mkdir()
+    files = {
+        "config.json": json.dumps(
+            {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "vocab_size": 9}
+        ),
+        "tokenizer_config.json": json.dumps({"model_max_length": 2048}),
+        "tokenizer.json": json.dumps({"version": "1.0"}),
+    }
+    for name, text in files.items():
+        (model / name).write_text(text, encoding="utf-8")
+    if marker == "checkpoints":
+        (model / "checkpoints").mkdir()
+    else:
+        (model / "metrics.jsonl").write_text('{"step": 0}\n', encoding="utf-8")
+    assert main([*TRAIN, "--run-dir", str(model), "--max-steps", "1", "--num-prompts", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "m/config.json is not a reasongym run config" in err and "model_type" in err, err
+    assert "Traceback" not in err
+    assert {name: (model / name).read_text(encoding="utf-8") for name in files} == files
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({}, "config.json is not a reasongym run config (an empty object)"),
+        (_run_config(rollout="section"), "config.json has no [rollout] section"),
+        (_run_config(run="section", grpo="section"), "config.json has no [run], [grpo] sections"),
+        ({"algo": "grpo", "run": [1]}, "config.json has no [run], [rollout], [grpo] sections"),
+    ],
+)
+def test_run_dir_refuses_an_empty_or_partial_run_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], config: dict, message: str
+) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    (tmp_path / "run.json").write_text(json.dumps({"algo": "grpo", "model": "tiny", "env": ENV}))
+    (tmp_path / "checkpoints").mkdir()
+    assert main(["train", "grpo", "--run-dir", str(tmp_path), "--max-steps", "1"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err
+    assert not (tmp_path / "metrics.jsonl").exists()
+
+
+def test_run_dir_names_every_field_of_the_run_config_that_falls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reasongym.cli import train as cli_train
+
+    seen: dict = {}
+    monkeypatch.setattr(cli_train, "_train", lambda algo, configs, job: seen.update(configs) or {})
+    config = _run_config(rollout="group_size")
+    del config["run"]["lr"]
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    (tmp_path / "run.json").write_text(json.dumps({"algo": "grpo", "model": "tiny", "env": ENV}))
+    (tmp_path / "checkpoints").mkdir()
+    assert main(["train", "grpo", "--run-dir", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "config.json lacks 2 fields (a run of an older reasongym?), which now take the values of " in err
+    ), err
+    assert f"rollout.group_size={seen['rollout'].group_size!r}" in err and f"run.lr={seen['run'].lr!r}" in err
+
+
+# ------------------------------------------------------------- issue 28, item 9: the text of a missing gold
+
+
+@pytest.mark.parametrize("gold", ["None", "nan", "null", "-inf"])
+def test_a_gold_that_reads_as_a_missing_value_is_refused_everywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], gold: str
+) -> None:
+    rule = "the text of a missing or non-finite value"
+    assert main(["verify", f"\\boxed{{{gold}}}", f"--gold={gold}"]) == 2
+    assert f"--gold is {gold!r}, {rule}" in capsys.readouterr().err
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"gold": gold, "completion": f"\\boxed{{{gold}}}"}) + "\n", encoding="utf-8")
+    assert main(["verify", "--file", str(rows)]) == 2
+    assert f"{rows}:1: 'gold' is {gold!r}, {rule}" in capsys.readouterr().err
+    stored = tmp_path / "stored.jsonl"
+    stored.write_text(json.dumps({"gold": gold, "kind": "math", "completions": ["\\boxed{1}"]}) + "\n")
+    assert main(["eval", "--completions", str(stored), "--out", str(tmp_path / "out.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert f"line 1: 'gold' is {gold!r}, {rule}" in err and "Traceback" not in err

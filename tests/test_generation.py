@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ import torch
 from reasongym.agents.common import token_logprobs
 from reasongym.errors import ConfigError
 from reasongym.generation import GenerationBatch, HFGenerator, SamplingParams
-from reasongym.generation.hf import _sample, _top_p_filter
+from reasongym.generation.sampling import RowRNG, sample_tokens, top_p_filter
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 PROMPTS = ["1+1=", "What is 12 * 7? Answer:", "x"]
@@ -176,7 +177,7 @@ def test_tightest_filters_reduce_to_greedy(generator: HFGenerator, filters: dict
     ],
 )
 def test_top_p_keeps_the_smallest_set_reaching_p(probs: list[float], top_p: float, kept: list[bool]) -> None:
-    scores = _top_p_filter(torch.tensor([probs]).log(), top_p)
+    scores = top_p_filter(torch.tensor([probs]).log(), top_p)
     if probs[0] == 0.125:  # with tied tokens only the count is determined
         assert int(torch.isfinite(scores).sum()) == sum(kept)
     else:
@@ -188,7 +189,10 @@ def test_sampling_frequencies_follow_the_tempered_softmax(temperature: float) ->
     probs = torch.tensor([0.5, 0.3, 0.2])
     logits = probs.log().expand(20_000, 3)
     params = SamplingParams(temperature=temperature)
-    tokens, logp = _sample(logits, params, torch.Generator().manual_seed(0))
+    rng = RowRNG([torch.Generator().manual_seed(0)], 1, 0)
+    tokens, logp = sample_tokens(
+        logits, params, rng, torch.arange(20_000), torch.ones(20_000, dtype=torch.bool)
+    )
     expected = (probs ** (1 / temperature)) / (probs ** (1 / temperature)).sum()
     observed = torch.bincount(tokens, minlength=3).float() / tokens.numel()
     torch.testing.assert_close(observed, expected, atol=0.015, rtol=0)
@@ -363,3 +367,20 @@ def test_bad_prompts_are_rejected(generator: HFGenerator, prompts, message: str)
 def test_bad_batch_size_is_rejected(model, tokenizer) -> None:
     with pytest.raises(ConfigError, match="batch_size=0 is not allowed"):
         HFGenerator(model, tokenizer, batch_size=0)
+
+
+def test_prompt_seeds_make_each_prompts_samples_independent_of_the_others() -> None:
+    # Issue 28, item 7: what evaluation needs so that a resume, batched otherwise, samples the same.
+    tokenizer = make_char_tokenizer()
+    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64)
+    generator = HFGenerator(model, tokenizer)
+    params = SamplingParams(n=3, max_new_tokens=12, temperature=1.0)
+    together = generator.generate(["What is 1?", "b", "Say cc"], replace(params, prompt_seeds=(1, 2, 3)))
+    alone = generator.generate(["b"], replace(params, prompt_seeds=(2,)))
+    swapped = generator.generate(["Say cc", "What is 1?"], replace(params, prompt_seeds=(3, 1)))
+    texts = [[c.text for c in group] for group in together]
+    assert [c.text for c in alone[0]] == texts[1]
+    assert [[c.text for c in group] for group in swapped] == [texts[2], texts[0]]
+    assert len(set(texts[0])) > 1  # sampled, not repeated
+    with pytest.raises(ConfigError, match="prompt_seeds holds 1 seeds for 2 prompts"):
+        generator.generate(["a", "b"], replace(params, prompt_seeds=(1,)))

@@ -39,8 +39,9 @@ def _torchrun(*args: str) -> subprocess.CompletedProcess:
 
 def _one_run_folder(root: Path, done: subprocess.CompletedProcess) -> Path:
     assert done.returncode == 0, done.stderr[-3000:]
-    folders = list(root.iterdir())
+    folders = [path for path in root.iterdir() if path.name != "latest"]  # `latest` links to the run
     assert len(folders) == 1, folders  # one job, one folder: the other rank used rank 0's
+    assert (root / "latest").resolve() == folders[0].resolve()
     summary = json.loads(done.stdout.strip().splitlines()[-1])  # rank 0 alone prints the summary
     assert summary["run_dir"] == str(folders[0]) and summary["steps"] == 2
     assert [r["step"] for r in read_metrics(folders[0])] == [1, 2]  # rank 0 alone logs

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from reasongym.errors import ConfigError
-from reasongym.runs.metrics import NAMESPACES, MetricsWriter, dumps_strict, plot_metrics, read_metrics
+from reasongym.runs.metrics import NAMESPACES, MetricsWriter, dumps_strict, read_metrics
+from reasongym.runs.plots import plot_metrics
 
 
 def _strict_loads(text: str) -> object:

@@ -106,7 +106,7 @@ def test_load_policy_sets_a_pad_token_when_missing(tokenizer, tmp_path: Path) ->
 def test_load_policy_explains_a_missing_folder(tmp_path: Path) -> None:
     missing = str(tmp_path / "no_such_model")
     with pytest.raises(
-        ConfigError, match=r"name_or_path='.*no_such_model' could not be loaded .*local folder"
+        ConfigError, match=r"name_or_path='.*no_such_model' does not exist: no such file or folder"
     ):
         load_policy(missing)
 

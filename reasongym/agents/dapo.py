@@ -20,13 +20,19 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
 
 from reasongym import distributed
-from reasongym.agents.advantages import group_advantages, zero_variance_groups
+from reasongym.agents.advantages import (
+    ADVANTAGE_NORMALIZATIONS,
+    BATCH_LEVEL,
+    group_advantages,
+    lookup,
+    zero_variance_groups,
+)
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
 from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
@@ -66,6 +72,11 @@ class DAPOConfig:
     overlong_filtering: bool = False
     """Mask truncated completions out of the loss (paper Sec. 3.4 overlong filtering; off in its final recipe,
     which uses the soft punishment instead)."""
+    advantage_normalization: Literal[
+        "group_std", "batch_std", "none", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
+    ] = "group_std"
+    """The advantage estimator of the kept groups (the paper's is ``group_std``); see
+    `reasongym.agents.advantages`. Dynamic sampling filters on task rewards before it, whichever it is."""
     importance_sampling: ImportanceSamplingConfig = dataclasses.field(
         default_factory=ImportanceSamplingConfig
     )
@@ -74,6 +85,7 @@ class DAPOConfig:
 
     def __post_init__(self) -> None:
         check_field_types(self)
+        lookup(ADVANTAGE_NORMALIZATIONS, self.advantage_normalization, "advantage_normalization")
         at_least(self, mu=1, max_extra_rounds=0)
         at_least_or_none(self, overlong_buffer=0)
         if not (0 < self.eps_low < 1 and self.eps_high > 0):
@@ -128,7 +140,9 @@ def overlong_penalty(lengths: Tensor, cfg: DAPOConfig, max_new_tokens: int) -> T
     return -cfg.overlong_penalty * excess / buffer  # [B]
 
 
-def dynamic_sampling_filter(rewards: Tensor, correct: Tensor, group_size: int, cfg: DAPOConfig) -> Tensor:
+def dynamic_sampling_filter(
+    rewards: Tensor, correct: Tensor, group_size: int, cfg: DAPOConfig, *, valid: Tensor | None = None
+) -> Tensor:
     """Which groups to keep: task rewards not all equal (within the tolerance) and accuracy inside the band.
 
     With 0/1 rewards this is DAPO Eq. 11, ``0 < #correct < G``. Pass the task rewards BEFORE the overlong
@@ -140,13 +154,16 @@ def dynamic_sampling_filter(rewards: Tensor, correct: Tensor, group_size: int, c
         correct: [B] bool, whether each completion was correct.
         group_size: G.
         cfg: Supplies ``zero_variance_tolerance`` and ``accuracy_band``.
+        valid: [B] bool, the graded rows (an ungradable one has no reward and counts for nothing); None: all.
 
     Returns:
         [N] bool, True for the groups to train on.
     """
-    keep = ~zero_variance_groups(rewards, group_size, cfg.zero_variance_tolerance)  # [N]
+    keep = ~zero_variance_groups(rewards, group_size, cfg.zero_variance_tolerance, valid=valid)  # [N]
     if cfg.accuracy_band is not None:
-        accuracy = correct.float().view(-1, group_size).mean(dim=1)  # [N]
+        graded = torch.ones_like(correct) if valid is None else valid  # [B]
+        hits = (correct & graded).float().view(-1, group_size).sum(dim=1)  # [N]
+        accuracy = hits / graded.float().view(-1, group_size).sum(dim=1).clamp(min=1)  # [N]
         lo, hi = cfg.accuracy_band
         keep &= (accuracy >= lo) & (accuracy <= hi)  # [N]
     return keep
@@ -155,6 +172,26 @@ def dynamic_sampling_filter(rewards: Tensor, correct: Tensor, group_size: int, c
 def overlong_filter(mask: Tensor, truncated: Tensor) -> Tensor:
     """``mask`` with the rows of truncated completions zeroed (overlong filtering, DAPO Sec. 3.4): [B, T]."""
     return mask * (~truncated.bool()).to(mask.dtype)[:, None]  # [B, T]
+
+
+def batch_advantages(
+    rewards: Tensor, group_size: int, cfg: DAPOConfig, info: distributed.DistInfo, valid: Tensor
+) -> Tensor:
+    """[B] advantages of this rank's kept groups, by ``cfg.advantage_normalization``; rows not ``valid``
+    (ungradable) are left out of every statistic and get 0.
+
+    A batch-level estimator sees every rank's kept groups (a rank's share of the kept batch is not a
+    `distributed.shard_groups` share, so the rewards are gathered whole and this rank's rows sliced back).
+    """
+    name = cfg.advantage_normalization
+    if name not in BATCH_LEVEL or distributed.is_alone(info):
+        return group_advantages(rewards, group_size, name, valid=valid)  # [B]
+    parts = distributed.all_gather_objects((rewards.detach().float().cpu(), valid.cpu()), info)
+    start = sum(len(part[0]) for part in parts[: info.rank])
+    every = group_advantages(
+        torch.cat([part[0] for part in parts]), group_size, name, valid=torch.cat([part[1] for part in parts])
+    )  # [B_all]
+    return every[start : start + len(rewards)].to(rewards.device)  # [B]
 
 
 # ------------------------------------------------------------------------------ loss
@@ -251,7 +288,7 @@ def sample_training_batch(
     while True:
         raw = session.rollouts(wanted)
         sampled.append(raw)
-        keep = dynamic_sampling_filter(raw.rewards.float(), raw.correct, group_size, cfg)  # [N_rank]
+        keep = dynamic_sampling_filter(raw.rewards.float(), raw.correct, group_size, cfg, valid=raw.gradable)
         if not cfg.dynamic_sampling:
             keep = torch.ones_like(keep)
         every_rank = distributed.all_gather_shards(keep.tolist(), session.info)  # [N] in problem order
@@ -324,14 +361,21 @@ def train_dapo(
             batch, metrics = sample_training_batch(session, cfg, rollout)
             metrics["train/skipped_empty"] = float(batch is None)
             if batch is not None:
-                mask = batch.completion_mask  # [B, T]
+                # Ungradable samples (timed-out verdicts) are left out of the advantages and the loss.
+                mask = (
+                    batch.completion_mask * batch.gradable.to(batch.completion_mask.dtype)[:, None]
+                )  # [B, T]
                 if cfg.overlong_filtering:
                     mask = overlong_filter(mask, batch.truncated)  # [B, T]
-                adv = group_advantages(batch.rewards, rollout.group_size, "group_std")  # [B]
+                adv = batch_advantages(
+                    batch.rewards, rollout.group_size, cfg, session.info, batch.gradable
+                )  # [B]
                 weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
                 metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask, weights=weights))
                 metrics.update(correction)
             session.finish_step(step, metrics, batch)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
+        raise session.interrupted() from None
     finally:
         session.close()
     return session.result()

@@ -1,12 +1,29 @@
 """GRPO: critic-free PPO with group-relative advantages (Shao et al., 2024, DeepSeekMath, arXiv:2402.03300).
 
-Read top to bottom: config, the named choices (loss aggregation, KL placement), the loss, the loop.
-The config holds GRPO's own mathematics; what every trainer shares (steps, optimizer, data, logging;
-prompts, group size, lengths, temperature) comes in `RunConfig` and `RolloutConfig`.
+Read top to bottom: config, the named choices (loss aggregation, KL placement, policy loss), the loss,
+the loop. The config holds GRPO's own mathematics; what every trainer shares (steps, optimizer, data,
+logging; prompts, group size, lengths, temperature) comes in `RunConfig` and `RolloutConfig`.
 For each prompt the loop samples ``G`` completions, scores them with the environment's verifier, turns
-each reward into an advantage relative to its group (`reasongym.agents.advantages`), and takes ``mu``
-optimizer steps of the clipped surrogate on those rollouts. Dr. GRPO's unbiased variant (Liu et al.,
-2025, arXiv:2503.20783) is ``advantage_normalization="none"`` with ``loss_aggregation="constant"``.
+each reward into an advantage (`reasongym.agents.advantages`), and takes ``mu`` optimizer steps of the
+policy loss on those rollouts. The family around GRPO is three independent named choices:
+
+- the advantage estimator (``advantage_normalization``): GRPO's ``group_std``, ``batch_std``, Dr. GRPO's
+  ``none``, ``rloo``, ``reinforce_plus_plus``, ``reinforce_plus_plus_baseline``;
+- the policy loss (``policy_loss``): PPO's clipped token ratio ``ppo_clip`` (GRPO), GSPO's sequence
+  ratio ``gspo`` and ``gspo_token``, CISPO's clipped-and-detached weight ``cispo``;
+- the aggregation (``loss_aggregation``): ``seq_mean_token_mean``, ``token_mean`` (DAPO, TRL's ``bnpo``),
+  ``constant`` (Dr. GRPO).
+
+Dr. GRPO (Liu et al., 2025, arXiv:2503.20783) is ``advantage_normalization="none"`` with
+``loss_aggregation="constant"``; GSPO's paper setup is ``policy_loss="gspo"`` with the default
+``seq_mean_token_mean``; CISPO's is ``policy_loss="cispo"``, ``loss_aggregation="token_mean"``, ``kl="off"``.
+
+Names: the ratio here is always pi_theta / pi_old, the policy being trained against the one that
+sampled; GSPO makes it one per sequence (TRL: ``importance_sampling_level="sequence"``), and that is part
+of the loss, so it is a ``policy_loss``. The correction for a sampler whose log-probs differ from the
+trainer's (a vLLM engine: truncated or masked importance sampling, TRL's ``vllm_importance_sampling_mode``)
+is another quantity, multiplied onto any of these losses, and keeps the name "importance-sampling
+correction" (issue 24).
 
 Every aggregation divides by quantities of the WHOLE batch (its `BatchTotals`), passed in by the loop, so micro-batches with gradient accumulation give exactly the full-batch gradient (the bug class
 of trl#3021 and verl#3741, where each micro-batch was normalised by its own token count).
@@ -22,7 +39,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import torch
 from torch import Tensor
@@ -34,7 +51,7 @@ from reasongym.agents.config import RolloutConfig, RunConfig, at_least, check_fi
 from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
-from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, ratio_metrics, totals_of
+from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics, totals_of
 from reasongym.errors import ConfigError
 
 
@@ -54,11 +71,28 @@ class GRPOConfig:
     """beta, the KL weight (DeepSeekMath Sec. 4.2: 0.04)."""
     mu: int = 1
     """Optimizer steps per rollout batch, each over all of it (DeepSeekMath Sec. 4.2: a single update)."""
-    advantage_normalization: Literal["group_std", "batch_std", "none"] = "group_std"
-    """``group_std`` (DeepSeekMath Sec. 4.1.2), ``batch_std``, or ``none`` (Dr. GRPO)."""
+    advantage_normalization: Literal[
+        "group_std", "batch_std", "none", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
+    ] = "group_std"
+    """The advantage estimator: ``group_std`` (DeepSeekMath Sec. 4.1.2), ``batch_std``, ``none`` (Dr. GRPO),
+    ``rloo`` (leave-one-out baseline), ``reinforce_plus_plus`` (batch whitening, no group baseline) or
+    ``reinforce_plus_plus_baseline`` (group mean, then batch whitening); see `reasongym.agents.advantages`."""
     loss_aggregation: Literal["seq_mean_token_mean", "token_mean", "constant"] = "seq_mean_token_mean"
     """``seq_mean_token_mean`` (DeepSeekMath Eq. 3: 1/G sum_i 1/|o_i| sum_t), ``token_mean`` (DAPO) or
     ``constant`` (Dr. GRPO: token sum divided by B * max_new_tokens)."""
+    policy_loss: Literal["ppo_clip", "gspo", "gspo_token", "cispo"] = "ppo_clip"
+    """The surrogate: ``ppo_clip`` (DeepSeekMath Eq. 3: each token's ratio clipped by ``clip_eps``),
+    ``gspo`` / ``gspo_token`` (one length-normalised ratio per sequence, clipped by ``gspo_clip``) or
+    ``cispo`` (each token's ratio capped at ``cispo_max_weight`` and detached: no token loses its gradient)."""
+    gspo_clip: tuple[float, float] = (3e-4, 4e-4)
+    """GSPO's (left, right) clip of the sequence ratio, ``[1 - left, 1 + right]`` (GSPO Sec. 5.1: 3e-4 and
+    4e-4; a geometric mean of token ratios moves far less than one token's ratio)."""
+    cispo_max_weight: float = 5.0
+    """CISPO's cap on the importance weight, ``1 + eps_high`` of MiniMax-M1 Eq. 5 (no lower cap, as there);
+    5.0 is ScaleRL's value, TRL's recommended ``epsilon_high`` for ``loss_type="cispo"``."""
+    mask_truncated_completions: bool = False
+    """Leave completions cut at ``max_new_tokens`` out of the loss (TRL's option; DAPO Sec. 3.4 calls it
+    overlong filtering): their reward says nothing about a finished answer. Their advantages still count."""
     importance_sampling: ImportanceSamplingConfig = dataclasses.field(
         default_factory=ImportanceSamplingConfig
     )
@@ -67,14 +101,25 @@ class GRPOConfig:
 
     def __post_init__(self) -> None:
         check_field_types(self)
-        lookup(ADVANTAGE_NORMALIZATIONS, self.advantage_normalization, "advantage_normalization")
-        lookup(LOSS_AGGREGATIONS, self.loss_aggregation, "loss_aggregation")
-        lookup(KL_MODES, self.kl, "kl")
+        for registry, field in (
+            (ADVANTAGE_NORMALIZATIONS, "advantage_normalization"), (LOSS_AGGREGATIONS, "loss_aggregation"),
+            (KL_MODES, "kl"), (POLICY_LOSSES, "policy_loss"),
+        ):  # fmt: skip
+            lookup(registry, getattr(self, field), field)
         at_least(self, mu=1)
         if not 0 < self.clip_eps < 1:
             raise ConfigError(f"clip_eps={self.clip_eps!r} is not allowed; expected 0 < clip_eps < 1")
         if not (self.kl_coef >= 0 and math.isfinite(self.kl_coef)):
             raise ConfigError(f"kl_coef={self.kl_coef!r} is not allowed; expected a finite float >= 0")
+        if not all(0 < eps < 1 for eps in self.gspo_clip) or len(self.gspo_clip) != 2:
+            raise ConfigError(
+                f"gspo_clip={self.gspo_clip!r} is not allowed; expected (left, right), each in (0, 1)"
+            )
+        if not (self.cispo_max_weight >= 1 and math.isfinite(self.cispo_max_weight)):
+            raise ConfigError(
+                f"cispo_max_weight={self.cispo_max_weight!r} is not allowed; expected a finite float >= 1 "
+                "(below 1 it would shrink the gradient of tokens the policy has not moved)"
+            )
 
 
 # ------------------------------------------------------------------------------ named choices: aggregation
@@ -150,6 +195,90 @@ def kl_reward_penalty(old_logp: Tensor, ref_logp: Tensor | None, mask: Tensor, c
     return cfg.kl_coef * reward_term(old_logp, ref_logp, mask)  # [B]
 
 
+# ------------------------------------------------------------------------------ named choices: policy loss
+# Each maps ([B, T] logp with grad, [B, T] old_logp, [B, 1] adv, [B, T] mask, the config) to a `Surrogate`:
+# the per-token loss to aggregate, the ratio it weighs (for the diagnostics) and which tokens its clip
+# changed. Each row's quantities depend on that row only, so micro-batches split them exactly.
+
+
+class Surrogate(NamedTuple):
+    """A policy loss before aggregation, and what its clip did."""
+
+    per_token: Tensor
+    """[B, T] loss of each token, to aggregate over the mask."""
+    ratio: Tensor
+    """[B, T] the importance ratio the loss weighs (a sequence's ratio repeated on its tokens for GSPO)."""
+    clipped_low: Tensor
+    """[B, T] bool: tokens whose gradient the lower bound changed."""
+    clipped_high: Tensor
+    """[B, T] bool: tokens whose gradient the upper bound changed."""
+
+
+def ppo_clip(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: GRPOConfig) -> Surrogate:
+    """PPO's clipped surrogate per token, ``-min(r A, clip(r, 1 - eps, 1 + eps) A)`` (DeepSeekMath Eq. 3).
+
+    A clipped token (``r > 1 + eps`` with ``A > 0``, or ``r < 1 - eps`` with ``A < 0``) gets no gradient.
+    """
+    low, high = 1 - cfg.clip_eps, 1 + cfg.clip_eps
+    ratio = torch.exp(logp - old_logp)  # [B, T]
+    surrogate = torch.min(ratio * adv, ratio.clamp(low, high) * adv)  # [B, T]
+    return Surrogate(-surrogate, ratio, (ratio < low) & (adv < 0), (ratio > high) & (adv > 0))
+
+
+def _sequence_ratio(logp: Tensor, old_logp: Tensor, mask: Tensor) -> Tensor:
+    """GSPO's ``s_i = exp(1/|o_i| sum_t (logp - old_logp))``, the geometric mean of token ratios: [B, 1]."""
+    log_ratio = masked_sum(logp - old_logp, mask, dim=1) / mask.sum(dim=1).clamp(min=1)  # [B]
+    return torch.exp(log_ratio)[:, None]  # [B, 1]
+
+
+def gspo(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: GRPOConfig) -> Surrogate:
+    """GSPO: ``-min(s_i A_i, clip(s_i, 1 - left, 1 + right) A_i)`` per sequence (Zheng et al., 2025,
+    arXiv:2507.18071, Eq. 5, with ``s_i`` of Eq. 7), repeated on the sequence's tokens.
+
+    With ``seq_mean_token_mean`` this is the paper's ``1/G sum_i``: a whole sequence is clipped or not.
+    """
+    low, high = 1 - cfg.gspo_clip[0], 1 + cfg.gspo_clip[1]
+    ratio = _sequence_ratio(logp, old_logp, mask)  # [B, 1]
+    surrogate = torch.min(ratio * adv, ratio.clamp(low, high) * adv)  # [B, 1]
+    clipped_low, clipped_high = (ratio < low) & (adv < 0), (ratio > high) & (adv > 0)  # [B, 1]
+    return Surrogate(*(x.expand_as(logp) for x in (-surrogate, ratio, clipped_low, clipped_high)))
+
+
+def gspo_token(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: GRPOConfig) -> Surrogate:
+    """GSPO-token: ``s_it = sg[s_i] pi(y_it) / sg[pi(y_it)]`` clipped like GSPO, per token (GSPO Eq. 13-14).
+
+    Its value is ``s_i`` on every token and, with one advantage per sequence, its gradient is GSPO's; it
+    exists so that a per-token advantage could be used (every advantage estimator here gives one per sequence).
+    """
+    low, high = 1 - cfg.gspo_clip[0], 1 + cfg.gspo_clip[1]
+    sequence = _sequence_ratio(logp, old_logp, mask).detach()  # [B, 1]
+    ratio = sequence * torch.exp(logp - logp.detach())  # [B, T], value s_i, gradient through each token
+    surrogate = torch.min(ratio * adv, ratio.clamp(low, high) * adv)  # [B, T]
+    return Surrogate(-surrogate, ratio.detach(), (ratio < low) & (adv < 0), (ratio > high) & (adv > 0))
+
+
+def cispo(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: GRPOConfig) -> Surrogate:
+    """CISPO: ``-sg(min(r, max_weight)) A logp`` per token (MiniMax-M1, arXiv:2506.13585, Eq. 4-5).
+
+    The clip caps the importance WEIGHT, which is detached; the gradient of every token is
+    ``-min(r, max_weight) A grad(logp)``, never 0, so no token is dropped (in ``ppo_clip`` a clipped token's
+    is). The loss value carries ``logp`` and is not comparable with the other losses'.
+    """
+    ratio = torch.exp(logp - old_logp)  # [B, T]
+    weight = ratio.clamp(max=cfg.cispo_max_weight).detach()  # [B, T]
+    never = torch.zeros_like(ratio, dtype=torch.bool)  # [B, T]: no lower cap
+    return Surrogate(-weight * adv * logp, ratio, never, ratio > cfg.cispo_max_weight)
+
+
+POLICY_LOSSES: Mapping[str, Callable[[Tensor, Tensor, Tensor, Tensor, GRPOConfig], Surrogate]] = {
+    "ppo_clip": ppo_clip,
+    "gspo": gspo,
+    "gspo_token": gspo_token,
+    "cispo": cispo,
+}
+"""Policy losses by name."""
+
+
 # ------------------------------------------------------------------------------ loss
 
 
@@ -166,9 +295,10 @@ def grpo_loss(
 ) -> tuple[Tensor, dict[str, float]]:
     """GRPO's clipped surrogate plus the KL penalty, to minimise (DeepSeekMath Eq. 3, KL by Eq. 4).
 
-    ``loss = aggregate(-w min(r A, clip(r, 1-eps, 1+eps) A) + beta * KL_k3)`` with ``r = exp(logp - old_logp)``,
-    aggregated by ``cfg.loss_aggregation`` over the whole batch's ``totals``; ``w`` is the off-policy
-    correction's weight of each token (1 without one).
+    ``loss = aggregate(w * surrogate + beta * KL_k3)`` with the clipped surrogate
+    ``-min(r A, clip(r, 1-eps, 1+eps) A)`` and ``r = exp(logp - old_logp)``, aggregated by ``cfg.loss_aggregation``
+    over the whole batch's ``totals``; ``cfg.policy_loss`` replaces the clipped surrogate by GSPO's or CISPO's
+    (`POLICY_LOSSES`); ``w`` is the off-policy correction's weight of each token (1 without one).
 
     Args:
         logp: [B, T] log-probs of the completion tokens under the policy being trained (with grad).
@@ -180,7 +310,7 @@ def grpo_loss(
             of it; None: this call's own (and ``T`` as the length limit).
         weights: [B, T] importance-sampling correction of a sampler whose log-probs are not the trainer's
             (`reasongym.agents.offpolicy`), multiplied onto the policy term only; None: 1.
-        cfg: Supplies ``clip_eps``, ``kl``, ``kl_coef`` and ``loss_aggregation``.
+        cfg: Supplies ``policy_loss`` and its clip, ``kl``, ``kl_coef`` and ``loss_aggregation``.
 
     Returns:
         ``(loss, metrics)``: the scalar loss and, as floats over this call's tokens, ``loss/policy``,
@@ -189,20 +319,22 @@ def grpo_loss(
     """
     check_loss_shapes(logp, old_logp, ref_logp, adv, mask)
     aggregate = lookup(LOSS_AGGREGATIONS, cfg.loss_aggregation, "loss_aggregation")
+    surrogate_of = lookup(POLICY_LOSSES, cfg.policy_loss, "policy_loss")
     kl_term = lookup(KL_MODES, cfg.kl, "kl")[0]
     mask = mask.to(logp.dtype)  # [B, T]
     totals = totals or totals_of(mask, max_new_tokens=logp.shape[1])
     adv = adv.to(logp.dtype)[:, None]  # [B, 1]
-    ratio = torch.exp(logp - old_logp)  # [B, T]
-    clipped_ratio = ratio.clamp(1 - cfg.clip_eps, 1 + cfg.clip_eps)  # [B, T]
-    surrogate = torch.min(ratio * adv, clipped_ratio * adv)  # [B, T]
+    surrogate = surrogate_of(logp, old_logp, adv, mask, cfg)  # [B, T] each
+    per_token = surrogate.per_token  # [B, T]
     if weights is not None:
-        surrogate = surrogate * weights.to(logp.dtype)  # [B, T]
+        per_token = per_token * weights.to(logp.dtype)  # [B, T]
     kl = kl_term(logp, ref_logp)  # [B, T]
-    policy_loss = aggregate(-surrogate, mask, totals)  # []
+    policy_loss = aggregate(per_token, mask, totals)  # []
     kl_loss = aggregate(kl, mask, totals)  # []
     loss = policy_loss + cfg.kl_coef * kl_loss  # []
-    metrics = ratio_metrics(ratio, logp, old_logp, adv, mask, 1 - cfg.clip_eps, 1 + cfg.clip_eps)
+    metrics = clip_metrics(
+        surrogate.ratio, logp, old_logp, mask, surrogate.clipped_low, surrogate.clipped_high
+    )
     metrics["loss/policy"] = float(policy_loss.detach())
     metrics["loss/kl"] = (
         float(masked_mean(kl_k3(logp.detach(), ref_logp), mask)) if ref_logp is not None else 0.0
@@ -211,6 +343,11 @@ def grpo_loss(
 
 
 # ------------------------------------------------------------------------------ loop
+
+
+def mask_truncated(mask: Tensor, truncated: Tensor) -> Tensor:
+    """``mask`` with the rows of completions cut at the length limit zeroed: [B, T]."""
+    return mask * (~truncated.bool()).to(mask.dtype)[:, None]  # [B, T]
 
 
 def train_grpo(
@@ -261,16 +398,23 @@ def train_grpo(
             rewards = batch.rewards - kl_reward_penalty(batch.old_logp, ref_logp, batch.completion_mask, cfg)
             # Across processes: every rank's groups (batch_std scales by the whole batch), then this rank's.
             rewards = distributed.all_gather_groups(rewards, rollout.group_size)  # [B_all]
-            adv = group_advantages(rewards, rollout.group_size, cfg.advantage_normalization)  # [B_all]
+            # Ungradable samples (a verdict that timed out) have no reward: out of the advantages and the loss.
+            graded = distributed.all_gather_groups(batch.gradable, rollout.group_size)  # [B_all]
+            adv = group_advantages(rewards, rollout.group_size, cfg.advantage_normalization, valid=graded)
             adv = distributed.shard_groups(adv, rollout.group_size)  # [B]
+            mask = batch.completion_mask * batch.gradable.to(batch.completion_mask.dtype)[:, None]  # [B, T]
+            if cfg.mask_truncated_completions:
+                mask = mask_truncated(mask, batch.truncated)  # [B, T]
             # The sampler's log-probs against the trainer's: weights [B, T] when another engine sampled, else None.
-            weights, correction = batch_correction(
-                batch, batch.completion_mask, cfg.importance_sampling, session.info
+            weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
+            metrics = session.update(
+                batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask, weights=weights
             )
-            metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, weights=weights)
             metrics.update(correction)
             metrics.update(session.rollout_metrics(batch))
             session.finish_step(step, metrics, batch)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
+        raise session.interrupted() from None
     finally:
         session.close()
     return session.result()

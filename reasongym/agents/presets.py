@@ -69,18 +69,26 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
             },
             "sft": {"batch_size": 32, "max_length": 256, "stop_at_accuracy": 0.4, "eval_max_new_tokens": 72},
         },
+        # RL and STaR measure on the validation split, as the SFT warm start before them does: the same weights
+        # then give the same held-out number at the end of SFT and at step 0 of RL.
         "grpo": {
-            "run": {"max_steps": 60, "lr": 1e-4, "eval_problems": 64},
+            "run": {"max_steps": 60, "lr": 1e-4, "eval_problems": 64, "eval_split": "validation"},
             "rollout": {"num_prompts": 16, "group_size": 8, "max_new_tokens": 72},
             "grpo": {"kl": "off"},
         },
         "dapo": {
-            "run": {"max_steps": 60, "lr": 1e-4, "eval_problems": 64},
+            "run": {"max_steps": 60, "lr": 1e-4, "eval_problems": 64, "eval_split": "validation"},
             "rollout": {"num_prompts": 16, "group_size": 8, "max_new_tokens": 72},
             "dapo": {"overlong_buffer": 8, "max_extra_rounds": 2},
         },
         "star": {
-            "run": {"max_steps": 3, "lr": 1e-3, "lr_schedule": "cosine", "eval_problems": 64},
+            "run": {
+                "max_steps": 3,
+                "lr": 1e-3,
+                "lr_schedule": "cosine",
+                "eval_problems": 64,
+                "eval_split": "validation",
+            },
             "rollout": {"group_size": 1, "temperature": 0.0, "max_new_tokens": 72},
             "star": {
                 "num_train_problems": 128,

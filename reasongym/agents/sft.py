@@ -34,6 +34,7 @@ from reasongym.agents.common import enable_checkpointing, seed_everything
 from reasongym.agents.config import RunConfig, at_least, check_field_types, resolve_splits
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime import parallel
+from reasongym.agents.runtime.interrupts import HeldSignals, interrupted
 from reasongym.agents.runtime.update import (
     autocast_context,
     build_optimizer,
@@ -52,7 +53,7 @@ from reasongym.agents.sft_data import (
     sft_pairs_from_env,
     tokenize_pairs,
 )
-from reasongym.errors import ConfigError
+from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
 from reasongym.policy.checkpoints import (
@@ -210,7 +211,7 @@ def sft_step(
     for i, batch in enumerate(micro_batches):
         last = i == len(micro_batches) - 1
         sync = nullcontext() if last or not hasattr(model, "no_sync") else model.no_sync()
-        with sync:
+        with sync, distributed.collective("backward", info):  # DDP's all-reduce: a stall names its rank
             with autocast_context(run):
                 loss, metrics = completion_loss(model, batch.to(device), normalizer=normalizer)
             scaler.scale(loss).backward()
@@ -338,20 +339,55 @@ def _steps(
     history: list[dict[str, float]] = []
     step, stopped = state.start, False
     bar = tqdm(total=run.max_steps, initial=step, disable=not (run.progress_bar and info.is_main), desc="sft")
+    signals, probe = HeldSignals(), None  # Ctrl-C and SIGTERM wait for the step to finish, then it is saved
     try:
         while step < run.max_steps and not stopped:
+            signals.hold(f"step {step + 1}")
             metrics = _timed_step(ddp_model, state, run, info)
             step += 1
             stopped = _after_step(step, metrics, run, model, eval_fn, stop_when, writer, info)
             history.append(metrics)
             bar.update(1)
-            bar.set_postfix(loss=f"{metrics['loss/sft']:.4f}")
+            probe = metrics.get("eval/pass@1", probe)
+            bar.set_postfix(_postfix(metrics["loss/sft"], probe))
             due = run.save_every and step % run.save_every == 0
             if folder is not None and (due or step == run.max_steps or stopped):
                 _save(folder, step, model, state, run, info)
+            if signals.release():
+                raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        mid_step = signals.holding  # a second Ctrl-C came inside the step
+        signals.release()
+        raise _interrupted(folder, step, model, state, run, info, mid_step=mid_step) from None
     finally:
         bar.close()
     return step, stopped, history
+
+
+def _postfix(loss: float, probe: float | None) -> dict[str, str]:
+    """The bar's live numbers: the loss, and the held-out accuracy of the last probe."""
+    return {"loss": f"{loss:.4f}", **({"held-out": f"{probe:.2f}"} if probe is not None else {})}
+
+
+def _interrupted(
+    folder: RunDir | None, step: int, model: torch.nn.Module, state: Any, run: RunConfig, info: Any,
+    *, mid_step: bool,
+) -> TrainingInterrupted:  # fmt: skip
+    """Save ``step`` (one process, a run folder, not saved yet, not stopped inside a step) and say where."""
+    path = folder.path if folder is not None else None
+    if folder is None or not info.is_main:
+        return interrupted(step, run.max_steps, path, None)
+    checkpoint = latest_checkpoint(folder)
+    saved = checkpoint_step(checkpoint) if checkpoint is not None else 0
+    if mid_step:  # a second Ctrl-C inside a step: its weights are not those of a finished step
+        return interrupted(step, run.max_steps, path, checkpoint, f"; stopped inside step {step + 1}")
+    if info.world_size > 1:
+        why = "; across processes a checkpoint is saved every save_every steps only"
+        return interrupted(step, run.max_steps, path, checkpoint, why)
+    if step > saved:
+        _save(folder, step, model, state, run, info)
+        checkpoint = latest_checkpoint(folder)
+    return interrupted(step, run.max_steps, path, checkpoint)
 
 
 def _held_out(

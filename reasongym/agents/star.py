@@ -12,7 +12,7 @@ direct ones only). The model is then fine-tuned on the kept set, from the origin
 greedily on a held-out split.
 
 Run folder: ``base_model.safetensors`` (the weights every iteration restarts from), ``metrics.jsonl``
-(step = iteration, 0 = the base model), ``accuracy.png``, ``iteration-NNN/kept.jsonl`` (what the model
+(step = iteration, 0 = the base model; ``eval/pass@1`` is held-out greedy accuracy, as GRPO's), ``accuracy.png``, ``iteration-NNN/kept.jsonl`` (what the model
 learned from) with that iteration's SFT ``config.json`` and ``metrics.jsonl``, and
 ``checkpoints/step-NNNNNN`` (step = completed iteration) that a crashed run resumes from.
 
@@ -59,14 +59,16 @@ from reasongym.agents.rationales import (
     stands_alone,
 )
 from reasongym.agents.runtime.engine import following_engine
+from reasongym.agents.runtime.interrupts import interrupted
 from reasongym.agents.sft import SFTConfig, train_sft
-from reasongym.errors import ConfigError
+from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
 from reasongym.generation.engines import engine_identity
 from reasongym.policy.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
 from reasongym.runs.folder import RunDir
-from reasongym.runs.metrics import MetricsWriter, plot_metrics
+from reasongym.runs.metrics import MetricsWriter
+from reasongym.runs.plots import plot_metrics, plot_title
 
 __all__ = [
     "IterationStats",
@@ -80,11 +82,15 @@ __all__ = [
     "generate_rationales",
     "rationalize",
     "fine_tune",
+    "iteration_metrics",
     "sft_steps_for_iteration",
     "train_star",
 ]
 
 BASE_WEIGHTS_FILE = "base_model.safetensors"
+STAR_PLOT_PANELS = ("eval/pass@1", "star/kept_", "star/train_accuracy")
+"""Panels of ``accuracy.png``: held-out accuracy, rationales kept (direct, rationalized, total), and the share
+of training problems solved without the hint."""
 STEP_NAMES = ("generate", "filter", "rationalize", "restore_base", "fine_tune", "evaluate")
 """The named steps of one outer iteration, in order; ``on_step`` hooks see these names."""
 
@@ -272,6 +278,7 @@ class _Loop:
     base: dict[str, torch.Tensor] = field(default_factory=dict)
     initial_accuracy: float | None = None
     history: list[IterationStats] = field(default_factory=list)
+    bar: Any = None
 
     @classmethod
     def build(
@@ -292,18 +299,31 @@ class _Loop:
 
     def train(self, writer: MetricsWriter | None) -> None:
         """Evaluate the base model (unless a resume did), then iterate until ``max_steps`` or a plateau."""
-        if self.initial_accuracy is None:
-            self.initial_accuracy = evaluate_accuracy(self.task, self.generator, self.run_cfg, self.rollout)
-            self.complete(writer, 0, {"eval/accuracy": self.initial_accuracy})
-        for iteration in range(len(self.history) + 1, self.run_cfg.max_steps + 1):
-            if self.plateaued():
-                break
-            self.history.append(self.iteration(iteration))
-            self.complete(writer, iteration, _iteration_metrics(self.history[-1]))
+        from tqdm.auto import tqdm
+
+        shown = self.run_cfg.progress_bar and distributed.current().is_main
+        self.bar = tqdm(
+            total=self.run_cfg.max_steps, initial=len(self.history), desc="star", disable=not shown
+        )
+        try:
+            if self.initial_accuracy is None:
+                self.bar.set_postfix_str("evaluating the base model")
+                self.initial_accuracy = evaluate_accuracy(
+                    self.task, self.generator, self.run_cfg, self.rollout
+                )
+                self.complete(writer, 0, {"eval/pass@1": self.initial_accuracy})
+            for iteration in range(len(self.history) + 1, self.run_cfg.max_steps + 1):
+                if self.plateaued():
+                    break
+                self.history.append(self.iteration(iteration))
+                self.complete(writer, iteration, iteration_metrics(self.history[-1]))
+                self.bar.update(1)
+        finally:
+            self.bar.close()
 
     def iteration(self, iteration: int) -> IterationStats:
         """One outer iteration, as its named steps."""
-        cfg, rollout, model, task, hook = self.cfg, self.rollout, self.model, self.task, self.hook
+        cfg, rollout, model, task, hook = self.cfg, self.rollout, self.model, self.task, self.enter
         before = self.history[-1].accuracy_after if self.history else self.initial_accuracy
         assert before is not None  # the base model is evaluated before the first iteration
         seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + 2 * iteration)
@@ -365,6 +385,22 @@ class _Loop:
         )  # fmt: skip
         return [example for example, ok in zip(rationalized, keep, strict=True) if ok], keep.count(False)
 
+    def enter(self, iteration: int, name: str, model: PreTrainedModel) -> None:
+        """Before each named step: the progress bar names it, then the ``on_step`` hook sees it."""
+        if self.bar is not None:
+            last = self.history[-1].accuracy_after if self.history else self.initial_accuracy
+            self.bar.set_postfix_str(f"iteration {iteration}: {name}; held-out pass@1 {last or 0.0:.2f}")
+        self.hook(iteration, name, model)
+
+    def interrupted(self) -> TrainingInterrupted:
+        """After Ctrl-C or SIGTERM: every finished iteration is checkpointed already; say which one is last."""
+        path = None if self.run is None else self.run.path
+        checkpoint = (
+            latest_checkpoint(self.run) if self.run is not None and distributed.current().is_main else None
+        )
+        why = "; the iteration in progress is run again on resume"
+        return interrupted(len(self.history), self.run_cfg.max_steps, path, checkpoint, why)
+
     def plateaued(self) -> bool:
         """Whether the last ``patience`` iterations all failed to beat the best accuracy before them."""
         patience = self.cfg.patience
@@ -380,8 +416,9 @@ class _Loop:
             return
         writer.log(iteration, metrics)
         plot_metrics(
-            self.run.metrics_path, self.run.path / "accuracy.png", keys=("eval/accuracy", "star/kept_")
-        )
+            self.run.metrics_path, self.run.path / "accuracy.png", keys=STAR_PLOT_PANELS,
+            title=plot_title(self.run.path, "STaR"), x_label="iteration",
+        )  # fmt: skip
         state = {
             "initial_accuracy": self.initial_accuracy,
             "history": [dataclasses.asdict(s) for s in self.history],
@@ -451,11 +488,12 @@ def train_star(
     writer = _writer(folder, cfg, run, rollout, env, resumed_from, loop.rationale_generator) if main else None
     try:
         loop.train(writer)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: finished iterations are checkpointed; say which
+        raise loop.interrupted() from None
     finally:
         if writer is not None:
             writer.close()
-    path = None if folder is None else folder.path
-    return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, path)
+    return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, getattr(folder, "path", None))
 
 
 def _writer(
@@ -479,9 +517,10 @@ def _by_index(example: KeptExample) -> int:
     return example.index
 
 
-def _iteration_metrics(stats: IterationStats) -> dict[str, float]:
+def iteration_metrics(stats: IterationStats) -> dict[str, float]:
+    """One iteration's line of ``metrics.jsonl``: ``eval/pass@1`` (held-out greedy, as GRPO's) and ``star/``."""
     return {
-        "eval/accuracy": stats.accuracy_after,
+        "eval/pass@1": stats.accuracy_after,
         "star/accuracy_before": stats.accuracy_before,
         "star/train_accuracy": stats.train_accuracy,
         "star/kept_direct": stats.kept_direct,

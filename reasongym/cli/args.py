@@ -6,6 +6,7 @@ Flags generated from config classes are `reasongym.cli.flags`'s.
 from __future__ import annotations
 
 import argparse
+import difflib
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,11 +23,30 @@ class UsageError(Exception):
 
 
 class ArgParser(argparse.ArgumentParser):
-    """An ArgumentParser that raises UsageError instead of exiting, so ``main`` owns every exit code."""
+    """An ArgumentParser that raises UsageError instead of exiting, so ``main`` owns every exit code, and takes
+    no abbreviated flags (as the flags of eval, train and demo: ``--gol`` is not ``--gold``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As ``argparse.ArgumentParser``, with ``allow_abbrev=False`` unless given."""
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> typing.NoReturn:
         """Raise UsageError with the message and the usage line."""
         raise UsageError(f"{message}\n{self.format_usage().strip()}")
+
+    def refuse_unknown(self, extra: list[str]) -> typing.NoReturn:
+        """Raise UsageError for arguments this (sub)command does not take, with its usage line and, for a
+        mistyped flag, the nearest flags it has."""
+        flags = [option for action in self._actions for option in action.option_strings if option[:2] == "--"]
+        near = [
+            match
+            for word in extra
+            if word.startswith("-")
+            for match in difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6)
+        ]
+        hint = f"; did you mean {', '.join(dict.fromkeys(near))}?" if near else ""
+        self.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

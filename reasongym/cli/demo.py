@@ -111,9 +111,24 @@ def run_demo(
     cfg = cfg or DemoConfig()
     if cfg.quick:
         cfg = replace(cfg, eval_problems=4, rl_steps=1)
-    clock = [time.perf_counter()]
     model, tokenizer, run_dir = build(cfg, out_dir)
-    warm = warm_start(cfg, model, tokenizer)
+    try:
+        return _phases(cfg, model, tokenizer, run_dir, progress)
+    except BaseException:
+        from reasongym.policy.checkpoints import latest_checkpoint
+        from reasongym.runs.folder import RunDir
+
+        if latest_checkpoint(run_dir) is None:  # stopped before RL saved anything: leave no empty run folder
+            RunDir(run_dir).discard()
+        raise
+
+
+def _phases(cfg: DemoConfig, model: Any, tokenizer: Any, run_dir: Path, progress: bool) -> dict[str, Any]:
+    """Warm start, evaluate, RL, evaluate, plots, table: the demo's phases in order; its summary."""
+    clock = [time.perf_counter()]
+    _say("warm start: SFT on reference solutions until the held-out probe reaches "
+         f"{cfg.warm_start_target} (the bar's held-out column)", progress)  # fmt: skip
+    warm = warm_start(cfg, model, tokenizer, progress)
     timings = {"warm_start_s": _lap(clock)}
     _say(f"warm start: {warm.steps} SFT steps, greedy probe accuracy {warm.probe_accuracy:.2f}", progress)
     before = measure(cfg, model, tokenizer, run_dir / "eval_before.jsonl", progress)
@@ -122,7 +137,7 @@ def run_demo(
     timings["rl_s"] = _lap(clock)
     after = measure(cfg, model, tokenizer, run_dir / "eval_after.jsonl", progress)
     timings["eval_after_s"] = _lap(clock)
-    plots = write_plots(run_dir)
+    plots = write_plots(run_dir, cfg.algo)
     print(before_after_table(before, after))
     summary = {
         "pass@1_before": round(before.metrics["pass@1"], 4),
@@ -166,12 +181,12 @@ def build(cfg: DemoConfig, out_dir: str | Path) -> tuple[Any, Any, Path]:
     return model, tokenizer, run.path
 
 
-def warm_start(cfg: DemoConfig, model: Any, tokenizer: Any) -> Any:
+def warm_start(cfg: DemoConfig, model: Any, tokenizer: Any, progress: bool = False) -> Any:
     """SFT on reference solutions until the greedy validation probe reaches ``cfg.warm_start_target``."""
     from reasongym.agents.algorithms import preset_configs
     from reasongym.agents.warm_start import warm_start as sft_warm_start
 
-    sft_run = preset_configs("tiny", "sft", seed=cfg.seed, progress_bar=False)["run"]
+    sft_run = preset_configs("tiny", "sft", seed=cfg.seed, progress_bar=progress)["run"]
     if cfg.quick:
         sft_run = replace(sft_run, max_steps=2, eval_every=1, eval_problems=2)
         return sft_warm_start(model, tokenizer, ENV_ID, run=sft_run, num_pairs=16)
@@ -221,13 +236,14 @@ def train_rl(cfg: DemoConfig, model: Any, tokenizer: Any, run_dir: Path, progres
     return int(result.steps)
 
 
-def write_plots(run_dir: Path) -> list[Path]:
+def write_plots(run_dir: Path, algo: str = "grpo") -> list[Path]:
     """Reward, accuracy and entropy over steps; pass@k against k before and after."""
     from reasongym.evaluation import plot_pass_at_k
-    from reasongym.runs.metrics import plot_metrics
+    from reasongym.runs.plots import plot_metrics, plot_title
 
     panels = ("rollout/reward_mean", "rollout/correct_rate", "train/entropy", "rollout/len_mean")
-    curves = plot_metrics(run_dir / "metrics.jsonl", run_dir / "metrics.png", keys=panels)
+    title = plot_title(run_dir, f"demo, {algo}", ENV_ID)
+    curves = plot_metrics(run_dir / "metrics.jsonl", run_dir / "metrics.png", keys=panels, title=title)
     pass_k = plot_pass_at_k(
         [run_dir / "eval_before.jsonl", run_dir / "eval_after.jsonl"],
         run_dir / "pass_at_k.png",

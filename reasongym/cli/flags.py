@@ -103,8 +103,8 @@ def one_line(box: str) -> str:
             blocks[-1].append(line)
     blocks = [block for block in blocks if block and not block[0].startswith("For full helptext")]
     message = " ".join(blocks[0]) if blocks else title
-    suggested = [
-        line.split()[0]
+    suggested = [  # a flag with other names (TRL's) is one suggestion: --num-generations/--group-size
+        "/".join(word.rstrip(",") for word in line.split() if word.startswith("--"))
         for block in blocks[1:]
         if block[0].startswith("Perhaps you meant")
         for line in block[1:]

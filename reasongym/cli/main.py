@@ -1,6 +1,7 @@
-"""The ``reasongym`` command line: list, show, verify, eval, regrade, compare, train, demo.
+"""The ``reasongym`` command line: list, show, verify, eval, regrade, compare, data, train, demo.
 
-Every command parses its arguments and calls one library function; nothing else happens here.
+Every command parses its arguments and calls one library function; nothing else happens here, but for the
+thread setting every command starts with (`quiet_threads`) and SIGTERM, which stops a command as Ctrl-C does.
 
 Exit codes, for scripts:
     0: success.
@@ -10,18 +11,23 @@ Exit codes, for scripts:
     2: usage error (unknown command, flag, environment id, algorithm or config field; a value that is not
        allowed; a model path that does not exist or holds no model; a malformed, cut-off or non-UTF-8
        input or config file; an output path that cannot be written; a run folder that cannot be resumed).
-    130: interrupted (Ctrl-C).
+    130: interrupted (Ctrl-C or SIGTERM; a trainer first saves its last finished step and says where).
 
-Errors print one line, ``reasongym: error: <message>``, on stderr; ``--debug`` shows the traceback too.
+Errors print one line, ``reasongym: error: <message>``, on stderr (an argument a command does not take: also
+that command's usage line); ``--debug`` shows the traceback too.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,7 @@ from reasongym.cli.args import (
     non_negative_int,
     positive_int,
 )
+from reasongym.cli.data import add_data_parser
 from reasongym.cli.eval import cmd_eval
 from reasongym.cli.flags import UsageShown
 from reasongym.cli.regrade import add_regrade_parser
@@ -45,29 +52,31 @@ from reasongym.runs.metrics import dumps_strict
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """Print every registered environment id with answer type, size, source and description."""
+    """Print every registered environment id with answer type, size, source, where its data is, and
+    description."""
     from reasongym.envs import list_envs
+    from reasongym.envs.benchmarks.data import availability
 
     entries = list_envs()
+    data = {entry.id: availability(entry) for entry in entries}  # local files, the hub, or generated
     if args.json:
         for entry in entries:
-            print(
-                json.dumps(
-                    {
-                        "id": entry.id,
-                        "answer_type": entry.answer_type,
-                        "size": entry.size,
-                        "source": entry.origin,
-                        "description": entry.description,
-                    }
-                )
-            )
+            row = {"id": entry.id, "answer_type": entry.answer_type, "size": entry.size}
+            row.update({"source": entry.origin, "data": data[entry.id], "description": entry.description})
+            print(json.dumps(row))
         return EXIT_OK
     width = max(len(entry.id) for entry in entries) + 2
-    print(f"{'id':<{width}}{'answer':<11}{'size':<30}{'source':<22}description")
+    print(f"{'id':<{width}}{'answer':<11}{'size':<30}{'source':<22}{'data':<13}description")
     for entry in entries:
         print(
-            f"{entry.id:<{width}}{entry.answer_type:<11}{entry.size:<30}{entry.origin:<22}{entry.description}"
+            f"{entry.id:<{width}}{entry.answer_type:<11}{entry.size:<30}{entry.origin:<22}{data[entry.id]:<13}"
+            f"{entry.description}"
+        )
+    hub = sum(value == "hub" for value in data.values())
+    if hub:
+        print(
+            f"\n{hub} benchmarks have no local copy (data 'hub'): they load from the Hugging Face hub, or set "
+            "REASONGYM_DATA_DIR to a data root (`reasongym data ENV_ID --out DIR` writes one)"
         )
     return EXIT_OK
 
@@ -98,16 +107,23 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """Grade one completion against a gold answer, or every row of a JSONL file."""
+    from reasongym.envs.rows import gold_text
     from reasongym.verifiers import verify
 
     if (args.file is None) == (args.completion is None):
         raise UsageError("give either a COMPLETION (with --gold) or --file rows.jsonl, not both or neither")
+    if args.gold_text is not None and args.gold is not None and args.gold_text != args.gold:
+        raise UsageError(f"two gold answers: GOLD {args.gold_text!r} and --gold {args.gold!r}; give one")
+    args.gold = args.gold if args.gold is not None else args.gold_text
     if args.file is None:
         if args.gold is None:
-            raise UsageError("--gold is required when grading one completion")
+            raise UsageError(
+                "the gold answer is required: `reasongym verify COMPLETION GOLD` (or --gold GOLD)"
+            )
         completion = sys.stdin.read() if args.completion == "-" else args.completion
         choices = _parse_choices(args.choices)
-        verdict = verify(completion, args.gold, args.kind, choices=choices, timeout=args.timeout)
+        gold = gold_text(args.gold, args.kind, "--gold")
+        verdict = verify(completion, gold, args.kind, choices=choices, timeout=args.timeout)
         _print_verdict(verdict, args.json)
         return EXIT_OK
     from reasongym.evaluation.report import load_records
@@ -121,9 +137,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 f"{args.file}:{line} needs 'completion' and 'gold' (optional 'kind', 'choices')"
             )
         kind = row.get("kind", args.kind)
-        verdict = verify(
-            row["completion"], str(row["gold"]), kind, choices=row.get("choices"), timeout=args.timeout
-        )
+        gold = gold_text(row["gold"], str(kind), f"{args.file}:{line}: 'gold'")  # never str(None)
+        verdict = verify(row["completion"], gold, kind, choices=row.get("choices"), timeout=args.timeout)
         correct += bool(verdict.correct)
         print(json.dumps({"line": line, **_verdict_dict(verdict)}))
     print(json.dumps({"rows": len(rows), "correct": correct, "accuracy": correct / max(len(rows), 1)}))
@@ -161,10 +176,14 @@ def _print_verdict(verdict: Any, as_json: bool) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Put evaluation files side by side, and optionally plot pass@k against k."""
-    from reasongym.evaluation.report import compare_reports, load_report, plot_pass_at_k
+    from reasongym.evaluation.plots import plot_pass_at_k
+    from reasongym.evaluation.report import comparability_warning, compare_reports, load_report
 
     reports = [load_report(path, ks=args.k) for path in args.files]
     print(compare_reports(reports))
+    warning = comparability_warning(reports)
+    if warning:
+        print(f"reasongym: warning: {warning}", file=sys.stderr)
     if args.plot:
         print(f"plot: {plot_pass_at_k(args.files, args.plot)}")
     return EXIT_OK
@@ -178,6 +197,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     try:
         result = cli_train.run_training(list(args.rest))
         if result and distributed.current().is_main:  # `train --help` prints its usage, returns nothing
+            line = result.pop("summary", None)
+            if line:
+                print(line)  # in words, before the JSON
             print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
     finally:
         distributed.cleanup()  # under torchrun / accelerate launch: leave the process group
@@ -201,11 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     _add_inspection_parsers(commands)
     sub = commands.add_parser(
-        "eval", help="evaluate a model or stored completions: pass@k, maj@k, avg@n", add_help=False
+        "eval", help="evaluate a model or stored completions: pass@k, pass^k, maj@k, avg@n", add_help=False
     )
     sub.add_argument("rest", nargs=argparse.REMAINDER)
     sub.set_defaults(run=lambda args: cmd_eval(list(args.rest)))
     add_regrade_parser(commands)
+    add_data_parser(commands)
     _add_training_parsers(commands)
     return parser
 
@@ -218,7 +241,7 @@ def _add_inspection_parsers(commands: Any) -> None:
 
     sub = commands.add_parser("show", help="show problems with gold answers and reference solutions")
     sub.add_argument("env_id", metavar="ENV_ID", help="environment id, e.g. reasongym/Arithmetic-v0")
-    sub.add_argument("--n", type=positive_int, default=3, help="how many problems (default 3)")
+    sub.add_argument("-n", "--n", type=positive_int, default=3, help="how many problems (default 3)")
     sub.add_argument("--start", type=non_negative_int, default=0, help="index of the first problem")
     sub.add_argument("--split", help="split (default: test if present)")
     sub.add_argument("--difficulty", type=int, help="difficulty level, where the environment has levels")
@@ -230,7 +253,8 @@ def _add_inspection_parsers(commands: Any) -> None:
     sub.add_argument(
         "completion", nargs="?", metavar="COMPLETION", help="the completion text; '-' reads stdin"
     )
-    sub.add_argument("--gold", help="the gold answer")
+    sub.add_argument("gold_text", nargs="?", metavar="GOLD", help="the gold answer (or --gold)")
+    sub.add_argument("--gold", help="the gold answer (or the second positional argument)")
     sub.add_argument("--kind", default="math", help="math, integer, choice, exact, yesno or countdown")
     sub.add_argument(
         "--choice", dest="choices", action="append", metavar="LABEL=TEXT", help="an option (kind choice)"
@@ -245,7 +269,9 @@ def _add_training_parsers(commands: Any) -> None:
     """``compare``, ``train`` and ``demo``."""
     sub = commands.add_parser("compare", help="put evaluation files side by side; plot pass@k")
     sub.add_argument("files", nargs="+", metavar="EVAL.jsonl", help="evaluation files written by eval")
-    sub.add_argument("--k", type=positive_int, action="append", help="a k of pass@k (repeatable)")
+    sub.add_argument(
+        "--k", type=positive_int, action="append", help="a k of pass@k, pass^k and maj@k (repeatable)"
+    )
     sub.add_argument("--plot", metavar="PNG", help="also plot pass@k against k into this PNG")
     sub.set_defaults(run=cmd_compare)
 
@@ -277,20 +303,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: Arguments without the program name; None reads ``sys.argv``.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    quiet_threads(os.environ)
     debug = "--debug" in argv
     try:
-        words = [word for word in argv if word != "--debug"]
-        if words[:1] == ["train"]:  # everything after `train` is the trainer's (argparse would take --help)
-            args = argparse.Namespace(command="train", rest=words[1:], run=cmd_train)
-        elif words[:1] == ["eval"]:  # eval's and demo's flags are their configs', parsed by tyro
-            return cmd_eval(words[1:])
-        elif words[:1] == ["demo"]:
-            from reasongym.cli.demo import cmd_demo
-
-            return cmd_demo(words[1:])
-        else:
-            args = build_parser().parse_args(argv)
-        return args.run(args)
+        with _sigterm_as_interrupt():
+            return _dispatch(argv)
     except UsageShown as shown:  # help, which the flag parser printed
         return shown.code
     except SystemExit as exit_:  # argparse's --help and --version
@@ -301,11 +318,67 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc, EXIT_USAGE, debug)
     except (ConfigError, UnknownEnvError) as exc:
         return _fail(exc, EXIT_USAGE, debug)
-    except KeyboardInterrupt:
-        print("reasongym: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM; a trainer says what it saved
+        print(f"reasongym: {exc}" if str(exc) else "reasongym: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except (DatasetNotFoundError, OSError, RuntimeError, ValueError) as exc:
         return _fail(exc, EXIT_FAILURE, debug)
+
+
+def _dispatch(argv: list[str]) -> int:
+    """Run the command ``argv`` names."""
+    words = [word for word in argv if word != "--debug"]
+    if words[:1] == ["train"]:  # everything after `train` is the trainer's (argparse would take --help)
+        return cmd_train(argparse.Namespace(command="train", rest=words[1:]))
+    if words[:1] == ["eval"]:  # eval's and demo's flags are their configs', parsed by tyro
+        return cmd_eval(words[1:])
+    if words[:1] == ["demo"]:
+        from reasongym.cli.demo import cmd_demo
+
+        return cmd_demo(words[1:])
+    args = _parse(argv)
+    return int(args.run(args))
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill``, a scheduler's stop) stops a command as Ctrl-C does: a trainer saves its last step."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def quiet_threads(environ: MutableMapping[str, str]) -> None:
+    """Make torch's CPU threads wait without spinning, unless the user chose a thread setting.
+
+    OpenMP's default wait policy keeps each idle thread busy-waiting for the next parallel region; on a small
+    machine shared with one other busy process that made training 5-7x slower (the tiny model's GRPO step,
+    2 cores), with one thread or with ``OMP_WAIT_POLICY=PASSIVE`` it was not. torch reads the policy when it
+    loads, so this runs before any command imports it; ``OMP_NUM_THREADS`` or ``OMP_WAIT_POLICY`` set by
+    the user is left as it is.
+    """
+    if "OMP_NUM_THREADS" not in environ and "OMP_WAIT_POLICY" not in environ:
+        environ["OMP_WAIT_POLICY"] = "PASSIVE"
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """The arguments of list, show, verify, compare and regrade; an argument a command does not take is
+    refused by that command's parser (its usage, and the nearest flags)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        commands.choices[args.command].refuse_unknown(extra)
+    return args
 
 
 def _fail(exc: BaseException, code: int, debug: bool) -> int:

@@ -20,6 +20,8 @@ def cmd_regrade(args: argparse.Namespace) -> int:
         "changed": len(report.changes), "not_regradable": report.not_regradable,
         "by_reason": {f"{b} -> {a}: {r}": len(c) for (b, a, r), c in report.groups().items()},
         "before": report.before, "after": report.after,
+        "versions": {f"{old} -> {new}": count for (old, new), count in report.versions.items()},
+        "changed_under_same_version": len(report.unversioned_changes()),
     }  # fmt: skip
     print(json.dumps(summary))
     return EXIT_OK

@@ -2,8 +2,11 @@
 (``config.json``) and run keys (``run.json``), the base the config file and flags are laid on.
 
 A folder is refused when resuming it would not continue the run it holds: not a folder, not a run, a run
-without its ``config.json`` (it would train on defaults), a run with trained steps but no checkpoint (its
-steps would be logged twice), or a run of another algorithm.
+without its ``config.json`` (it would train on defaults), a ``config.json`` that is not a reasongym run
+config (a model folder's: training would overwrite it and its tokenizer files), an empty one or one without
+a section of the algorithm (the run would continue on preset values, unannounced), a run with trained steps
+but no checkpoint (its steps would be logged twice), or a run of another algorithm. A section that lacks
+fields (written by an older reasongym) is resumed, and every field that falls back is named.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from reasongym.cli.args import UsageError
 from reasongym.errors import ConfigError
 
 
-def resume_base(algo: str, folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The saved configs (by section) and ``run.json`` keys of the run folder being resumed."""
+def resume_base(algo: str, folder: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """The saved configs (by section), the ``run.json`` keys of the run folder being resumed, and the
+    ``section.field`` names its ``config.json`` lacks (they fall back to the preset, file and flags)."""
     run = check_resumable(folder)
     saved_job = run.read_run_info()
     if saved_job.get("algo") not in (None, algo):
@@ -27,7 +31,8 @@ def resume_base(algo: str, folder: Path) -> tuple[dict[str, Any], dict[str, Any]
             f"--run-dir {str(folder)!r} is a {saved_job['algo']} run; resume it with "
             f"`reasongym train {saved_job['algo']} --run-dir ...`, not {algo}"
         )
-    return saved_configs(run.config_path, algo), saved_job
+    sections, missing = saved_configs(run.config_path, algo)
+    return sections, saved_job, missing
 
 
 def check_resumable(folder: Path) -> Any:
@@ -62,8 +67,14 @@ def check_resumable(folder: Path) -> Any:
             f"--run-dir {str(folder)!r} has no config.json, so resuming would train with default settings "
             f"instead of the run's own; restore its config.json, or {new_run}"
         )
+    foreign = run.foreign_config()
+    if foreign is not None:
+        raise UsageError(
+            f"--run-dir {str(folder)!r} is not a run folder: {foreign}; resuming would overwrite it and the "
+            f"tokenizer files beside it; {new_run}"
+        )
     steps = [r.get("step", 0) for r in read_metrics(run.metrics_path)] if run.metrics_path.is_file() else []
-    if latest_checkpoint(run) is None and max(steps, default=0) > 0:
+    if latest_checkpoint(run, warn=False) is None and max(steps, default=0) > 0:  # the trainer warns
         raise UsageError(
             f"--run-dir {str(folder)!r} has trained steps (metrics.jsonl up to step {max(steps)}) but no checkpoint "
             f"under checkpoints/ to resume from: restarting at step 0 would log those steps again; {new_run}, or "
@@ -72,26 +83,43 @@ def check_resumable(folder: Path) -> Any:
     return run
 
 
-def saved_configs(path: Path, algo: str) -> dict[str, Any]:
-    """The configs a run folder was trained with, by section; fields this version lacks are dropped."""
+def saved_configs(path: Path, algo: str) -> tuple[dict[str, Any], list[str]]:
+    """The configs a run folder was trained with, by section, and the ``section.field`` names it lacks;
+    fields this version lacks are dropped (with a warning).
+
+    Raises:
+        UsageError: ``config.json`` is not a JSON object of the algorithm's sections: empty, a model's, or
+            without one of the sections (the run would continue on preset values without a word).
+    """
     from reasongym.agents.algorithms import config_class
     from reasongym.agents.presets import SECTIONS
 
-    if not path.is_file():
-        return {}
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from exc
-    sections = {}
+    restore = "restore the run's config.json (or start a new run with --output-dir)"
+    if saved == {}:
+        raise UsageError(
+            f"{path} is not a reasongym run config (an empty object): resuming would train on preset values "
+            f"instead of the run's own; {restore}"
+        )
+    absent = [s for s in SECTIONS[algo] if not isinstance(saved, dict) or not isinstance(saved.get(s), dict)]
+    if absent:
+        names = ", ".join(f"[{section}]" for section in absent)
+        raise UsageError(
+            f"{path} has no {names} section{'s' * (len(absent) > 1)}: resuming would train with preset values "
+            f"there instead of the run's own; {restore}"
+        )
+    sections: dict[str, Any] = {}
+    missing: list[str] = []
     for section in SECTIONS[algo]:
-        values = saved.get(section) if isinstance(saved, dict) else None
-        if not isinstance(values, dict):
-            continue
-        known = {item.name for item in dataclasses.fields(config_class(algo, section))}
-        dropped = sorted(set(values) - known)
+        values = saved[section]
+        known = [item.name for item in dataclasses.fields(config_class(algo, section))]
+        dropped = sorted(set(values) - set(known))
         if dropped:
             print(f"reasongym: warning: ignoring fields of {path} [{section}] that this version lacks: {dropped}",
                   file=sys.stderr)  # fmt: skip
+        missing.extend(f"{section}.{name}" for name in known if name not in values)
         sections[section] = {key: value for key, value in values.items() if key in known}
-    return sections
+    return sections, missing

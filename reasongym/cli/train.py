@@ -34,6 +34,8 @@ from typing import Any, Literal
 from reasongym.cli.args import UsageError, flatten, merge, read_config_file
 from reasongym.cli.flags import flat_section, parse
 from reasongym.cli.resume import resume_base
+from reasongym.cli.summary import after_failure, eval_split, result_summary, step_cost, stop_at, summary_line
+from reasongym.errors import ConfigError
 
 ALGOS = ("sft", "grpo", "dapo", "star")
 SECTION_TITLES = {
@@ -41,6 +43,22 @@ SECTION_TITLES = {
     "run": "run: steps, optimizer, cadence, data, logging (RunConfig, every trainer)",
     "rollout": "rollout: how completions are sampled (RolloutConfig)",
 }
+TRL_NAMES: dict[str, tuple[str, ...]] = {
+    "lr": ("--learning-rate",),
+    "lr_schedule": ("--lr-scheduler-type",),
+    "log_every": ("--logging-steps",),
+    "save_every": ("--save-steps",),
+    "eval_every": ("--eval-steps",),
+    "group_size": ("--num-generations",),
+    "max_new_tokens": ("--max-completion-length",),
+    "kl_coef": ("--beta",),
+    "clip_eps": ("--epsilon",),
+    "eps_low": ("--epsilon",),
+    "eps_high": ("--epsilon-high",),
+    "mu": ("--num-iterations",),
+}
+"""Our flag -> the name TRL's configs (``GRPOConfig``, ``SFTConfig``, ``TrainingArguments``) give the same
+setting, accepted as another name of the flag (SFT's ``--per-device-train-batch-size`` is added per algorithm)."""
 TRAIN_USAGE = (
     f"usage: reasongym train {{{','.join(ALGOS)}}} [--preset NAME] [--config FILE] [flags]\n"
     "`reasongym train ALGO --help` lists every flag, grouped by config section"
@@ -65,6 +83,15 @@ class TrainJob:
     """Parent folder of the new run folder; None: ./runs."""
     run_dir: str | None = None
     """An existing run folder to resume; its saved configs are the base."""
+    collective_timeout: float = 600.0
+    """Under torchrun or accelerate: seconds a process waits for the others at a collective (a gather, a
+    barrier) before the job stops, naming the stalled process (torch's own default is 30 minutes)."""
+
+    def __post_init__(self) -> None:
+        """Raise ConfigError for a collective timeout that is not a positive number of seconds."""
+        value = self.collective_timeout
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:
+            raise ConfigError(f"collective_timeout={value!r} is not allowed; expected seconds > 0 (e.g. 600)")
 
 
 @dataclass(frozen=True)
@@ -105,7 +132,7 @@ def run_training(argv: list[str]) -> dict[str, Any]:
     parsed = parse(
         train_command(algo), rest, default=layers.default, prog=f"reasongym train {algo}",
         description=f"Train with {algo.upper()}. Precedence: preset < resumed run < --config file < flags.",
-        nested=_nested(algo), hints=preset_hints(algo, layers.preset),
+        nested=_nested(algo), hints=preset_hints(algo, layers.preset), aliases=trl_names(algo),
     )  # fmt: skip
     job = parsed.job
     if not job.env:
@@ -113,6 +140,13 @@ def run_training(argv: list[str]) -> dict[str, Any]:
     configs = {section: getattr(parsed, section) for section in _sections(algo)}
     layers.announce(job, configs)
     return _train(algo, configs, job)
+
+
+def trl_names(algo: str) -> dict[str, tuple[str, ...]]:
+    """`TRL_NAMES`, with SFT's per-process batch under TRL's name."""
+    if algo == "sft":
+        return {**TRL_NAMES, "batch_size": ("--per-device-train-batch-size",)}
+    return dict(TRL_NAMES)
 
 
 def train_command(algo: str) -> type:
@@ -154,9 +188,11 @@ def choose_preset(job: Mapping[str, Any]) -> tuple[str, str | None]:
     if job.get("preset"):
         return str(job["preset"]), None
     model = str(job.get("model") or "tiny")
+    from reasongym.policy.checkpoints import follow_latest
     from reasongym.runs.folder import RunDir
 
-    from_run = RunDir(Path(model)).read_run_info().get("preset") if Path(model).is_dir() else None
+    folder = follow_latest(Path(model))  # runs/sft: its newest run
+    from_run = RunDir(folder).read_run_info().get("preset") if folder.is_dir() else None
     chosen = from_run or ("tiny" if model == "tiny" else "default")
     return chosen, f"the preset of {model}" if from_run else f"--model {model}"
 
@@ -171,6 +207,8 @@ class _Layers:
     saved: dict[str, Any]
     saved_job: dict[str, Any]
     reason: str | None
+    missing: list[str] = dataclasses.field(default_factory=list)
+    """``section.field`` names the resumed run's ``config.json`` lacks (announced with their values)."""
 
     @classmethod
     def read(cls, algo: str, argv: list[str]) -> _Layers:
@@ -196,14 +234,14 @@ class _Layers:
         names = [item.name for item in dataclasses.fields(JOBS[algo])]
         file_job = {key: file_values.pop(key) for key in names if key in file_values}
         run_dir = flags.get("run_dir") or file_job.get("run_dir")
-        saved, saved_job = resume_base(algo, Path(run_dir)) if run_dir else ({}, {})
+        saved, saved_job, missing = resume_base(algo, Path(run_dir)) if run_dir else ({}, {}, [])
         job = {key: value for key, value in saved_job.items() if key in names and value is not None}
         job.update({**file_job, **flags})
         preset, reason = choose_preset(job)
         values = merge(merge(preset_values(preset, algo), saved), sort_fields(algo, file_values, where=where))
         configs = {s: build(config_class(algo, s), values.get(s, {}), where=s) for s in _sections(algo)}
         default = train_command(algo)(job=JOBS[algo](**{**job, "preset": preset}), **configs)
-        return cls(algo, preset, default, saved, saved_job, reason)
+        return cls(algo, preset, default, saved, saved_job, reason, missing)
 
     def announce(self, job: TrainJob, configs: Mapping[str, Any]) -> None:
         """Say on stderr which preset was chosen (when not explicit) and every value that differs from the run
@@ -220,6 +258,14 @@ class _Layers:
             if key in self.saved_job and key not in ("run_dir", "config") and self.saved_job[key] != value:
                 _warn_change(folder, key, value, self.saved_job[key])
         now = flatten({section: _plain(dataclasses.asdict(cfg)) for section, cfg in configs.items()})
+        if self.missing:
+            values = ", ".join(f"{key}={now[key]!r}" if key in now else key for key in self.missing)
+            print(
+                f"reasongym: warning: {Path(str(folder)) / 'config.json'} lacks {len(self.missing)} field"
+                f"{'s' * (len(self.missing) > 1)} (a run of an older reasongym?), which now take the values of "
+                f"preset {self.preset!r}, the config file or flags: {values}",
+                file=sys.stderr,
+            )
         for key, value in now.items():
             saved = flatten(self.saved).get(key, value)
             if saved != value:
@@ -261,14 +307,13 @@ def _warn_change(folder: Any, key: str, value: Any, saved: Any) -> None:
 
 
 def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, Any]:
-    """Build the model and the run folder (rank 0), train, and summarize."""
+    """Build the model and the run folder (rank 0), train, and summarize; a start that fails (or is
+    interrupted) before anything is saved removes the run folder it made."""
     from reasongym import distributed
-    from reasongym.agents.algorithms import ALGORITHMS
     from reasongym.envs import spec
     from reasongym.runs.folder import RunDir
 
     run_keys = dataclasses.asdict(job)
-
     env_id = spec(run_keys["env"]).id  # unknown ids fail here, before any model is built
     resuming = RunDir(Path(run_keys["run_dir"])) if run_keys.get("run_dir") else None
     if resuming is not None and not run_keys.get("model"):
@@ -279,7 +324,7 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
         )
     run_cfg = configs["run"]
     model_name = str(run_keys.get("model") or "tiny")
-    process = distributed.init_distributed()  # one process: nothing to join
+    process = distributed.init_distributed(timeout_s=job.collective_timeout)  # one process: nothing to join
     if "rollout" in configs:  # an engine that is not installed fails here, before any model or folder
         from reasongym.generation.engines import resolve_engine
 
@@ -289,28 +334,46 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
         info["num_examples"] = int(run_keys.get("num_examples") or 1000)
-    held = ExitStack()  # the run folder's lock, taken by rank 0 for the whole job
+    held, created = ExitStack(), []  # the run folder's lock, taken by rank 0 for the whole job
 
     def open_folder() -> RunDir:
-        created = resuming or RunDir.create(
+        folder = resuming or RunDir.create(
             run_keys.get("output_dir") or "runs", algo=algo, env=env_id, seed=run_cfg.seed
         )
-        held.enter_context(created.lock())  # before the first write: a second trainer on it fails here
-        created.write_run_info(info)
-        tokenizer.save_pretrained(created.path)  # `reasongym eval RUN_DIR` finds it next to the checkpoints
-        return created
+        created.extend([] if resuming else [folder])
+        held.enter_context(folder.lock())  # before the first write: a second trainer on it fails here
+        folder.write_run_info(info)
+        tokenizer.save_pretrained(folder.path)  # `reasongym eval RUN_DIR` finds it next to the checkpoints
+        return folder
 
-    with held:
-        folder = distributed.on_main(open_folder, process)
-        train = ALGORITHMS[algo].train
-        if algo == "sft":
-            pairs, env = _sft_pairs(env_id, info["num_examples"], run_cfg, tokenizer)
-            result = train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
-        else:
-            extra = {"rationale_generator": _teacher(run_keys)} if algo == "star" else {}
-            result = train(configs[algo], model, tokenizer, env_id, run=run_cfg, rollout=configs["rollout"],
-                           run_dir=folder.path, **extra)  # fmt: skip
-    return {"algo": algo, "env": env_id, "run_dir": str(folder.path), **result_summary(result)}
+    try:
+        with held:
+            folder = distributed.on_main(open_folder, process)
+            cost = step_cost(algo, configs, model_name, process.device)
+            if cost and process.is_main:
+                print(cost, file=sys.stderr)
+            result = _run(algo, configs, run_keys, (model, tokenizer), env_id, folder)
+    except BaseException as failure:
+        after_failure(algo, created, failure)
+        raise
+    return {"algo": algo, "env": env_id, "run_dir": str(folder.path), **result_summary(result),
+            "summary": summary_line(algo, result, run_cfg, eval_split(env_id, run_cfg), stop_at(configs))}  # fmt: skip
+
+
+def _run(
+    algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any], policy: tuple[Any, Any], env_id: str,
+    folder: Any,
+) -> Any:  # fmt: skip
+    """The algorithm's trainer on the model, in the run folder."""
+    from reasongym.agents.algorithms import ALGORITHMS
+
+    (model, tokenizer), run_cfg, train = policy, configs["run"], ALGORITHMS[algo].train
+    if algo == "sft":
+        pairs, env = _sft_pairs(env_id, int(run_keys.get("num_examples") or 1000), run_cfg, tokenizer)
+        return train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
+    extra = {"rationale_generator": _teacher(run_keys)} if algo == "star" else {}
+    return train(configs[algo], model, tokenizer, env_id, run=run_cfg, rollout=configs["rollout"],
+                 run_dir=folder.path, **extra)  # fmt: skip
 
 
 def _teacher(run_keys: Mapping[str, Any]) -> Any:
@@ -336,21 +399,6 @@ def _sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> tuple[list[
     env = make(env_id, difficulty=run.difficulty) if run.difficulty is not None else make(env_id)
     split, _ = resolve_splits(run, env)
     return sft_pairs_from_env(env, count, split=split, tokenizer=tokenizer), env
-
-
-def result_summary(result: Any) -> dict[str, Any]:
-    """Steps, the last step's numeric metrics (SFT, GRPO, DAPO), and STaR's iterations and accuracies."""
-    history = getattr(result, "history", ()) or ()
-    summary: dict[str, Any] = {
-        "steps": getattr(result, "steps", None),
-        "last": {k: v for k, v in (history[-1] if history else {}).items() if isinstance(v, int | float)},
-    }
-    for name in ("initial_accuracy", "final_accuracy"):  # STaR
-        if isinstance(getattr(result, name, None), int | float):
-            summary[name] = getattr(result, name)
-    if hasattr(result, "iterations"):
-        summary["iterations"] = len(result.iterations)
-    return summary
 
 
 def load_training_model(name: str, *, seed: int = 0) -> tuple[Any, Any]:

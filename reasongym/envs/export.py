@@ -1,6 +1,7 @@
 """Bridges to Hugging Face training stacks: a prompt dataset and a TRL-style reward function.
 
-``to_dataset`` writes the columns TRL's ``GRPOTrainer`` reads (``prompt`` in conversational form) plus
+``to_dataset`` writes the columns TRL's ``GRPOTrainer`` reads (``prompt`` in conversational form, or as plain
+text for a model without a chat template) plus
 the gold columns the reward function needs; TRL passes every extra dataset column to reward functions as
 keyword lists, so ``reward_function(env)`` grades with the ``answer``, ``answer_type`` and ``choices``
 columns and the environment's own reward shaping.
@@ -66,6 +67,7 @@ def to_dataset(
     seed: int = 0,
     difficulty: int | None = None,
     hint: bool = False,
+    chat: bool = True,
 ) -> datasets.Dataset:
     """A prompt dataset in the format TRL's GRPOTrainer expects.
 
@@ -76,9 +78,12 @@ def to_dataset(
         seed: Chooses which problems, and their order.
         difficulty: Restrict to one difficulty level.
         hint: Show the gold answer in each prompt (STaR rationalization data).
+        chat: Prompts as chat messages (TRL applies the model's chat template); False: as plain text, the
+            messages' contents joined by newlines (what reasongym gives a model without a chat template),
+            for base models and the tiny model, which have no template.
 
     Returns:
-        Columns ``prompt`` (chat messages), ``answer``, ``answer_type``, ``choices`` (``[label, text]``
+        Columns ``prompt`` (chat messages, or text with ``chat=False``), ``answer``, ``answer_type``, ``choices`` (``[label, text]``
         pairs), ``problem_id``, ``solution`` ("" when none) and ``difficulty`` (-1 when none).
 
     Raises:
@@ -92,7 +97,8 @@ def to_dataset(
     rows: dict[str, list[Any]] = defaultdict(list)
     for index in _indices(env.source.size(split, level), n, rng):
         problem = env.source.problem(split, index, level)
-        rows["prompt"].append(env.messages(problem, hint=hint))
+        messages = env.messages(problem, hint=hint)
+        rows["prompt"].append(messages if chat else "\n".join(m["content"] for m in messages))
         rows["answer"].append(problem.answer)
         rows["answer_type"].append(problem.answer_type)
         rows["choices"].append([[label, text] for label, text in problem.choices])
@@ -102,7 +108,7 @@ def to_dataset(
     message = {"role": datasets.Value("string"), "content": datasets.Value("string")}
     features = datasets.Features(
         {
-            "prompt": datasets.List(message),
+            "prompt": datasets.List(message) if chat else datasets.Value("string"),
             "answer": datasets.Value("string"),
             "answer_type": datasets.Value("string"),
             "choices": datasets.List(datasets.List(datasets.Value("string"))),

@@ -25,11 +25,20 @@ from reasongym.envs.problem import Problem
 from reasongym.envs.sources import check_unique_ids
 from reasongym.errors import ConfigError
 
-__all__ = ["Columns", "gold_text", "problem_maker", "read_rows", "split_tables", "table_loader", "table_size"]
+__all__ = [
+    "MISSING_GOLD_TEXTS", "Columns", "gold_text", "problem_maker", "read_rows", "split_tables", "table_loader",
+    "table_size",
+]  # fmt: skip
 
 DATA_FORMATS = (".jsonl", ".json", ".csv", ".parquet")
 _PROBLEM_FIELDS = tuple(f.name for f in fields(Problem))
 _GOLD_RULE = "every problem needs a gold answer: a non-empty string or a finite number"
+MISSING_GOLD_TEXTS = frozenset(
+    {"none", "null", "nan", "-nan", "+nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+)
+"""Gold texts (case and outer spaces aside) that are a missing or non-finite value written out (``str(None)``,
+a NaN through pandas): refused wherever a gold enters (datasets, generators, benchmark files, stored
+completions, ``reasongym verify``), since ``\\boxed{None}`` would match them for full reward."""
 _CHOICE_SHAPES = (
     "a list of option texts, (label, text) pairs, a label -> text dict, or {'label': [...], 'text': [...]}"
 )
@@ -93,7 +102,8 @@ def gold_text(value: Any, answer_type: str, where: str) -> str:
         where: What holds the value, for the message (``"split 'test' row 3: column 'a' (the answer)"``).
 
     Raises:
-        ConfigError: The value is None, an empty string, NaN or infinite, or not a string or number.
+        ConfigError: The value is None, an empty string, NaN or infinite, the text of one of these
+            (`MISSING_GOLD_TEXTS`), or not a string or number.
     """
     if value is None:
         raise ConfigError(f"{where} is missing (None); {_GOLD_RULE}")
@@ -113,6 +123,8 @@ def gold_text(value: Any, answer_type: str, where: str) -> str:
         raise ConfigError(f"{where} is {_described(value)}; {_GOLD_RULE}")
     if not value.strip():
         raise ConfigError(f"{where} is an empty string; {_GOLD_RULE}")
+    if value.strip().casefold() in MISSING_GOLD_TEXTS:
+        raise ConfigError(f"{where} is {value!r}, the text of a missing or non-finite value; {_GOLD_RULE}")
     return value.strip()
 
 

@@ -1,8 +1,8 @@
-"""Evaluation: pass@k, maj@k and avg@n over graded samples; run a model or grade stored completions.
+"""Evaluation: pass@k, pass^k, maj@k and avg@n over graded samples; run a model or grade stored completions.
 
 ``evaluate`` samples through an environment with an `EvalConfig` (torch and transformers load only when it
 runs a model); ``grade_completions`` grades completions produced elsewhere; ``report`` compares evaluation
-files and plots pass@k against k. Names load on first use, so that ``reasongym.pass_at_k`` stays light.
+files; ``plots`` draws pass@k against k. Names load on first use, so that ``reasongym.pass_at_k`` stays light.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reasongym.evaluation.config import EvalConfig
-    from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
+    from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
+    from reasongym.evaluation.plots import plot_pass_at_k
     from reasongym.evaluation.report import (
         EvalReport,
         compare_reports,
         load_records,
         load_report,
-        plot_pass_at_k,
         summarize,
     )
     from reasongym.evaluation.runner import evaluate
@@ -30,11 +30,12 @@ _LAZY = {
     "bootstrap_ci": "estimators",
     "majority_vote": "estimators",
     "pass_at_k": "estimators",
+    "pass_hat_k": "estimators",
     "EvalReport": "report",
     "compare_reports": "report",
     "load_records": "report",
     "load_report": "report",
-    "plot_pass_at_k": "report",
+    "plot_pass_at_k": "plots",
     "summarize": "report",
     "evaluate": "runner",
     "grade_completions": "stored",
@@ -52,6 +53,7 @@ __all__ = [
     "load_report",
     "majority_vote",
     "pass_at_k",
+    "pass_hat_k",
     "plot_pass_at_k",
     "summarize",
 ]

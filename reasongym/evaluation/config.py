@@ -26,13 +26,13 @@ DEFAULT_NUM_PROCEDURAL = 200
 
 @dataclass(frozen=True)
 class EvalConfig:
-    """How many completions of which problems are sampled, how, and which pass@k / maj@k are reported."""
+    """How many completions of which problems are sampled, how, and which pass@k / pass^k / maj@k are reported."""
 
     n: int = 1
     """Completions sampled per problem (also ``--num-samples``: torchrun and accelerate take ``--n`` for
     an abbreviation of their own)."""
     k: tuple[int, ...] = ()
-    """The k values of pass@k and maj@k, each in [1, n] (n: the samples per problem, or of stored
+    """The k values of pass@k, pass^k and maj@k, each in [1, n] (n: the samples per problem, or of stored
     completions); empty: the powers of two up to n, and n."""
     split: str | None = None
     """The split to evaluate; None: ``test`` if the environment has it, else its validation split, else

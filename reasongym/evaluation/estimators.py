@@ -1,4 +1,4 @@
-"""Estimators over n graded samples per problem: pass@k, maj@k, avg@n, and bootstrap intervals.
+"""Estimators over n graded samples per problem: pass@k, pass^k, maj@k, avg@n, and bootstrap intervals.
 
 All functions are pure and cheap; they know nothing about models or environments.
 """
@@ -33,19 +33,53 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         >>> pass_at_k(n=4, c=1, k=2)
         0.5
     """
-    for name, value in (("n", n), ("c", c), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise ConfigError(f"pass_at_k: {name} must be an int, got {value!r}")
-    if n < 1:
-        raise ConfigError(f"pass_at_k: n must be >= 1, got {n}")
-    if not 0 <= c <= n:
-        raise ConfigError(f"pass_at_k: c must lie in [0, n={n}], got {c}")
-    if not 1 <= k <= n:
-        raise ConfigError(f"pass_at_k: k must lie in [1, n={n}], got {k}")
+    _check_counts("pass_at_k", n, c, k)
     if n - c < k:
         return 1.0
     ratio = np.prod(1.0 - k / np.arange(n - c + 1, n + 1, dtype=np.float64))
     return float(1.0 - ratio)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass^k: the probability that ALL of ``k`` samples are correct, ``C(c, k) / C(n, k)``.
+
+    The reliability metric of tau-bench (Yao et al., 2024, arXiv:2406.12045): pass@k asks whether
+    any of k tries succeeds, pass^k whether every one does. The mean over problems of ``C(c, k) / C(n, k)``
+    is unbiased for it from n >= k samples (k samples drawn without replacement from the n), computed as
+    ``prod_{i=0}^{k-1} (c - i) / (n - i)``. ``pass^1`` equals ``pass@1``.
+
+    Args:
+        n: Samples drawn for the problem.
+        c: How many of them were correct.
+        k: The number of tries that must all succeed, ``1 <= k <= n``.
+
+    Returns:
+        The probability that ``k`` samples drawn without replacement are all correct.
+
+    Raises:
+        ConfigError: If the counts are inconsistent.
+
+    Example:
+        >>> round(pass_hat_k(n=4, c=2, k=2), 6)
+        0.166667
+    """
+    _check_counts("pass_hat_k", n, c, k)
+    if c < k:
+        return 0.0
+    return float(np.prod((c - np.arange(k, dtype=np.float64)) / (n - np.arange(k, dtype=np.float64))))
+
+
+def _check_counts(name: str, n: int, c: int, k: int) -> None:
+    """Raise ConfigError naming ``name``'s first count that is not an int or out of range."""
+    for field, value in (("n", n), ("c", c), ("k", k)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ConfigError(f"{name}: {field} must be an int, got {value!r}")
+    if n < 1:
+        raise ConfigError(f"{name}: n must be >= 1, got {n}")
+    if not 0 <= c <= n:
+        raise ConfigError(f"{name}: c must lie in [0, n={n}], got {c}")
+    if not 1 <= k <= n:
+        raise ConfigError(f"{name}: k must lie in [1, n={n}], got {k}")
 
 
 def avg_at_n(correct: Sequence[bool]) -> float:

@@ -82,23 +82,81 @@ def model_identity(model_or_path: Any) -> dict[str, Any]:
     """What names the weights an evaluation runs, for the settings stored with its records.
 
     Returns:
-        ``{"model": ..., "checkpoint": ...}``: a local folder as its absolute path and, for a run folder or a
-        checkpoint, the checkpoint it resolves to (so that a run that trained on is told apart); a hub id as
-        given; a served model by its name on the server (not its URL); another Generator or a model object
-        by the model name it carries.
+        ``{"model": ..., "checkpoint": ..., "weights": ...}``: a local folder as its absolute path (a folder of
+        runs as its newest run's, through ``latest``) and, for a run folder or a checkpoint, the checkpoint it
+        resolves to (so that a run that trained on is told apart); ``weights``, the SHA-256 of its weight
+        files (from the checkpoint's manifest when it records them), so that other weights saved at the same
+        path are another evaluation; a hub id as given; a served model by its name on the server (not its
+        URL); another Generator or a model object by the model name it carries (``weights`` None where there
+        are no files to hash).
     """
     if isinstance(model_or_path, (str, os.PathLike)):
-        path = Path(model_or_path).expanduser()
+        from reasongym.policy.checkpoints import follow_latest, resolve_weights
+
+        path = follow_latest(Path(model_or_path).expanduser())  # a folder of runs: its newest run
+        if path.is_file():  # a .gguf file
+            return {"model": str(path.resolve()), "checkpoint": None, "weights": _weights_digest([path])}
         if not path.is_dir():
-            return {"model": str(model_or_path), "checkpoint": None}
-        from reasongym.policy.checkpoints import resolve_weights
+            return {"model": str(model_or_path), "checkpoint": None, "weights": None}
 
         resolved = resolve_weights(path)
-        return {"model": str(path.resolve()), "checkpoint": None if resolved is None else resolved[0].name}
+        folder = path if resolved is None else resolved[0]
+        return {
+            "model": str(path.resolve()),
+            "checkpoint": None if resolved is None else resolved[0].name,
+            "weights": _recorded_digest(folder) or _weights_digest(_weight_files(folder)),
+        }
     settings = getattr(model_or_path, "settings", None)  # a served model: its name on the server
     if settings is not None and getattr(settings, "model", None):
         # Not its URL: the same model restarted on another port or host resumes its evaluation.
-        return {"model": f"served {settings.model}", "checkpoint": None}
+        return {"model": f"served {settings.model}", "checkpoint": None, "weights": None}
     model = getattr(model_or_path, "model", model_or_path)  # an HFGenerator holds its model
     name = getattr(getattr(model, "config", None), "_name_or_path", None)
-    return {"model": name or type(model).__name__, "checkpoint": None}
+    return {"model": name or type(model).__name__, "checkpoint": None, "weights": None}
+
+
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+_NOT_WEIGHTS = ("optimizer.pt", "scheduler.pt", "training_args.bin")
+
+
+def _is_weights(name: str) -> bool:
+    return name.endswith(_WEIGHT_SUFFIXES) and name not in _NOT_WEIGHTS
+
+
+def _weight_files(folder: Path) -> list[Path]:
+    """The files of a model folder that hold weights (``model.safetensors``, shards, adapters, a .gguf)."""
+    return sorted(f for f in folder.iterdir() if f.is_file() and _is_weights(f.name))
+
+
+def _weights_digest(files: list[Path]) -> str | None:
+    """``sha256:<hex>`` of the named files' names and contents; None without any."""
+    import hashlib
+
+    from reasongym.policy.checkpoints import file_sha256
+
+    if not files:
+        return None
+    if len(files) == 1:
+        return f"sha256:{file_sha256(files[0])}"
+    digest = hashlib.sha256("".join(f"{f.name}:{file_sha256(f)}\n" for f in files).encode())
+    return f"sha256:{digest.hexdigest()}"
+
+
+def _recorded_digest(checkpoint: Path) -> str | None:
+    """The weights' hash a checkpoint's manifest records (no file is read again); None if it records none."""
+    import json
+
+    from reasongym.policy.checkpoints import MANIFEST_FILE
+
+    try:
+        hashes = json.loads((checkpoint / MANIFEST_FILE).read_text(encoding="utf-8")).get("sha256") or {}
+    except (OSError, ValueError, AttributeError):
+        return None
+    named = sorted((name, digest) for name, digest in hashes.items() if _is_weights(name))
+    if len(named) == 1:
+        return f"sha256:{named[0][1]}"
+    if not named:
+        return None
+    import hashlib
+
+    return "sha256:" + hashlib.sha256("".join(f"{n}:{d}\n" for n, d in named).encode()).hexdigest()

@@ -6,7 +6,11 @@ and source seed of the problem, the verifier version and the verdicts. :func:`re
 evaluation records (``reasongym eval``: one per problem, ``completions`` lists) or training samples
 (``samples.jsonl``: one ``completion`` per row), rebuilds each problem, grades every completion with the
 environment's grading of today (records without an environment, graded from ``gold`` and ``kind``, with
-``verify``), and writes the regraded records to a new file; the old file is never written. A record of a
+``verify``), and writes the regraded records to a new file; the old file is never written. The report
+groups the changed verdicts by reason (numbers masked, so "109 is not 67" and "220 is not 129" are one
+reason) and counts the records per (version they were graded under, today's version), so a record graded
+under older rules (``math/v1`` read today by ``math/v2``) says so; a verdict that changed under an unchanged
+version is flagged (a rules change without a version raise, or a judge answering differently). A record of a
 multi-turn environment (whose completion holds tool output between turns) is copied unchanged and
 counted as not regradable, as is a sample row without its replay fields (written before they existed).
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +30,8 @@ from reasongym.errors import ConfigError
 from reasongym.evaluation.report import load_records, summarize
 from reasongym.verifiers import Verdict, verify_many
 from reasongym.verifiers.version import verifier_version
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 @dataclass
@@ -43,6 +50,8 @@ class Change:
     """The verifier's reason now."""
     extracted: tuple[str | None, str | None]
     """The extracted answer before and now."""
+    versions: tuple[str | None, str]
+    """The verifier version the record was graded under (None when it names none) and today's."""
 
 
 @dataclass
@@ -56,12 +65,18 @@ class RegradeReport:
     changes: list[Change] = field(default_factory=list)
     before: dict[str, float] = field(default_factory=dict)
     after: dict[str, float] = field(default_factory=dict)
+    versions: dict[tuple[str | None, str], int] = field(default_factory=dict)
+    """Regraded records per (verifier version they were graded under, today's version)."""
+
+    def unversioned_changes(self) -> list[Change]:
+        """Changes of records graded under today's version: rules changed without a raise, or a judge."""
+        return [change for change in self.changes if change.versions[0] == change.versions[1]]
 
     def groups(self) -> dict[tuple[str, str, str], list[Change]]:
-        """Changes grouped by reason: ``(outcome before, outcome now, reason now)``."""
+        """Changes grouped by reason: ``(outcome before, outcome now, reason now with each number as #)``."""
         grouped: dict[tuple[str, str, str], list[Change]] = defaultdict(list)
         for change in self.changes:
-            grouped[(change.before, change.after, change.reason)].append(change)
+            grouped[(change.before, change.after, _NUMBER.sub("#", change.reason))].append(change)
         return dict(sorted(grouped.items(), key=lambda item: -len(item[1])))
 
     def table(self) -> str:
@@ -73,6 +88,13 @@ class RegradeReport:
             for change in changes[:5]:
                 old, new = change.extracted
                 lines.append(f"      line {change.line} sample {change.sample}: extracted {old!r} -> {new!r}")
+        for (old, new), count in sorted(self.versions.items(), key=lambda item: str(item[0])):
+            changed = sum(change.versions == (old, new) for change in self.changes)
+            lines.append(f"  graded under {old or 'an unrecorded version'}, now {new}: {count} records, "
+                         f"{changed} verdicts changed")  # fmt: skip
+        if self.unversioned_changes():
+            lines.append(f"  warning: {len(self.unversioned_changes())} verdicts changed under an unchanged verifier "
+                         "version (rules changed without a version raise, or a judge that answers differently)")  # fmt: skip
         lines.append(f"  {'metric':<12}{'before':>10}{'after':>10}")
         lines += [
             f"  {k:<12}{self.before[k]:>10.4f}{self.after.get(k, float('nan')):>10.4f}" for k in self.before
@@ -210,13 +232,15 @@ def regrade(path: str | os.PathLike[str], out_path: str | os.PathLike[str] | Non
             regraded.append(record)
             continue
         verdicts, version = graded
+        versions = (record.get("verifier"), version)
+        report.versions[versions] = report.versions.get(versions, 0) + 1
         for sample, ((outcome, _, extracted), verdict) in enumerate(
             zip(_old_verdicts(record), verdicts, strict=False)
         ):
             report.verdicts += 1
             if outcome != verdict.outcome.value:
                 report.changes.append(Change(line, sample, outcome, verdict.outcome.value, verdict.reason,
-                                             (extracted, verdict.extracted)))  # fmt: skip
+                                             (extracted, verdict.extracted), versions))  # fmt: skip
         regraded.append(_updated(dict(record), verdicts, version))
     report.before, report.after = _metrics(records), _metrics(regraded)
     target.parent.mkdir(parents=True, exist_ok=True)

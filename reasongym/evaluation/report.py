@@ -10,8 +10,9 @@ An evaluation file is JSONL with one graded record per problem (written by
 
 ``correct`` entries are ``null`` when the gold answer itself cannot be graded; such problems are left out
 of every metric and counted as ``ungradable``. Metrics per problem, then averaged over problems: pass@k
-(Chen et al. 2021, unbiased), maj@k (majority vote; answers the verifier deems equivalent vote together,
-ties go to the answer voted first), and avg@n (mean accuracy of all n samples). Intervals are percentile
+(Chen et al. 2021, unbiased: any of k samples right), pass^k (tau-bench's reliability, unbiased: all k
+right), maj@k (majority vote; answers the verifier deems equivalent vote together, ties go to the answer
+voted first), and avg@n (mean accuracy of all n samples). Intervals are percentile
 bootstrap intervals over problems. Nothing here imports torch.
 """
 
@@ -29,7 +30,7 @@ import numpy as np
 
 from reasongym.errors import ConfigError
 from reasongym.evaluation.config import check_ks
-from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
+from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
 
 BREAKDOWN_FIELDS = ("difficulty", "subject", "year")
 """Record fields that the report breaks results down by, where records carry them."""
@@ -50,15 +51,43 @@ class EvalReport:
     num_problems: int
     """Problems that entered the metrics (gradable ones)."""
     num_ungradable: int
-    """Problems left out because their gold answer cannot be graded."""
+    """Problems left out because their gold answer cannot be graded, or grading a sample ran out of time."""
     metrics: dict[str, float]
-    """``pass@k``, ``maj@k`` for each k, and ``avg@n``: means over problems."""
+    """``pass@k``, ``pass^k``, ``maj@k`` for each k, and ``avg@n``: means over problems."""
     intervals: dict[str, tuple[float, float]]
     """Bootstrap confidence interval of each metric."""
     breakdown: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     """Field (difficulty, subject, year) -> value -> ``count`` and each metric, where records have it."""
     path: str | None = None
     """The evaluation file, when there is one."""
+    temperature: float | None = None
+    """The sampling temperature the records were made with (their settings), when known."""
+    truncated: int = 0
+    """Completions cut at the length limit (finish reason ``length``): their answers may be missing."""
+    completions: int = 0
+    """Completions graded in all."""
+    identical: int = 0
+    """Problems whose samples (two or more) are all the same text."""
+
+    @property
+    def sampling_warning(self) -> str | None:
+        """A warning when every problem's samples are identical although the temperature is above 0.
+
+        A server that ignores the sampling settings (``transformers serve`` ignores ``n`` and temperature)
+        returns copies, and pass@k then equals pass@1.
+        """
+        if not (self.n >= 2 and self.temperature and self.identical and self.identical >= self.num_problems):
+            return None
+        return (
+            f"all {self.n} samples of each of the {self.identical} problems are identical at temperature "
+            f"{self.temperature:g}, so pass@k = pass@1 and maj@k says nothing; a model server that ignores "
+            "the sampling settings does this (`transformers serve` ignores n and temperature): check the "
+            "server, or evaluate with --n 1"
+        )
+
+    num_timed_out: int = 0
+    """Of ``num_ungradable``: problems left out because grading a sample ran out of time (outcome
+    ``timeout``); ``reasongym regrade`` grades them again."""
 
     def table(self) -> str:
         """The report as a plain-text table (what ``evaluate`` prints)."""
@@ -90,7 +119,7 @@ def answer_equivalence(kind: str, *, timeout: float = 1.0) -> Callable[[str, str
 def problem_scores(
     record: Mapping[str, Any], ks: Sequence[int], equivalent: Callable[[str, str], bool] | None = None
 ) -> dict[str, float] | None:
-    """pass@k, maj@k and avg@n of one graded record; None when the problem is ungradable.
+    """pass@k, pass^k, maj@k and avg@n of one graded record; None when the problem is ungradable.
 
     Args:
         record: A graded record with ``correct`` and ``extracted`` lists.
@@ -104,6 +133,7 @@ def problem_scores(
     votes = equivalent or answer_equivalence(record.get("kind", "math"))
     extracted = record.get("extracted") or [None] * n
     scores = {f"pass@{k}": pass_at_k(n, int(sum(correct)), k) for k in ks}
+    scores.update({f"pass^{k}": pass_hat_k(n, int(sum(correct)), k) for k in ks})
     scores.update({f"maj@{k}": float(majority_vote(extracted, correct, k, votes)) for k in ks})
     scores["avg@n"] = avg_at_n(correct)
     return scores
@@ -150,7 +180,8 @@ def summarize(
         path: The file the records came from, kept in the report.
 
     Returns:
-        The report; its metric keys are ``pass@k``, ``maj@k`` and ``avg@n`` (n written out, e.g. ``avg@8``).
+        The report; its metric keys are ``pass@k``, ``pass^k``, ``maj@k`` and ``avg@n`` (n written out, e.g.
+        ``avg@8``).
 
     Raises:
         ConfigError: No records, a record without samples, or a k above the sample count.
@@ -177,10 +208,19 @@ def summarize(
         ks=ks,
         num_problems=len(scored),
         num_ungradable=len(records) - len(scored),
+        num_timed_out=sum(
+            "timeout" in (record.get("outcomes") or ()) and None in record["correct"] for record in records
+        ),
         metrics=metrics,
         intervals=intervals,
         breakdown=_breakdown([r for r, _ in scored], rows),
         path=None if path is None else str(path),
+        temperature=(first.get("settings") or {}).get("temperature"),
+        truncated=sum(reason == "length" for r in records for reason in r.get("finish_reasons") or ()),
+        completions=sum(counts),
+        identical=sum(
+            len(r.get("completions") or ()) >= 2 and len(set(r["completions"])) == 1 for r in records
+        ),
     )
 
 
@@ -288,14 +328,33 @@ def format_report(report: EvalReport) -> str:
     where = ", ".join(
         part for part in (report.split, f"{report.num_problems} problems", f"n={report.n}") if part
     )
-    lines = [f"{report.env_id or 'stored completions'} ({where})"]
-    if report.num_ungradable:
+    sampled = f", temperature {report.temperature:g}" if isinstance(report.temperature, int | float) else ""
+    lines = [f"{report.env_id or 'stored completions'} ({where}{sampled})"]
+    if report.num_ungradable and not report.num_timed_out:
         lines.append(f"  {report.num_ungradable} problems left out: their gold answer cannot be graded")
-    lines.append(f"  {'metric':<10}{'value':>8}   interval")
+    elif report.num_ungradable:
+        lines.append(
+            f"  {report.num_ungradable} problems left out: {report.num_ungradable - report.num_timed_out} whose "
+            f"gold answer cannot be graded, {report.num_timed_out} where grading a sample ran out of time "
+            "(`reasongym regrade` grades them again)"
+        )
+    if report.sampling_warning:
+        lines.append(f"  warning: {report.sampling_warning}")
+    if report.truncated:
+        lines.append(
+            f"  {report.truncated} of {report.completions} completions were cut at the length limit "
+            "(max_new_tokens) before they ended"
+        )
+    lines.append(f"  {'metric':<10}{'value':>8}   95% interval (bootstrap over problems)")
     for key, value in report.metrics.items():
         low, high = report.intervals[key]
         lines.append(f"  {key:<10}{value:>8.3f}   [{low:.3f}, {high:.3f}]")
-    wanted = (f"pass@{report.ks[0]}", f"pass@{report.ks[-1]}", f"maj@{report.ks[-1]}")
+    wanted = (
+        f"pass@{report.ks[0]}",
+        f"pass@{report.ks[-1]}",
+        f"pass^{report.ks[-1]}",
+        f"maj@{report.ks[-1]}",
+    )
     shown = [key for key in dict.fromkeys(wanted) if key in report.metrics]
     shown += [key for key in report.metrics if key.startswith("avg@")]
     for name, groups in report.breakdown.items():
@@ -329,57 +388,29 @@ def compare_reports(reports: Sequence[EvalReport], labels: Sequence[str] | None 
     return "\n".join(lines)
 
 
-def _label(report: EvalReport, position: int) -> str:
-    return Path(report.path).stem if report.path else f"run{position}"
-
-
-# ---------------------------------------------------------------------------------------------- plot
-
-
-def pass_at_k_curve(records: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[float]]:
-    """Mean pass@k over gradable problems for every k from 1 to the smallest sample count."""
-    counts = [
-        (len(r["correct"]), int(sum(r["correct"])))
-        for r in records
-        if r.get("correct") and all(flag is not None for flag in r["correct"])
-    ]
-    if not counts:
-        raise ConfigError("no gradable records to plot")
-    n = min(count for count, _ in counts)
-    ks = list(range(1, n + 1))
-    return ks, [float(np.mean([pass_at_k(total, c, k) for total, c in counts])) for k in ks]
-
-
-def plot_pass_at_k(
-    paths: Sequence[str | os.PathLike[str]],
-    png_path: str | os.PathLike[str],
-    *,
-    labels: Sequence[str] | None = None,
-) -> Path:
-    """Plot pass@k against k (log2 axis) for one or more evaluation files into a PNG.
+def comparability_warning(reports: Sequence[EvalReport]) -> str | None:
+    """Why reports side by side may not be comparable (environments, splits, problem or sample counts).
 
     Returns:
-        The PNG path.
+        The reason, or None when the reports match.
     """
-    import matplotlib
+    differs = [
+        f"{name} ({', '.join(str(value) for value in values)})"
+        for name, values in (
+            ("environments", [r.env_id for r in reports]),
+            ("splits", [r.split for r in reports]),
+            ("problem counts", [r.num_problems for r in reports]),
+            ("samples per problem", [r.n for r in reports]),
+        )
+        if len(set(values)) > 1
+    ]
+    if not differs:
+        return None
+    return (
+        f"the files differ in {'; '.join(differs)}: their metrics are averages over different problems or "
+        "samples, so differences between columns are not only the models'"
+    )
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    labels = list(labels) if labels is not None else [Path(p).stem for p in paths]
-    figure, axis = plt.subplots(figsize=(6, 4))
-    for path, label in zip(paths, labels, strict=True):
-        ks, values = pass_at_k_curve(load_records(path))
-        axis.plot(ks, values, marker="o" if len(ks) <= 16 else None, label=label)
-    axis.set_xscale("log", base=2)
-    axis.set_xlabel("k (samples)")
-    axis.set_ylabel("pass@k")
-    axis.set_ylim(0.0, 1.0)
-    axis.grid(alpha=0.3)
-    axis.legend()
-    figure.tight_layout()
-    png_path = Path(png_path)
-    png_path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(png_path, dpi=120)
-    plt.close(figure)
-    return png_path
+def _label(report: EvalReport, position: int) -> str:
+    return Path(report.path).stem if report.path else f"run{position}"

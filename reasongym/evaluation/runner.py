@@ -7,10 +7,11 @@ completions sampled elsewhere. Both write the JSONL record format of :mod:`reaso
 and return an :class:`~reasongym.evaluation.report.EvalReport`.
 
 Resume: with ``resume=True`` an existing output file is read, records of finished problems are kept
-(a line cut off by a crash is dropped), and only the missing problems are sampled. Each batch of
-``batch_size`` problems is sampled with a seed derived from ``seed`` and its first index, so a run resumed
-between batches gives the same records as one that was never interrupted. Every record stores the
-settings of its evaluation, and a resume with other settings (model, checkpoint, sampling, seed, length,
+(a line cut off by a crash is dropped), and only the missing problems are sampled. Each problem is sampled
+with a seed of its own, derived from ``seed`` and its index (`SamplingParams.prompt_seeds`), never from the
+batch it falls in: a run resumed anywhere, even in the middle of a batch or with another ``batch_size``,
+gives the records of one that was never interrupted. Every record stores the settings of its evaluation,
+and a resume with other settings (model and the hash of its weights, checkpoint, sampling, seed, length,
 environment options, reasongym version) is refused; the output file is locked while it is written (see
 `reasongym.evaluation.records`).
 
@@ -44,9 +45,10 @@ from reasongym.evaluation.records import (
 )
 from reasongym.evaluation.report import EvalReport, load_records, summarize
 from reasongym.evaluation.sharding import batches_of, gather_records, part_files, part_path
+from reasongym.generation.progress import TokenCount
 from reasongym.rollouts.episodes import play_episodes
 
-_SEED_STRIDE = 1_000_003  # a prime: batch seeds of different runs rarely collide
+_SEED_STRIDE = 1_000_003  # a prime: problem seeds of different runs rarely collide
 _LOCAL_BATCH = 8
 """Problems per batch of a local model when ``batch_size`` is None."""
 
@@ -183,13 +185,16 @@ class _Sampler:
         cfg, n = self.plan.cfg, self.plan.cfg.n
         bar = tqdm(total=len(todo), desc=f"eval {self.plan.header['env_id']}", unit="problem",
                    disable=not self.progress)  # fmt: skip
+        counting = self.progress and getattr(self.generator, "progress", False) is None
+        if counting:  # tokens sampled, while a batch runs
+            self.generator.progress = TokenCount(lambda: bar)
         try:
             for start in range(0, len(todo), self.batch_size):
                 chunk = todo[start : start + self.batch_size]
-                params = cfg.sampling(seed=cfg.seed + _SEED_STRIDE * chunk[0])
                 episodes, _ = play_episodes(
-                    self.env, self.generator, self.tokenizer, chunk, params=params, split=self.plan.split,
-                    difficulty=cfg.difficulty,
+                    self.env, self.generator, self.tokenizer, chunk, params=cfg.sampling(seed=cfg.seed),
+                    split=self.plan.split, difficulty=cfg.difficulty,
+                    problem_seeds=[cfg.seed + _SEED_STRIDE * index for index in chunk],
                 )  # fmt: skip
                 for position, index in enumerate(chunk):
                     problem = self.env.unwrapped.problem_at(
@@ -202,6 +207,8 @@ class _Sampler:
                 bar.update(len(chunk))
         finally:
             bar.close()
+            if counting:
+                self.generator.progress = None
 
 
 def _sample_missing(

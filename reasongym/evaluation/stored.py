@@ -56,7 +56,7 @@ def grade_completions(
     Args:
         jsonl_path: The stored completions.
         env_id: The environment the rows index into; None: every row carries ``gold`` and ``kind``.
-        ks: k values of pass@k and maj@k; None: powers of two up to n, and n.
+        ks: k values of pass@k, pass^k and maj@k; None: powers of two up to n, and n.
         split: Split of the environment the rows index into; None as in :func:`evaluate`.
         out_path: Write the graded records here, one by one (the file is locked while it is written).
         resume: Keep the records of ``out_path`` graded from the same input and environment, and grade

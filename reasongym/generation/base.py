@@ -37,6 +37,11 @@ class SamplingParams:
     """Stop strings; a completion's text ends with the first one it produces, the stop string included."""
     seed: int | None = None
     """Seed of the sampler's own RNG (the same seed gives the same completions); None draws a fresh one."""
+    prompt_seeds: tuple[int, ...] | None = None
+    """One seed per prompt of a call, overriding ``seed``: each prompt's completions come from an RNG of
+    their own (a served model's sample j asks for seed ``prompt_seeds[i] + j``), so they do not depend on
+    which other prompts share the call. Evaluation seeds each problem this way, so that a resumed
+    evaluation, batched differently, samples what an uninterrupted one did."""
 
     def __post_init__(self) -> None:
         """Raise ConfigError naming the first field whose value is not allowed."""
@@ -55,6 +60,22 @@ class SamplingParams:
                 raise ConfigError(f"{name}={value!r} is not allowed; expected {allowed}")
         if any(not isinstance(s, str) or not s for s in self.stop):
             raise ConfigError(f"stop={self.stop!r} is not allowed; expected non-empty strings")
+        seeds = self.prompt_seeds
+        if seeds is not None and (
+            not isinstance(seeds, tuple) or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds)
+        ):
+            raise ConfigError(f"prompt_seeds={seeds!r} is not allowed; expected a tuple of integers or None")
+
+    def seed_of(self, prompt: int) -> int | None:
+        """The seed of prompt number ``prompt`` of a call: its own seed, else the call's (None: a fresh one)."""
+        return self.seed if self.prompt_seeds is None else self.prompt_seeds[prompt]
+
+    def check_prompt_seeds(self, prompts: int) -> None:
+        """Raise ConfigError unless ``prompt_seeds`` is None or holds one seed per prompt of the call."""
+        if self.prompt_seeds is not None and len(self.prompt_seeds) != prompts:
+            raise ConfigError(
+                f"prompt_seeds holds {len(self.prompt_seeds)} seeds for {prompts} prompts; give one per prompt"
+            )
 
     @property
     def greedy(self) -> bool:

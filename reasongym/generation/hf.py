@@ -11,7 +11,7 @@ end at very different lengths does not pay for the finished ones until the last 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -25,6 +25,7 @@ except ImportError:
 
 from reasongym.errors import ConfigError
 from reasongym.generation.base import Completion, FinishReason, GenerationBatch, SamplingParams
+from reasongym.generation.sampling import RowRNG, sample_tokens
 
 _LEAVE_FRACTION = 0.25
 """Finished rows leave the batch once they are this share of the rows still decoded."""
@@ -60,6 +61,7 @@ class HFGenerator:
         # transformers 5.x renamed past_key_values to cache; the old name still works but warns.
         self._cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"
         self._has_logits_to_keep = "logits_to_keep" in forward_params
+        self.progress: Callable[[int], None] | None = None  # called each decode step with the rows decoded
 
     takes_token_ids = True
     """Prompts may be token id lists (a multi-turn episode's context), taken as they are."""
@@ -94,10 +96,13 @@ class HFGenerator:
             ConfigError: No prompts, or a prompt that tokenizes to nothing.
         """
         prompt_ids, prompt_mask = self._encode(prompts)
+        params.check_prompt_seeds(len(prompts))
         prompt_ids = prompt_ids.repeat_interleave(params.n, dim=0)  # [B, P]
         prompt_mask = prompt_mask.repeat_interleave(params.n, dim=0)  # [B, P]
-        generator = torch.Generator(device=self.model.device)
-        generator.seed() if params.seed is None else generator.manual_seed(params.seed)
+        seeds = [params.seed] if params.prompt_seeds is None else list(params.prompt_seeds)
+        generators = [torch.Generator(device=self.model.device) for _ in seeds]
+        for generator, seed in zip(generators, seeds, strict=True):
+            generator.seed() if seed is None else generator.manual_seed(seed)
         rows = prompt_ids.shape[0]
         chunk = self.batch_size or rows
         # Chunks that hold whole groups compute each prompt's cache once for its n rows.
@@ -109,7 +114,10 @@ class HFGenerator:
                 chunks = [
                     (prompt_ids[i : i + chunk], prompt_mask[i : i + chunk]) for i in range(0, rows, chunk)
                 ]
-                parts = [self._decode(ids, mask, params, generator, share) for ids, mask in chunks]
+                parts = [
+                    self._decode(ids, mask, params, RowRNG(generators, params.n, start), share)
+                    for start, (ids, mask) in zip(range(0, rows, chunk), chunks, strict=True)
+                ]
         finally:
             self.model.train(was_training)
         return self._assemble(prompt_ids, prompt_mask, parts, params)
@@ -169,7 +177,7 @@ class HFGenerator:
         prompt_ids: torch.Tensor,
         prompt_mask: torch.Tensor,
         params: SamplingParams,
-        generator: torch.Generator,
+        generator: RowRNG,
         share: int = 1,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Decode one chunk: ([b, t] tokens, [b, t] logprobs, [b] lengths, [b] finished).
@@ -196,7 +204,9 @@ class HFGenerator:
         logits = self._prefill(prompt_ids, prompt_mask, positions, cache, share)  # [b, V]
         live = torch.arange(rows, device=device)  # [a] the rows still in the forward pass
         for step in range(steps):
-            token, token_logprob = _sample(logits, params, generator)  # [a]
+            if self.progress is not None:
+                self.progress(len(live))
+            token, token_logprob = sample_tokens(logits, params, generator, live, ~finished[live])  # [a]
             token = token.masked_fill(finished[live], self.pad_id)  # finished rows keep padding
             tokens[live, step] = token
             logprobs[live, step] = token_logprob.masked_fill(finished[live], 0.0)
@@ -278,33 +288,6 @@ class HFGenerator:
             texts=tuple(texts),
             finish_reasons=reasons,
         )
-
-
-def _sample(
-    logits: torch.Tensor, params: SamplingParams, generator: torch.Generator
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pick one token per row from [b, V] logits; return it and its raw (temperature 1) log-prob."""
-    if params.greedy:
-        token = logits.argmax(dim=-1)  # [b]
-    else:
-        scores = logits / params.temperature if params.temperature != 1.0 else logits  # [b, V]
-        if params.top_k:
-            kth_best = scores.topk(min(params.top_k, scores.shape[-1]), dim=-1).values[:, -1:]  # [b, 1]
-            scores = scores.masked_fill(scores < kth_best, float("-inf"))
-        if params.top_p < 1.0:
-            scores = _top_p_filter(scores, params.top_p)
-        token = torch.multinomial(scores.softmax(dim=-1), 1, generator=generator).squeeze(1)  # [b]
-    chosen = logits.gather(-1, token[:, None]).squeeze(1)  # [b]
-    return token, chosen - logits.logsumexp(dim=-1)
-
-
-def _top_p_filter(scores: torch.Tensor, top_p: float) -> torch.Tensor:
-    """Mask [b, V] scores outside the smallest set of tokens whose probability reaches ``top_p``."""
-    sorted_scores, order = scores.sort(dim=-1, descending=True)  # [b, V]
-    sorted_probs = sorted_scores.softmax(dim=-1)  # [b, V]
-    mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # [b, V]; the best token always has 0
-    remove = torch.zeros_like(scores, dtype=torch.bool).scatter_(-1, order, mass_before >= top_p)
-    return scores.masked_fill(remove, float("-inf"))
 
 
 def _select_rows(cache: Any, keep: torch.Tensor) -> None:

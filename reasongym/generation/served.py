@@ -5,7 +5,9 @@ vLLM, SGLang, llama.cpp's server, TGI, ``transformers serve`` and hosted APIs al
 on at most ``max_concurrency`` threads, so `generate` stays a plain blocking call that works inside a
 running event loop (a notebook) too.
 
-What a server returns decides what a `Completion` holds:
+What a server returns decides what a `Completion` holds (read and checked in `reasongym.generation.replies`;
+an answer that is not a completion is a one-line `ServerError` naming the server, the request and what was
+wrong, never retried):
 
 - ``n``: asked for once per prompt; a server that returns fewer choices (``transformers serve``
   ignores ``n``) gets the missing samples as parallel ``n=1`` requests, and later calls send ``n=1``
@@ -17,6 +19,11 @@ What a server returns decides what a `Completion` holds:
 - Stop strings: OpenAI servers cut the text before the stop string; where the server names the one it
   hit (vLLM's ``stop_reason``) it is appended, as our contract says. Other servers leave it out.
 
+``request_timeout`` caps a whole attempt, from sending the request to the last byte of the answer: the
+HTTP client's own limit is per read, so a server that drips its answer would hold a request for as long as
+it keeps dripping. Each attempt runs on a helper thread that the caller stops waiting for at the deadline
+(the helper stops reading at its next chunk).
+
 Why this file is long: it is one idea, a request's life (its settings, its threads, its retries, and the
 reading of its answer); no part is useful without the others.
 """
@@ -26,22 +33,22 @@ from __future__ import annotations
 import os
 import queue
 import random
-import re
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from functools import partial
 from typing import Any, Literal
 
 from reasongym.errors import ConfigError, ServerError
-from reasongym.generation.base import Completion, FinishReason, SamplingParams
+from reasongym.generation.base import Completion, SamplingParams
+from reasongym.generation.replies import MalformedAnswer, read_answer
 
 BASE_URL_ENV, API_KEY_ENV = "OPENAI_BASE_URL", "OPENAI_API_KEY"
 """The variables every OpenAI-compatible client reads; we read the same ones, so one shell setup serves all."""
 _ENDPOINTS = ("chat", "completions")
 _BACKOFF_CAP_S = 30.0
-_FINISH = {"stop": "stop", "eos": "stop", "tool_calls": "stop", "function_call": "stop", "length": "length"}
-_TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+_POLL_S = 0.05  # how often a caller waiting on an attempt looks at the deadline and at Ctrl-C
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,8 @@ class ServedModelConfig:
     """Most requests in flight at once. One `generate` call sends at most ``len(prompts) * n`` requests, so
     ``evaluate``'s ``batch_size`` times ``n`` should be at least this to keep them all busy."""
     request_timeout: float = 600.0
-    """Seconds to wait for one response before the attempt fails as timed out (then retried)."""
+    """Seconds one attempt may take, from sending the request to the last byte of the answer, before it
+    fails as timed out (then retried)."""
     max_retries: int = 3
     """Retries of a request after a 429, a 5xx, a timeout or a dropped connection; 0 = fail at once."""
     retry_backoff: float = 1.0
@@ -144,9 +152,14 @@ class OpenAIGenerator:
         self.settings = settings
         self.base_url = base_url.rstrip("/")
         api_key = settings.api_key or os.environ.get(API_KEY_ENV) or "EMPTY"
-        self._client = openai.OpenAI(
-            base_url=self.base_url, api_key=api_key, timeout=settings.request_timeout, max_retries=0
+        self._connect = partial(
+            openai.OpenAI,
+            base_url=self.base_url,
+            api_key=api_key,
+            timeout=settings.request_timeout,
+            max_retries=0,
         )
+        self._client = self._connect()
         self._openai = openai
         self._counts = dict.fromkeys((f.name for f in fields(RequestCounts)), 0)
         self._lock = threading.Lock()
@@ -196,6 +209,7 @@ class OpenAIGenerator:
             ServerError: A 4xx other than 429 (at once), or a request still failing after the retries.
             ConfigError: Chat messages given to the completions endpoint.
         """
+        params.check_prompt_seeds(len(prompts))
         bodies = [self._body(prompt, params) for prompt in prompts]
         per_request = 1 if self._server_takes_n is False else params.n
         jobs = [
@@ -247,6 +261,13 @@ class OpenAIGenerator:
                     raise answer
                 results[index] = answer
             return results
+        except KeyboardInterrupt:
+            # Ctrl-C: drop the connections of the requests in flight too, so that a server that stops work for
+            # a client that left (vLLM does) stops; `transformers serve` finishes what it has received.
+            abort.set()
+            self._client.close()
+            self._client = self._connect()  # a caller that goes on gets a working client
+            raise
         finally:
             abort.set()  # after a failure or Ctrl-C: queued requests are not sent, retries stop
 
@@ -307,54 +328,31 @@ class OpenAIGenerator:
     ) -> list[Completion]:
         """One request for ``count`` samples of one prompt; returns what the server gave (maybe fewer)."""
         request = dict(body, n=count)
-        if params.seed is not None:  # distinct per prompt and per sample: equal seeds give equal samples
+        if params.prompt_seeds is not None:  # the prompt's own seed: independent of the other prompts
+            request["seed"] = params.prompt_seeds[prompt] + first
+        elif params.seed is not None:  # distinct per prompt and per sample: equal seeds give equal samples
             request["seed"] = params.seed + prompt * params.n + first
-        if self.settings.endpoint == "chat":
-            response = self._call(self._client.chat.completions.create, request, "chat/completions", abort)
-        else:
-            response = self._call(self._client.completions.create, request, "completions", abort)
-        choices = sorted(response.choices or [], key=lambda choice: choice.index)
-        if not choices or len(choices) > count:
-            raise ServerError(
-                f"server at {self.base_url} answered with {len(choices)} choices to a request for {count}"
-            )
-        return [self._completion(choice) for choice in choices]
-
-    def _completion(self, choice: Any) -> Completion:
-        extra = getattr(choice, "model_extra", None) or {}  # fields beyond OpenAI's (pydantic 2)
-        if self.settings.endpoint == "chat":
-            text = choice.message.content or ""
-            entries = getattr(choice.logprobs, "content", None) or []
-            tokens, logprobs = [e.token for e in entries], [e.logprob for e in entries]
-        else:
-            text = choice.text or ""
-            tokens = list(getattr(choice.logprobs, "tokens", None) or [])
-            logprobs = list(getattr(choice.logprobs, "token_logprobs", None) or [])
-        stop_reason = extra.get("stop_reason")
-        if choice.finish_reason == "stop" and isinstance(stop_reason, str):
-            text += stop_reason  # vLLM names the stop string it cut off; ours keep it
-        token_ids = _token_ids(extra.get("token_ids"), tokens)
-        if token_ids is None or len(logprobs) != len(token_ids) or any(lp is None for lp in logprobs):
-            return Completion(text, None, None, self._finish_reason(choice.finish_reason))
-        return Completion(
-            text,
-            tuple(token_ids),
-            tuple(float(lp) for lp in logprobs),
-            self._finish_reason(choice.finish_reason),
-        )
-
-    def _finish_reason(self, reason: str | None) -> FinishReason:
-        if reason not in _FINISH:
-            raise ServerError(
-                f"server at {self.base_url} ended a completion with finish_reason={reason!r}; "
-                f"understood: {sorted(_FINISH)}"
-            )
-        return _FINISH[reason]  # type: ignore[return-value]
+        chat = self.settings.endpoint == "chat"
+        path = "chat/completions" if chat else "completions"
+        resource = self._client.chat.completions if chat else self._client.completions
+        raw, content_type = self._call(resource.with_streaming_response.create, request, path, abort)
+        asked = f"POST {self.base_url}/{path} (prompt {prompt}, {count} sample{'s' * (count > 1)}) answered 200 with"
+        try:
+            completions = read_answer(raw, content_type, self.settings.endpoint, count)
+        except MalformedAnswer as exc:
+            raise ServerError(f"{asked} {exc}") from None
+        if not completions:
+            raise ServerError(f"{asked} no choices")
+        return completions
 
     def _call(
         self, create: Callable[..., Any], request: Mapping[str, Any], path: str, abort: threading.Event
-    ) -> Any:
-        """Send one request; retry 429, 5xx, timeouts and dropped connections with backoff, counting them."""
+    ) -> tuple[bytes, str]:
+        """Send one request; retry 429, 5xx, timeouts and dropped connections with backoff, counting them.
+
+        Returns:
+            The answer's body and its content type.
+        """
         openai, url = self._openai, f"{self.base_url}/{path}"
         attempts = self.settings.max_retries + 1
         for attempt in range(attempts):
@@ -363,7 +361,7 @@ class OpenAIGenerator:
             self._count("requests")
             wait = None
             try:
-                return create(**request)
+                return self._attempt(create, request, abort)
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 if status != 429 and status < 500:
@@ -372,7 +370,7 @@ class OpenAIGenerator:
                     ) from None
                 self._count("rate_limited" if status == 429 else "server_errors")
                 wait, failure = _retry_after(exc), f"{_status(exc)}: {_message(exc)}"
-            except openai.APITimeoutError:
+            except (openai.APITimeoutError, _Overdue):
                 self._count("timeouts")
                 failure = f"timed out after {self.settings.request_timeout:g} s (request_timeout)"
             except openai.APIConnectionError as exc:
@@ -384,6 +382,41 @@ class OpenAIGenerator:
                 abort.wait(min(_BACKOFF_CAP_S, max(backoff, wait or 0.0)))
         raise ServerError(f"POST {url} failed after {attempts} attempt{'s' * (attempts > 1)}: {failure}")
 
+    def _attempt(
+        self, create: Callable[..., Any], request: Mapping[str, Any], abort: threading.Event
+    ) -> tuple[bytes, str]:
+        """One attempt on a helper thread, waited for until ``request_timeout`` from now.
+
+        Raises `_Overdue` past that deadline and `_Cancelled` once another request of the call failed.
+        """
+        deadline = time.monotonic() + self.settings.request_timeout
+        stop, finished, outcome = threading.Event(), threading.Event(), []
+
+        def read() -> None:
+            try:
+                with create(**request) as response:
+                    chunks = []
+                    for chunk in response.iter_bytes():
+                        if stop.is_set():  # the caller gave up on this attempt: stop reading
+                            return
+                        chunks.append(chunk)
+                    outcome.append((b"".join(chunks), response.headers.get("content-type", "")))
+            except BaseException as exc:  # handed to the caller, which raises it
+                outcome.append(exc)
+            finally:
+                finished.set()
+
+        threading.Thread(target=read, name="reasongym-served-attempt", daemon=True).start()
+        while not finished.wait(min(_POLL_S, max(0.0, deadline - time.monotonic()))):
+            if abort.is_set() or time.monotonic() >= deadline:
+                stop.set()
+                raise _Cancelled if abort.is_set() else _Overdue
+        if not outcome:  # stopped by `stop`, which only this caller sets
+            raise _Overdue
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
     def _count(self, key: str) -> None:
         with self._lock:
             self._counts[key] += 1
@@ -393,14 +426,8 @@ class _Cancelled(Exception):
     """Another request of the same call failed first; this one stops without retrying."""
 
 
-def _token_ids(listed: Any, tokens: Sequence[str]) -> list[int] | None:
-    """Token ids from a ``token_ids`` list, or from ``"token_id:123"`` token strings; None if neither."""
-    if isinstance(listed, list) and all(isinstance(t, int) for t in listed):
-        return listed
-    matches = [_TOKEN_ID.match(token or "") for token in tokens]
-    if not matches or not all(matches):
-        return None
-    return [int(match.group(1)) for match in matches if match]
+class _Overdue(Exception):
+    """An attempt ran past ``request_timeout`` (the whole request, not one read)."""
 
 
 def _status(exc: Any) -> str:

@@ -10,18 +10,19 @@ with ``from_pretrained``; a LoRA run's holds its adapters instead, in peft's fil
 records the base once, `reasongym.policy.base_model`), optimizer and scheduler state, every global RNG state (Python, NumPy, torch CPU
 and CUDA), the step, and the trainer's own state as JSON, in which ``torch.Generator``,
 ``numpy.random.Generator`` and ``random.Random`` objects are stored by state and come back as restored
-objects. The manifest, written last, records the size of every other file; loading verifies them
-(`verify_checkpoint`) and a run resumes from the newest intact checkpoint, warning about each damaged one
-it skips. `resolve_weights` is the one place that turns a run folder or checkpoint path into the folders
+objects. The manifest, written last, records the size and SHA-256 of every other file; loading verifies
+them (`verify_checkpoint`: a file cut short, or changed in place by a bad disk or a bad copy) and a run
+resumes from the newest intact checkpoint, warning once about each damaged one it skips. `resolve_weights` is the one place that turns a run folder or checkpoint path into the folders
 holding weights and tokenizer; training (resume) and evaluation (``reasongym eval RUN``) both use it.
 
 Why this file is long: a checkpoint's format is written, verified and read here (the files, the manifest
-with their sizes, the RNG and trainer-state encoding); a change to what a checkpoint holds is made in one
+with their sizes and hashes, the RNG and trainer-state encoding); a change to what a checkpoint holds is made in one
 place, on both sides.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -47,6 +48,8 @@ LATEST_POINTER = "latest"
 MANIFEST_FILE = "checkpoint.json"
 _STEP_DIR = re.compile(r"^step-(\d+)$")
 _RUN_FILES = ("metrics.jsonl", "run.json")  # a run folder has one of these from its first step
+LATEST_RUN = "latest"
+"""The link in a folder of runs (``runs/grpo/latest``) to the newest run started there (`reasongym.runs.folder`)."""
 
 
 def _folder(run_dir: Any) -> Path:
@@ -140,22 +143,24 @@ def _write_contents(
         torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
     (tmp / "rng_state.json").write_text(json.dumps(_global_rng_state()), encoding="utf-8")
     (tmp / "trainer_state.json").write_text(state_json, encoding="utf-8")
-    # The manifest goes last: a folder without it was never finished. Its sizes let a load tell a file
-    # truncated later (a full disk, a bad copy) from an intact one.
-    sizes = {file.name: file.stat().st_size for file in sorted(tmp.iterdir())}
-    manifest = {"step": step, "time": time.time(), "files": sizes}
+    # The manifest goes last: a folder without it was never finished. Its sizes and hashes let a load tell a
+    # file truncated or changed later (a full disk, a bad copy, a bad sector) from an intact one.
+    files = sorted(tmp.iterdir())
+    sizes = {file.name: file.stat().st_size for file in files}
+    hashes = {file.name: file_sha256(file) for file in files}
+    manifest = {"step": step, "time": time.time(), "files": sizes, "sha256": hashes}
     (tmp / MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
     for file in tmp.iterdir():
         _fsync_file(file)
     _fsync_dir(tmp)
 
 
-def latest_checkpoint(run_dir: Any) -> Path | None:
+def latest_checkpoint(run_dir: Any, *, warn: bool = True) -> Path | None:
     """The newest intact checkpoint: the one the ``latest`` pointer names, else the highest complete one.
 
     Temporary folders of interrupted writes and folders without a manifest are ignored. A damaged
-    checkpoint (see `verify_checkpoint`) is skipped with a warning naming the damaged file, and the next
-    older one is tried.
+    checkpoint (see `verify_checkpoint`) is skipped with a warning naming the damaged file (unless
+    ``warn`` is False: a look ahead of the load that warns), and the next older one is tried.
 
     Returns:
         The checkpoint folder, or None when the run has no complete checkpoint.
@@ -178,7 +183,7 @@ def latest_checkpoint(run_dir: Any) -> Path | None:
         except CheckpointError as error:
             problems.append(str(error))
             continue
-        for problem in problems:
+        for problem in problems if warn else ():
             warnings.warn(f"{problem}; resuming from {checkpoint.name} instead", RuntimeWarning, stacklevel=2)
         return checkpoint
     if problems:
@@ -189,9 +194,9 @@ def latest_checkpoint(run_dir: Any) -> Path | None:
 def verify_checkpoint(path: str | os.PathLike[str]) -> int:
     """Check a checkpoint without loading it into a model; returns its step.
 
-    Checks: the manifest is JSON with a step; every file it lists has the recorded size (older checkpoints
-    record none); ``model.safetensors`` holds as many bytes as its header says; ``rng_state.json`` and
-    ``trainer_state.json`` are JSON, and the RNG state has its keys.
+    Checks: the manifest is JSON with a step; every file it lists has the recorded size and SHA-256 (older
+    checkpoints record sizes only, or nothing); ``model.safetensors`` holds as many bytes as its header says;
+    ``rng_state.json`` and ``trainer_state.json`` are JSON, and the RNG state has its keys.
 
     Raises:
         CheckpointError: Something is missing, truncated or unreadable; the message names the file.
@@ -209,6 +214,14 @@ def verify_checkpoint(path: str | os.PathLike[str]) -> int:
                 f"{file} has {file.stat().st_size} bytes where the manifest recorded {size} (truncated or "
                 "overwritten); the checkpoint is damaged"
             )
+    for name, digest in (manifest.get("sha256") or {}).items():
+        if not (path / name).is_file():
+            raise CheckpointError(f"{path / name} is missing; the checkpoint is damaged")
+        if file_sha256(path / name) != digest:
+            raise CheckpointError(
+                f"{path / name} does not match the sha256 the manifest recorded (changed in place: a bad "
+                "disk, a bad copy); the checkpoint is damaged"
+            )
     adapters = (path / "adapter_config.json").is_file()
     _check_safetensors(path / ("adapter_model.safetensors" if adapters else "model.safetensors"))
     missing = sorted({"python", "numpy", "torch"} - set(_read_json(path / "rng_state.json") or {}))
@@ -218,6 +231,15 @@ def verify_checkpoint(path: str | os.PathLike[str]) -> int:
         )
     _read_json(path / "trainer_state.json")
     return manifest["step"]
+
+
+def file_sha256(file: Path) -> str:
+    """The SHA-256 of a file's bytes, as hex, read 1 MiB at a time."""
+    digest = hashlib.sha256()
+    with file.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _read_json(file: Path) -> Any:
@@ -477,11 +499,20 @@ def _decode_state(value: Any) -> Any:
     return {key: _decode_state(item) for key, item in value.items()}
 
 
+def follow_latest(folder: Path) -> Path:
+    """A folder of runs (not itself a run or a checkpoint) stands for its newest run, through its ``latest``
+    link; any other path stands for itself."""
+    is_run = (folder / CHECKPOINTS_DIR).is_dir() or any((folder / name).is_file() for name in _RUN_FILES)
+    if is_run or (folder / MANIFEST_FILE).is_file() or not (folder / LATEST_RUN).is_dir():
+        return folder
+    return folder / LATEST_RUN
+
+
 def resolve_weights(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
     """The folders holding the weights and the tokenizer that a run folder or checkpoint path stands for.
 
-    A ``checkpoints/step-N`` folder stands for itself; a run folder for its latest complete checkpoint. The
-    tokenizer is looked for in the checkpoint, then the run folder, then ``<run>/tokenizer``.
+    A ``checkpoints/step-N`` folder stands for itself; a run folder for its latest complete checkpoint; a folder
+    of runs for its newest run (`follow_latest`). The tokenizer is looked for in the checkpoint, then the run folder, then ``<run>/tokenizer``.
 
     Returns:
         ``(weights folder, tokenizer folder)``, or None for anything else (a plain model folder, a hub id).
@@ -490,7 +521,7 @@ def resolve_weights(path: str | os.PathLike[str]) -> tuple[Path, Path] | None:
         ConfigError: A run folder without a complete checkpoint, a checkpoint without ``config.json``, or no
             tokenizer found.
     """
-    folder = Path(path).expanduser()
+    folder = follow_latest(Path(path).expanduser())
     if not folder.is_dir():
         return None
     if (folder / MANIFEST_FILE).is_file():

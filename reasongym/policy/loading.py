@@ -15,6 +15,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,9 @@ from reasongym.errors import ConfigError
 from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, stamp_source
 from reasongym.policy.checkpoints import resolve_weights
 from reasongym.policy.lora import load_adapted, merge
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+"""What a hub id looks like: ``name`` or ``owner/name``."""
 
 
 def load_policy(
@@ -222,7 +226,12 @@ def _load_lora_checkpoint(
 def _resolve_source(name_or_path: str, gguf_file: str | None) -> tuple[str, str | None]:
     """``(what from_pretrained gets, the GGUF file name or None)``, checking local paths first."""
     path = Path(name_or_path).expanduser()
-    looks_local = name_or_path.startswith((".", "/", "~")) or path.exists()
+    looks_local = (
+        name_or_path.startswith((".", "/", "~"))
+        or path.exists()
+        or not _HUB_ID.fullmatch(name_or_path)  # e.g. an unexpanded shell pattern, a/b/c
+        or (len(path.parts) > 1 and Path(path.parts[0]).is_dir())  # runs/sft when ./runs exists
+    )
     if name_or_path.lower().endswith(".gguf"):
         if gguf_file is not None:
             raise ConfigError(
@@ -242,7 +251,7 @@ def _resolve_source(name_or_path: str, gguf_file: str | None) -> tuple[str, str 
             "written by save_pretrained"
         )
     if not path.is_dir():
-        raise ConfigError(_not_found_message(name_or_path, "not an existing local folder"))
+        raise ConfigError(_missing_path_message(name_or_path, path))
     ggufs = sorted(child.name for child in path.glob("*.gguf"))
     if gguf_file is not None:
         if not (path / gguf_file).is_file():
@@ -293,6 +302,21 @@ def _forget_quantization(model: PreTrainedModel) -> None:
         model.hf_quantizer = None  # type: ignore[assignment]
     if getattr(model.config, "quantization_config", None) is not None:
         del model.config.quantization_config
+
+
+def _missing_path_message(name_or_path: str, path: Path) -> str:
+    """A local path that does not exist: say so (not a hub error), and what its folder does hold."""
+    pattern = any(char in name_or_path for char in "*?[")
+    hint = " (a shell pattern that matched nothing is passed on as written)" if pattern else ""
+    parent = next((p for p in path.parents if p.is_dir()), Path("."))
+    entries = sorted(child.name for child in parent.iterdir())[:8] if parent.is_dir() else []
+    near = difflib.get_close_matches(path.name, entries, n=1) if not pattern else []
+    there = f"; {str(parent)!r} holds {entries}" if entries else f"; {str(parent)!r} is empty"
+    return (
+        f"name_or_path={name_or_path!r} does not exist: no such file or folder{hint}{there}"
+        + (f"; did you mean {str(parent / near[0])!r}?" if near else "")
+        + "; pass a model folder, a run folder (or its parent's 'latest'), a .gguf file or a hub id"
+    )
 
 
 def _not_found_message(name_or_path: str, reason: str) -> str:

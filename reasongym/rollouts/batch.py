@@ -49,7 +49,7 @@ TURN_CAP_OUTCOME = "max_turns"
 EQUAL_REWARD_ATOL = 1e-6
 """Rewards of a group closer than this count as equal (a group without learning signal)."""
 
-ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns")  # [B] each
+ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns", "timed_out")  # [B] each
 _ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted", "replays")
 
 
@@ -109,6 +109,8 @@ class RolloutBatch:
     """Token id used for padding ``input_ids`` and ``completion_ids``."""
     turns: Tensor | None = None
     """[B] int64 model turns per episode (1 for single-turn envs); None if unknown."""
+    timed_out: Tensor | None = None
+    """[B] bool: grading ran out of time (outcome ``timeout``; such a row is ungradable too); None if unknown."""
     replays: list[dict[str, Any]] | None = None
     """B step-info replay records and verifier versions (``samples.jsonl`` keeps them for ``regrade``)."""
     old_logp_known: bool = True
@@ -247,12 +249,16 @@ _SEQUENCE_TENSORS = ("input_ids", "attention_mask", "completion_ids", "completio
 def rollout_metrics(rows: Mapping[str, Tensor | None], group_size: int) -> dict[str, float]:
     """``rollout/`` statistics (nan where undefined) of batches' `ROW_TENSORS` (every rank's too), in group
     layout: ``reward_std`` is the population std; ungradable rows count as not correct; ``len_*`` count model
-    tokens; ``zero_std_group_frac``: groups whose rewards are equal within `EQUAL_REWARD_ATOL`."""
+    tokens; ``zero_std_group_frac``: groups whose rewards are equal within `EQUAL_REWARD_ATOL` (they teach a
+    group-baseline estimator nothing), ``all_correct_group_frac`` / ``all_wrong_group_frac``: groups with every
+    sample correct (too easy) / none correct (too hard); ``ungradable_frac`` and, of those, ``timeout_frac``:
+    rows the trainers leave out of the loss."""
     rewards = rows["rewards"].float().cpu()  # [B]
     lengths = rows["lengths"].float().cpu()  # [B]
     correct, gradable = rows["correct"].cpu(), rows["gradable"].cpu()  # [B]
     count = len(rewards)
     wrong = gradable & ~correct  # [B]
+    right_per_group = correct.view(-1, group_size).sum(dim=1)  # [B // G]
     grouped = rewards.view(-1, group_size)  # [B // G, G]
     spread = grouped.max(dim=1).values - grouped.min(dim=1).values if count else grouped.sum(1)
     values = {
@@ -263,12 +269,16 @@ def rollout_metrics(rows: Mapping[str, Tensor | None], group_size: int) -> dict[
         "len_max": lengths.max().item() if count else math.nan,
         "truncation_rate": _mean(rows["truncated"].float().cpu()),
         "zero_std_group_frac": _mean((spread <= EQUAL_REWARD_ATOL).float()),
+        "all_correct_group_frac": _mean((right_per_group == group_size).float()),
+        "all_wrong_group_frac": _mean((right_per_group == 0).float()),
         "len_correct_mean": _mean(lengths[correct]),
         "len_wrong_mean": _mean(lengths[wrong]),
         "ungradable_frac": _mean((~gradable).float()),
     }
     if rows.get("turns") is not None:
         values["turns_mean"] = _mean(rows["turns"].float().cpu())
+    if rows.get("timed_out") is not None:  # left out of the loss, as every ungradable row: counted here
+        values["timeout_frac"] = _mean(rows["timed_out"].float().cpu())
     return {f"rollout/{name}": float(value) for name, value in values.items()}
 
 
@@ -390,6 +400,7 @@ def _assemble(
         replays=[{**e.info.get("replay", {}), "verifier": e.info.get("verifier")} for e in episodes],
         pad_token_id=pad_id,
         turns=torch.tensor([episode.turns for episode in episodes], dtype=torch.long),
+        timed_out=torch.tensor([not e.cut_off and e.info.get("outcome") == "timeout" for e in episodes]),
         old_logp_known=all(episode.logprobs_known for episode in episodes),
     )
     return batch.to(device) if device is not None else batch

@@ -28,6 +28,11 @@ DEFAULT_MAX_TURNS = 32
 """Safety cap on model turns per episode when ``max_turns`` is None (environments set their own limits)."""
 
 
+SAMPLE_SEED_STRIDE = 7919
+"""Seed offset between the samples of one problem once they continue apart: turn k of sample j of a problem
+seeded s draws from seed ``s + SAMPLE_SEED_STRIDE * j + k`` (the first turn, shared, from ``s``)."""
+
+
 @dataclass
 class Episode:
     """One row of the batch while it is being played: its env and the tokens so far."""
@@ -64,6 +69,10 @@ class Episode:
     """The caller's turn cap ended the episode before the env did."""
     info: dict[str, Any] = field(default_factory=dict)
     """The info of the last step."""
+    seed: int | None = None
+    """The episode's own sampling seed (its problem's, `play_episodes` ``problem_seeds``); None: the call's."""
+    sample: int = 0
+    """Which of its problem's ``n`` samples this episode is."""
 
     def context(self, tokenizer: PreTrainedTokenizerBase | None) -> str:
         """The text the next turn continues: the prompt and every token so far, special ones kept."""
@@ -120,15 +129,17 @@ def start_episodes(
     split: str | None,
     difficulty: int | None,
     hint: bool,
+    problem_seeds: Sequence[int] | None = None,
 ) -> list[Episode]:
     """Reset one env copy per row (``envs``, index-major, ``group_size`` copies per index) and format each
-    prompt.
+    prompt; each episode gets its sample number and its problem's seed (``problem_seeds``, parallel to
+    ``indices``), if given.
 
     The G rows of a problem usually show the same messages; each distinct prompt is formatted once (a chat
     template costs a fraction of a millisecond per call).
     """
     rows = [int(index) for index in indices for _ in range(group_size)]
-    episodes = []
+    episodes: list[Episode] = []
     formatted: dict[str, str] = {}
     for row_env, index in zip(envs, rows, strict=True):
         options: dict[str, Any] = {"index": index}
@@ -144,7 +155,12 @@ def start_episodes(
         if key not in formatted:
             formatted[key] = format_prompt(tokenizer, messages) if tokenizer is not None else str(observation)
         text = formatted[key]
-        episodes.append(Episode(row_env, text, str(info.get("problem_id", index)), messages))
+        episode = Episode(
+            row_env, text, str(info.get("problem_id", index)), messages, sample=len(episodes) % group_size
+        )
+        if problem_seeds is not None:
+            episode.seed = int(problem_seeds[len(episodes) // group_size])
+        episodes.append(episode)
     return episodes
 
 
@@ -160,6 +176,7 @@ def play_episodes(
     hint: bool = False,
     max_turns: int | None = None,
     pool: EnvPool | None = None,
+    problem_seeds: Sequence[int] | None = None,
 ) -> tuple[list[Episode], torch.device | None]:
     """Play ``params.n`` episodes of each problem to the end; returns them (index-major) and the device.
 
@@ -178,6 +195,8 @@ def play_episodes(
         max_turns: Most model turns per episode; None: the env decides, capped at `DEFAULT_MAX_TURNS`. An
             episode cut off here is marked ``cut_off`` (and truncated).
         pool: Copies of ``env`` kept between calls (a trainer's); None: fresh copies, closed at the end.
+        problem_seeds: One seed per problem of ``indices``, overriding ``params.seed``: each problem's samples
+            come from an RNG of their own (`SamplingParams.prompt_seeds`), whatever the other problems.
 
     Returns:
         ``(episodes, device)``: the finished episodes, and the device of the generator's tensors (None for
@@ -189,7 +208,7 @@ def play_episodes(
     rows = len(indices) * params.n
     envs = pool.take(rows) if pool is not None else episode_envs(env, rows)
     try:
-        episodes = start_episodes(envs, tokenizer, indices, params.n, split, difficulty, hint)
+        episodes = start_episodes(envs, tokenizer, indices, params.n, split, difficulty, hint, problem_seeds)
         for turn in range(max_turns or DEFAULT_MAX_TURNS):
             live = [episode for episode in episodes if not episode.done]
             if not live:
@@ -250,6 +269,10 @@ def play_turn(
     else:
         params = dataclasses.replace(params, n=1)  # one continuation of each row's own context
     prompt_texts = [episode.prompt_text for episode in live[:: group_size if grouped else 1]]
+    if all(episode.seed is not None for episode in live):  # each problem's own seeds
+        shown = live[::group_size] if grouped else live
+        seeds = [e.seed + SAMPLE_SEED_STRIDE * e.sample * (not grouped) + e.turns for e in shown]  # type: ignore[operator]
+        params = dataclasses.replace(params, prompt_seeds=tuple(seeds))
     prompt_ids, completions, device = _generate(
         generator, tokenizer, contexts, params, first_turn, prompt_texts
     )

@@ -6,6 +6,11 @@ algorithm, model, environment, preset) and ``checkpoints/`` (see `reasongym.poli
 writes run folders; ``reasongym eval`` and `reasongym.policy.loading.load_policy` read them. A trainer holds the
 folder's lock (`RunDir.lock`) while it writes, so a second trainer on the same folder fails at once; a
 folder with a ``config.json`` that is not a run's (a model folder) is refused rather than overwritten.
+
+``<root>/latest`` links to the newest run started in ``<root>`` (`RunDir.create`), so ``runs/grpo/latest``
+names the last GRPO run whatever its timestamp, and ``runs/grpo`` itself loads as that run
+(`reasongym.policy.checkpoints.follow_latest`). A start that fails before anything is saved removes its
+folder again (`RunDir.discard`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -20,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reasongym.policy.checkpoints import CHECKPOINTS_DIR, latest_checkpoint
 from reasongym.errors import ConfigError
+from reasongym.policy.checkpoints import CHECKPOINTS_DIR, LATEST_RUN, latest_checkpoint
 from reasongym.runs.locks import RUN_LOCK_FILE, is_held, run_folder_lock
 from reasongym.runs.metrics import (
     CONFIG_FILE,
@@ -68,6 +74,7 @@ class RunDir:
                 path.mkdir()  # atomic: two runs started in the same second get different folders
             except FileExistsError:
                 continue
+            point_latest(Path(root), path)
             return cls(path)
         raise ConfigError(f"root={str(root)!r} already holds 999 runs named {base!r}; choose another root")
 
@@ -95,7 +102,40 @@ class RunDir:
                 f"({METRICS_FILE}, {RUN_INFO_FILE}, {CHECKPOINTS_DIR}/), and training would overwrite that "
                 "config.json; pass a new or empty folder to start a run there, or a run folder to resume"
             )
+        foreign = run.foreign_config()
+        if foreign is not None:  # a model folder that also holds a metrics.jsonl or a checkpoints/ folder
+            raise ConfigError(
+                f"run_dir={str(path)!r}: {foreign}, and training would overwrite it; pass a new or empty "
+                "folder to start a run there, or a run folder to resume"
+            )
         return run
+
+    def discard(self) -> None:
+        """Remove this run folder, made by a start that failed before anything was saved, and point the
+        ``latest`` link of its parent back at the newest run left there (or remove the link)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        root = self.path.parent
+        link = root / LATEST_RUN
+        if link.is_symlink() and Path(os.readlink(link)).name == self.path.name:
+            runs = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and RunDir(p).is_run()]
+            point_latest(root, max(runs, key=lambda p: p.stat().st_mtime) if runs else None)
+
+    def foreign_config(self) -> str | None:
+        """Why ``config.json`` is not a reasongym run config (a model's, say), or None when it is one or is
+        absent. A run config is a JSON object with the trainer's ``"algo"`` name or a ``"run"`` section (or
+        an empty object, which holds nothing to lose)."""
+        if not self.config_path.is_file():
+            return None
+        try:
+            saved = json.loads(self.config_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            return f"{self.config_path} is not a reasongym run config (not valid JSON: {exc})"
+        if not isinstance(saved, dict):
+            return f"{self.config_path} is not a reasongym run config (a JSON {type(saved).__name__}, not an object)"
+        if not saved or isinstance(saved.get("algo"), str) or isinstance(saved.get("run"), dict):
+            return None
+        keys = ", ".join(repr(key) for key in list(saved)[:5]) + (", ..." if len(saved) > 5 else "")
+        return f"{self.config_path} is not a reasongym run config (its keys: {keys}: a model's config.json?)"
 
     def is_run(self) -> bool:
         """Whether the folder holds a run's files (``metrics.jsonl``, ``run.json`` or ``checkpoints/``)."""
@@ -193,6 +233,26 @@ class SamplesWriter:
     def close(self) -> None:
         """Close the file."""
         self._file.close()
+
+
+def point_latest(root: Path, run: Path | None) -> None:
+    """Point ``root/latest`` at the run folder ``run`` (a relative link, replaced atomically); None removes it.
+
+    A ``latest`` that is not a link (a folder of the user's) is left alone, as is a file system without links.
+    """
+    link = root / LATEST_RUN
+    if link.exists() and not link.is_symlink():
+        return
+    if run is None:
+        link.unlink(missing_ok=True)
+        return
+    tmp = root / f".{LATEST_RUN}.tmp-{os.getpid()}"
+    try:
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(run.name, target_is_directory=True)
+        os.replace(tmp, link)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def _safe_name(text: str) -> str:

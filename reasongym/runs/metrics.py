@@ -4,7 +4,7 @@ Keys are namespaced (``rollout/reward_mean``, ``loss/policy``, ``eval/pass@1``, 
 so that plots and dashboards group them the same way in every run. ``metrics.jsonl`` is strict JSON
 (non-finite values are written as ``null``) and is flushed after every line, so a crash loses at most
 the line being written. TensorBoard and Weights & Biases are optional mirrors, imported only when used.
-This module imports neither torch nor matplotlib at import time.
+This module imports neither torch nor matplotlib; the plots are `reasongym.runs.plots`.
 """
 
 from __future__ import annotations
@@ -40,9 +40,6 @@ NAMESPACES: tuple[str, ...] = (
 
 RESERVED_KEYS: tuple[str, ...] = ("step", "time")
 """Keys the writer fills itself on every line."""
-
-DEFAULT_PLOT_KEYS: tuple[str, ...] = ("rollout/reward", "eval/", "rollout/entropy", "loss/")
-"""Panels of ``plot_metrics``: each entry draws every key that starts with it."""
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.jsonl"
@@ -242,52 +239,6 @@ def set_aside(path: str | os.PathLike[str]) -> Path | None:
         stacklevel=3,
     )
     return target
-
-
-def plot_metrics(
-    metrics_jsonl: str | os.PathLike[str],
-    out_png: str | os.PathLike[str],
-    keys: Sequence[str] = DEFAULT_PLOT_KEYS,
-) -> Path:
-    """Draw the main curves of a run against ``step`` into one PNG, one panel per entry of ``keys``.
-
-    Args:
-        metrics_jsonl: A ``metrics.jsonl`` file or the run folder holding it.
-        out_png: Where to write the PNG.
-        keys: Panels; each entry draws every metric key that starts with it (``"loss/"`` draws all
-            losses, ``"rollout/reward"`` draws ``rollout/reward_mean`` and ``rollout/reward_std``).
-            Entries that match nothing are left out.
-
-    Returns:
-        The path of the PNG.
-
-    Raises:
-        ConfigError: No entry of ``keys`` matches a logged key (the message lists the logged keys).
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: plotting is rare
-    from matplotlib.figure import Figure
-
-    records = read_metrics(metrics_jsonl)
-    logged = sorted({key for record in records for key in record if key not in RESERVED_KEYS})
-    panels = [(prefix, [key for key in logged if key.startswith(prefix)]) for prefix in keys]
-    panels = [(prefix, matched) for prefix, matched in panels if matched]
-    if not panels:
-        raise ConfigError(f"keys={list(keys)!r} match no logged metric; logged keys: {logged}")
-    figure = Figure(figsize=(5 * len(panels), 3.6), layout="constrained")
-    FigureCanvasAgg(figure)
-    for axes, (prefix, matched) in zip(
-        figure.subplots(1, len(panels), squeeze=False)[0], panels, strict=True
-    ):
-        for key in matched:
-            points = [(r["step"], r[key]) for r in records if r.get(key) is not None]
-            axes.plot([p[0] for p in points], [p[1] for p in points], label=key)
-        axes.set_title(prefix.rstrip("/"))
-        axes.set_xlabel("step")
-        axes.legend(fontsize="small")
-    out_png = Path(out_png)
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out_png, dpi=100)
-    return out_png
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -3,8 +3,9 @@ r"""The front door of the verifiers: ``verify`` one completion, ``verify_many`` 
 Every kind first extracts the final answer from the full completion, then compares it with the
 gold answer. The result is always a :class:`~reasongym.verifiers.base.Verdict`, never an exception
 for any string: correct (CORRECT), nothing extracted (UNPARSEABLE, ``correct=False``), extracted but
-wrong (WRONG), over a size limit (REFUSED), too slow (TIMEOUT, math only). An ungradable gold gives
-``correct=None`` so that trainers can skip the item. Size and nesting limits refuse every hostile
+wrong (WRONG), over a size limit (REFUSED), too slow (TIMEOUT, math only: one time budget for the whole
+call). An ungradable gold, and a TIMEOUT, give ``correct=None`` so that trainers can skip the item: a
+comparison that ran out of time says nothing about the answer. Size and nesting limits refuse every hostile
 input we know of before any work; as a last resort, whatever a grader still raises (a RecursionError,
 a bug) becomes REFUSED, with a RuntimeWarning for anything but deep nesting, so that one completion
 never ends a training run or an evaluation. Only option errors (ConfigError) and non-str inputs
@@ -24,6 +25,7 @@ import difflib
 import functools
 import math
 import re
+import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -106,20 +108,39 @@ def _list_spray_size(answer: str) -> int:
 
 
 def _grade_statement(found: Extraction, gold: str, timeout: float) -> Verdict:
-    """Several different values boxed together: each one the gold, or together a multi-valued gold."""
+    """Several different values boxed together: each one the gold, or together a multi-valued gold.
+
+    The boxes share one time budget, and grading stops at the first box that is not the gold: past it the
+    boxes are one multi-valued answer or answer spraying, which `verify_math_statement` decides.
+    """
     from reasongym.verifiers.math.grade import verify_math_answer, verify_math_statement
 
     shown = ", ".join(found.candidates)
     if len(found.candidates) > _MAX_SPRAY_CANDIDATES:
         reason = f"{len(found.candidates)} different values boxed together (answer spraying)."
         return Verdict(False, Outcome.WRONG, shown[:200], reason)
-    verdicts = [verify_math_answer(candidate, gold, timeout=timeout) for candidate in found.candidates]
-    ungradable = next((verdict for verdict in verdicts if verdict.correct is None), None)
-    if ungradable is not None:
-        return dataclasses.replace(ungradable, extracted=shown)
-    if all(verdict.correct for verdict in verdicts):
-        return Verdict(True, Outcome.CORRECT, shown, f"All {len(verdicts)} boxed values equal the gold.")
-    return verify_math_statement(found.candidates, gold, timeout=timeout)
+    deadline = time.monotonic() + timeout
+    out_of_time = Verdict(
+        None, Outcome.TIMEOUT, shown[:200], f"the symbolic comparison ran past {timeout:g} s"
+    )
+    for candidate in found.candidates:
+        if time.monotonic() >= deadline:
+            return out_of_time
+        verdict = verify_math_answer(candidate, gold, timeout=deadline - time.monotonic())
+        if verdict.outcome is Outcome.TIMEOUT:
+            return out_of_time
+        if verdict.correct is None:
+            return dataclasses.replace(verdict, extracted=shown)
+        if not verdict.correct:
+            break
+    else:
+        return Verdict(
+            True, Outcome.CORRECT, shown, f"All {len(found.candidates)} boxed values equal the gold."
+        )
+    if time.monotonic() >= deadline:
+        return out_of_time
+    verdict = verify_math_statement(found.candidates, gold, timeout=deadline - time.monotonic())
+    return out_of_time if verdict.outcome is Outcome.TIMEOUT else verdict
 
 
 def _grade_math_candidates(found: Extraction, gold: str, timeout: float) -> Verdict:
@@ -231,7 +252,9 @@ def verify(
             or a mapping label->text. None means labels A-E without texts.
         last_number_fallback: When no box and no answer phrase is found, use the last number
             (math, integer), the last line (choice) or the last standalone yes/no word (yesno).
-        timeout: Seconds allowed for the symbolic step of one math comparison.
+        timeout: Seconds allowed for the symbolic work of the whole call (every box of the answer
+            together; starting the worker process is not counted). A call that runs out of it is
+            TIMEOUT with ``correct=None``: ungradable, never a wrong answer.
 
     Returns:
         The :class:`~reasongym.verifiers.base.Verdict`; ``extracted`` is the answer found.

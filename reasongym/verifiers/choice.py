@@ -24,7 +24,7 @@ How an answer span is read:
 - Without a label, an option's text alone ("ignorance", "the bank"), compared case-insensitively
   with punctuation and extra whitespace removed; the longest matching text wins.
 - Hedges are wrong: "C or D", "C, D", "C and D", "C/D", "either C or D", "C or maybe D", "bank or
-  library".
+  library", and labels listed one after another ("(B) (C) (C)", "[B] [D]"; "(B) (B)" is one pick).
 """
 
 from __future__ import annotations
@@ -199,6 +199,19 @@ def _hedge_after(rest: str, options: ChoiceSet, first: str) -> str | None:
     return None
 
 
+def _listed_after(rest: str, options: ChoiceSet, first: str) -> str | None:
+    """Another option's label written as a label right after the first: "(B) (C)", "B) C)", "[B] [D]".
+
+    That is a list of picks, not one; the same label again ("(B) (B)") is one pick.
+    """
+    after = rest.lstrip(_LABEL_SEPARATOR)
+    second = options.label_pattern.match(after)
+    if second is None or not (second.group(3) or after[second.end() : second.end() + 1] == "."):
+        return None  # "B (C is tempting, but wrong)": a remark about C, not a second pick
+    label = options.canonical(second.group(2))
+    return None if label in (None, first) or after[second.end() + 1 : second.end() + 2].isalnum() else label
+
+
 def _read_by_text(span: str, options: ChoiceSet, strict: bool) -> _Reading:
     """Read a span that starts with no label: an option's text alone, maybe after an article."""
     normalized = _normalize_text(span)
@@ -234,7 +247,7 @@ def _read_span(span: str, options: ChoiceSet, *, strict: bool = False) -> _Readi
     delimited = bool(opener or closer) or rest.lstrip()[:1] in (".", ":", "-")
     if written != label and not (delimited or not rest.strip()):
         return _read_by_text(text, options, strict)  # lowercase "a bank" is an article, not option A
-    second = _hedge_after(rest, options, label)
+    second = _hedge_after(rest, options, label) or _listed_after(rest, options, label)
     if second is not None:
         return _Reading(None, "hedge", f"{label} and {second}")
     after = _normalize_text(rest.lstrip(_LABEL_SEPARATOR))

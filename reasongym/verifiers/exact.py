@@ -12,7 +12,9 @@ not "Paris". An answer (or gold) longer than :data:`MAX_EXACT_CHARS` characters 
 ``fallback``, the last standalone yes/no/true/false word of the text. Standalone means followed by
 punctuation or the end of a line ("So, no."), or starting a sentence ("Yes, because ..."; "No it
 is not"), but not "no" used as a determiner ("no one", "no longer", "there is no way"). A final
-claim holding both polarities ("yes or no", "yes and no", "true/false") is a hedge: wrong.
+claim holding both polarities ("yes or no", "yes and no", "true/false") is a hedge: wrong. A negated
+word claims the opposite ("Not yes." and "The claim is not true." answer no, as does "isn't true"), and
+a qualified negation ("not exactly yes", "not necessarily true") is a hedge.
 """
 
 from __future__ import annotations
@@ -41,6 +43,15 @@ _DETERMINER_USES = frozenset(
     "one longer more matter way doubt other less such single body idea need reason evidence".split()
 )
 _NEXT_WORD = re.compile(r"\s+(\w+)")
+_OPPOSITE = {"yes": "no", "no": "yes"}
+# What stands right before a negated yes/no word ("not yes", "isn't true", "never a yes"); group 1 holds the
+# words that qualify a negation into a hedge ("not exactly yes", "not necessarily true").
+_NEGATED = re.compile(
+    r"(?:\b(?:not|never)|n['’]t)[\s*\"'`]+"
+    r"(?:(exactly|quite|entirely|necessarily|always|really|fully|completely|simply|just)\s+)?"
+    r"(?:an?\s+)?[\"'`*]*$",
+    re.IGNORECASE,
+)
 
 
 def normalize_exact(text: str) -> str:
@@ -117,6 +128,15 @@ def _is_hedge(text: str, hedge: re.Match[str] | None) -> bool:
     return following is None or following.group(1).casefold() not in _DETERMINER_USES
 
 
+def _claim(text: str, match: re.Match[str]) -> str:
+    """What one yes/no word claims: its polarity, the opposite after a negation, 'hedge' after a qualified one."""
+    polarity = _POLARITY[match.group(1).casefold()]
+    negation = _NEGATED.search(text, max(0, match.start() - 40), match.start())
+    if negation is None:
+        return polarity
+    return "hedge" if negation.group(1) else _OPPOSITE[polarity]
+
+
 def _polarity_of_span(span: str) -> str | None:
     """'yes', 'no', 'hedge' or None for an answer span (box content or text after a phrase)."""
     text = strip_text_wrapper(clean_answer(span)).strip("*\"'` ")
@@ -125,7 +145,7 @@ def _polarity_of_span(span: str) -> str | None:
     first = _WORD.match(text)
     if first:
         return _POLARITY[first.group(1).casefold()]
-    claims = {_POLARITY[match.group(1).casefold()] for match in _WORD.finditer(text)}
+    claims = {_claim(text, match) for match in _WORD.finditer(text)}
     if len(claims) == 1:
         return claims.pop()
     return "hedge" if claims else None
@@ -157,7 +177,7 @@ def _last_standalone_polarity(completion: str) -> str | None:
         pass
     if hedge is not None and hedge.end() >= last.end() and _is_hedge(tail, hedge):
         return "hedge"
-    return _POLARITY[last.group(1).casefold()]
+    return _claim(tail, last)
 
 
 def read_yes_no(completion: str, *, fallback: bool = True) -> tuple[str | None, str]:

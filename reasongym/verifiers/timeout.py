@@ -203,6 +203,7 @@ class _Worker:
         finally:
             child_end.close()
         self.conn = Connection(parent_end.detach())
+        self.loaded: set[str] = set()  # functions this worker has unpickled (their modules are imported)
         try:
             self._expect_ready()
         except BaseException:
@@ -217,26 +218,38 @@ class _Worker:
             raise RuntimeError("the verifier worker sent an unexpected start message")
 
     def call(self, payload: bytes, seconds: float, name: str) -> tuple[Any, ...]:
-        """Send one call and return the decoded reply; kill this worker on anything abnormal."""
+        """Send one call and return the decoded reply; kill this worker on anything abnormal.
+
+        Loading ``name`` the first time (importing its module) may take up to ``_LOAD_LIMIT_S`` besides
+        ``seconds``; once loaded, unpickling it is instant, so the whole call must fit in ``seconds`` (a
+        stopped or wedged worker then costs the call its own limit, not the load allowance).
+        """
+        deadline = time.monotonic() + seconds
+        known = name in self.loaded
         try:
             self.conn.send_bytes(payload)
-            first = self._receive(_LOAD_LIMIT_S, f"loading {name}")
+            first = self._receive(seconds if known else _LOAD_LIMIT_S, name if known else f"loading {name}")
             if first != _STARTED:  # the worker could not unpickle the call and replied at once
                 return pickle.loads(first)
-            return pickle.loads(self._receive(seconds, name))
+            self.loaded.add(name)
+            left = max(deadline - time.monotonic(), 0.0) if known else seconds
+            return pickle.loads(self._receive(left, name, limit=seconds))
         except BaseException:
             # The reply may still arrive later and would be read by the next call: never reuse.
             self.kill()
             raise
 
-    def _receive(self, seconds: float, name: str) -> bytes:
-        """Next message within ``seconds``; VerifierTimeout past it, RuntimeError if the worker died."""
+    def _receive(self, seconds: float, name: str, *, limit: float | None = None) -> bytes:
+        """Next message within ``seconds``: VerifierTimeout past it, RuntimeError if the worker died.
+
+        ``limit`` is the call's whole limit, for the message (``seconds`` may be what is left of it).
+        """
         deadline = time.monotonic() + seconds
         if not self.conn.poll(seconds):
             self.kill()
             overrun = time.monotonic() - deadline
             raise VerifierTimeout(
-                f"{name} ran past its limit of {seconds:g} s (killed {overrun * 1000:.0f} ms after it); "
+                f"{name} ran past its limit of {limit or seconds:g} s (killed {overrun * 1000:.0f} ms after it); "
                 "the worker process will be replaced"
             )
         try:

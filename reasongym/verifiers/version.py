@@ -2,11 +2,27 @@
 
 A verdict depends on the rules of its kind (extraction and comparison). Each kind has a declared version
 here, and every evaluation record and training sample stores ``verifier_version(kind)`` beside its
-verdicts. ``tests/verifiers/test_version.py`` grades a fixed corpus of completions of every kind and
-compares a digest of the verdicts with one pinned for the declared version: a change of rules that
-changes any verdict of the corpus fails that test until the version here is raised (and the digest
-pinned again). So two records with the same version were graded by rules that agree on the corpus, and
-``reasongym regrade`` can tell which records were graded under older rules.
+verdicts. ``tests/verifiers/test_version.py`` grades a pinned table of real completions of every kind
+(``tests/verifiers/fixtures/pinned_verdicts.jsonl``: gold, completion, and the verdict under each version
+where it changed) and fails when a verdict differs from the pinned one: a change of rules that changes
+any verdict of the table fails that test until the kind's version here is raised and the table re-pinned
+(``python tests/verifiers/test_version.py --repin`` records today's verdicts under the new version). So two
+records with the same version were graded by rules that agree on the table, and ``reasongym regrade`` can
+tell which records were graded under older rules.
+
+History:
+
+- v1: the rules when versions were declared (issue 26, commit 63ede07).
+- v2: issue 23's third round of extraction and grading changes (words revising an answer, the last
+  sentence's value, end tokens, bold and italics around an answer, numbers in words, decimals, matrices,
+  choice hedges ...). Measured before raising: of 16,578 completions (the verifier tests' calls, the
+  independent sets of issue 23, the grader suites, SmolLM2's stored completions), the verdict changed for
+  168 math, 26 integer, 11 choice, 14 exact, 14 countdown and 4 yes/no completions, and the tagged
+  extraction for 112. Records written between the merge of issue 23 (80f14e4) and this raise say v1
+  but were graded under v2 rules; a regrade of them changes no verdict.
+- yesno v3: issue 28's negations ("Not yes." claims no; a qualified negation such as "yes, not no" is a
+  hedge): 4 pinned yes/no verdicts changed. Its choice-label hedges ("(B) (C) (C)") changed no pinned
+  verdict (v2 already graded them wrong), so choice stays v2.
 """
 
 from __future__ import annotations
@@ -14,22 +30,27 @@ from __future__ import annotations
 from reasongym.errors import ConfigError
 
 VERIFIER_VERSIONS: dict[str, int] = {
-    "math": 1,
-    "integer": 1,
-    "choice": 1,
-    "exact": 1,
-    "yesno": 1,
-    "countdown": 1,
+    "math": 2,
+    "integer": 2,
+    "choice": 2,
+    "exact": 2,
+    "yesno": 3,
+    "countdown": 2,
+    "tagged": 2,
 }
-"""Kind -> declared version of its rules; raise one whenever a verdict of its kind changes."""
+"""Kind -> declared version of its rules; raise one whenever a verdict of its kind changes.
+
+``tagged`` is not a ``verify`` kind: it is the ``<answer>``-tag extraction
+(:func:`reasongym.verifiers.tagged.extract_tagged_answer`) that reasoning-gym environments apply before
+their task's own scorer, pinned by the extracted answer."""
 
 
 def verifier_version(kind: str) -> str:
-    """The version tag of ``kind``'s rules, e.g. ``"math/v1"``; kinds graded elsewhere give ``"<kind>"``.
+    """The version tag of ``kind``'s rules, e.g. ``"math/v2"``; kinds graded elsewhere give ``"<kind>"``.
 
     Example:
         >>> verifier_version("math")
-        'math/v1'
+        'math/v2'
     """
     if not isinstance(kind, str) or not kind:
         raise ConfigError(f"kind must be a non-empty str, got {kind!r}")

@@ -51,9 +51,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "kl": "k3_loss", "advantage_normalization": "batch_std",
     },
     # The HOPELESS groups are dropped by dynamic sampling; in step 1 rank 0 of 2 keeps none of its own.
+    # REINFORCE++-baseline whitens over every rank's kept groups, an uneven split that is gathered whole.
     "dapo": {
         **COMMON, "num_prompts": 4, "group_size": 4, "max_new_tokens": 72, "micro_batch_size": 3, "mu": 2,
-        "max_extra_rounds": 3,
+        "max_extra_rounds": 3, "advantage_normalization": "reinforce_plus_plus_baseline",
     },
     # Two outer iterations; each fine-tunes 2 steps on the 12 rationales (8 direct, 4 hinted) with a
     # per-process batch of 12 / processes (--sft-batch-size), so that one step sees them all either way.

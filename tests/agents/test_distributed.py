@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import json
@@ -85,3 +86,34 @@ def test_two_ranks_average_their_gradients_and_keep_identical_weights(tmp_path: 
     )
     for name, tensor in full.state_dict().items():
         torch.testing.assert_close(ranks[0][name], tensor, rtol=0, atol=tolerance)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("mode", "seen"), [("sleep", "is still at collective 1 (barrier)"), ("stop", "not heard from")]
+)
+def test_a_stalled_rank_is_named_within_the_collective_timeout(tmp_path: Path, mode: str, seen: str) -> None:
+    # Issue 28, item 6: a hung rank blocked the others silently for torch's default 30 minutes.
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    process = subprocess.Popen(
+        [*command, str(Path(__file__).with_name("stall_worker.py")), mode, str(tmp_path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+    )  # fmt: skip
+    lines, seen_lines = [], []
+    try:
+        for line in process.stderr:  # until rank 0 says what it waited for (the stalled rank never returns)
+            seen_lines.append(line)
+            if "waited past the collective timeout" in line:
+                lines.append(line)
+                break
+    finally:
+        for pid_file in tmp_path.glob("rank*.pid"):  # the workers run in sessions of their own
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid_file.read_text()), 9)
+        os.killpg(process.pid, 9)
+        process.communicate()
+    assert lines, "".join(seen_lines)[-3000:]
+    assert "rank 0: all_gather_objects (collective 2) waited past the collective timeout of 3 s" in lines[0]
+    assert f"rank 1 {seen}" in lines[0], lines[0]
+    assert float(lines[0].split("after ")[1].split(" s")[0]) < 3 + 5  # not 30 minutes

@@ -139,15 +139,25 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path: object, tiny, small_co
     assert len({prompt for _, prompt in seen}) == 6  # 2 new problems per step: the data cursor moved on
 
 
-@pytest.mark.parametrize("aggregation", ["seq_mean_token_mean", "token_mean", "constant"])
+@pytest.mark.parametrize(
+    ("aggregation", "policy_loss"),
+    [
+        ("seq_mean_token_mean", "ppo_clip"), ("token_mean", "ppo_clip"), ("constant", "ppo_clip"),
+        ("seq_mean_token_mean", "gspo"), ("token_mean", "gspo_token"), ("token_mean", "cispo"),
+    ],
+)  # fmt: skip
 def test_micro_batches_through_the_model_give_the_full_batch_gradient(
-    aggregation: str, tiny, small_configs
+    aggregation: str, policy_loss: str, tiny, small_configs
 ) -> None:
     model, tokenizer = tiny()
     params = SamplingParams(max_new_tokens=10, temperature=1.0, seed=0, n=3)
     batch = collect_rollouts(ENV, HFGenerator(model, tokenizer), tokenizer, [0, 1], params=params)
     adv = torch.linspace(-1.0, 1.0, len(batch))
-    cfg = small_configs("grpo", loss_aggregation=aggregation)["grpo"]
+    clips = {
+        "gspo_clip": (0.1, 0.1),
+        "cispo_max_weight": 1.03,
+    }  # GSPO's sequences live, CISPO's weights capped
+    cfg = small_configs("grpo", loss_aggregation=aggregation, policy_loss=policy_loss, **clips)["grpo"]
     totals = BatchTotals(len(batch), float(batch.completion_mask.sum()), 10)
 
     def loss_fn(logp, old_logp, ref_logp, adv, mask, totals):  # noqa: ANN001, ANN202
@@ -329,9 +339,9 @@ def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object, tiny, 
         seen["ref_logp"] = original_reference(self, batch)
         return seen["ref_logp"]
 
-    def advantages(rewards, group_size, normalization):  # noqa: ANN001, ANN202
+    def advantages(rewards, group_size, normalization, *, valid=None):  # noqa: ANN001, ANN202
         seen["rewards"] = rewards.clone()
-        return grpo_advantages(rewards, group_size, normalization)
+        return grpo_advantages(rewards, group_size, normalization, valid=valid)
 
     grpo_advantages = grpo.group_advantages
     with pytest.MonkeyPatch.context() as patch:
@@ -350,3 +360,39 @@ def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object, tiny, 
     log_ratio = ((batch.old_logp - seen["ref_logp"]) * batch.completion_mask).sum(dim=1)  # [B]
     assert log_ratio.abs().min() > 1e-3  # the reference really differs
     torch.testing.assert_close(seen["rewards"], batch.rewards - 0.5 * log_ratio)
+
+
+@pytest.mark.parametrize("algo", ["grpo", "dapo"])
+def test_timed_out_verdicts_are_counted_and_left_out_of_the_loss(
+    tiny, small_configs, train, monkeypatch: pytest.MonkeyPatch, algo: str
+) -> None:
+    # Issue 28, item 10: a verdict that ran out of time is ungradable, never a wrong answer worth 0.
+    import itertools
+
+    from reasongym.verifiers import Outcome, Verdict
+
+    calls, original = itertools.count(), ReasoningEnv.score
+
+    def score(self: ReasoningEnv, problem: Problem, completion: str) -> Verdict:
+        verdict = original(self, problem, completion)
+        return Verdict(None, Outcome.TIMEOUT, None, "ran past 1 s") if next(calls) % 2 else verdict
+
+    seen: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
+    update = RLSession.update
+
+    def spy(self: RLSession, batch, adv, loss, *, mu, ref_logp=None, mask=None):  # noqa: ANN001, ANN202
+        used = batch.completion_mask if mask is None else mask
+        seen.append((~batch.gradable, adv.detach().clone(), used.detach().clone()))
+        return update(self, batch, adv, loss, mu=mu, ref_logp=ref_logp, mask=mask)
+
+    monkeypatch.setattr(ReasoningEnv, "score", score)
+    monkeypatch.setattr(RLSession, "update", spy)
+    model, tokenizer = tiny()
+    fields = {"max_steps": 1, "eval_every": 0, **({"dynamic_sampling": False} if algo == "dapo" else {})}
+    result = train(algo, small_configs(algo, **fields), model, tokenizer, ENV)
+    assert result.history[0]["rollout/timeout_frac"] == 0.5  # 3 of the 6 samples
+    assert result.history[0]["rollout/ungradable_frac"] == 0.5
+    ((left_out, adv, mask),) = seen
+    assert int(left_out.sum()) == 3
+    assert adv[left_out].tolist() == [0.0] * 3 and int(mask[left_out].sum()) == 0
+    assert int(mask[~left_out].sum()) > 0

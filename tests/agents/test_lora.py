@@ -234,7 +234,7 @@ def test_cli_trains_with_lora_flags_and_evaluates_the_run(
         "--max-new-tokens",
         "8",
     ]
-    assert main([*evaluate, "--json", "--no-progress"]) == 0
+    assert main([*evaluate, "--json", "--no-progress", "--out", str(tmp_path / "eval.jsonl")]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["num_problems"] == 2
 
 

@@ -137,6 +137,54 @@ def test_group_advantages_by_hand() -> None:
     assert zero_variance_groups(rewards, 3).tolist() == [True, False]
 
 
+def test_group_advantages_leave_out_ungradable_rows() -> None:
+    # Issue 28, item 10: a sample whose grading timed out has no reward; it must not count as a 0.
+    # Group 1 [1, 0, (x), 0]: the graded rows [1, 0, 0] have mean 1/3, centred [2/3, -1/3, -1/3], unbiased
+    # std sqrt((4/9 + 1/9 + 1/9) / 2) = sqrt(1/3). Group 2 [(x), 1, 1, 0]: graded [1, 1, 0], mean 2/3,
+    # centred [1/3, 1/3, -2/3], the same std. The batch std is that of the six graded rewards [1,0,0,1,1,0].
+    rewards = torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0])
+    valid = torch.tensor([True, True, False, True, False, True, True, True])
+    std = math.sqrt(1 / 3)
+    centred = [2 / 3, -1 / 3, 0.0, -1 / 3, 0.0, 1 / 3, 1 / 3, -2 / 3]
+    assert group_advantages(rewards, 4, "none", valid=valid).tolist() == pytest.approx(centred)
+    assert group_advantages(rewards, 4, "group_std", valid=valid).tolist() == pytest.approx(
+        [c / (std + 1e-4) for c in centred]
+    )
+    batch_std = torch.tensor([1.0, 0, 0, 1, 1, 0]).std().item()
+    assert group_advantages(rewards, 4, "batch_std", valid=valid).tolist() == pytest.approx(
+        [c / (batch_std + 1e-4) for c in centred]
+    )
+    # All rows graded: the same advantages as without a mask; one graded row: no signal.
+    for name in ("none", "group_std", "batch_std"):
+        full = group_advantages(rewards, 4, name, valid=torch.ones(8, dtype=torch.bool))
+        torch.testing.assert_close(full, group_advantages(rewards, 4, name))
+    lone = torch.tensor([True, False, False, False, True, True, True, True])
+    assert group_advantages(rewards, 4, "group_std", valid=lone)[:4].tolist() == [0.0] * 4
+    # The estimators of issue 25 leave the same rows out. RLOO: each graded row's baseline is the mean of the
+    # OTHER graded rows of its group ([1, 0, 0]: 1 - 0, 0 - 1/2, 0 - 1/2; [1, 1, 0]: 1 - 1/2, 1 - 1/2, 0 - 1).
+    assert group_advantages(rewards, 4, "rloo", valid=valid).tolist() == pytest.approx(
+        [1.0, -0.5, 0.0, -0.5, 0.0, 0.5, 0.5, -1.0]
+    )
+    # REINFORCE++: whitened over the six graded rewards only (mean 1/2), 0 on the rows left out.
+    graded = torch.tensor([1.0, 0, 0, 1, 1, 0])
+    whitened = [(r - 0.5) / (graded.std().item() + 1e-4) for r in (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0)]
+    expected = [w if keep else 0.0 for w, keep in zip(whitened, valid.tolist(), strict=True)]
+    assert group_advantages(rewards, 4, "reinforce_plus_plus", valid=valid).tolist() == pytest.approx(expected)
+    # REINFORCE++-baseline: the group-centred values of the graded rows, whitened over those six.
+    centred_graded = torch.tensor([c for c, keep in zip(centred, valid.tolist(), strict=True) if keep])
+    scale = centred_graded.std().item() + 1e-4
+    baseline = [c / scale if keep else 0.0 for c, keep in zip(centred, valid.tolist(), strict=True)]
+    assert group_advantages(rewards, 4, "reinforce_plus_plus_baseline", valid=valid).tolist() == pytest.approx(
+        baseline
+    )
+    for name in ("rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"):
+        full = group_advantages(rewards, 4, name, valid=torch.ones(8, dtype=torch.bool))
+        torch.testing.assert_close(full, group_advantages(rewards, 4, name))
+    assert zero_variance_groups(rewards, 4, valid=valid).tolist() == [False, False]
+    only_equal = torch.tensor([False, True, True, True, False, True, True, False])  # [0, 0, 0] and [1, 1]
+    assert zero_variance_groups(rewards, 4, valid=only_equal).tolist() == [True, True]
+
+
 def test_dynamic_sampling_filter_and_band() -> None:
     # Three groups of 3: all correct, one of three correct, near-equal continuous rewards.
     rewards = torch.tensor([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.5, 0.5 + 1e-9, 0.5])
@@ -264,7 +312,8 @@ def test_per_micro_batch_normalisation_would_break_invariance() -> None:
 
 
 def _trl_loss(loss_type: str, logp: torch.Tensor, old: torch.Tensor, ref: torch.Tensor, adv: torch.Tensor,
-              mask: torch.Tensor, *, beta: float, eps_low: float, eps_high: float, max_len: int) -> float:  # fmt: skip
+              mask: torch.Tensor, *, beta: float, eps_low: float, eps_high: float, max_len: int,
+              level: str = "token") -> torch.Tensor:  # fmt: skip
     """Call trl/trainer/grpo_trainer.py ``GRPOTrainer._compute_loss`` itself, with a stand-in ``self``."""
     trl_grpo = pytest.importorskip("trl.trainer.grpo_trainer")
     accelerator = SimpleNamespace(
@@ -273,7 +322,7 @@ def _trl_loss(loss_type: str, logp: torch.Tensor, old: torch.Tensor, ref: torch.
     args = SimpleNamespace(delta=None, use_bias_correction_kl=False, steps_per_generation=1)
     fake = SimpleNamespace(
         _get_per_token_logps_and_entropies=lambda *a, **k: (logp, torch.zeros_like(logp), None),
-        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level="token",
+        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level=level,
         beta=beta, args=args, loss_type=loss_type, epsilon_low=eps_low, epsilon_high=eps_high,
         use_vllm=False, vllm_importance_sampling_correction=False, model=SimpleNamespace(training=True),
         current_gradient_accumulation_steps=1, accelerator=accelerator, max_completion_length=max_len,
@@ -290,35 +339,59 @@ def _trl_loss(loss_type: str, logp: torch.Tensor, old: torch.Tensor, ref: torch.
         "num_items_in_batch": mask.sum(),
     }
     try:
-        return float(trl_grpo.GRPOTrainer._compute_loss(fake, None, inputs))
+        return trl_grpo.GRPOTrainer._compute_loss(fake, None, inputs)
     except (AttributeError, KeyError) as error:  # TRL's internals moved: the stand-in needs updating
         pytest.skip(f"TRL's _compute_loss needs more than the stand-in provides: {error!r}")
 
 
-@pytest.mark.parametrize(
-    ("loss_type", "ours"),
-    [
-        ("grpo", "grpo/seq_mean_token_mean"),
-        ("dr_grpo", "grpo/constant"),
-        ("dapo", "dapo"),
-    ],
-)
-def test_parity_with_trl_grpo_trainer(loss_type: str, ours: str) -> None:
+# TRL's loss_type (with importance_sampling_level, its epsilons and beta) -> the same loss here. TRL's CISPO
+# caps the weight at epsilon_high itself (ScaleRL's eps_max); its "bnpo" divides by the batch's tokens.
+TRL_PARITY = {
+    "grpo": ("grpo", "token", 0.2, 0.2, 0.04, lambda: GRPOConfig(kl="k3_loss")),
+    "dr_grpo": ("dr_grpo", "token", 0.2, 0.2, 0.04, lambda: GRPOConfig(loss_aggregation="constant")),
+    "bnpo": ("bnpo", "token", 0.2, 0.2, 0.04, lambda: GRPOConfig(loss_aggregation="token_mean")),
+    "dapo": ("dapo", "token", 0.2, 0.28, 0.0, lambda: DAPOConfig(overlong_buffer=1)),
+    "gspo": ("grpo", "sequence", 3e-4, 4e-4, 0.04, lambda: GRPOConfig(policy_loss="gspo")),
+    "gspo_wide_clip": (
+        "grpo",
+        "sequence",
+        0.05,
+        0.08,
+        0.0,
+        lambda: GRPOConfig(policy_loss="gspo", gspo_clip=(0.05, 0.08), kl="off"),
+    ),  # fmt: skip
+    "cispo": (
+        "cispo",
+        "token",
+        0.2,
+        1.3,
+        0.0,
+        lambda: GRPOConfig(
+            policy_loss="cispo", cispo_max_weight=1.3, loss_aggregation="token_mean", kl="off"
+        ),
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("name", list(TRL_PARITY))
+def test_parity_with_trl_grpo_trainer(name: str) -> None:
+    """Value and gradient of each loss equal TRL's on a random case where ratios leave every clip range."""
+    loss_type, level, eps_low, eps_high, beta, make_cfg = TRL_PARITY[name]
     case = _random_case(11)
-    logp, old, ref, adv, mask = case["theta"], case["old"], case["ref"], case["adv"], case["mask"]
-    if ours == "dapo":
-        expected = _trl_loss(
-            loss_type, logp, old, ref, adv, mask, beta=0.0, eps_low=0.2, eps_high=0.28, max_len=5
-        )
-        got = dapo_loss(logp, old, None, adv, mask, _totals(mask, 5), cfg=DAPOConfig(overlong_buffer=1))[0]
-    else:
-        aggregation = ours.split("/")[1]
-        cfg = GRPOConfig(loss_aggregation=aggregation, kl="k3_loss", kl_coef=0.04)
-        expected = _trl_loss(
-            loss_type, logp, old, ref, adv, mask, beta=0.04, eps_low=0.2, eps_high=0.2, max_len=5
-        )
-        got = grpo_loss(logp, old, ref, adv, mask, _totals(mask, 5), cfg=cfg)[0]
-    assert got.item() == pytest.approx(expected, rel=1e-5, abs=1e-7)
+    old, ref, adv, mask = case["old"], case["ref"], case["adv"], case["mask"]
+    theirs = case["theta"].clone().requires_grad_(True)
+    expected = _trl_loss(
+        loss_type, theirs, old, ref, adv, mask, beta=beta, eps_low=eps_low, eps_high=eps_high, max_len=5,
+        level=level,
+    )  # fmt: skip
+    expected.backward()
+    ours = case["theta"].clone().requires_grad_(True)
+    cfg = make_cfg()
+    loss = dapo_loss if isinstance(cfg, DAPOConfig) else grpo_loss
+    got = loss(ours, old, None if beta == 0 else ref, adv, mask, _totals(mask, 5), cfg=cfg)[0]
+    got.backward()
+    assert got.item() == pytest.approx(expected.item(), rel=1e-5, abs=1e-7)
+    torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-7)
 
 
 def test_group_advantages_match_trl_formula() -> None:

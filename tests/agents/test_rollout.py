@@ -393,6 +393,8 @@ def test_metrics_by_hand() -> None:
         "len_max": 5,
         "truncation_rate": 1 / 4,
         "zero_std_group_frac": 1 / 2,  # group 2's rewards differ by 1e-8 only
+        "all_correct_group_frac": 0.0,  # group 1 has one right of two
+        "all_wrong_group_frac": 1 / 2,  # group 2: none right (one wrong, one ungradable)
         "len_correct_mean": 3,
         "len_wrong_mean": statistics.fmean([5, 2]),  # gradable and not correct
         "ungradable_frac": 1 / 4,

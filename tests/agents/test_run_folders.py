@@ -68,10 +68,53 @@ def test_a_damaged_latest_checkpoint_resumes_from_the_one_before(tmp_path: Path,
     assert [row["step"] for row in read_metrics(tmp_path)] == [1, 2, 3]
 
 
+def _flip_bytes(file: Path, offset_from_end: int) -> None:
+    """Overwrite 8 bytes near the end of ``file`` with other bytes: same size, other content."""
+    data = bytearray(file.read_bytes())
+    at = len(data) - offset_from_end
+    data[at : at + 8] = bytes((b ^ 0x5A) for b in data[at : at + 8])
+    file.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "optimizer.pt", "scheduler.pt", "trainer_state.json"])
+def test_a_checkpoint_file_damaged_in_place_is_caught_and_the_run_resumes_from_the_one_before(
+    tmp_path: Path, grpo_run, name: str
+) -> None:
+    # Issue 28, item 8: the manifest recorded sizes only, so bytes changed in place went unnoticed (weights)
+    # or stopped the run (optimizer.pt) instead of falling back.
+    grpo_run(tmp_path, max_steps=2, save_every=1)
+    damaged = tmp_path / "checkpoints" / "step-000002" / name
+    _flip_bytes(damaged, 16 if name != "trainer_state.json" else 3)
+    with pytest.warns(RuntimeWarning) as caught:
+        result = grpo_run(tmp_path, max_steps=3)
+    messages = [str(w.message) for w in caught if "damaged" in str(w.message)]
+    assert len(messages) == 1, messages  # issue 28, item 12: once, not twice
+    assert f"step-000002/{name}" in messages[0] and "sha256" in messages[0], messages[0]
+    assert "resuming from step-000001" in messages[0]
+    assert result.resumed_from == 1
+    assert [row["step"] for row in read_metrics(tmp_path)] == [1, 2, 3]
+
+
 def test_a_folder_with_a_config_json_of_its_own_is_not_overwritten(tmp_path: Path, grpo_run) -> None:
     (tmp_path / "config.json").write_text('{"model_type": "llama"}')
     with pytest.raises(
         ConfigError, match="is not a run folder: it holds a config.json but none of a run's files"
+    ):
+        grpo_run(tmp_path)
+    assert (tmp_path / "config.json").read_text() == '{"model_type": "llama"}'
+
+
+@pytest.mark.parametrize("marker", ["metrics.jsonl", "checkpoints"])
+def test_a_model_folder_that_looks_like_a_run_is_not_overwritten(
+    tmp_path: Path, grpo_run, marker: str
+) -> None:
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')  # issue 28, item 1
+    if marker == "checkpoints":
+        (tmp_path / "checkpoints").mkdir()
+    else:
+        (tmp_path / "metrics.jsonl").write_text('{"step": 0}\n')
+    with pytest.raises(
+        ConfigError, match=r"config.json is not a reasongym run config \(its keys: 'model_type'"
     ):
         grpo_run(tmp_path)
     assert (tmp_path / "config.json").read_text() == '{"model_type": "llama"}'

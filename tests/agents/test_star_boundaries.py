@@ -19,10 +19,10 @@ from reasongym.agents.star import (
     IterationStats,
     STaRConfig,
     STaRResult,
-    _iteration_metrics,
     _Loop,
     _train_indices,
     _write_kept,
+    iteration_metrics,
     sft_steps_for_iteration,
 )
 from reasongym.errors import ConfigError
@@ -128,8 +128,8 @@ def _stats(**overrides: object) -> IterationStats:
 
 
 def test_the_metrics_line_names_every_count() -> None:
-    assert _iteration_metrics(_stats(rationalized_unfaithful=2)) == {
-        "eval/accuracy": 0.5,
+    assert iteration_metrics(_stats(rationalized_unfaithful=2)) == {
+        "eval/pass@1": 0.5,
         "star/accuracy_before": 0.25,
         "star/train_accuracy": 0.75,
         "star/kept_direct": 3,
@@ -141,7 +141,7 @@ def test_the_metrics_line_names_every_count() -> None:
         "star/sft_final_loss": 0.125,
     }
     assert _stats().rationalized_unfaithful == 0
-    assert math.isnan(_iteration_metrics(_stats(sft_final_loss=None))["star/sft_final_loss"])
+    assert math.isnan(iteration_metrics(_stats(sft_final_loss=None))["star/sft_final_loss"])
 
 
 @pytest.mark.parametrize(

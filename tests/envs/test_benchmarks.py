@@ -65,6 +65,7 @@ def fake_hub(monkeypatch, tmp_path):
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(datasets, "load_dataset", load)
+    monkeypatch.setattr(_common, "hub_unreachable", lambda: None)  # the stand-in hub is always there
     return files, calls
 
 
@@ -402,7 +403,8 @@ def test_missing_data_message(no_routes):
         "  - data_dir: not given\n"
         "  - REASONGYM_DATA_DIR: not set\n"
         "  - hub: no hub copy configured (hub_id=None)\n"
-        "Provide it in one of these ways: set REASONGYM_DATA_DIR to a data root holding gsm8k/test.jsonl; "
+        "Provide it in one of these ways: `reasongym data` (downloads where the hub is reachable, or converts "
+        "a file you have) writes a data root; set REASONGYM_DATA_DIR to a data root holding gsm8k/test.jsonl; "
         "pass data_dir=<folder with test.jsonl, or a file> to the source function; or "
         'make(env_id, source_kwargs={"data_dir": ...}).'
     )
@@ -418,6 +420,7 @@ def test_hub_failure_and_offline_skip_are_reported(monkeypatch, tmp_path):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
     monkeypatch.setattr(datasets, "load_dataset", unreachable)
+    monkeypatch.setattr(_common, "hub_unreachable", lambda: None)  # the host answers; the load fails
     with pytest.raises(DatasetNotFoundError) as caught:
         gsm8k.source().size("test")
     assert f"  - REASONGYM_DATA_DIR: {tmp_path / 'gsm8k' / 'test.jsonl'} does not exist\n" in str(
@@ -433,6 +436,25 @@ def test_hub_failure_and_offline_skip_are_reported(monkeypatch, tmp_path):
         DatasetNotFoundError, match="skipped \\(HF_HUB_OFFLINE set after datasets was imported\\)"
     ):
         gsm8k.source().size("test")
+
+
+@pytest.mark.parametrize("endpoint", ["http://127.0.0.1:9", "https://no-such-host.invalid"])
+def test_an_unreachable_hub_fails_at_once(monkeypatch, tmp_path, endpoint):
+    import time
+
+    import datasets
+
+    calls = []
+    monkeypatch.setattr(datasets, "load_dataset", lambda *args, **kwargs: calls.append(args))
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)  # a closed port; a name that does not resolve
+    for name in ("REASONGYM_DATA_DIR", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    started = time.monotonic()
+    with pytest.raises(DatasetNotFoundError, match=r"split='test'\) skipped at once: .* cannot be reached"):
+        gsm8k.source().size("test")
+    assert time.monotonic() - started < 5 and calls == []  # no 30 s of the datasets client's retries
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")  # behind a proxy the client decides
+    assert _common.hub_unreachable() is None
 
 
 # --- years and argument checks ---------------------------------------------------------------------------------

@@ -65,6 +65,20 @@ def test_trl_recognises_the_prompt_format(adder: ReasoningEnv) -> None:
     assert data_utils.is_conversational(to_dataset(adder, 2)[0])
 
 
+def test_plain_text_prompts_for_a_model_without_a_chat_template(adder: ReasoningEnv) -> None:
+    from reasongym.policy.loading import format_prompt
+    from reasongym.policy.tiny import tiny_policy
+
+    data_utils = pytest.importorskip("trl.data_utils")
+    _, tokenizer = tiny_policy(0)  # no chat template: TRL's chat formatting would fail on messages
+    plain, chat = to_dataset(adder, 3, seed=2, chat=False), to_dataset(adder, 3, seed=2)
+    assert not data_utils.is_conversational(plain[0])
+    # the text reasongym itself gives the model, so TRL trains on the prompts our trainers use
+    assert plain["prompt"] == [format_prompt(tokenizer, messages) for messages in chat["prompt"]]
+    assert data_utils.maybe_apply_chat_template(plain[0], tokenizer)["prompt"] == plain["prompt"][0]
+    assert plain["answer"] == chat["answer"]
+
+
 def test_finite_split_sizes(quiz: ReasoningEnv) -> None:
     whole = to_dataset(quiz, None, split="test")
     assert sorted(whole["problem_id"]) == ["c0", "c1", "y0"]

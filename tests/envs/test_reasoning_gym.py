@@ -214,3 +214,29 @@ def test_hint_shows_a_reference_answer() -> None:
     env = _env("countdown")
     prompt, _ = env.reset(seed=0, options={"hint": True})
     assert env.problem.metadata["reference"] in prompt
+
+
+def test_a_judge_is_refused_with_the_reason_not_ignored() -> None:
+    from reasongym.verifiers.judge import JudgeConfig
+
+    judge = JudgeConfig(model="m", base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ConfigError, match="reject other valid solutions; leave judge unset"):
+        _env("sudoku", judge=judge)
+    env = _env("gcd")
+    env.reset(seed=0)
+    assert env.step(_gold(env))[4]["verifier"].startswith("reasoning_gym/gcd:math/v2+tagged/v2@rg")
+
+
+def test_each_grader_names_the_rules_that_decide_its_verdicts() -> None:
+    problems = {
+        task: _env(task).problem_at(0) for task in ("gcd", "sudoku", "game_of_life_halting", "puzzle24")
+    }
+    versions = {
+        task: _env(task).verifier_version(problem).split("@")[0] for task, problem in problems.items()
+    }
+    assert versions == {
+        "gcd": "reasoning_gym/gcd:math/v2+tagged/v2",
+        "sudoku": "reasoning_gym/sudoku:task+tagged/v2",
+        "game_of_life_halting": "reasoning_gym/game_of_life_halting:exact/v2+tagged/v2",
+        "puzzle24": "reasoning_gym/puzzle24:countdown/v2",
+    }

@@ -159,6 +159,19 @@ ONE = {"question": "What is 0 + 1?", "answer": "1"}
             {},
             f"register_dataset: split 'test' row 0: column 'answer' (the answer) is an empty string; {GOLD_RULE}",
         ),
+        # Issue 28, item 9: the text of a missing value, as a CSV or a careless export writes it.
+        (
+            [ONE, {"question": "q", "answer": "None"}],
+            {},
+            "register_dataset: split 'test' row 1: column 'answer' (the answer) is 'None', the text of a "
+            f"missing or non-finite value; {GOLD_RULE}",
+        ),
+        (
+            [{"question": "q", "answer": " NaN "}],
+            {},
+            "register_dataset: split 'test' row 0: column 'answer' (the answer) is ' NaN ', the text of a "
+            f"missing or non-finite value; {GOLD_RULE}",
+        ),
         (
             [{"question": "q", "answer": ["1", "2"]}],
             {},
@@ -206,6 +219,8 @@ ONE = {"question": "What is 0 + 1?", "answer": "1"}
         "null-gold",
         "nan-gold",
         "blank-gold",
+        "none-text-gold",
+        "nan-text-gold",
         "list-gold",
         "duplicate-ids",
         "missing-answer",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from reasongym.errors import ConfigError
-from reasongym.evaluation import avg_at_n, bootstrap_ci, majority_vote, pass_at_k
+from reasongym.evaluation import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
 
 
 def closed_form(n: int, c: int, k: int) -> float:
@@ -176,3 +176,43 @@ def test_pass_at_k_names_the_argument_that_is_not_an_int(
 ) -> None:
     with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
         pass_at_k(n, c, k)
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "expected"),
+    [
+        (5, 2, 1, 0.4),  # pass^1 is the plain accuracy, like pass@1
+        (4, 2, 2, 1 / 6),  # C(2,2) / C(4,2): both draws from the two right ones
+        (4, 3, 2, 0.5),  # C(3,2) / C(4,2) = 3/6
+        (8, 8, 8, 1.0),  # all right
+        (8, 7, 8, 0.0),  # one wrong sample: never all k = n right
+        (10, 5, 3, (5 * 4 * 3) / (10 * 9 * 8)),  # 1/12
+    ],
+)
+def test_pass_hat_k_small_cases(n: int, c: int, k: int, expected: float) -> None:
+    assert pass_hat_k(n, c, k) == pytest.approx(expected, abs=1e-12)
+
+
+def test_pass_hat_k_matches_the_binomial_ratio_and_sits_below_pass_at_k() -> None:
+    for n in range(1, 13):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                expected = math.comb(c, k) / math.comb(n, k)
+                assert pass_hat_k(n, c, k) == pytest.approx(expected, abs=1e-12), (n, c, k)
+                assert pass_hat_k(n, c, k) <= pass_at_k(n, c, k) + 1e-12
+
+
+def test_pass_hat_k_is_unbiased_over_draws() -> None:
+    # For a problem solved with probability p, E[C(c,k)/C(n,k)] over c ~ Binomial(n, p) is exactly p^k.
+    n, k, p = 6, 3, 0.7
+    expectation = sum(math.comb(n, c) * p**c * (1 - p) ** (n - c) * pass_hat_k(n, c, k) for c in range(n + 1))
+    assert expectation == pytest.approx(p**k, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "message"),
+    [(4, 5, 2, r"pass_hat_k: c must lie in \[0, n=4\]"), (4, 2, 5, "k must lie in")],
+)
+def test_pass_hat_k_rejects_bad_counts(n: int, c: int, k: int, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        pass_hat_k(n, c, k)

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from reasongym.errors import ConfigError
-from reasongym.evaluation import compare_reports, load_report, pass_at_k, plot_pass_at_k, summarize
+from reasongym.evaluation import (
+    compare_reports,
+    load_report,
+    pass_at_k,
+    pass_hat_k,
+    plot_pass_at_k,
+    summarize,
+)
 from reasongym.evaluation.config import default_ks
 
 
@@ -33,6 +40,9 @@ def test_metrics_are_means_of_per_problem_estimates() -> None:
     report = summarize(records, ks=[1, 2])
     assert report.metrics["pass@2"] == pytest.approx((pass_at_k(4, 1, 2) + pass_at_k(4, 2, 2) + 0) / 3)
     assert report.metrics["avg@4"] == pytest.approx((0.25 + 0.5 + 0) / 3)
+    # pass^2: both of 2 draws right: 0 (one right of 4), C(2,2)/C(4,2) = 1/6, 0.
+    assert report.metrics["pass^2"] == pytest.approx((0 + 1 / 6 + 0) / 3)
+    assert report.metrics["pass^1"] == pytest.approx(report.metrics["pass@1"])
     low, high = report.intervals["avg@4"]
     assert low <= report.metrics["avg@4"] <= high
 
@@ -44,6 +54,17 @@ def test_ungradable_problems_are_left_out_and_counted() -> None:
     assert "cannot be graded" in report.table()
 
 
+def test_problems_whose_grading_ran_out_of_time_are_left_out_and_named_apart() -> None:
+    timed_out = _record([True, None], outcomes=["correct", "timeout"])  # issue 28, item 10: never a 0
+    report = summarize([_record([True, False]), timed_out, _record([None, None])])
+    assert (report.num_problems, report.num_ungradable, report.num_timed_out) == (1, 2, 1)
+    assert report.metrics["pass@1"] == 0.5
+    assert (
+        "2 problems left out: 1 whose gold answer cannot be graded, 1 where grading a sample ran out of time"
+        in (report.table())
+    )
+
+
 def test_breakdown_by_difficulty_subject_and_year() -> None:
     records = [
         _record([True], difficulty=1, subject="Algebra", year=2024),
@@ -52,7 +73,7 @@ def test_breakdown_by_difficulty_subject_and_year() -> None:
     ]
     report = summarize(records)
     assert report.breakdown["difficulty"]["2"] == pytest.approx(
-        {"count": 2, "pass@1": 0.5, "maj@1": 0.5, "avg@1": 0.5}
+        {"count": 2, "pass@1": 0.5, "pass^1": 0.5, "maj@1": 0.5, "avg@1": 0.5}
     )
     assert report.breakdown["subject"]["Algebra"]["count"] == 2
     assert set(report.breakdown["year"]) == {"2023", "2024"}
@@ -75,5 +96,9 @@ def test_compare_and_plot(tmp_path: Path) -> None:
     assert header.split() == ["metric", "before", "after"]
     pass1 = next(row for row in rows if row.startswith("pass@1 "))
     assert pass1.split()[1:] == ["0.250", "0.750"]
+    # pass^4 (all four right): 0 for both; pass^2: C(1,2)/C(4,2) = 0 and C(3,2)/C(4,2) = 1/2.
+    assert next(row for row in rows if row.startswith("pass^2 ")).split()[1:] == ["0.000", "0.500"]
+    assert next(row for row in rows if row.startswith("pass^4 ")).split()[1:] == ["0.000", "0.000"]
+    assert pass_hat_k(4, 3, 2) == pytest.approx(0.5)
     png = plot_pass_at_k(paths, tmp_path / "plot.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

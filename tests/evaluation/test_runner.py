@@ -233,3 +233,75 @@ def test_a_run_folder_loads_its_latest_checkpoint_and_needs_a_tokenizer(tmp_path
     assert resolve_weights(tmp_path) == (tmp_path / "checkpoints" / "step-000002", tmp_path)
     loaded, loaded_tokenizer = load_model(tmp_path, device="cpu")
     assert loaded.config.hidden_size == 32 and loaded_tokenizer.padding_side == "left"
+
+
+# ----------------------------------------------------------- issue 28, item 7: resumes and the model's identity
+
+
+@pytest.fixture
+def tiny_folder(tmp_path: Path) -> Path:
+    """A tiny random-init model saved as a model folder."""
+    from reasongym.policy.loading import save_policy
+    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+
+    tokenizer = make_char_tokenizer()
+    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)
+    save_policy(model, tokenizer, tmp_path / "model")
+    return tmp_path / "model"
+
+
+def _texts(path: Path) -> list[tuple[int, list[str]]]:
+    return [(r["index"], r["completions"]) for r in load_records(path)]
+
+
+def test_a_resumed_evaluation_samples_what_an_uninterrupted_one_did_in_any_batching(
+    tmp_path: Path, quiet_eval, tiny_folder: Path
+) -> None:
+    # The sampling seeds were per batch: a cut-off batch re-batched every problem after it, and another
+    # --batch-size (not recorded) was accepted on resume and sampled other completions.
+    settings = {"n": 3, "num_problems": 7, "max_new_tokens": 10, "temperature": 1.0, "seed": 5}
+    whole = tmp_path / "whole.jsonl"
+    quiet_eval(str(tiny_folder), **settings, batch_size=4, out_path=whole)
+    assert len({text for _, texts in _texts(whole) for text in texts}) > 7  # really sampled
+    other = tmp_path / "other.jsonl"
+    quiet_eval(str(tiny_folder), **settings, batch_size=3, out_path=other)
+    assert _texts(other) == _texts(whole)
+    cut = tmp_path / "cut.jsonl"  # killed after 2 records of the first batch of 4
+    cut.write_text("".join(whole.read_text().splitlines(keepends=True)[:2]))
+    quiet_eval(str(tiny_folder), **settings, batch_size=4, out_path=cut)
+    assert _texts(cut) == _texts(whole)
+
+
+def test_other_weights_at_the_same_path_are_another_evaluation(
+    tmp_path: Path, quiet_eval, tiny_folder: Path
+) -> None:
+    from reasongym.policy.loading import save_policy
+    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+
+    out = tmp_path / "e.jsonl"
+    quiet_eval(str(tiny_folder), n=1, num_problems=2, max_new_tokens=4, out_path=out)
+    (record,) = {r["settings"]["weights"] for r in load_records(out)}
+    assert record.startswith("sha256:")
+    tokenizer = make_char_tokenizer()
+    other = make_tiny_model(
+        tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64, seed=1
+    )
+    save_policy(other, tokenizer, tiny_folder)  # retrained weights saved over the old ones
+    with pytest.raises(ConfigError, match=r"another evaluation: weights='sha256:"):
+        quiet_eval(str(tiny_folder), n=1, num_problems=3, max_new_tokens=4, out_path=out)
+
+
+def test_a_checkpoint_is_identified_by_the_weights_its_manifest_records(tmp_path: Path) -> None:
+    import json
+
+    from reasongym.evaluation.loading import model_identity
+    from reasongym.policy.checkpoints import save_checkpoint
+    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+
+    tokenizer = make_char_tokenizer()
+    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)
+    path = save_checkpoint(tmp_path, 1, model=model)
+    tokenizer.save_pretrained(tmp_path)
+    digest = json.loads((path / "checkpoint.json").read_text())["sha256"]["model.safetensors"]
+    assert model_identity(str(tmp_path))["weights"] == f"sha256:{digest}"
+    assert model_identity(str(path))["weights"] == f"sha256:{digest}"

@@ -1,7 +1,8 @@
 """A fault injector: a small OpenAI-shaped HTTP server in a thread that answers from a script.
 
 It is not a stand-in for a real server (openai_server.py runs one); it makes the failures that a real
-server produces only by chance: 5xx, 429, a dropped connection, a slow answer, a 401.
+server produces only by chance: 5xx, 429, a dropped connection, a slow answer, a 401, a body that is not
+JSON or not a completion (``raw``), an answer sent one byte at a time (``drip``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ class Reply:
     drop: bool = False
     """Close the connection without answering."""
     headers: Mapping[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    """Send these bytes as the body instead of JSON (HTML, cut-off JSON, other encodings)."""
+    drip: float = 0.0
+    """Seconds between the bytes of the body (0: all at once)."""
 
 
 def completion_body(texts: list[str], finish: str = "stop", **choice_fields: Any) -> dict[str, Any]:
@@ -68,8 +73,8 @@ class FakeServer:
             self.requests.append(request)
             self.headers.append(headers)
             reply = self.script.pop(0) if self.script else Reply()
-        if reply.body is None and reply.status == 200 and not reply.drop:
-            return Reply(body=echo_body(request, path), delay=reply.delay)
+        if reply.body is None and reply.raw is None and reply.status == 200 and not reply.drop:
+            return Reply(body=echo_body(request, path), delay=reply.delay, drip=reply.drip)
         return reply
 
 
@@ -88,14 +93,23 @@ def _handler(
             if reply.drop:
                 self.close_connection = True
                 return
-            payload = json.dumps(reply.body if reply.body is not None else {}).encode()
+            payload = (
+                reply.raw
+                if reply.raw is not None
+                else json.dumps(reply.body if reply.body is not None else {}).encode()
+            )
             try:
                 self.send_response(reply.status)
                 for key, value in {"content-type": "application/json", **reply.headers}.items():
                     self.send_header(key, value)
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
-                self.wfile.write(payload)
+                if not reply.drip:
+                    self.wfile.write(payload)
+                for byte in payload if reply.drip else b"":
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(reply.drip)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (its timeout fired)
 

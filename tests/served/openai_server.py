@@ -149,7 +149,9 @@ def save_tiny_model(folder: Path, *, seed: int = 0) -> Path:
 
     tokenizer = make_char_tokenizer()
     tokenizer.chat_template = JOIN_TEMPLATE
-    model = make_tiny_model(tokenizer, seed=seed)
+    # Room for a long benchmark prompt in characters: `transformers serve` refuses a prompt and answer longer
+    # than the model's positions, and an AIME problem alone is 600 of them.
+    model = make_tiny_model(tokenizer, seed=seed, max_position_embeddings=4096)
     model.generation_config.do_sample = (
         True  # transformers serve decodes greedily otherwise, whatever the temperature
     )

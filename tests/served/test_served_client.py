@@ -235,8 +235,9 @@ def test_an_unknown_finish_reason_is_an_error() -> None:
         with pytest.raises(ServerError) as info:
             _generator(server.base_url).generate(["q"], SamplingParams())
     assert str(info.value) == (
-        f"server at {server.base_url} ended a completion with finish_reason='content_filter'; "
-        "understood: ['eos', 'function_call', 'length', 'stop', 'tool_calls']"
+        f"POST {server.base_url}/chat/completions (prompt 0, 1 sample) answered 200 with "
+        "choices[0].finish_reason='content_filter'; understood: ['eos', 'function_call', 'length', 'stop', "
+        "'tool_calls']"
     )
 
 
@@ -436,3 +437,91 @@ def test_ctrl_c_stops_a_served_eval_without_waiting_for_the_requests_in_flight(t
             pytest.fail("the command kept running 30 s after Ctrl-C")
     assert len(server.requests) == 4
     assert (process.returncode, err) == (130, "reasongym: interrupted\n")
+
+
+# ----------------------------------------------------------------- issue 28, items 4 and 5: what a server sends
+
+
+def _choice(**fields: Any) -> dict[str, Any]:
+    return {"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": "stop", **fields}
+
+
+MALFORMED = [
+    (Reply(raw=b"<html><body>502 Bad Gateway</body></html>", headers={"content-type": "text/html"}),
+     "a body that is not JSON (text/html: '<html><body>502 Bad Gateway</body></html>')"),
+    (Reply(raw=b'{"choices": [{"index": 0, '), "invalid JSON (Expecting property name enclosed in double quotes"),
+    (Reply(raw=b"\xff\xfe{}"), "invalid JSON (not UTF-8"),
+    (Reply(body=[1, 2]), "a JSON list, not an object"),
+    (Reply(body={"choices": "abc"}), "'choices' that is a str, not a list"),
+    (Reply(body={"object": "chat.completion"}), "no 'choices'"),
+    (Reply(body={"choices": [5]}), "choices[0] that is an int, not an object"),
+    (Reply(body={"choices": [{"index": 0, "finish_reason": "stop"}]}), "choices[0] without a 'message'"),
+    (Reply(body={"choices": [_choice(message={"content": [{"type": "text", "text": "x"}]})]}),
+     "choices[0].message.content that is a list, not a string"),
+    (Reply(body={"choices": [_choice(message={"content": 5})]}), "choices[0].message.content that is an int, not a string"),
+    (Reply(body={"choices": [{k: v for k, v in _choice().items() if k != "index"}]}), "choices[0] without an 'index'"),
+    (Reply(body={"choices": [_choice(index="0")]}), "choices[0].index that is a str ('0'), not an integer"),
+    (Reply(body={"choices": [_choice(index=7)]}), "choices[0].index 7 for a request of 1 sample"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("reply", "problem"), MALFORMED)
+def test_a_malformed_answer_is_one_line_naming_the_server_the_request_and_the_problem(
+    reply: Reply, problem: str
+) -> None:
+    with fake_server([reply]) as server:
+        generator = _generator(server.base_url)
+        with pytest.raises(ServerError) as info:
+            generator.generate(["q"], SamplingParams())
+    message = str(info.value)
+    assert message.startswith(
+        f"POST {server.base_url}/chat/completions (prompt 0, 1 sample) answered 200 with "
+    ), message
+    assert problem in message and "\n" not in message, message
+    assert generator.counts == RequestCounts(requests=1)  # a malformed answer is not retried
+
+
+def test_a_completions_answer_without_text_is_one_line() -> None:
+    body = {"choices": [{"index": 0, "text": 5, "finish_reason": "stop"}]}
+    with fake_server([Reply(body=body)]) as server:
+        with pytest.raises(ServerError, match=r"choices\[0\].text that is an int, not a string"):
+            _generator(server.base_url, endpoint="completions").generate(["q"], SamplingParams())
+
+
+def test_request_timeout_caps_the_whole_request_not_each_read() -> None:
+    # Issue 28, item 5: a server that drips its answer (one byte every 20 ms: about 4 s) kept a 0.5 s timeout
+    # waiting for all of it, and counted no timeout.
+    with fake_server([Reply(drip=0.02)]) as server:
+        generator = _generator(server.base_url, request_timeout=0.5, max_retries=0)
+        started = time.monotonic()
+        with pytest.raises(ServerError, match=r"timed out after 0.5 s \(request_timeout\)"):
+            generator.generate(["q"], SamplingParams())
+        elapsed = time.monotonic() - started
+    assert elapsed < 0.5 + 1.0, elapsed
+    assert generator.counts == RequestCounts(requests=1, timeouts=1)
+
+
+def test_a_dripping_answer_within_the_timeout_is_read_whole() -> None:
+    with fake_server([Reply(drip=0.001)]) as server:
+        out = _generator(server.base_url, request_timeout=30).generate(["q"], SamplingParams())
+    assert [c.text for c in out[0]] == ["seed=None choice=0"]
+
+
+def test_eval_stops_at_a_malformed_answer_with_one_line_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o.jsonl"
+    argv = ["eval", "--base-url", "URL", "--model", "m", ENV, "--num-problems", "3", "--batch-size", "1"]
+    argv += ["--max-concurrency", "1", "--out", str(out), "--no-progress"]
+    html = Reply(raw=b"<html>oops</html>", headers={"content-type": "text/html"})
+    with fake_server([Reply(), html]) as server:
+        argv[2] = server.base_url
+        assert main(argv) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(
+            f"reasongym: error: POST {server.base_url}/chat/completions (prompt 0, 1 sample)"
+        )
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert [r["index"] for r in load_records(out)] == [0]
+        assert main(argv) == 0
+    assert [r["index"] for r in load_records(out)] == [0, 1, 2]

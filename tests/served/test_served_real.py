@@ -160,7 +160,7 @@ def test_star_draws_its_rationales_from_a_served_model(tiny_server: Server, tmp_
         "--sft-steps", "1", "--no-progress-bar",
     ]  # fmt: skip
     assert main(args) == 0
-    (run,) = tmp_path.iterdir()
+    (run,) = (path for path in tmp_path.iterdir() if path.name != "latest")
     kept = run / "iteration-001" / "kept.jsonl"
     assert kept.is_file()  # the iteration ran on the served rationales (a random model: few or none kept)
     log = tiny_server.log.read_text(encoding="utf-8", errors="replace")

@@ -150,10 +150,35 @@ def test_slow_symbolic_comparison_times_out_and_the_next_call_works() -> None:
     verdict = verify(completion, gold, "math", timeout=0.3)
     elapsed = time.perf_counter() - started
     assert verdict.outcome is Outcome.TIMEOUT, verdict
-    assert verdict.correct is False
+    assert verdict.correct is None  # ungradable, never a wrong answer (issue 28, item 10)
     assert elapsed < 0.3 + BOUND_S
     assert verify(r"\boxed{\frac{84}{2}}", "42", "math").correct is True
     assert verify(r"\boxed{\sin^2 x + \cos^2 x}", "1", "math").correct is True
+
+
+# Issue 28, item 3: boxes equal to the gold in costly forms (each needs sympy beyond the limit).
+SLOW_GOLD = r"(x+y+z)^{30}(x-y-z)^{30}"
+SLOW_BOXES = [rf"\boxed{{(x^2-(y+z)^2)^{{{k}}}(x^2-(y+z)^2)^{{{30 - k}}}}}" for k in range(1, 9)]
+
+
+def test_one_verify_call_has_one_time_budget_however_many_boxes_it_grades() -> None:
+    assert verify(r"\boxed{\sin^2 x + \cos^2 x}", "1", "math").correct is True  # the worker is up
+    started = time.perf_counter()
+    verdict = verify("The answer is " + ", ".join(SLOW_BOXES), SLOW_GOLD, "math", timeout=0.3)
+    elapsed = time.perf_counter() - started
+    assert (verdict.outcome, verdict.correct) == (Outcome.TIMEOUT, None), verdict
+    assert elapsed < 0.3 + BOUND_S, elapsed  # was 13.6 s: 0.3 s per box, plus a worker restart each
+
+
+def test_grading_stops_as_soon_as_the_boxes_are_judged_spraying() -> None:
+    assert verify(r"\boxed{\sin^2 x + \cos^2 x}", "1", "math").correct is True
+    started = time.perf_counter()
+    verdict = verify(
+        "The answer is " + ", ".join([r"\boxed{5}", *SLOW_BOXES[:7]]), SLOW_GOLD, "math", timeout=0.3
+    )
+    elapsed = time.perf_counter() - started
+    assert verdict.outcome is Outcome.WRONG and "answer spraying" in verdict.reason, verdict
+    assert elapsed < BOUND_S, elapsed  # was 11.9 s: every box was graded before the statement was judged
 
 
 # --- postfix runs: refused by the nesting limit, not by a RecursionError ---------------------------

@@ -72,6 +72,15 @@ ROWS = [
     ("The answer is library, bank", "B", W),
     (r"\boxed{B} \boxed{C}", "C", W),
     (r"\boxed{B} then \boxed{B: library}", "B", C),  # same option twice is fine
+    # labels listed one after another (issue 28, item 10: "(B) (C) (C)" was graded B)
+    ("(B) (C) (C)", "B", W),
+    ("The answer is (B) (C) (C)", "B", W),
+    ("The answer is (B) (C)", "C", W),
+    ("Answer: B) C)", "B", W),
+    ("Answer: [B] [D]", "B", W),
+    ("The answer is (B) (B)", "B", C),  # the same option twice is one pick
+    ("The answer is (B) (library)", "B", C),
+    ("The answer is B (C is tempting, but wrong).", "B", C),  # a remark about another option
     # no option named
     ("I am not sure.", "B", U),
     ("The answer is ignorance", "B", U),

@@ -87,6 +87,18 @@ YESNO_ROWS = [
     (r"so \boxed{\text{No}}", "no", C),
     (r"\boxed{yes}", "no", W),
     ("The answer is: it is not possible, so no", "no", C),
+    # a negated claim is its opposite (issue 28, item 10: "Not yes." was graded yes)
+    ("Not yes.", "yes", W),
+    ("Not yes.", "no", C),
+    ("The answer is not yes.", "yes", W),
+    (r"\boxed{\text{not yes}}", "yes", W),
+    ("Definitely not yes", "yes", W),
+    ("So the claim is not true.", "no", C),
+    ("Answer: not false", "yes", C),
+    ("It isn't true.", "yes", W),
+    ("The answer is not no, it is yes", "yes", C),
+    ("Not exactly yes.", "yes", W),  # a qualified negation is a hedge
+    ("I am not sure, but yes.", "yes", C),  # the negation is of another word
     # hedges are wrong
     ("yes or no", "yes", W),
     ("Yes/No", "no", W),

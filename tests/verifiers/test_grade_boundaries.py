@@ -137,9 +137,11 @@ def test_a_comparison_that_times_out_or_is_refused_is_a_verdict(
     monkeypatch: pytest.MonkeyPatch, error: BaseException, expected_outcome: Outcome, reason: str
 ) -> None:
     monkeypatch.setattr(grade, "answers_equal", _raising(error))
-    assert verify_math_answer(" 3 ", "3", timeout=0.25) == Verdict(False, expected_outcome, "3", reason)
+    # A timeout is ungradable (correct None), never a wrong answer (issue 28, item 10).
+    correct = None if expected_outcome is Outcome.TIMEOUT else False
+    assert verify_math_answer(" 3 ", "3", timeout=0.25) == Verdict(correct, expected_outcome, "3", reason)
     statement = verify_math_statement(["1", " 2 "], "1, 2", timeout=0.25)
-    assert statement == Verdict(False, expected_outcome, "1, 2", reason)
+    assert statement == Verdict(correct, expected_outcome, "1, 2", reason)
 
 
 @pytest.fixture

@@ -705,7 +705,7 @@ def test_timeout_gives_timeout_outcome(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(timeout_module, "run_with_timeout", too_slow)
     # sqrt(x^2) agrees with x at the first sample points; only sympy can settle it (here: too slowly)
     verdict = verify_math_answer("\\sqrt{x^2}", "x", timeout=0.5)
-    assert verdict.correct is False
+    assert verdict.correct is None  # ungradable: the answer may well be right (issue 28, item 10)
     assert verdict.outcome is Outcome.TIMEOUT
     assert "0.5" in verdict.reason
 
@@ -906,7 +906,7 @@ def test_a_failing_sympy_step_is_a_verdict(
     from reasongym.verifiers import timeout as worker
 
     def run_with_timeout(fn, args, seconds):  # noqa: ANN001, ANN202
-        assert seconds == 10.0  # the caller's limit reaches the worker
+        assert 9.0 < seconds <= 10.0  # what is left of the caller's budget reaches the worker
         raise error
 
     monkeypatch.setattr(worker, "run_with_timeout", run_with_timeout)

@@ -6,11 +6,13 @@ nothing from the tests; os.getppid run in the worker returns the pid of the proc
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import operator
 import os
 import pickle
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -255,3 +257,19 @@ def test_shutdown_leaves_no_processes_or_threads() -> None:
     assert threading.active_count() == threads_before
     assert run_with_timeout(operator.add, (1, 2), seconds=5) == 3  # usable again after shutdown
     shutdown_workers()
+
+
+def test_a_stopped_worker_costs_the_next_call_its_own_limit_not_a_minute() -> None:
+    # Issue 28, item 12: a worker stopped (SIGSTOP, a debugger, a frozen container) made the next call wait
+    # the 60 s allowed for loading a module the worker had loaded long before.
+    pid = worker_pid()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises(VerifierTimeout, match="ran past its limit of 0.5 s"):
+            run_with_timeout(os.getpid, (), seconds=0.5)
+        assert time.monotonic() - started < 0.5 + SLACK_S
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+    assert worker_pid() != pid  # replaced

@@ -18,6 +18,10 @@ normalisers (`BatchTotals`) are summed over ranks and DDP averages the gradients
 step one process would take on all the data. Rank 0 alone writes metrics, samples, the plot and
 checkpoints; every rank resumes from the checkpoint rank 0 picks, and logged metrics cover every rank.
 
+What a session is built from before its first step (settings checked, optimizer, writers, resumed weights, the
+KL reference) is `reasongym.agents.runtime.setup`'s; Ctrl-C and SIGTERM save the last finished step
+(`reasongym.agents.runtime.interrupts`).
+
 Why this file is long: a session is one idea, the state and steps of one RL run, and each of its methods
 carries what that step needs in one process and across processes (sharded sampling, gathered metrics,
 DDP or FSDP); splitting the multi-process half off would make every step a two-file read.
@@ -26,8 +30,7 @@ DDP or FSDP); splitting the multi-process half off would make every step a two-f
 from __future__ import annotations
 
 import contextlib
-import copy
-import json
+import functools
 import math
 import time
 import warnings
@@ -44,46 +47,51 @@ from torch import Tensor
 
 import reasongym
 from reasongym import distributed
-from reasongym.agents.common import disable_dropout, enable_checkpointing, seed_everything, token_logprobs
+from reasongym.agents.common import disable_dropout, seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import parallel
+from reasongym.agents.runtime.diagnostics import ZeroVarianceWatch, advantage_metrics, progress_postfix
 from reasongym.agents.runtime.engine import EngineSync, build_sampler, sampling_context
 from reasongym.agents.runtime.heap import HeapTrimmer
+from reasongym.agents.runtime.interrupts import HeldSignals, save_on_interrupt
+from reasongym.agents.runtime.setup import (
+    check_settings,
+    open_writers,
+    optimizer_for,
+    prepare_memory,
+    reference_model,
+    resume_weights,
+)
 from reasongym.agents.runtime.update import (
     PolicyLoss,
     accumulate_gradients,
     autocast_context,
-    build_optimizer,
-    check_autocast,
     global_totals,
     grad_scaler,
     merge_rank_metrics,
     optimizer_step,
     recompute_old_logp,
-    restore_optimizer,
 )
-from reasongym.errors import ConfigError
+from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
 from reasongym.generation.base import TimedGenerator
 from reasongym.generation.engines import engine_identity
-from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, record_base
+from reasongym.generation.progress import TokenCount
+from reasongym.policy.base_model import record_base
 from reasongym.policy.checkpoints import (
-    checkpoint_step,
-    ensure_steps_remaining,
-    latest_checkpoint,
-    load_checkpoint,
-    load_optimizer_states,
     save_checkpoint,
 )
-from reasongym.policy.loading import load_base
-from reasongym.policy.lora import add_adapters
 from reasongym.rollouts.batch import ROW_TENSORS, collect_rollouts, rollout_metrics
 from reasongym.rollouts.env_pool import EnvPool
 from reasongym.runs.folder import RunDir, SamplesWriter
-from reasongym.runs.metrics import MetricsWriter, plot_metrics
+from reasongym.runs.metrics import MetricsWriter
+from reasongym.runs.plots import plot_metrics, plot_title
 
-PLOT_KEYS = ("rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/")
+PLOT_KEYS = (
+    "rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/",
+    "rollout/zero_std_group_frac", "rollout/all_", "train/ratio_", "train/advantage_", "rollout/truncation_rate",
+)  # fmt: skip
 """Panels of the plot written at the end of a run."""
 
 
@@ -156,6 +164,12 @@ class RLSession:
     trainer's; False for another engine (vLLM, a served model): the trainer then rescores every batch."""
     engine: EngineSync = field(default_factory=lambda: EngineSync(None, None))
     """Keeps a vLLM engine's copy of the weights current (nothing to do for `HFGenerator`)."""
+    saved_cursor: int = 0
+    """The problem cursor after the last finished step: what a checkpoint saved on interrupt records."""
+    signals: HeldSignals = field(default_factory=HeldSignals)
+    """Holds Ctrl-C and SIGTERM from the start of a step's update to the end of the step."""
+    zero_variance: ZeroVarianceWatch = field(default_factory=ZeroVarianceWatch)
+    """Warns once when most groups have had equal rewards for many steps (too easy or too hard)."""
 
     @classmethod
     def start(
@@ -182,26 +196,26 @@ class RLSession:
         with ExitStack() as held:  # released here if starting fails, else handed to the session
             if run is not None and info.is_main:  # one lock per job: rank 0 holds it for every process
                 held.enter_context(run.lock())
-            _check_settings(run_cfg, rollout_cfg, model, info)
+            check_settings(run_cfg, rollout_cfg, model, info)
             seed_everything(run_cfg.seed)
             env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
             train_split, eval_split = resolve_splits(run_cfg, env)
             disable_dropout(model)
             if run_cfg.lora.rank and run is not None and info.is_main:
                 record_base(model, run.path)  # what `reasongym eval RUN` puts the adapters on
-            adapted = _prepare_memory(model, run_cfg, info)
+            adapted = prepare_memory(model, run_cfg, info)
             reference = (
-                _reference_model(model, run, info, run_cfg.parallelism)
+                reference_model(model, run, info, run_cfg.parallelism)
                 if with_reference and adapted is None
                 else None
             )
-            start, state, checkpoint = _resume_weights(run, run_cfg, adapted or model, info)
+            start, state, checkpoint = resume_weights(run, run_cfg, adapted or model, info)
             train_model = parallel.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
-            optimizer, scheduler = _optimizer(model, run_cfg, checkpoint)
+            optimizer, scheduler = optimizer_for(model, run_cfg, checkpoint)
             resumed_from = start or None
             sampler = generator or build_sampler(model, tokenizer, rollout_cfg, adapted, run_cfg.seed, info)
             config_record = {**config_record, "engine": engine_identity(sampler)}  # e.g. "vllm 0.32.0"
-            writer, samples = _writers(run, run_cfg, config_record, resumed_from, info)
+            writer, samples = open_writers(run, run_cfg, config_record, resumed_from, info)
             session = cls(
                 run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
                 run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
@@ -213,6 +227,11 @@ class RLSession:
             )  # fmt: skip
             if run_cfg.eval_every and resumed_from is None:
                 session._log(0, session.evaluate(0))
+            session.saved_cursor = session.cursor
+            if isinstance(sampler, HFGenerator) and run_cfg.progress_bar and info.is_main:
+                sampler.progress = TokenCount(
+                    lambda: session.bar
+                )  # tokens sampled, in the bar, as a step samples
             session.held = held.pop_all()
         return session
 
@@ -229,6 +248,18 @@ class RLSession:
             self.phases.clear()
             self.generated_tokens = 0
             yield step
+
+    def interrupted(self) -> TrainingInterrupted:
+        """After Ctrl-C or SIGTERM: save the last finished step (`save_on_interrupt`), say where."""
+        mid_step, _ = self.signals.holding, self.signals.release()  # held: a second Ctrl-C inside the update
+        done, state = self.start_step + len(self.history), {"cursor": self.saved_cursor}
+        state["initial_entropy"] = self.initial_entropy
+        save = functools.partial(
+            save_checkpoint, self.run, done, model=self.adapted or self.model, optimizer=self.optimizer,
+            scheduler=self.scheduler, trainer_state=state, keep_last=self.run_cfg.keep_checkpoints,
+        )  # fmt: skip
+        total, run, info = self.run_cfg.max_steps, self.run, self.info
+        return save_on_interrupt(done=done, total=total, run=run, info=info, mid_step=mid_step, save=save)
 
     def problem_indices(self, count: int) -> list[int]:
         """The next ``count`` training problems (a seeded order that wraps around finite splits)."""
@@ -337,6 +368,9 @@ class RLSession:
                 "batch.old_logp holds placeholders (its generator returned text only); call "
                 "recompute_old_logp(model, batch) first: the clipped objective needs the sampler's log-probs"
             )
+        self.signals.hold(
+            f"step {self.start_step + len(self.history) + 1}"
+        )  # Ctrl-C waits for the step's end
         mask = batch.completion_mask if mask is None else mask  # [B, T]
         totals = global_totals(mask, self.rollout_cfg.max_new_tokens)
         per_epoch: list[dict[str, float]] = []
@@ -344,7 +378,10 @@ class RLSession:
         self.model.train()
         for epoch in range(mu):
             started = time.perf_counter()
-            with autocast_context(self.run_cfg):
+            with (
+                autocast_context(self.run_cfg),
+                distributed.collective("update", self.info),
+            ):  # DDP's all-reduce
                 metrics = accumulate_gradients(
                     self.train_model or self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
                     weights=weights, micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
@@ -363,6 +400,9 @@ class RLSession:
             self.phases["optimizer"] += time.perf_counter() - stepping
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
+        metrics.update(
+            advantage_metrics(torch.cat(distributed.all_gather_objects(adv.detach().cpu(), self.info)))
+        )
         return metrics
 
     def evaluate(self, step: int) -> dict[str, float]:
@@ -386,6 +426,7 @@ class RLSession:
 
     def finish_step(self, step: int, metrics: dict[str, float], batch: Any) -> None:
         """Add timings and warnings, evaluate, log, write samples, checkpoint and advance the bar."""
+        self.signals.hold(f"step {step}")
         run = self.run_cfg
         elapsed = time.perf_counter() - self.step_started
         # Housekeeping: what a step spends outside its phases (metrics, logging; an evaluation or a checkpoint
@@ -397,8 +438,10 @@ class RLSession:
         tokens = distributed.all_reduce_sum({"tokens": self.generated_tokens}, self.info)["tokens"]
         metrics["perf/tokens_per_s"] = tokens / max(elapsed, 1e-9)
         self._check_entropy(metrics)
+        self._check_zero_variance(metrics)
         if run.eval_every and (step % run.eval_every == 0 or step == run.max_steps):
             metrics.update(self.evaluate(step))
+        self.saved_cursor = self.cursor
         self.history.append(metrics)
         if step % run.log_every == 0 or step == run.max_steps:
             self._log(step, metrics)
@@ -417,11 +460,14 @@ class RLSession:
                 )  # fmt: skip
             distributed.barrier()  # no rank runs ahead of a checkpoint it might resume from
         self.bar.update(1)
-        self.bar.set_postfix(
-            reward=f"{metrics.get('rollout/reward_mean', float('nan')):.3f}",
-            acc=f"{metrics.get('rollout/correct_rate', float('nan')):.3f}",
-            tok_s=f"{metrics['perf/tokens_per_s']:.0f}",
-        )
+        self.bar.set_postfix(progress_postfix(metrics))
+        if self.signals.release():  # a Ctrl-C held during the step stops the run here
+            raise KeyboardInterrupt
+
+    def _check_zero_variance(self, metrics: dict[str, float]) -> None:
+        message = self.zero_variance.observe(metrics)
+        if message is not None and self.info.is_main:
+            warnings.warn(f"{self.algo}: {message}", RuntimeWarning, stacklevel=3)
 
     def _check_entropy(self, metrics: dict[str, float]) -> None:
         entropy = metrics.get("train/entropy")
@@ -449,6 +495,7 @@ class RLSession:
     def close(self) -> None:
         """Close the bar, the env copies and the writers; plot the run's curves into ``metrics.png``;
         release the run folder."""
+        self.signals.release()
         with self.held:  # the run folder's lock goes last, whatever happens before
             if self.bar is not None:
                 self.bar.close()
@@ -460,7 +507,11 @@ class RLSession:
             drawn = self.run is not None and self.info.is_main and self.run.metrics_path.exists()
             if drawn and (self.history or self.evals):
                 try:
-                    plot_metrics(self.run.metrics_path, self.run.path / "metrics.png", keys=PLOT_KEYS)
+                    env = getattr(getattr(self.env, "spec", None), "id", None)
+                    title = plot_title(self.run.path, self.algo, env)
+                    plot_metrics(
+                        self.run.metrics_path, self.run.path / "metrics.png", keys=PLOT_KEYS, title=title
+                    )
                 except (ImportError, ConfigError) as error:  # plotting is a convenience; never fail on it
                     warnings.warn(f"could not plot the metrics: {error}", RuntimeWarning, stacklevel=2)
 
@@ -469,100 +520,6 @@ class RLSession:
         steps = self.start_step + len(self.history)
         path = None if self.run is None else self.run.path
         return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), path)
-
-
-def _check_settings(
-    run_cfg: RunConfig, rollout_cfg: RolloutConfig, model: torch.nn.Module, info: distributed.DistInfo
-) -> None:
-    """Raise ConfigError for settings an RL run cannot take (greedy or single samples, CPU autocast, fewer
-    prompts than processes)."""
-    rollout_cfg.check_for_rl()
-    check_autocast(run_cfg, model)
-    if rollout_cfg.num_prompts < info.world_size:
-        raise ConfigError(
-            f"num_prompts={rollout_cfg.num_prompts} is not allowed with {info.world_size} processes; each "
-            f"process samples whole groups of at least one prompt, so use num_prompts >= {info.world_size}"
-        )
-
-
-def _optimizer(model: torch.nn.Module, run_cfg: RunConfig, checkpoint: Path | None) -> tuple[Any, Any]:
-    """AdamW and its schedule, with the checkpoint's state when resuming (and the run's learning rate)."""
-    optimizer, scheduler = build_optimizer(model, run_cfg)
-    if checkpoint is not None:
-        optimizer_state, scheduler_state = load_optimizer_states(checkpoint)
-        parallel.load_optimizer_state(model, optimizer, optimizer_state)
-        scheduler.load_state_dict(scheduler_state)
-        restore_optimizer(optimizer, scheduler, run_cfg)
-    return optimizer, scheduler
-
-
-def _writers(
-    run: RunDir | None, run_cfg: RunConfig, config_record: Mapping[str, Any], resumed_from: int | None,
-    info: distributed.DistInfo,
-) -> tuple[MetricsWriter | None, SamplesWriter | None]:  # fmt: skip
-    """The metrics and samples writers of rank 0 in a run folder; None elsewhere."""
-    if run is None or not info.is_main:
-        return None, None
-    writer = MetricsWriter(
-        run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project, config=config_record,
-        resume_from_step=resumed_from,
-    )  # fmt: skip
-    return writer, SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
-
-
-def _prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distributed.DistInfo) -> Any:
-    """Turn on gradient checkpointing if asked; add LoRA adapters if asked and return the ``PeftModel``."""
-    if run_cfg.gradient_checkpointing:
-        enable_checkpointing(model)
-    lora = run_cfg.lora
-    if not lora.rank:
-        return None
-    if info.world_size > 1:
-        raise ConfigError(
-            f"lora.rank={lora.rank} is not allowed with {info.world_size} processes yet; LoRA runs in one process"
-        )
-
-    return add_adapters(
-        model, rank=lora.rank, alpha=lora.alpha, dropout=lora.dropout, target_modules=lora.target_modules
-    )
-
-
-def _resume_weights(
-    run: RunDir | None, run_cfg: RunConfig, model: torch.nn.Module, info: distributed.DistInfo
-) -> tuple[int, dict[str, Any], Path | None]:
-    """Load the weights, RNG and trainer state of the latest checkpoint (the one rank 0 finds, on every rank)
-    into the unwrapped model: (step, trainer state, checkpoint). The optimizer is loaded once built."""
-    checkpoint = distributed.on_main(lambda: latest_checkpoint(run), info) if run is not None else None
-    if checkpoint is None:
-        return 0, {}, None
-    ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
-    start, state = load_checkpoint(checkpoint, model=model)
-    return start, state, checkpoint
-
-
-def _reference_model(
-    model: torch.nn.Module, run: RunDir | None, info: distributed.DistInfo, parallelism: str
-) -> torch.nn.Module:
-    """The frozen KL reference: the model the run started from. The run folder records it once
-    (`reasongym.policy.base_model`: its source when it can be rebuilt from there, else its weights); a copy of
-    ``model`` when ``model`` still is that model, else rebuilt from the record, so that a resume keeps the
-    same reference. Sharded like the policy under FSDP."""
-    kept = distributed.on_main(lambda: record_base(model, run.path), info) if run is not None else None
-    if kept == BASE_FILE and _recorded_fingerprint(run.path) != fingerprint(model):
-        reference = load_base(run.path).to(next(model.parameters()).device)  # e.g. a resume from Python
-    else:
-        reference = copy.deepcopy(model).eval().requires_grad_(False)
-    if kept == REFERENCE_FILE:
-        from safetensors.torch import load_model
-
-        load_model(reference, str(run.path / REFERENCE_FILE))
-    return (
-        parallel.shard_model(reference, info) if parallelism == "fsdp" and info.world_size > 1 else reference
-    )
-
-
-def _recorded_fingerprint(folder: Path) -> str:
-    return json.loads((folder / BASE_FILE).read_text(encoding="utf-8"))["fingerprint"]
 
 
 def _sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, Any]]:

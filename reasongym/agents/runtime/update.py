@@ -123,14 +123,24 @@ def ratio_metrics(
     exactly the tokens whose gradient the clipped objective zeroes.
     """
     adv = adv.expand_as(ratio)  # [B, T]
-    clipped_low = ((ratio < low) & (adv < 0)).to(mask.dtype)  # [B, T]
-    clipped_high = ((ratio > high) & (adv > 0)).to(mask.dtype)  # [B, T]
+    return clip_metrics(ratio, logp, old_logp, mask, (ratio < low) & (adv < 0), (ratio > high) & (adv > 0))
+
+
+@torch.no_grad()
+def clip_metrics(
+    ratio: Tensor, logp: Tensor, old_logp: Tensor, mask: Tensor, clipped_low: Tensor, clipped_high: Tensor
+) -> dict[str, float]:
+    """`ratio_metrics` for a loss that says itself which tokens its clip changed (``clipped_*``: [B, T] bool).
+
+    ``ratio`` [B, T] is the ratio the loss weighs (a sequence's repeated on its tokens for GSPO), so
+    ``ratio_mean`` is token-weighted; ``approx_kl_old`` is always the token-level k3 of logp to old_logp.
+    """
     log_ratio = old_logp - logp  # [B, T]
     live = mask != 0  # [B, T]
     any_live = bool(live.any())
     return {
-        "train/clip_low_frac": float(masked_mean(clipped_low, mask)),
-        "train/clip_high_frac": float(masked_mean(clipped_high, mask)),
+        "train/clip_low_frac": float(masked_mean(clipped_low.to(mask.dtype), mask)),
+        "train/clip_high_frac": float(masked_mean(clipped_high.to(mask.dtype), mask)),
         "train/ratio_mean": float(masked_mean(ratio, mask)),
         "train/ratio_max": float(ratio[live].max()) if any_live else 1.0,
         "train/ratio_min": float(ratio[live].min()) if any_live else 1.0,

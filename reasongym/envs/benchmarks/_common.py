@@ -9,9 +9,10 @@ Each split of a benchmark is looked for lazily, on first use, along three routes
 2. The environment variable ``REASONGYM_DATA_DIR``: a data root in the layout of the project's shared
    data folder (``<root>/gsm8k/test.jsonl``, ...).
 3. ``datasets.load_dataset(hub_id, config, split=...)`` from the Hugging Face hub (or its local cache).
-   A machine without network access should set ``HF_HUB_OFFLINE=1``: without it ``datasets`` retries for
-   about 20 seconds before giving up. With it the hub route only reads the local ``datasets`` cache, or is
-   skipped when ``datasets`` was imported before the variable was set.
+   The hub's host is tried first (`hub_unreachable`: a connection within 3 s): when it cannot be reached
+   the route is skipped at once, instead of after the ``datasets`` client's retries (about 30 s). With
+   ``HF_HUB_OFFLINE=1`` the hub route only reads the local ``datasets`` cache, or is skipped when
+   ``datasets`` was imported before the variable was set.
 
 When every route fails, :class:`~reasongym.errors.DatasetNotFoundError` says what was tried and how to
 provide the data.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from reasongym.envs.problem import Problem
-from reasongym.envs.rows import read_rows
+from reasongym.envs.rows import MISSING_GOLD_TEXTS, read_rows
 from reasongym.envs.sources import DatasetSource
 from reasongym.errors import ConfigError, DatasetNotFoundError
 
@@ -37,9 +39,7 @@ DATA_DIR_ENV = "REASONGYM_DATA_DIR"
 FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 _OFFLINE_ENVS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 _TRUE_VALUES = {"1", "ON", "YES", "TRUE"}
-_MISSING_GOLDS = frozenset(
-    {"", "none", "null", "nan", "-nan", "inf", "+inf", "-inf", "infinity", "-infinity"}
-)
+_MISSING_GOLDS = MISSING_GOLD_TEXTS | {""}  # one rule with register_dataset and stored completions
 
 Row = dict[str, Any]
 Converter = Callable[[list[Row], str], list[Problem]]
@@ -71,11 +71,21 @@ class SplitRoute:
 
 
 class BenchmarkSource(DatasetSource):
-    """A :class:`DatasetSource` that also accepts alias split names (``"dev"`` for ``"validation"``)."""
+    """A :class:`DatasetSource` that also accepts alias split names (``"dev"`` for ``"validation"``), and
+    knows where each split is looked for (``routes``) and how rows become problems (``convert``)."""
 
-    def __init__(self, *args: Any, split_aliases: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        split_aliases: Mapping[str, str] | None = None,
+        routes: Mapping[str, SplitRoute] | None = None,
+        convert: Converter | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.split_aliases = dict(split_aliases or {})
+        self.routes = dict(routes or {})
+        self.convert = convert
 
     def _resolve_split(self, split: str) -> str:
         return self.split_aliases.get(split, split)
@@ -124,7 +134,24 @@ def hub_offline() -> bool:
     return any(os.environ.get(name, "").upper() in _TRUE_VALUES for name in _OFFLINE_ENVS)
 
 
-def _load_from_hub(parts: Sequence[HubPart]) -> list[Row]:
+def hub_unreachable(timeout: float = 3.0) -> str | None:
+    """Why the hub cannot be reached (no name resolution, no connection to its host within ``timeout``
+    seconds), or None when it can, or when a proxy is set (the proxy decides; ``datasets`` finds out)."""
+    if any(os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return None
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    match = re.match(r"^(https?)://([^/:]+)(?::(\d+))?", endpoint)
+    if match is None:
+        return None
+    host, port = match.group(2), int(match.group(3) or (443 if match.group(1) == "https" else 80))
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as error:
+        return f"{host}:{port} cannot be reached ({error.strerror or type(error).__name__})"
+    return None
+
+
+def load_from_hub(parts: Sequence[HubPart]) -> list[Row]:
     import datasets
 
     rows: list[Row] = []
@@ -150,8 +177,14 @@ def _try_hub(parts: Sequence[HubPart], tried: list[str]) -> list[Row] | None:
         if not datasets.config.HF_HUB_OFFLINE:
             tried.append(f"hub: {calls} skipped (HF_HUB_OFFLINE set after datasets was imported)")
             return None
+    else:
+        unreachable = hub_unreachable()
+        if unreachable:
+            cache = "a copy in the datasets cache is read with HF_HUB_OFFLINE=1"
+            tried.append(f"hub: {calls} skipped at once: {unreachable} ({cache})")
+            return None
     try:
-        return _load_from_hub(parts)
+        return load_from_hub(parts)
     except (OSError, ValueError, ImportError) as error:  # ConnectionError, FileNotFoundError, bad split
         message = str(error).splitlines()[0][:200] if str(error) else ""
         tried.append(f"hub: {calls} failed: {type(error).__name__}: {message}")
@@ -194,7 +227,8 @@ def _not_found(name: str, split: str, route: SplitRoute, tried: list[str]) -> Da
     attempts = "".join(f"\n  - {line}" for line in tried)
     return DatasetNotFoundError(
         f"{name}: split {split!r} was not found. Tried:{attempts}\n"
-        f"Provide it in one of these ways: set {DATA_DIR_ENV} to a data root holding {route.shared_file}; "
+        f"Provide it in one of these ways: `reasongym data` (downloads where the hub is reachable, or converts "
+        f"a file you have) writes a data root; set {DATA_DIR_ENV} to a data root holding {route.shared_file}; "
         f"pass data_dir=<folder with {split}.jsonl, or a file> to the source function; or "
         f'make(env_id, source_kwargs={{"data_dir": ...}}).'
     )
@@ -241,6 +275,8 @@ def benchmark_source(
         {split: loader(split) for split in routes},
         default_split=default_split,
         split_aliases=split_aliases,
+        routes=routes,
+        convert=convert,
     )
 
 

@@ -13,6 +13,8 @@ answer phrase), except ``countdown``, whose verifier extracts for itself. Then:
   (:func:`reaches_eval_safely`). Five scorers read only the characters they look for (the gold with
   junk appended scores 1): there the answer must also match the form the question asks for
   (:data:`ANSWER_FORMS`).
+A judge (``judge=JudgeConfig(...)``) is refused here, with the reason (``ReasoningGymEnv.__init__``).
+
 - ``math``: reasongym's math verifier against the gold (a tagged answer is graded as written; without
   tags the whole completion goes through :func:`reasongym.verifiers.verify`, boxes and phrases as usual).
 - ``exact``: normalised exact match with the gold. ``countdown``: the Countdown verifier.
@@ -142,6 +144,17 @@ class ReasoningGymEnv(ReasoningEnv):
         super().__init__(source, source_kwargs, **options)
         if not isinstance(self.source, ReasoningGymSource):
             raise ConfigError(f"ReasoningGymEnv needs a ReasoningGymSource, got {type(self.source).__name__}")
+        if self.config.judge is not None:
+            # Refused, not ignored: every task here has a rule that checks its answers exactly (its own
+            # scorer or ours), and a judge is for answers no rule can grade. Many of its puzzles (sudoku,
+            # n-queens, graph colouring, Rush Hour, Boxnet, word ladders, ...) accept any valid solution,
+            # which a judge comparing with one reference answer would call wrong. To study a judge on
+            # these tasks, call reasongym.verifiers.judge.JudgeVerifier on their problems directly.
+            raise ConfigError(
+                f"judge=: reasoning-gym task {self.source.name!r} is graded by rules that check its answers "
+                "exactly, and a judge comparing with one reference would reject other valid solutions; "
+                "leave judge unset (use reasongym.verifiers.judge.JudgeVerifier directly to study a judge)"
+            )
         self.rg_source: ReasoningGymSource = self.source
 
     def prompt(self, problem: Problem, *, hint: bool = False) -> str:
@@ -195,9 +208,16 @@ class ReasoningGymEnv(ReasoningEnv):
         return [seen[text] for text in completions]
 
     def verifier_version(self, problem: Problem) -> str:
-        """The grader and the versions that decide its verdicts, e.g. ``reasoning_gym/gcd:math@rg0.1.25+a1``."""
+        """The grader and the versions that decide its verdicts, e.g. ``reasoning_gym/gcd:math/v2+tagged/v2@rg0.1.25+a1``.
+
+        Every grader but ``countdown`` reads the answer with the tagged extraction (its own declared
+        version); ``task`` verdicts then depend on reasoning-gym's release, the others on our kind's rules.
+        """
         from reasongym.verifiers.version import verifier_version
 
         grader = self.rg_source.grader
-        base = verifier_version(problem.answer_type) if grader != "task" else "task"
-        return f"reasoning_gym/{self.rg_source.name}:{base}@rg{installed_version()}+a{ADAPTER_VERSION}"
+        if grader == "countdown":
+            rules = verifier_version("countdown")
+        else:
+            rules = f"{verifier_version(grader) if grader != 'task' else 'task'}+{verifier_version('tagged')}"
+        return f"reasoning_gym/{self.rg_source.name}:{rules}@rg{installed_version()}+a{ADAPTER_VERSION}"

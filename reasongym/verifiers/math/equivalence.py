@@ -50,13 +50,13 @@ def answers_equal(gold: Node, pred: Node, *, timeout: float = 1.0) -> Match:
     Args:
         gold: The gold answer, from :func:`~reasongym.verifiers.math.parser.parse_answer`.
         pred: The prediction, parsed the same way.
-        timeout: Seconds allowed for each sympy step (run in a worker process).
+        timeout: Seconds allowed for the sympy steps of the comparison together (run in a worker process).
 
     Returns:
         A :class:`Match`: whether they are equal, and a short reason.
 
     Raises:
-        VerifierTimeout: A sympy step ran past ``timeout``.
+        VerifierTimeout: The sympy steps ran past ``timeout``.
 
     Example:
         >>> from reasongym.verifiers.math.parser import parse_answer

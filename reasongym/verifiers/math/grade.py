@@ -2,9 +2,10 @@ r"""The grading rules of math answers, all in one place, and the grader: :func:`
 
 ``reasongym.verify(completion, gold)`` (kind "math", the default) first finds the final answer in the
 completion, then compares it with the gold answer, gold first. Strict by default: a verdict is
-CORRECT only when the answer is mathematically the gold; anything else is WRONG, UNPARSEABLE,
-REFUSED or TIMEOUT, all with ``correct=False``, except that an ungradable gold gives ``correct=None``
-so that trainers skip the item. Every rule below has test rows in ``tests/verifiers`` (a correct form
+CORRECT only when the answer is mathematically the gold; anything else is WRONG, UNPARSEABLE or
+REFUSED, all with ``correct=False``, except that an ungradable gold, and a comparison that ran out of
+time (TIMEOUT: the answer may well be right), give ``correct=None``, so that trainers leave the item
+out rather than score it 0. Every rule below has test rows in ``tests/verifiers`` (a correct form
 next to a wrong one of the same shape).
 
 What counts as the final answer (details in :mod:`reasongym.verifiers.extract` and
@@ -173,8 +174,9 @@ Equality (see :mod:`equivalence`, :mod:`numeric`, :mod:`relations`, :mod:`sets`,
   match a gold spelled in letters (``\text{No}`` for ``No``, ``\text{C}`` for ``C``).
 
 Outcomes: CORRECT; WRONG; UNPARSEABLE (``correct=False``, or ``correct=None`` when the gold
-itself cannot be parsed, so trainers skip the item); REFUSED; TIMEOUT (the sympy step ran out of
-time, ``correct=False``).
+itself cannot be parsed, so trainers skip the item); REFUSED; TIMEOUT (the symbolic work ran out of
+the call's time budget, ``correct=None``: ungradable, never a wrong answer). One budget, ``timeout``
+seconds, covers every sympy step of one comparison (and, in ``verify``, every box of one answer).
 """
 
 from __future__ import annotations
@@ -214,8 +216,8 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = 1.0) -> Verdi
     Args:
         answer: The answer already extracted from a completion, e.g. ``"x = \frac{1}{2}"``.
         gold: The gold answer, e.g. ``"\frac12"``.
-        timeout: Seconds allowed for each sympy step, which runs in a worker process. Integers,
-            decimals, fractions, percents and simple radicals never reach sympy.
+        timeout: Seconds allowed for the comparison's sympy steps together, which run in a worker
+            process. Integers, decimals, fractions, percents and simple radicals never reach sympy.
 
     Returns:
         A :class:`~reasongym.verifiers.base.Verdict`; it never raises for any pair of strings.
@@ -250,7 +252,7 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = 1.0) -> Verdi
     try:
         match = answers_equal(parsed_gold, parsed, timeout=timeout)
     except VerifierTimeout:
-        return Verdict(False, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
+        return Verdict(None, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
     except Refused as error:
         return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
     outcome = Outcome.CORRECT if match.equal else Outcome.WRONG
@@ -272,7 +274,7 @@ def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float =
     Args:
         answers: The answers, each already extracted (one per box).
         gold: The gold answer, e.g. ``"-5, 3"``.
-        timeout: Seconds allowed for each sympy step.
+        timeout: Seconds allowed for the comparison's sympy steps together.
 
     Returns:
         The :class:`~reasongym.verifiers.base.Verdict`; ``extracted`` joins the answers with ", ".
@@ -302,7 +304,7 @@ def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float =
     try:
         match = answers_equal(parsed_gold, Seq("list", tuple(values)), timeout=timeout)
     except VerifierTimeout:
-        return Verdict(False, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
+        return Verdict(None, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
     except Refused as error:
         return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
     return Verdict(match.equal, Outcome.CORRECT if match.equal else Outcome.WRONG, shown, match.reason)

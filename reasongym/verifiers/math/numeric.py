@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -56,26 +57,31 @@ class Match:
 
 
 class SymbolicCheck:
-    """Calls the sympy step (``to_sympy._symbolic_equal``) in a worker under a time limit.
+    """Calls the sympy step (``to_sympy._symbolic_equal``) in a worker, within one budget per comparison.
 
-    The callable pickles by reference to a loader, so this process never imports sympy while the
+    Every call of one comparison shares the time budget. The callable pickles by reference to a loader, so this process never imports sympy while the
     worker imports it before the clock starts.
     """
 
     def __init__(self, timeout: float) -> None:
-        """Allow each sympy call ``timeout`` seconds."""
+        """Allow the sympy calls of one comparison ``timeout`` seconds in all, counted from now."""
         self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
 
     def __call__(self, gold: Node, pred: Node) -> bool:
         """True when sympy simplifies ``gold - pred`` to zero.
 
-        Raises VerifierTimeout when too slow, and Refused (graded REFUSED, naming the limit) when it
-        needs more memory than the worker may use.
+        Raises VerifierTimeout when the budget is spent (without starting the call) or the call runs past
+        what is left of it, and Refused (graded REFUSED, naming the limit) when it needs more memory than
+        the worker may use.
         """
         from reasongym.verifiers.timeout import WORKER_MEMORY_BYTES, run_with_timeout
 
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise VerifierTimeout(f"the comparison's time budget of {self.timeout:g} s is spent")
         try:
-            return bool(run_with_timeout(_SYMPY_STEP, (gold, pred), self.timeout))
+            return bool(run_with_timeout(_SYMPY_STEP, (gold, pred), left))
         except VerifierOutOfMemory as error:
             raise Refused(
                 f"the symbolic comparison needed more than {WORKER_MEMORY_BYTES >> 20} MiB"

@@ -1,0 +1,130 @@
+"""What an RL session is built from, once, before its first step: the settings checked, the optimizer (restored
+on resume), the metrics and samples writers, the memory savers (gradient checkpointing, LoRA adapters), the
+weights of the checkpoint to resume from, and the frozen KL reference.
+
+`reasongym.agents.runtime.session.RLSession.start` calls these in order; they are apart from the session so
+that its file reads as the steps of a run.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from reasongym import distributed
+from reasongym.agents.common import enable_checkpointing
+from reasongym.agents.config import RolloutConfig, RunConfig
+from reasongym.agents.runtime import parallel
+from reasongym.agents.runtime.update import build_optimizer, check_autocast, restore_optimizer
+from reasongym.errors import ConfigError
+from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, record_base
+from reasongym.policy.checkpoints import (
+    checkpoint_step,
+    ensure_steps_remaining,
+    latest_checkpoint,
+    load_checkpoint,
+    load_optimizer_states,
+)
+from reasongym.policy.loading import load_base
+from reasongym.policy.lora import add_adapters
+from reasongym.runs.folder import RunDir, SamplesWriter
+from reasongym.runs.metrics import MetricsWriter
+
+
+def check_settings(
+    run_cfg: RunConfig, rollout_cfg: RolloutConfig, model: torch.nn.Module, info: distributed.DistInfo
+) -> None:
+    """Raise ConfigError for settings an RL run cannot take (greedy or single samples, CPU autocast, fewer
+    prompts than processes)."""
+    rollout_cfg.check_for_rl()
+    check_autocast(run_cfg, model)
+    if rollout_cfg.num_prompts < info.world_size:
+        raise ConfigError(
+            f"num_prompts={rollout_cfg.num_prompts} is not allowed with {info.world_size} processes; each "
+            f"process samples whole groups of at least one prompt, so use num_prompts >= {info.world_size}"
+        )
+
+
+def optimizer_for(model: torch.nn.Module, run_cfg: RunConfig, checkpoint: Path | None) -> tuple[Any, Any]:
+    """AdamW and its schedule, with the checkpoint's state when resuming (and the run's learning rate)."""
+    optimizer, scheduler = build_optimizer(model, run_cfg)
+    if checkpoint is not None:
+        optimizer_state, scheduler_state = load_optimizer_states(checkpoint)
+        parallel.load_optimizer_state(model, optimizer, optimizer_state)
+        scheduler.load_state_dict(scheduler_state)
+        restore_optimizer(optimizer, scheduler, run_cfg)
+    return optimizer, scheduler
+
+
+def open_writers(
+    run: RunDir | None, run_cfg: RunConfig, config_record: Mapping[str, Any], resumed_from: int | None,
+    info: distributed.DistInfo,
+) -> tuple[MetricsWriter | None, SamplesWriter | None]:  # fmt: skip
+    """The metrics and samples writers of rank 0 in a run folder; None elsewhere."""
+    if run is None or not info.is_main:
+        return None, None
+    writer = MetricsWriter(
+        run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project, config=config_record,
+        resume_from_step=resumed_from,
+    )  # fmt: skip
+    return writer, SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
+
+
+def prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distributed.DistInfo) -> Any:
+    """Turn on gradient checkpointing if asked; add LoRA adapters if asked and return the ``PeftModel``."""
+    if run_cfg.gradient_checkpointing:
+        enable_checkpointing(model)
+    lora = run_cfg.lora
+    if not lora.rank:
+        return None
+    if info.world_size > 1:
+        raise ConfigError(
+            f"lora.rank={lora.rank} is not allowed with {info.world_size} processes yet; LoRA runs in one process"
+        )
+
+    return add_adapters(
+        model, rank=lora.rank, alpha=lora.alpha, dropout=lora.dropout, target_modules=lora.target_modules
+    )
+
+
+def resume_weights(
+    run: RunDir | None, run_cfg: RunConfig, model: torch.nn.Module, info: distributed.DistInfo
+) -> tuple[int, dict[str, Any], Path | None]:
+    """Load the weights, RNG and trainer state of the latest checkpoint (the one rank 0 finds, on every rank)
+    into the unwrapped model: (step, trainer state, checkpoint). The optimizer is loaded once built."""
+    checkpoint = distributed.on_main(lambda: latest_checkpoint(run), info) if run is not None else None
+    if checkpoint is None:
+        return 0, {}, None
+    ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
+    start, state = load_checkpoint(checkpoint, model=model)
+    return start, state, checkpoint
+
+
+def reference_model(
+    model: torch.nn.Module, run: RunDir | None, info: distributed.DistInfo, parallelism: str
+) -> torch.nn.Module:
+    """The frozen KL reference: the model the run started from. The run folder records it once
+    (`reasongym.policy.base_model`: its source when it can be rebuilt from there, else its weights); a copy of
+    ``model`` when ``model`` still is that model, else rebuilt from the record, so that a resume keeps the
+    same reference. Sharded like the policy under FSDP."""
+    kept = distributed.on_main(lambda: record_base(model, run.path), info) if run is not None else None
+    if kept == BASE_FILE and _recorded_fingerprint(run.path) != fingerprint(model):
+        reference = load_base(run.path).to(next(model.parameters()).device)  # e.g. a resume from Python
+    else:
+        reference = copy.deepcopy(model).eval().requires_grad_(False)
+    if kept == REFERENCE_FILE:
+        from safetensors.torch import load_model
+
+        load_model(reference, str(run.path / REFERENCE_FILE))
+    return (
+        parallel.shard_model(reference, info) if parallelism == "fsdp" and info.world_size > 1 else reference
+    )
+
+
+def _recorded_fingerprint(folder: Path) -> str:
+    return json.loads((folder / BASE_FILE).read_text(encoding="utf-8"))["fingerprint"]

@@ -1,0 +1,154 @@
+"""What ``reasongym train`` says about a run: what a step will cost before it starts, at the end one line in
+words (steps, why it stopped, held-out accuracy before and after, on which split) before the JSON summary, and
+after a failure or an interrupt what became of the run folder.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+CPU_STEP_TOKENS = 20_000
+"""Tokens a step may sample before a CPU run of a real model is told what it costs and offered a smaller
+setting."""
+CPU_TOKENS_PER_S = 60
+"""What a 135M model samples on a CPU, for the estimate: SmolLM2-135M, 16 rows, one core, measured 17 tokens a
+second under load and 68 per CPU second (benchmarks/README.md, bench_real_model.py)."""
+CPU_SIZED = {"num_prompts": 4, "group_size": 4, "max_new_tokens": 256}
+"""A real model's RL step that takes minutes, not hours, on a CPU (4 x 4 x 256 = 4,096 tokens at most)."""
+
+
+def result_summary(result: Any) -> dict[str, Any]:
+    """Steps, the last step's numeric metrics (SFT, GRPO, DAPO; STaR: its last iteration's), and STaR's
+    iterations and accuracies."""
+    history = getattr(result, "history", ()) or ()
+    iterations = getattr(result, "iterations", None)
+    last = history[-1] if history else {}
+    if iterations:  # STaR: one line of metrics per iteration
+        from reasongym.agents.star import iteration_metrics
+
+        last = iteration_metrics(iterations[-1])
+    steps = getattr(result, "steps", None)
+    summary: dict[str, Any] = {
+        "steps": steps if steps is not None else len(iterations or ()),
+        "last": {k: v for k, v in last.items() if isinstance(v, int | float)},
+    }
+    for name in ("initial_accuracy", "final_accuracy", "stopped_early"):  # STaR; SFT's early stop
+        if isinstance(getattr(result, name, None), int | float):
+            summary[name] = getattr(result, name)
+    if iterations is not None:
+        summary["iterations"] = len(iterations)
+    return summary
+
+
+def summary_line(algo: str, result: Any, run: Any, split: str, stop: float | None = None) -> str:
+    """One line in words: steps done (and why it stopped early), held-out greedy pass@1 first and last, the
+    loss or reward first and last."""
+    steps = getattr(result, "steps", None)
+    iterations = getattr(result, "iterations", None)
+    unit = "iterations" if iterations is not None else "steps"
+    done = steps if steps is not None else len(iterations or ())
+    parts = [f"{algo}: {done} of {run.max_steps} {unit}"]
+    accuracies = _held_out(result)
+    if getattr(result, "stopped_early", False):
+        reached = f" {accuracies[-1]:.2f}" if accuracies else ""
+        parts[0] += f" (stopped early: held-out pass@1{reached} reached stop_at_accuracy {stop})"
+    if len(accuracies) >= 2:
+        parts.append(
+            f"held-out pass@1 {accuracies[0]:.2f} -> {accuracies[-1]:.2f} (greedy, {run.eval_problems} "
+            f"problems of the {split} split)"
+        )
+    elif accuracies:
+        parts.append(f"held-out pass@1 {accuracies[-1]:.2f} (greedy, {split} split)")
+    for key, name in (("loss/sft", "loss"), ("rollout/reward_mean", "reward")):
+        first, last = _first_last(getattr(result, "history", ()) or (), key)
+        if first is not None and last is not None:
+            parts.append(f"{name} {first:.3g} -> {last:.3g}")
+    return "; ".join(parts)
+
+
+def _held_out(result: Any) -> list[float]:
+    """Held-out greedy pass@1 over the run: RL's evaluations, SFT's probes, STaR's iterations."""
+    if getattr(result, "iterations", None) is not None:
+        return [result.initial_accuracy] + [stats.accuracy_after for stats in result.iterations]
+    evals = getattr(result, "evals", None)
+    rows = evals if evals else getattr(result, "history", ()) or ()
+    return [float(row["eval/pass@1"]) for row in rows if _finite(row.get("eval/pass@1"))]
+
+
+def _first_last(history: Any, key: str) -> tuple[float | None, float | None]:
+    values = [float(row[key]) for row in history if _finite(row.get(key))]
+    return (values[0], values[-1]) if values else (None, None)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def step_cost(algo: str, configs: Mapping[str, Any], model_name: str, device: Any) -> str | None:
+    """Before an RL or STaR run: what one step samples at most, and on a CPU with a real model past
+    `CPU_STEP_TOKENS`, the flags of a CPU-sized step."""
+    rollout = configs.get("rollout")
+    if rollout is None:
+        return None
+    prompts = rollout.num_prompts if algo in ("grpo", "dapo") else configs[algo].num_train_problems or 0
+    if algo == "star" and not prompts:
+        return None
+    tokens = prompts * rollout.group_size * rollout.max_new_tokens
+    line = (
+        f"reasongym: each {'step' if algo != 'star' else 'iteration'} samples up to {prompts} prompts x "
+        f"{rollout.group_size} samples x {rollout.max_new_tokens} tokens = {tokens:,} tokens"
+    )
+    if (
+        algo in ("grpo", "dapo")
+        and model_name != "tiny"
+        and str(device) == "cpu"
+        and tokens > CPU_STEP_TOKENS
+    ):
+        flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in CPU_SIZED.items())
+        minutes = tokens / CPU_TOKENS_PER_S / 60
+        line += (
+            f"; on a CPU a 135M model samples some tens of tokens a second, so a step may take about "
+            f"{minutes:,.0f} minutes (more for a larger model): for a CPU-sized step pass {flags}"
+        )
+    return line
+
+
+def after_failure(algo: str, created: list[Any], failure: BaseException) -> None:
+    """A run folder made here that holds nothing yet (no checkpoint, no logged step) is removed; one that logged
+    steps is kept, since its metrics and samples are a record of what ran; an interrupt that saved a checkpoint
+    says how to resume."""
+    from reasongym.errors import TrainingInterrupted
+    from reasongym.policy.checkpoints import latest_checkpoint
+
+    for folder in created:
+        if latest_checkpoint(folder) is not None:
+            continue
+        logged = folder.metrics_path.is_file() and folder.metrics_path.stat().st_size > 0
+        if not logged:
+            folder.discard()
+            if isinstance(failure, TrainingInterrupted):
+                failure.args = (f"{failure}; the run folder held nothing to resume and was removed",)
+        elif isinstance(failure, TrainingInterrupted):
+            # Across processes an interrupt saves no checkpoint (the ranks need not stop at the same step).
+            failure.args = (
+                f"{failure}; no checkpoint to resume from (set --save-every to save one every few steps); "
+                f"the metrics and samples so far are kept in {folder.path}",
+            )
+        return
+    if isinstance(failure, TrainingInterrupted) and failure.run_dir is not None:
+        failure.args = (f"{failure}; resume with `reasongym train {algo} --run-dir {failure.run_dir}`",)
+
+
+def eval_split(env_id: str, run_cfg: Any) -> str:
+    """The split the run's held-out evaluations used."""
+    from reasongym.agents.config import resolve_splits
+    from reasongym.envs import make
+
+    return resolve_splits(run_cfg, make(env_id))[1]
+
+
+def stop_at(configs: Mapping[str, Any]) -> float | None:
+    """SFT's ``stop_at_accuracy``, or None."""
+    return getattr(configs.get("sft"), "stop_at_accuracy", None)

@@ -1,0 +1,69 @@
+"""Choosing the next token from logits: temperature, top-k, top-p, and whose random numbers are drawn.
+
+`HFGenerator` (`reasongym.generation.hf`) decodes a batch of rows step by step and asks this module for one
+token per row. The random numbers come from one generator for the whole call (``SamplingParams.seed``), or
+from one per prompt (``SamplingParams.prompt_seeds``), so that a prompt's completions never depend on the
+other prompts batched with it.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from reasongym.generation.base import SamplingParams
+
+__all__ = ["RowRNG", "sample_tokens", "top_p_filter"]
+
+
+class RowRNG:
+    """The random generators of a chunk's rows: one for the whole call, or one per prompt (``prompt_seeds``).
+
+    Row r of the call is sample ``r % n`` of prompt ``r // n``.
+    """
+
+    def __init__(self, generators: list[torch.Generator], n: int, first_row: int) -> None:
+        """The generators (one, or one per prompt), the samples per prompt, and the chunk's first row."""
+        self.generators, self.n, self.first_row = generators, n, first_row
+
+    def multinomial(self, probs: torch.Tensor, rows: torch.Tensor, unfinished: torch.Tensor) -> torch.Tensor:
+        """One token per row of [a, V] ``probs``, which are the chunk rows ``rows``.
+
+        With one generator per prompt, each draws for its own unfinished rows only, so that its stream never
+        depends on the other prompts of the call.
+        """
+        if len(self.generators) == 1:
+            return torch.multinomial(probs, 1, generator=self.generators[0]).squeeze(1)  # [a]
+        token = torch.zeros(len(probs), dtype=torch.long, device=probs.device)  # [a]
+        prompt_of = (rows + self.first_row) // self.n  # [a]
+        for prompt in prompt_of[unfinished].unique().tolist():
+            mine = ((prompt_of == prompt) & unfinished).nonzero().squeeze(1)  # [a_p]
+            drawn = torch.multinomial(probs[mine], 1, generator=self.generators[prompt])  # [a_p, 1]
+            token[mine] = drawn.squeeze(1)
+        return token
+
+
+def sample_tokens(
+    logits: torch.Tensor, params: SamplingParams, rng: RowRNG, rows: torch.Tensor, unfinished: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pick one token per row from [b, V] logits; return it and its raw (temperature 1) log-prob."""
+    if params.greedy:
+        token = logits.argmax(dim=-1)  # [b]
+    else:
+        scores = logits / params.temperature if params.temperature != 1.0 else logits  # [b, V]
+        if params.top_k:
+            kth_best = scores.topk(min(params.top_k, scores.shape[-1]), dim=-1).values[:, -1:]  # [b, 1]
+            scores = scores.masked_fill(scores < kth_best, float("-inf"))
+        if params.top_p < 1.0:
+            scores = top_p_filter(scores, params.top_p)
+        token = rng.multinomial(scores.softmax(dim=-1), rows, unfinished)  # [b]
+    chosen = logits.gather(-1, token[:, None]).squeeze(1)  # [b]
+    return token, chosen - logits.logsumexp(dim=-1)
+
+
+def top_p_filter(scores: torch.Tensor, top_p: float) -> torch.Tensor:
+    """Mask [b, V] scores outside the smallest set of tokens whose probability reaches ``top_p``."""
+    sorted_scores, order = scores.sort(dim=-1, descending=True)  # [b, V]
+    sorted_probs = sorted_scores.softmax(dim=-1)  # [b, V]
+    mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # [b, V]; the best token always has 0
+    remove = torch.zeros_like(scores, dtype=torch.bool).scatter_(-1, order, mass_before >= top_p)
+    return scores.masked_fill(remove, float("-inf"))
