@@ -1,5 +1,5 @@
 """Choosing the inference engine (``--engine hf|vllm|auto``), its settings and errors, without vLLM itself
-(tests/vllm/ runs the engine where vLLM is installed)."""
+(tests/with_vllm/ runs the engine where vLLM is installed)."""
 
 from __future__ import annotations
 
@@ -109,3 +109,22 @@ def test_train_and_eval_with_engine_vllm_fail_at_once_without_it(tmp_path: Path)
                "--num-problems", "1", "--out", str(tmp_path / "e.jsonl")]  # fmt: skip
     out = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert out.returncode != 0 and "engine='vllm' needs the vllm package" in out.stderr
+
+
+def test_a_folder_named_vllm_on_the_path_is_not_vllm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # pytest puts tests/ on sys.path, where the vLLM tests' folder would pass for an installed vllm (a
+    # namespace package) and make TRL and `auto` believe vLLM is there.
+    (tmp_path / "vllm").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert engine_module.vllm_installed() is (engine_module.vllm_version() is not None)
+
+
+def test_importing_reasongym_and_its_engines_does_not_import_vllm() -> None:
+    # vLLM's import takes half a minute: only building a `VLLMGenerator` may do it.
+    code = (
+        "import sys, reasongym, reasongym.agents, reasongym.cli.train, reasongym.evaluation, "
+        "reasongym.generation.vllm_engine, reasongym.agents.runtime.engine; print('vllm' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"

@@ -362,14 +362,10 @@ def train_dapo(
             metrics["train/skipped_empty"] = float(batch is None)
             if batch is not None:
                 # Ungradable samples (timed-out verdicts) are left out of the advantages and the loss.
-                mask = (
-                    batch.completion_mask * batch.gradable.to(batch.completion_mask.dtype)[:, None]
-                )  # [B, T]
+                mask = batch.completion_mask * batch.gradable.to(batch.completion_mask.dtype)[:, None]
                 if cfg.overlong_filtering:
                     mask = overlong_filter(mask, batch.truncated)  # [B, T]
-                adv = batch_advantages(
-                    batch.rewards, rollout.group_size, cfg, session.info, batch.gradable
-                )  # [B]
+                adv = batch_advantages(batch.rewards, rollout.group_size, cfg, session.info, batch.gradable)
                 weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
                 metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask, weights=weights))
                 metrics.update(correction)

@@ -350,6 +350,16 @@ def mask_truncated(mask: Tensor, truncated: Tensor) -> Tensor:
     return mask * (~truncated.bool()).to(mask.dtype)[:, None]  # [B, T]
 
 
+def step_advantages(batch: Any, ref_logp: Tensor | None, cfg: GRPOConfig, group_size: int) -> Tensor:
+    """[B] this rank's advantages: the rewards (less the KL penalty under ``kl='reward'``) of every rank's
+    groups (``batch_std`` scales by the whole batch), ungradable samples (a verdict that timed out) left out."""
+    rewards = batch.rewards - kl_reward_penalty(batch.old_logp, ref_logp, batch.completion_mask, cfg)  # [B]
+    rewards = distributed.all_gather_groups(rewards, group_size)  # [B_all]
+    graded = distributed.all_gather_groups(batch.gradable, group_size)  # [B_all]
+    adv = group_advantages(rewards, group_size, cfg.advantage_normalization, valid=graded)  # [B_all]
+    return distributed.shard_groups(adv, group_size)  # [B]
+
+
 def train_grpo(
     cfg: GRPOConfig,
     model: torch.nn.Module,
@@ -373,15 +383,14 @@ def train_grpo(
         rollout: Sampling of the rollouts; None: the ``default`` preset's, as the command line.
         run_dir: Folder for config, metrics, samples, checkpoints and the final plot; a folder holding a
             checkpoint is resumed. None: nothing written, no resume.
-        generator: The sampler; None builds an ``HFGenerator`` on ``model``.
+        generator: The sampler; None: the one ``rollout.engine`` names, built on ``model``.
         eval_fn: Extra evaluation called with the model whenever the built-in one runs.
 
     Returns:
         An ``RLResult`` with one metrics dict per step.
 
-    Under ``torchrun`` or ``accelerate launch`` (process group initialised with
-    `distributed.init_distributed`) each process samples its share of every batch's prompts and the update
-    is the one of a single process on all of them; see `reasongym.agents.runtime.session`.
+    Under ``torchrun`` or ``accelerate launch`` each process samples its share of every batch's prompts and
+    the update is the one of a single process on all of them (`reasongym.agents.runtime.session`).
     """
     default = shared_configs("default", "grpo")
     run, rollout = run or default["run"], rollout or default["rollout"]
@@ -395,23 +404,16 @@ def train_grpo(
         for step in session.remaining_steps():
             batch = session.rollouts(rollout.num_prompts)
             ref_logp = session.reference_logprobs(batch)  # [B, T] or None
-            rewards = batch.rewards - kl_reward_penalty(batch.old_logp, ref_logp, batch.completion_mask, cfg)
-            # Across processes: every rank's groups (batch_std scales by the whole batch), then this rank's.
-            rewards = distributed.all_gather_groups(rewards, rollout.group_size)  # [B_all]
-            # Ungradable samples (a verdict that timed out) have no reward: out of the advantages and the loss.
-            graded = distributed.all_gather_groups(batch.gradable, rollout.group_size)  # [B_all]
-            adv = group_advantages(rewards, rollout.group_size, cfg.advantage_normalization, valid=graded)
-            adv = distributed.shard_groups(adv, rollout.group_size)  # [B]
+            adv = step_advantages(batch, ref_logp, cfg, rollout.group_size)  # [B]
+            # Ungradable samples (a verdict that timed out) are out of the loss, as out of the advantages.
             mask = batch.completion_mask * batch.gradable.to(batch.completion_mask.dtype)[:, None]  # [B, T]
             if cfg.mask_truncated_completions:
                 mask = mask_truncated(mask, batch.truncated)  # [B, T]
-            # The sampler's log-probs against the trainer's: weights [B, T] when another engine sampled, else None.
             weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
             metrics = session.update(
                 batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask, weights=weights
             )
-            metrics.update(correction)
-            metrics.update(session.rollout_metrics(batch))
+            metrics.update({**correction, **session.rollout_metrics(batch)})
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
         raise session.interrupted() from None

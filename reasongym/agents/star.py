@@ -283,10 +283,13 @@ class _Loop:
     @classmethod
     def build(
         cls, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, model: PreTrainedModel, tokenizer: Any,
-        env: Any, sampler: Generator, rationale_generator: Generator | None, folder: RunDir | None,
+        env: Any, generator: Generator | None, rationale_generator: Generator | None, folder: RunDir | None,
         on_step: Callable[[int, str, PreTrainedModel], None] | None,
     ) -> _Loop:  # fmt: skip
         """The loop's fixed parts: the task, its training problems, the samplers, the hook."""
+        sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
+        if rationale_generator is None and generator is None:  # --engine vllm: an engine samples rationales
+            rationale_generator = following_engine(model, tokenizer, rollout, run.seed, distributed.current())
         task = STaRTask.from_env(
             env, tokenizer, run, few_shot_examples=cfg.few_shot_examples, train_start=cfg.train_start
         )
@@ -478,11 +481,8 @@ def train_star(
             return train_star(cfg, model, tokenizer, env_id, run=run, rollout=rollout, run_dir=folder,
                               generator=generator, rationale_generator=rationale_generator, on_step=on_step)  # fmt: skip
     env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
-    sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
-    if rationale_generator is None and generator is None:  # --engine vllm: the engine samples the rationales
-        rationale_generator = following_engine(model, tokenizer, rollout, run.seed, distributed.current())
     loop = _Loop.build(
-        cfg, run, rollout, model, tokenizer, env, sampler, rationale_generator, folder, on_step
+        cfg, run, rollout, model, tokenizer, env, generator, rationale_generator, folder, on_step
     )
     resumed_from, main = _start_or_resume(loop), distributed.current().is_main
     writer = _writer(folder, cfg, run, rollout, env, resumed_from, loop.rationale_generator) if main else None

@@ -36,6 +36,7 @@ from reasongym.cli.flags import flat_section, parse
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import after_failure, eval_split, result_summary, step_cost, stop_at, summary_line
 from reasongym.errors import ConfigError
+from reasongym.generation.engines import resolve_engine
 
 ALGOS = ("sft", "grpo", "dapo", "star")
 SECTION_TITLES = {
@@ -326,8 +327,6 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     model_name = str(run_keys.get("model") or "tiny")
     process = distributed.init_distributed(timeout_s=job.collective_timeout)  # one process: nothing to join
     if "rollout" in configs:  # an engine that is not installed fails here, before any model or folder
-        from reasongym.generation.engines import resolve_engine
-
         resolve_engine(configs["rollout"].engine, process.device.type)
     model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
     model.to(process.device)

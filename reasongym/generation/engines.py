@@ -80,8 +80,13 @@ def check_engine(engine: str, field: str = "engine") -> None:
 
 
 def vllm_installed() -> bool:
-    """Whether the vllm package can be imported (without importing it: that takes half a minute)."""
-    return importlib.util.find_spec("vllm") is not None
+    """Whether the vllm package can be imported (without importing it: that takes half a minute).
+
+    A folder named ``vllm`` on the path without an ``__init__.py`` (a namespace package, e.g. a test folder
+    pytest put on ``sys.path``) is not vLLM: the spec must have a file of its own.
+    """
+    spec = importlib.util.find_spec("vllm")
+    return spec is not None and spec.origin is not None
 
 
 def vllm_version() -> str | None:

@@ -7,7 +7,10 @@ decoded with the policy's own tokenizer exactly as `HFGenerator` does, so both s
 tokens; completions come back in the same `Completion` / `GenerationBatch` contract: token ids up to and
 including the EOS token or the token that completed a stop string, the sampled tokens' raw (temperature 1)
 log-probs (vLLM's ``raw_logprobs``), finish reasons. Sample ``j`` of prompt ``i`` is seeded with
-``seed + i * n + j``.
+``seed + i * n + j``, or ``prompt_seeds[i] + j`` when the call gives one seed per prompt (evaluation does):
+each request has its own random stream in vLLM, so a prompt's samples never depend on the others batched
+with it. The same seed gives the same samples from vLLM again, but not the samples `HFGenerator` draws
+(another sampler, other random numbers); greedy decoding agrees token for token (tests/with_vllm).
 
 vLLM runs in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, set here unless the caller set it), so that
 weights pass as tensors without a copy through a pipe; its CPU build binds no threads of its own here
@@ -188,6 +191,7 @@ class VLLMGenerator:
         if self.asleep:
             raise ConfigError("the vLLM engine is asleep; wake it and load the weights before sampling")
         encoded = self._encode(prompts)
+        params.check_prompt_seeds(len(encoded))
         vllm = self._vllm
         requests = [vllm.TokensPrompt(prompt_token_ids=ids) for ids in encoded]
         settings = [self._sampling(params, index) for index in range(len(encoded))]
@@ -210,10 +214,18 @@ class VLLMGenerator:
         return [entry[token].logprob for entry, token in zip(scored, completion_ids, strict=True)]
 
     def _sampling(self, params: SamplingParams, index: int) -> Any:
-        """VLLM's sampling settings of prompt ``index``: its ``n`` samples get seeds ``seed + index * n + j``."""
+        """VLLM's sampling settings of prompt ``index``.
+
+        Its ``n`` samples get seeds ``seed + index * n + j``, or with ``prompt_seeds`` ``prompt_seeds[index] + j``
+        (vLLM seeds sample j of a request ``seed + j``).
+        """
+        if params.prompt_seeds is not None:
+            seed = params.prompt_seeds[index]
+        else:
+            seed = None if params.seed is None else params.seed + index * params.n
         return self._vllm.SamplingParams(
             n=params.n, max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p,
-            top_k=params.top_k, seed=None if params.seed is None else params.seed + index * params.n,
+            top_k=params.top_k, seed=seed,
             stop=list(params.stop) or None, include_stop_str_in_output=True, stop_token_ids=self.eos_ids,
             logprobs=0, skip_special_tokens=True,
         )  # fmt: skip

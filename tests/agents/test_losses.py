@@ -169,14 +169,16 @@ def test_group_advantages_leave_out_ungradable_rows() -> None:
     graded = torch.tensor([1.0, 0, 0, 1, 1, 0])
     whitened = [(r - 0.5) / (graded.std().item() + 1e-4) for r in (1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0)]
     expected = [w if keep else 0.0 for w, keep in zip(whitened, valid.tolist(), strict=True)]
-    assert group_advantages(rewards, 4, "reinforce_plus_plus", valid=valid).tolist() == pytest.approx(expected)
+    assert group_advantages(rewards, 4, "reinforce_plus_plus", valid=valid).tolist() == pytest.approx(
+        expected
+    )
     # REINFORCE++-baseline: the group-centred values of the graded rows, whitened over those six.
     centred_graded = torch.tensor([c for c, keep in zip(centred, valid.tolist(), strict=True) if keep])
     scale = centred_graded.std().item() + 1e-4
     baseline = [c / scale if keep else 0.0 for c, keep in zip(centred, valid.tolist(), strict=True)]
-    assert group_advantages(rewards, 4, "reinforce_plus_plus_baseline", valid=valid).tolist() == pytest.approx(
-        baseline
-    )
+    assert group_advantages(
+        rewards, 4, "reinforce_plus_plus_baseline", valid=valid
+    ).tolist() == pytest.approx(baseline)
     for name in ("rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"):
         full = group_advantages(rewards, 4, name, valid=torch.ones(8, dtype=torch.bool))
         torch.testing.assert_close(full, group_advantages(rewards, 4, name))

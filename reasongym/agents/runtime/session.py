@@ -204,11 +204,8 @@ class RLSession:
             if run_cfg.lora.rank and run is not None and info.is_main:
                 record_base(model, run.path)  # what `reasongym eval RUN` puts the adapters on
             adapted = prepare_memory(model, run_cfg, info)
-            reference = (
-                reference_model(model, run, info, run_cfg.parallelism)
-                if with_reference and adapted is None
-                else None
-            )
+            wants_reference = with_reference and adapted is None  # LoRA: its adapters off are the reference
+            reference = reference_model(model, run, info, run_cfg.parallelism) if wants_reference else None
             start, state, checkpoint = resume_weights(run, run_cfg, adapted or model, info)
             train_model = parallel.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
             optimizer, scheduler = optimizer_for(model, run_cfg, checkpoint)
@@ -229,9 +226,7 @@ class RLSession:
                 session._log(0, session.evaluate(0))
             session.saved_cursor = session.cursor
             if isinstance(sampler, HFGenerator) and run_cfg.progress_bar and info.is_main:
-                sampler.progress = TokenCount(
-                    lambda: session.bar
-                )  # tokens sampled, in the bar, as a step samples
+                sampler.progress = TokenCount(lambda: session.bar)  # tokens sampled, in the bar, as they come
             session.held = held.pop_all()
         return session
 
@@ -359,18 +354,15 @@ class RLSession:
             adv: [B] advantages.
             loss: The algorithm's loss with its config bound.
             mu: Optimizer steps over the same rollouts (PPO epochs).
-            ref_logp: [B, T] reference log-probs, or None.
+            ref_logp: [B, T] reference log-probs, or None; ``weights``: [B, T] the off-policy correction's, or None.
             mask: [B, T] loss mask; None: ``batch.completion_mask``.
-            weights: [B, T] off-policy correction weights (`importance_weights`), or None.
         """
         if not batch.old_logp_known:
             raise ConfigError(
                 "batch.old_logp holds placeholders (its generator returned text only); call "
                 "recompute_old_logp(model, batch) first: the clipped objective needs the sampler's log-probs"
             )
-        self.signals.hold(
-            f"step {self.start_step + len(self.history) + 1}"
-        )  # Ctrl-C waits for the step's end
+        self.signals.hold(f"step {self.start_step + len(self.history) + 1}")  # Ctrl-C waits for the step
         mask = batch.completion_mask if mask is None else mask  # [B, T]
         totals = global_totals(mask, self.rollout_cfg.max_new_tokens)
         per_epoch: list[dict[str, float]] = []
@@ -378,10 +370,8 @@ class RLSession:
         self.model.train()
         for epoch in range(mu):
             started = time.perf_counter()
-            with (
-                autocast_context(self.run_cfg),
-                distributed.collective("update", self.info),
-            ):  # DDP's all-reduce
+            collective = distributed.collective("update", self.info)  # DDP's all-reduce
+            with autocast_context(self.run_cfg), collective:
                 metrics = accumulate_gradients(
                     self.train_model or self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
                     weights=weights, micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
@@ -400,9 +390,8 @@ class RLSession:
             self.phases["optimizer"] += time.perf_counter() - stepping
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
-        metrics.update(
-            advantage_metrics(torch.cat(distributed.all_gather_objects(adv.detach().cpu(), self.info)))
-        )
+        every_adv = torch.cat(distributed.all_gather_objects(adv.detach().cpu(), self.info))  # [B_all]
+        metrics.update(advantage_metrics(every_adv))
         return metrics
 
     def evaluate(self, step: int) -> dict[str, float]:

@@ -86,6 +86,23 @@ def test_tiny_sampled_logprobs_match_a_forward_pass_and_seeds_repeat(
     assert all(len({c.token_ids for c in group}) > 1 for group in groups)  # n samples, not n copies
 
 
+def test_prompt_seeds_make_a_prompts_samples_independent_of_its_batch(
+    tiny_model: Any, tiny_engine: Any
+) -> None:
+    model, _ = tiny_model
+    tiny_engine.load_weights(_weights(model))
+    params = SamplingParams(temperature=1.0, max_new_tokens=20, n=3, prompt_seeds=(5, 9, 13))
+    together = tiny_engine.generate(TINY_PROMPTS[:3], params)
+    alone = tiny_engine.generate(TINY_PROMPTS[1:2], SamplingParams(temperature=1.0, max_new_tokens=20, n=3,
+                                                                   prompt_seeds=(9,)))  # fmt: skip
+    assert [c.token_ids for c in alone[0]] == [c.token_ids for c in together[1]]
+    other = tiny_engine.generate(TINY_PROMPTS[1:2], SamplingParams(temperature=1.0, max_new_tokens=20, n=3,
+                                                                   prompt_seeds=(10,)))  # fmt: skip
+    assert [c.token_ids for c in other[0]] != [c.token_ids for c in alone[0]]
+    with pytest.raises(ConfigError, match="prompt_seeds holds 1 seeds for 3 prompts"):
+        tiny_engine.generate(TINY_PROMPTS[:3], SamplingParams(n=1, prompt_seeds=(1,)))
+
+
 def test_smollm2_greedy_equals_our_sampler_and_logprobs_match(smollm2: Any, smol_engine: Any) -> None:
     model, tokenizer = smollm2
     prompts = _arithmetic_prompts(tokenizer, 8)
@@ -102,6 +119,7 @@ def test_smollm2_greedy_equals_our_sampler_and_logprobs_match(smollm2: Any, smol
     assert float(((logp - batch.logprobs) * batch.completion_mask).abs().max()) < 1e-3
 
 
+@pytest.mark.own_engine
 def test_a_model_vllm_cannot_run_is_named_in_the_error() -> None:
     from reasongym.generation.sampler import make_generator
     from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
