@@ -183,8 +183,8 @@ class RolloutConfig:
     engine: Literal["hf", "vllm", "auto"] = "auto"
     """Who samples: ``hf`` (our KV-cached loop on the policy itself), ``vllm`` (an in-process vLLM engine
     holding a copy of the weights, synced after every optimizer step; `pip install 'reasongym[vllm]'`) or
-    ``auto``: vLLM when it is installed and the policy is on a GPU, else hf (on a CPU hf is the faster here:
-    benchmarks/README.md, "Inference engines")."""
+    ``auto``: vLLM when it is installed and the policy is on a GPU, else hf (README.md, "Sampling with vLLM",
+    says why a CPU keeps hf)."""
     vllm: VLLMSettings = dataclasses.field(default_factory=lambda: VLLMSettings())
     """The vLLM engine's memory share, sleep between phases, dtype and length (with ``engine`` vllm)."""
 

@@ -4,9 +4,9 @@ The engines: ``hf`` (our KV-cached loop, `HFGenerator`), ``vllm`` (`VLLMGenerato
 with the policy's weights) or ``auto``. `reasongym.generation.sampler.make_generator` builds one; a run folder
 or a records file names it with `engine_identity`.
 
-``auto`` is vLLM when it is installed and the model is on a CUDA device, else ``hf``: on the CPUs this was
-measured on, vLLM's CPU build samples more slowly than `HFGenerator` (benchmarks/README.md, "Inference
-engines"), and vLLM is for GPUs. A model vLLM cannot load falls back to ``hf`` only under ``auto`` (with a
+``auto`` is vLLM when it is installed and the model is on a CUDA device, else ``hf``: vLLM is for GPUs; on
+a CPU its CPU build sampled about 1.3 times as fast per CPU-second in one loaded sitting, but a training step
+with it was not measured there and it starts slowly (README.md, "Sampling with vLLM"). A model vLLM cannot load falls back to ``hf`` only under ``auto`` (with a
 warning); ``vllm`` asked for by name fails, naming the model. Nothing here imports torch or vLLM.
 """
 
