@@ -133,6 +133,22 @@ def test_weights_of_one_change_nothing() -> None:
     assert plain.item() == ones.item()
 
 
+@pytest.mark.parametrize("policy_loss", ["ppo_clip", "gspo", "gspo_token", "cispo"])
+def test_every_policy_loss_takes_the_weights(policy_loss: str) -> None:
+    # Issue 25's surrogates: the correction multiplies each token's loss whichever the surrogate is, so
+    # weights of one change nothing and a weight of 0 on row 1 leaves row 0's loss alone.
+    cfg = GRPOConfig(kl="off", policy_loss=policy_loss, loss_aggregation="token_mean")  # type: ignore[arg-type]
+    logp = RATIOS.log().requires_grad_()
+    plain, _ = grpo_loss(logp, torch.zeros(2, 3), None, ADV, MASK, TOTALS, cfg=cfg)
+    ones, _ = grpo_loss(logp, torch.zeros(2, 3), None, ADV, MASK, TOTALS, torch.ones(2, 3), cfg=cfg)
+    assert plain.item() == pytest.approx(ones.item(), abs=1e-7)
+    row_0 = torch.tensor([[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
+    weighted, _ = grpo_loss(logp, torch.zeros(2, 3), None, ADV, MASK, TOTALS, row_0, cfg=cfg)
+    weighted.backward()
+    assert logp.grad is not None and float(logp.grad[1].abs().max()) == 0.0  # row 1 gets no gradient
+    assert float(logp.grad[0].abs().max()) > 0.0
+
+
 def test_config_refuses_bad_values_naming_the_field() -> None:
     with pytest.raises(
         ConfigError, match=r"mode='token_trunc' is not allowed.*did you mean 'token_truncate'"
