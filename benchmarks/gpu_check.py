@@ -14,7 +14,20 @@ On one GPU the full pass takes about 2 minutes (a 135M-parameter-shaped random-i
 character tokenizer, so the LM head is small; a real tokenizer's head costs more). Each section reports
 ``ok`` or its error and the rest still run; the exit code is 1 if any section failed.
 
-Run: ``python benchmarks/gpu_check.py`` (``--dry`` forces the CPU pass). Last line: one JSON object.
+With ``--engine vllm`` (vLLM installed: README.md, "Sampling with vLLM") two more sections run:
+
+4. ``engines``: tokens/s of vLLM (`VLLMGenerator`), our sampler and ``model.generate`` at 1, 16 and 64 rows on
+   a 0.5B-parameter-shaped Llama in bf16 (the same three, interleaved; medians of repeats);
+5. ``grpo_engines``: a GRPO step with LoRA r16 (bf16 autocast) sampled by our sampler and by vLLM
+   (``--engine vllm``: colocated, ``gpu_memory_utilization`` 0.3, asleep during the update): mean step
+   time after a warm-up step, the share of it spent sampling and syncing weights, peak memory, and the
+   sampler-trainer mismatch (``sampler/kl_k3``). On a GPU the step with vLLM is expected to be several
+   times faster; this has not been measured (no GPU was at hand when it was written).
+
+The dry pass runs them on the CPU with vLLM's CPU build (a test runs it where vLLM is installed).
+
+Run: ``python benchmarks/gpu_check.py [--engine vllm]`` (``--dry`` forces the CPU pass). Last line: one JSON
+object.
 """
 
 from __future__ import annotations
@@ -56,6 +69,22 @@ SIZES = {  # model shape and workload of the real pass and of the dry pass
     "dry": {
         "model": {"hidden_size": 32, "num_layers": 1, "num_heads": 2, "intermediate_size": 64},
         "sampler": {"batch": 4, "new_tokens": 8, "repeats": 1},
+        "grpo": {"num_prompts": 2, "group_size": 2, "max_new_tokens": 8, "micro_batch_size": 2},
+    },
+}
+ENGINE_SIZES = {  # --engine vllm: a 0.5B-shaped model (vLLM's CPU attention needs a head size of 32 or more)
+    "gpu": {
+        "model": {"hidden_size": 896, "num_layers": 24, "num_heads": 14, "intermediate_size": 4864},
+        "rows": (1, 16, 64),
+        "new_tokens": 256,
+        "repeats": 3,
+        "grpo": {"num_prompts": 16, "group_size": 8, "max_new_tokens": 256, "micro_batch_size": 16},
+    },
+    "dry": {
+        "model": {"hidden_size": 64, "num_layers": 1, "num_heads": 2, "intermediate_size": 128},
+        "rows": (1, 4),
+        "new_tokens": 8,
+        "repeats": 1,
         "grpo": {"num_prompts": 2, "group_size": 2, "max_new_tokens": 8, "micro_batch_size": 2},
     },
 }
@@ -176,6 +205,86 @@ def check_process_group(sizes: dict[str, Any], device: torch.device) -> dict[str
     return report
 
 
+def check_engines(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """Median tokens/s of vLLM, our sampler and ``model.generate`` at each row count (bf16 on a GPU)."""
+    from reasongym.generation.engines import VLLMSettings
+    from reasongym.generation.vllm_engine import VLLMGenerator
+
+    model, tokenizer = _model(sizes, device)
+    model = model.to(torch.bfloat16 if device.type == "cuda" else torch.float32).eval()
+    started = time.perf_counter()
+    engine = VLLMGenerator(model, tokenizer, VLLMSettings(gpu_memory_utilization=0.5, sleep=False))
+    report: dict[str, Any] = {"engine_start_s": round(time.perf_counter() - started, 1)}
+    ours = HFGenerator(model, tokenizer)
+    for rows in sizes["rows"]:
+        prompts = [f"Q: what is {17 * i + 3} + {(31 * i) % 1000}? A:" for i in range(rows)]
+        runs = {
+            "vllm": lambda seed, p=prompts: _sampled(engine, p, sizes["new_tokens"], seed),
+            "ours": lambda seed, p=prompts: _sampled(ours, p, sizes["new_tokens"], seed),
+            "generate": lambda seed, p=prompts: _generated(model, tokenizer, p, sizes["new_tokens"], seed),
+        }
+        for run in runs.values():
+            run(10_000)  # warm-up round, not counted
+        rates = {name: [] for name in runs}
+        for seed in range(sizes["repeats"]):
+            for name, run in runs.items():
+                begun = time.perf_counter()
+                tokens = run(seed)
+                _synchronize(device)
+                rates[name].append(tokens / (time.perf_counter() - begun))
+        medians = {name: statistics.median(values) for name, values in rates.items()}
+        report[f"rows_{rows}"] = {
+            **{f"{name}_tokens_per_s": round(value, 1) for name, value in medians.items()},
+            "vllm_over_ours": round(medians["vllm"] / medians["ours"], 2),
+        }
+    engine.close()
+    return report
+
+
+def _sampled(sampler: Any, prompts: list[str], new_tokens: int, seed: int) -> float:
+    """Tokens a sampler generates for ``prompts`` (temperature 1)."""
+    batch = sampler.generate_batch(prompts, SamplingParams(max_new_tokens=new_tokens, seed=seed))
+    return float(batch.completion_mask.sum())
+
+
+def _generated(model: Any, tokenizer: Any, prompts: list[str], new_tokens: int, seed: int) -> float:
+    """Tokens ``model.generate`` samples for ``prompts`` (temperature 1, full softmax), padding excluded."""
+    inputs = tokenizer(prompts, padding=True, return_tensors="pt").to(model.device)
+    torch.manual_seed(max(seed, 0))
+    with torch.no_grad():
+        out = model.generate(
+            **inputs, do_sample=True, max_new_tokens=new_tokens, temperature=1.0, top_k=0, top_p=1.0,
+            pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        )  # fmt: skip
+    return float((out[:, inputs["input_ids"].shape[1] :] != tokenizer.pad_token_id).sum())
+
+
+def check_grpo_engines(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """A GRPO step with LoRA r16 sampled by our sampler and by vLLM: step time, its sampling share, memory."""
+    report: dict[str, Any] = {}
+    autocast = "bf16" if device.type == "cuda" else "off"
+    for engine in ("hf", "vllm"):
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(device)
+        history, _ = _grpo(
+            sizes, device, steps=3, autocast=autocast, engine=engine,
+            lora={"rank": 16, "alpha": 32.0},
+        )  # fmt: skip
+        steady = history[1:]
+        peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
+        report[engine] = {
+            "step_s": round(statistics.mean(h["perf/step_s"] for h in steady), 3),
+            "generate_s": round(statistics.mean(h.get("perf/generate_s", 0.0) for h in steady), 3),
+            "weight_sync_s": round(statistics.mean(h.get("perf/weight_sync_s", 0.0) for h in steady), 3),
+            "old_logp_s": round(statistics.mean(h.get("perf/old_logp_s", 0.0) for h in steady), 3),
+            "sampler_kl_k3": max((h.get("sampler/kl_k3", 0.0) for h in history), default=0.0),
+            "peak_memory_gib": None if peak is None else round(peak, 3),
+        }
+    report["step_hf_over_vllm"] = round(report["hf"]["step_s"] / report["vllm"]["step_s"], 2)
+    return report
+
+
 def _section(name: str, check: Callable[[], dict[str, Any]], results: dict[str, Any]) -> None:
     started = time.perf_counter()
     try:
@@ -191,6 +300,9 @@ def main() -> int:
     """Run the three sections; print one JSON line; return 1 if any section failed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry", action="store_true", help="the CPU pass even when CUDA is available")
+    parser.add_argument(
+        "--engine", choices=["hf", "vllm"], default="hf", help="vllm: also time vLLM against our sampler"
+    )
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     dry = args.dry or not torch.cuda.is_available()
@@ -204,6 +316,10 @@ def main() -> int:
     _section("sampler", lambda: check_sampler(sizes, device), results)
     _section("grpo", lambda: check_grpo(sizes, device), results)
     _section("nccl" if not dry else "process_group", lambda: check_process_group(sizes, device), results)
+    if args.engine == "vllm":
+        engine_sizes = ENGINE_SIZES["dry" if dry else "gpu"]
+        _section("engines", lambda: check_engines(engine_sizes, device), results)
+        _section("grpo_engines", lambda: check_grpo_engines(engine_sizes, device), results)
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["ok"] = all(value.get("ok", True) for value in results.values() if isinstance(value, dict))
     print(json.dumps(results))

@@ -9,6 +9,10 @@ and gradient checkpointing on by default, our ``default`` preset checkpointing a
 all are off here). LoRA: rank 16, alpha 32, dropout 0, on the seven attention and MLP projections.
 ``--steps`` steps run (default 3); the first warms caches up and the median of the others is reported.
 
+``--engine vllm`` samples with an in-process vLLM engine (ours: ``RolloutConfig.engine``; TRL: ``use_vllm`` in
+colocate mode); `bench_engines.py --grpo` runs each engine. ``cpu_s_per_step`` then includes building the
+engine; ``steady_cpu_s_per_step`` (the median CPU seconds of the steps after the first) and ``step_s`` do not.
+
 Run (from the repository root)::
 
     OMP_NUM_THREADS=1 python benchmarks/real_grpo_step.py --impl ours --mode lora --model outputs/smollm2/model
@@ -37,6 +41,8 @@ from reasongym.policy.loading import load_policy  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 PROMPTS, GROUP, NEW_TOKENS, KL, LR, RANK, ALPHA = 4, 4, 64, 0.04, 1e-6, 16, 32.0
+STEP_ENDS: list[float] = []
+"""CPU seconds of the process (``time.process_time``) at the end of each step, for CPU-seconds per step."""
 
 
 def _args() -> argparse.Namespace:
@@ -46,32 +52,49 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--model", required=True, help="a .gguf file or a model folder")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument(
+        "--engine", choices=["hf", "vllm"], default="hf",
+        help="who samples: ours, our sampler (hf) or an in-process vLLM engine; TRL: vLLM in colocate mode",
+    )  # fmt: skip
+    parser.add_argument(
         "--memory-saving", action="store_true",
         help="ours only: the default preset's gradient checkpointing and micro-batches of 2 rows (what it costs)",
     )  # fmt: skip
     return parser.parse_args()
 
 
-def run_ours(model, tokenizer, mode: str, steps: int, memory_saving: bool = False) -> list[float]:
+def run_ours(
+    model, tokenizer, mode: str, steps: int, memory_saving: bool = False, engine: str = "hf"
+) -> list[float]:
     """Seconds of each of ``steps`` GRPO steps of `train_grpo`; ``memory_saving``: the ``default`` preset's
-    gradient checkpointing and micro-batches of 2 rows instead of the whole batch without recompute."""
+    gradient checkpointing and micro-batches of 2 rows instead of the whole batch without recompute;
+    ``engine``: who samples (``vllm``: the engine is built before the first step, outside its time)."""
     memory = {} if memory_saving else {"gradient_checkpointing": False, "micro_batch_size": None}
     from reasongym.agents import preset_configs, train_grpo
 
     configs = preset_configs(
         "default", "grpo", max_steps=steps, num_prompts=PROMPTS, group_size=GROUP, max_new_tokens=NEW_TOKENS,
         difficulty=1, lr=LR, kl="k3_loss", kl_coef=KL, mu=1, progress_bar=False, samples_every=0,
-        lora={"rank": RANK if mode == "lora" else 0, "alpha": ALPHA},
+        lora={"rank": RANK if mode == "lora" else 0, "alpha": ALPHA}, engine=engine,
         **memory,
     )  # fmt: skip
+    from reasongym.agents.runtime.session import RLSession
+
+    finish_step = RLSession.finish_step
+
+    def timed_finish(self: RLSession, *args: object, **kwargs: object) -> None:
+        finish_step(self, *args, **kwargs)
+        STEP_ENDS.append(time.process_time())
+
+    RLSession.finish_step = timed_finish  # type: ignore[method-assign]
     result = train_grpo(
         configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
     )
     return [row["perf/step_s"] for row in result.history]
 
 
-def run_trl(model, tokenizer, mode: str, steps: int) -> list[float]:
-    """Seconds of each of ``steps`` steps of TRL's ``GRPOTrainer`` on the same batch shape."""
+def run_trl(model, tokenizer, mode: str, steps: int, engine: str = "hf") -> list[float]:
+    """Seconds of each of ``steps`` steps of TRL's ``GRPOTrainer`` on the same batch shape; ``engine='vllm'``:
+    TRL samples with vLLM in colocate mode (its engine loads the model from ``model.name_or_path``)."""
     import tempfile
 
     from datasets import Dataset
@@ -94,6 +117,7 @@ def run_trl(model, tokenizer, mode: str, steps: int) -> list[float]:
 
         def on_step_end(self, *args: object, **kwargs: object) -> None:
             self.seconds.append(time.perf_counter() - self.started)
+            STEP_ENDS.append(time.process_time())
 
     peft_config = None
     if mode == "lora":
@@ -108,6 +132,7 @@ def run_trl(model, tokenizer, mode: str, steps: int) -> list[float]:
         max_completion_length=NEW_TOKENS, max_steps=steps, beta=KL, learning_rate=LR, num_iterations=1,
         use_cpu=True, report_to="none", save_strategy="no", logging_steps=1, gradient_checkpointing=False,
         temperature=1.0, disable_dropout=True, seed=0, bf16=False,  # TRL turns bf16 on by default: float32 like ours
+        **({"use_vllm": True, "vllm_mode": "colocate", "vllm_max_model_length": 1024} if engine == "vllm" else {}),
     )  # fmt: skip
     timer = Timer()
     trainer = GRPOTrainer(
@@ -118,6 +143,12 @@ def run_trl(model, tokenizer, mode: str, steps: int) -> list[float]:
     return timer.seconds
 
 
+def _steady_cpu() -> float | None:
+    """Median CPU seconds of the steps after the first (None with fewer than two)."""
+    gaps = [later - earlier for earlier, later in zip(STEP_ENDS, STEP_ENDS[1:], strict=False)]
+    return round(statistics.median(gaps), 2) if gaps else None
+
+
 def main() -> None:
     """Run one configuration and print its JSON line."""
     args = _args()
@@ -125,16 +156,17 @@ def main() -> None:
     model, tokenizer = load_policy(args.model)
     started = time.process_time()
     if args.impl == "ours":
-        seconds = run_ours(model, tokenizer, args.mode, args.steps, args.memory_saving)
+        seconds = run_ours(model, tokenizer, args.mode, args.steps, args.memory_saving, args.engine)
     else:
-        seconds = run_trl(model, tokenizer, args.mode, args.steps)
+        seconds = run_trl(model, tokenizer, args.mode, args.steps, args.engine)
     print(f"{args.impl} {args.mode}: step seconds {[round(s, 1) for s in seconds]}", file=sys.stderr)
     steady = seconds[1:] or seconds
     print(json.dumps({
-        "impl": args.impl, "mode": args.mode, "memory_saving": args.memory_saving,
+        "impl": args.impl, "mode": args.mode, "engine": args.engine, "memory_saving": args.memory_saving,
         "step_s": round(statistics.median(steady), 2),
         "first_step_s": round(seconds[0], 2), "steps": len(seconds),
         "cpu_s_per_step": round((time.process_time() - started) / max(len(seconds), 1), 2),
+        "steady_cpu_s_per_step": _steady_cpu(),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }))  # fmt: skip
 

@@ -35,6 +35,7 @@ from reasongym.agents.advantages import (
 )
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
+from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, ratio_metrics
@@ -76,6 +77,11 @@ class DAPOConfig:
     ] = "group_std"
     """The advantage estimator of the kept groups (the paper's is ``group_std``); see
     `reasongym.agents.advantages`. Dynamic sampling filters on task rewards before it, whichever it is."""
+    importance_sampling: ImportanceSamplingConfig = dataclasses.field(
+        default_factory=ImportanceSamplingConfig
+    )
+    """Correction for a sampler whose log-probs are not the trainer's (``--engine vllm``, a served model):
+    truncated or masked importance sampling per token or sequence (`reasongym.agents.offpolicy`)."""
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -199,13 +205,15 @@ def dapo_loss(
     adv: Tensor,
     mask: Tensor,
     totals: BatchTotals | None = None,
+    weights: Tensor | None = None,
     *,
     cfg: DAPOConfig,
 ) -> tuple[Tensor, dict[str, float]]:
     """DAPO's token-level clip-higher surrogate, to minimise (DAPO Eq. 8; no KL term).
 
-    ``loss = sum_{i,t} -min(r A, clip(r, 1 - eps_low, 1 + eps_high) A) / sum_i |o_i|`` with
-    ``r = exp(logp - old_logp)``, the sum running over the masked tokens of the whole batch.
+    ``loss = sum_{i,t} -w min(r A, clip(r, 1 - eps_low, 1 + eps_high) A) / sum_i |o_i|`` with
+    ``r = exp(logp - old_logp)``, the sum running over the masked tokens of the whole batch; ``w`` is the
+    off-policy correction's weight of each token (1 without one).
 
     Args:
         logp: [B, T] log-probs of the completion tokens under the policy being trained (with grad).
@@ -215,6 +223,8 @@ def dapo_loss(
         adv: [B] one advantage per sequence.
         mask: [B, T] 1 on the tokens that carry loss (truncated rows zeroed under overlong filtering).
         totals: The whole batch's loss-token count when this is one micro-batch; None: this mask's sum.
+        weights: [B, T] importance-sampling correction of a sampler whose log-probs are not the trainer's
+            (`reasongym.agents.offpolicy`); None: 1.
         cfg: Supplies ``eps_low`` and ``eps_high``.
 
     Returns:
@@ -230,6 +240,8 @@ def dapo_loss(
     ratio = torch.exp(logp - old_logp)  # [B, T]
     clipped_ratio = ratio.clamp(1 - cfg.eps_low, 1 + cfg.eps_high)  # [B, T]
     surrogate = torch.min(ratio * adv, clipped_ratio * adv)  # [B, T]
+    if weights is not None:
+        surrogate = surrogate * weights.to(logp.dtype)  # [B, T]
     loss = masked_sum(-surrogate, mask) / max(tokens, 1.0)  # []
     metrics = ratio_metrics(ratio, logp, old_logp, adv, mask, 1 - cfg.eps_low, 1 + cfg.eps_high)
     metrics["loss/policy"] = float(loss.detach())
@@ -354,7 +366,9 @@ def train_dapo(
                 if cfg.overlong_filtering:
                     mask = overlong_filter(mask, batch.truncated)  # [B, T]
                 adv = batch_advantages(batch.rewards, rollout.group_size, cfg, session.info, batch.gradable)
-                metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask))
+                weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
+                metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask, weights=weights))
+                metrics.update(correction)
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
         raise session.interrupted() from None

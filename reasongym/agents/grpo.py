@@ -33,6 +33,7 @@ Shapes use the legend of `reasongym.agents.common` (B sequences, T completion to
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping
@@ -47,11 +48,11 @@ from reasongym import distributed
 from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, group_advantages, lookup
 from reasongym.agents.common import masked_mean, masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, check_field_types
+from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics, totals_of
 from reasongym.errors import ConfigError
-from reasongym.rollouts.batch import RolloutBatch
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,11 @@ class GRPOConfig:
     mask_truncated_completions: bool = False
     """Leave completions cut at ``max_new_tokens`` out of the loss (TRL's option; DAPO Sec. 3.4 calls it
     overlong filtering): their reward says nothing about a finished answer. Their advantages still count."""
+    importance_sampling: ImportanceSamplingConfig = dataclasses.field(
+        default_factory=ImportanceSamplingConfig
+    )
+    """Correction for a sampler whose log-probs are not the trainer's (``--engine vllm``, a served model):
+    truncated or masked importance sampling per token or sequence (`reasongym.agents.offpolicy`)."""
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -283,14 +289,16 @@ def grpo_loss(
     adv: Tensor,
     mask: Tensor,
     totals: BatchTotals | None = None,
+    weights: Tensor | None = None,
     *,
     cfg: GRPOConfig,
 ) -> tuple[Tensor, dict[str, float]]:
     """GRPO's clipped surrogate plus the KL penalty, to minimise (DeepSeekMath Eq. 3, KL by Eq. 4).
 
-    ``loss = aggregate(-min(r A, clip(r, 1-eps, 1+eps) A) + beta * KL_k3)`` with ``r = exp(logp - old_logp)``,
-    aggregated by ``cfg.loss_aggregation`` over the whole batch's ``totals``; ``cfg.policy_loss`` replaces
-    the clipped surrogate by GSPO's or CISPO's (`POLICY_LOSSES`).
+    ``loss = aggregate(w * surrogate + beta * KL_k3)`` with the clipped surrogate
+    ``-min(r A, clip(r, 1-eps, 1+eps) A)`` and ``r = exp(logp - old_logp)``, aggregated by ``cfg.loss_aggregation``
+    over the whole batch's ``totals``; ``cfg.policy_loss`` replaces the clipped surrogate by GSPO's or CISPO's
+    (`POLICY_LOSSES`); ``w`` is the off-policy correction's weight of each token (1 without one).
 
     Args:
         logp: [B, T] log-probs of the completion tokens under the policy being trained (with grad).
@@ -300,6 +308,8 @@ def grpo_loss(
         mask: [B, T] 1 on the tokens that carry loss.
         totals: The whole batch's sequence and token counts and length limit when this is one micro-batch
             of it; None: this call's own (and ``T`` as the length limit).
+        weights: [B, T] importance-sampling correction of a sampler whose log-probs are not the trainer's
+            (`reasongym.agents.offpolicy`), multiplied onto the policy term only; None: 1.
         cfg: Supplies ``policy_loss`` and its clip, ``kl``, ``kl_coef`` and ``loss_aggregation``.
 
     Returns:
@@ -315,8 +325,11 @@ def grpo_loss(
     totals = totals or totals_of(mask, max_new_tokens=logp.shape[1])
     adv = adv.to(logp.dtype)[:, None]  # [B, 1]
     surrogate = surrogate_of(logp, old_logp, adv, mask, cfg)  # [B, T] each
+    per_token = surrogate.per_token  # [B, T]
+    if weights is not None:
+        per_token = per_token * weights.to(logp.dtype)  # [B, T]
     kl = kl_term(logp, ref_logp)  # [B, T]
-    policy_loss = aggregate(surrogate.per_token, mask, totals)  # []
+    policy_loss = aggregate(per_token, mask, totals)  # []
     kl_loss = aggregate(kl, mask, totals)  # []
     loss = policy_loss + cfg.kl_coef * kl_loss  # []
     metrics = clip_metrics(
@@ -337,13 +350,9 @@ def mask_truncated(mask: Tensor, truncated: Tensor) -> Tensor:
     return mask * (~truncated.bool()).to(mask.dtype)[:, None]  # [B, T]
 
 
-def grpo_advantages(batch: RolloutBatch, ref_logp: Tensor | None, cfg: GRPOConfig) -> Tensor:
-    """[B] this rank's advantages: rewards less the KL reward penalty (if any), normalised by
-    ``cfg.advantage_normalization`` over every rank's groups (``batch_std`` scales by the whole batch).
-
-    Ungradable samples (a verdict that timed out) have no reward: they are out of every statistic and get 0.
-    """
-    group_size = batch.group_size
+def step_advantages(batch: Any, ref_logp: Tensor | None, cfg: GRPOConfig, group_size: int) -> Tensor:
+    """[B] this rank's advantages: the rewards (less the KL penalty under ``kl='reward'``) of every rank's
+    groups (``batch_std`` scales by the whole batch), ungradable samples (a verdict that timed out) left out."""
     rewards = batch.rewards - kl_reward_penalty(batch.old_logp, ref_logp, batch.completion_mask, cfg)  # [B]
     rewards = distributed.all_gather_groups(rewards, group_size)  # [B_all]
     graded = distributed.all_gather_groups(batch.gradable, group_size)  # [B_all]
@@ -374,15 +383,14 @@ def train_grpo(
         rollout: Sampling of the rollouts; None: the ``default`` preset's, as the command line.
         run_dir: Folder for config, metrics, samples, checkpoints and the final plot; a folder holding a
             checkpoint is resumed. None: nothing written, no resume.
-        generator: The sampler; None builds an ``HFGenerator`` on ``model``.
+        generator: The sampler; None: the one ``rollout.engine`` names, built on ``model``.
         eval_fn: Extra evaluation called with the model whenever the built-in one runs.
 
     Returns:
         An ``RLResult`` with one metrics dict per step.
 
-    Under ``torchrun`` or ``accelerate launch`` (process group initialised with
-    `distributed.init_distributed`) each process samples its share of every batch's prompts and the update
-    is the one of a single process on all of them; see `reasongym.agents.runtime.session`.
+    Under ``torchrun`` or ``accelerate launch`` each process samples its share of every batch's prompts and
+    the update is the one of a single process on all of them (`reasongym.agents.runtime.session`).
     """
     default = shared_configs("default", "grpo")
     run, rollout = run or default["run"], rollout or default["rollout"]
@@ -396,12 +404,15 @@ def train_grpo(
         for step in session.remaining_steps():
             batch = session.rollouts(rollout.num_prompts)
             ref_logp = session.reference_logprobs(batch)  # [B, T] or None
-            adv = grpo_advantages(batch, ref_logp, cfg)  # [B]
+            adv = step_advantages(batch, ref_logp, cfg, rollout.group_size)  # [B]
             mask = batch.graded_mask  # [B, T] ungradable samples are out of the loss too
             if cfg.mask_truncated_completions:
                 mask = mask_truncated(mask, batch.truncated)  # [B, T]
-            metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask)
-            metrics.update(session.rollout_metrics(batch))
+            weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
+            metrics = session.update(
+                batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask, weights=weights
+            )
+            metrics.update({**correction, **session.rollout_metrics(batch)})
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
         raise session.interrupted() from None

@@ -58,11 +58,13 @@ from reasongym.agents.rationales import (
     rationalize,
     stands_alone,
 )
+from reasongym.agents.runtime.engine import following_engine
 from reasongym.agents.runtime.interrupts import interrupted
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
+from reasongym.generation.engines import engine_identity
 from reasongym.policy.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
 from reasongym.runs.folder import RunDir
 from reasongym.runs.metrics import MetricsWriter
@@ -281,10 +283,13 @@ class _Loop:
     @classmethod
     def build(
         cls, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, model: PreTrainedModel, tokenizer: Any,
-        env: Any, sampler: Generator, rationale_generator: Generator | None, folder: RunDir | None,
+        env: Any, generator: Generator | None, rationale_generator: Generator | None, folder: RunDir | None,
         on_step: Callable[[int, str, PreTrainedModel], None] | None,
     ) -> _Loop:  # fmt: skip
         """The loop's fixed parts: the task, its training problems, the samplers, the hook."""
+        sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
+        if rationale_generator is None and generator is None:  # --engine vllm: an engine samples rationales
+            rationale_generator = following_engine(model, tokenizer, rollout, run.seed, distributed.current())
         task = STaRTask.from_env(
             env, tokenizer, run, few_shot_examples=cfg.few_shot_examples, train_start=cfg.train_start
         )
@@ -476,12 +481,11 @@ def train_star(
             return train_star(cfg, model, tokenizer, env_id, run=run, rollout=rollout, run_dir=folder,
                               generator=generator, rationale_generator=rationale_generator, on_step=on_step)  # fmt: skip
     env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
-    sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
     loop = _Loop.build(
-        cfg, run, rollout, model, tokenizer, env, sampler, rationale_generator, folder, on_step
+        cfg, run, rollout, model, tokenizer, env, generator, rationale_generator, folder, on_step
     )
-    resumed_from = _start_or_resume(loop)
-    writer = _writer(folder, cfg, run, rollout, env, resumed_from) if distributed.current().is_main else None
+    resumed_from, main = _start_or_resume(loop), distributed.current().is_main
+    writer = _writer(folder, cfg, run, rollout, env, resumed_from, loop.rationale_generator) if main else None
     try:
         loop.train(writer)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: finished iterations are checkpointed; say which
@@ -494,13 +498,14 @@ def train_star(
 
 def _writer(
     folder: RunDir | None, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, env: Any,
-    resumed_from: int | None,
+    resumed_from: int | None, rationale_generator: Generator,
 ) -> MetricsWriter | None:  # fmt: skip
-    """The run folder's metrics writer (None without a folder), every config recorded first."""
+    """The run folder's metrics writer (None without a folder), every config (and the rationales' engine)
+    recorded first."""
     if folder is None:
         return None
     config = {"algo": "star", "run": run, "rollout": rollout, "star": cfg, "env": getattr(env.spec, "id", None),
-              "env_config": dataclasses.asdict(env.config)}  # fmt: skip
+              "env_config": dataclasses.asdict(env.config), "engine": engine_identity(rationale_generator)}  # fmt: skip
     # Lines after the last completed iteration belong to an attempt that is about to be redone.
     return MetricsWriter(
         folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project, config=config,

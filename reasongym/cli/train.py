@@ -36,6 +36,7 @@ from reasongym.cli.flags import flat_section, parse, trl_names
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import after_failure, eval_split, result_summary, step_cost, stop_at, summary_line
 from reasongym.errors import ConfigError
+from reasongym.generation.engines import resolve_engine
 
 ALGOS = ("sft", "grpo", "dapo", "star")
 SECTION_TITLES = {
@@ -258,9 +259,12 @@ def _sections(algo: str) -> tuple[str, ...]:
 def _nested(algo: str) -> dict[type, str]:
     """Config classes nested inside a section, by the prefix their flags keep."""
     from reasongym.agents.config import LoRAConfig
+    from reasongym.agents.offpolicy import ImportanceSamplingConfig
     from reasongym.agents.sft import SFTConfig
+    from reasongym.generation.engines import VLLMSettings
 
-    return {LoRAConfig: "lora", **({SFTConfig: "sft"} if algo == "star" else {})}
+    nested = {LoRAConfig: "lora", VLLMSettings: "vllm", ImportanceSamplingConfig: "importance_sampling"}
+    return {**nested, **({SFTConfig: "sft"} if algo == "star" else {})}
 
 
 def _plain(value: Any) -> Any:
@@ -304,6 +308,8 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     held_out = eval_split(env_id, run_cfg)
     model_name = str(run_keys.get("model") or "tiny")
     process = distributed.init_distributed(timeout_s=job.collective_timeout)  # one process: nothing to join
+    if "rollout" in configs:  # an engine that is not installed fails here, before any model or folder
+        resolve_engine(configs["rollout"].engine, process.device.type)
     model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
     model.to(process.device)
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}

@@ -14,10 +14,11 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from reasongym.errors import ConfigError
 from reasongym.generation.base import SamplingParams
+from reasongym.generation.engines import check_engine
 
 DEFAULT_NUM_PROCEDURAL = 200
 """Problems taken from a procedural environment's test stream when ``num_problems`` is None."""
@@ -58,6 +59,9 @@ class EvalConfig:
     batch_size: int | None = None
     """Problems sampled together, each with its n completions; None: 8, or for a served model twice its
     requests in flight."""
+    engine: Literal["hf", "vllm", "auto"] = "auto"
+    """Who samples a local model: ``hf`` (our KV-cached loop), ``vllm`` (an in-process vLLM engine taking
+    90% of the GPU; `pip install 'reasongym[vllm]'`) or ``auto`` (vLLM when installed and on a GPU, else hf)."""
 
     def __post_init__(self) -> None:
         """Raise ConfigError naming the first field whose value is not allowed."""
@@ -79,6 +83,7 @@ class EvalConfig:
         for name, value, ok, allowed in checks:
             if not ok:
                 raise ConfigError(f"{name}={value!r} is not allowed; expected {allowed}")
+        check_engine(self.engine)
         if not isinstance(self.k, tuple) or any(not _integer(k, 1) for k in self.k):
             raise ConfigError(f"k={self.k!r} is not allowed: each k must be an integer >= 1 (and <= n)")
 

@@ -12,19 +12,26 @@ from pathlib import Path
 from typing import Any
 
 from reasongym.errors import ConfigError
+from reasongym.generation.engines import VLLMSettings, resolve_engine
+
+EVAL_VLLM = VLLMSettings(gpu_memory_utilization=0.9, sleep=False)
+"""A vLLM engine for evaluation alone: most of the GPU, never asleep."""
 
 
 def load_generator(
-    model_or_path: Any, *, tokenizer: Any = None, device: str | None = None
+    model_or_path: Any, *, tokenizer: Any = None, device: str | None = None, engine: str = "hf"
 ) -> tuple[Any, Any]:
     """Turn what ``evaluate`` accepts as a model into ``(generator, tokenizer)``.
 
+    A model (or a path) is sampled by ``engine`` (`reasongym.generation.engines`: ``hf``, ``vllm``, ``auto``).
+
     Raises:
-        ConfigError: A model object without a tokenizer, or a path that holds no loadable model.
+        ConfigError: A model object without a tokenizer, a path that holds no loadable model, or
+            ``engine='vllm'`` without vLLM or for a model it cannot load.
     """
     if hasattr(model_or_path, "generate") and not hasattr(model_or_path, "config"):
-        return model_or_path, tokenizer  # already a Generator (vLLM wrapper, HFGenerator, ...)
-    from reasongym.generation import HFGenerator
+        return model_or_path, tokenizer  # already a Generator (VLLMGenerator, HFGenerator, a served model)
+    from reasongym.generation.sampler import make_generator
 
     if isinstance(model_or_path, (str, os.PathLike)):
         model, tokenizer = load_model(model_or_path, device=device)
@@ -34,7 +41,27 @@ def load_generator(
                 "a model object needs its tokenizer: evaluate(model, env_id, tokenizer=tokenizer, ...)"
             )
         model = model_or_path
-    return HFGenerator(model, tokenizer), tokenizer
+    return make_generator(engine, model, tokenizer, settings=EVAL_VLLM), tokenizer
+
+
+def requested_engine(model_or_path: Any, engine: str, device: str | None) -> str | None:
+    """The engine a local model will be sampled by when it is not ``hf`` (for the records' settings).
+
+    None for ``hf`` and for a Generator given as it is (a served model samples on its server).
+
+    Raises:
+        ConfigError: ``engine='vllm'`` without vLLM installed.
+    """
+    if engine == "hf" or (hasattr(model_or_path, "generate") and not hasattr(model_or_path, "config")):
+        return None
+    if engine == "auto":
+        import torch
+
+        on_cuda = (device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda")
+        chosen = resolve_engine(engine, "cuda" if on_cuda else "cpu")
+    else:
+        chosen = resolve_engine(engine, "cpu")
+    return None if chosen == "hf" else chosen
 
 
 def load_model(path: str | os.PathLike[str], *, device: str | None = None) -> tuple[Any, Any]:

@@ -34,7 +34,7 @@ import gymnasium
 from reasongym import distributed as dist
 from reasongym.envs import make, spec
 from reasongym.evaluation.config import EvalConfig, default_eval_split, problem_indices
-from reasongym.evaluation.loading import load_generator, model_identity
+from reasongym.evaluation.loading import load_generator, model_identity, requested_engine
 from reasongym.evaluation.records import (
     SETTINGS_KEY,
     EvalFile,
@@ -96,10 +96,12 @@ def evaluate(
     """
     cfg = (config or EvalConfig()).replace(**fields)
     env = make(env_id, **dict(env_kwargs or {})) if isinstance(env_id, str) else env_id
-    plan = _Plan.of(cfg, env, env_id, model_or_path)
+    plan = _Plan.of(cfg, env, env_id, model_or_path, requested_engine(model_or_path, cfg.engine, device))
     info = dist.current() if distributed else dist.SINGLE_PROCESS
     with EvalFile(out_path if info.is_main else None, resume=resume) as file:  # rank 0 locks and checks
-        load = functools.partial(load_generator, model_or_path, tokenizer=tokenizer, device=device)
+        load = functools.partial(
+            load_generator, model_or_path, tokenizer=tokenizer, device=device, engine=cfg.engine
+        )
         done = _sample_missing(plan, env, load, file, out_path, resume=resume, progress=progress, info=info)
     report = summarize([done[index] for index in plan.indices], ks=cfg.ks, path=out_path)
     if verbose and info.is_main:
@@ -147,7 +149,7 @@ class _Plan:
     settings: dict[str, Any]
 
     @classmethod
-    def of(cls, cfg: EvalConfig, env: Any, env_id: Any, model_or_path: Any) -> _Plan:
+    def of(cls, cfg: EvalConfig, env: Any, env_id: Any, model_or_path: Any, engine: str | None) -> _Plan:
         base = env.unwrapped
         cfg.ks  # noqa: B018  (a k above n fails here, before anything is loaded or written)
         split = cfg.split or default_eval_split(base)
@@ -159,6 +161,10 @@ class _Plan:
             "max_new_tokens": cfg.max_new_tokens, "seed": cfg.seed, "difficulty": cfg.difficulty,
             "env_config": env_options(base), "reasongym": package_version(),
         }  # fmt: skip
+        if (
+            engine is not None
+        ):  # not our own sampler: another engine's samples are others (hf records omit it)
+            settings["engine"] = engine
         return cls(cfg, split, indices, {**header, SETTINGS_KEY: settings}, settings)
 
 

@@ -65,6 +65,8 @@ class HFGenerator:
 
     takes_token_ids = True
     """Prompts may be token id lists (a multi-turn episode's context), taken as they are."""
+    engine_name = "hf"
+    """The engine's name in run folders and records (`reasongym.generation.engines.engine_identity`)."""
 
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
         """Sample ``params.n`` completions for each prompt.

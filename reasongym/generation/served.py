@@ -136,6 +136,9 @@ class OpenAIGenerator:
         True
     """
 
+    engine_name = "served"
+    """The engine's name in run folders and records (`reasongym.generation.engines.engine_identity`)."""
+
     def __init__(self, settings: ServedModelConfig) -> None:
         """Resolve the URL and key, and make the client; nothing is sent yet."""
         try:

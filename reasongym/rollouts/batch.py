@@ -57,6 +57,11 @@ def _joined(lists: list[Any]) -> Any:
     return None if any(rows is None for rows in lists) else [row for rows in lists for row in rows]
 
 
+def _joined_tensor(parts: list[Tensor | None]) -> Tensor | None:
+    present = [part for part in parts if part is not None]
+    return torch.cat(present) if len(present) == len(parts) else None
+
+
 def _picked(rows: Any, picked: Sequence[int]) -> Any:
     return None if rows is None else [rows[row] for row in picked]
 
@@ -111,6 +116,10 @@ class RolloutBatch:
     old_logp_known: bool = True
     """False when some row came from a generator that returned text only: ``old_logp`` then holds
     placeholders, and a trainer must call `recompute_old_logp` before any loss (the sessions do)."""
+    sampler_logp: Tensor | None = None
+    """[B, T] the log-probs another engine (vLLM, a served model) reported for the completion tokens, kept
+    when the trainer recomputed ``old_logp`` with its own forward pass: the off-policy correction weighs
+    their difference (`reasongym.agents.offpolicy`). None when the sampler is the trained module itself."""
 
     def __len__(self) -> int:
         """B, the number of sequences."""
@@ -172,6 +181,7 @@ class RolloutBatch:
         width_t = max(batch.completion_ids.shape[1] for batch in batches)
         parts = [batch._padded(width_p, width_t) for batch in batches]
         tensors = {name: torch.cat([getattr(p, name) for p in parts]) for name in _SEQUENCE_TENSORS}
+        tensors["sampler_logp"] = _joined_tensor([p.sampler_logp for p in parts])
         for name in ROW_TENSORS:
             values = [getattr(batch, name) for batch in batches]
             tensors[name] = None if any(v is None for v in values) else torch.cat(values)
@@ -195,6 +205,7 @@ class RolloutBatch:
         """A batch of the given rows (same widths)."""
         picked = rows.tolist()
         tensors = {name: getattr(self, name)[rows] for name in _SEQUENCE_TENSORS}
+        tensors["sampler_logp"] = None if self.sampler_logp is None else self.sampler_logp[rows]
         for name in ROW_TENSORS:
             value = getattr(self, name)
             tensors[name] = None if value is None else value[rows]
@@ -215,6 +226,7 @@ class RolloutBatch:
             completion_ids=pad(self.completion_ids, self.pad_token_id, False),
             completion_mask=pad(self.completion_mask, 0, False),
             old_logp=pad(self.old_logp, 0.0, False),
+            sampler_logp=None if self.sampler_logp is None else pad(self.sampler_logp, 0.0, False),
             completion_start=width_p,
         )
 
@@ -232,6 +244,7 @@ class RolloutBatch:
             completion_ids=self.completion_ids[:, :width_t],
             completion_mask=self.completion_mask[:, :width_t],
             old_logp=self.old_logp[:, :width_t],
+            sampler_logp=None if self.sampler_logp is None else self.sampler_logp[:, :width_t],
             completion_start=start - first,
         )
 

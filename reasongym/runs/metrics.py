@@ -24,7 +24,18 @@ from typing import Any
 
 from reasongym.errors import ConfigError
 
-NAMESPACES: tuple[str, ...] = ("rollout", "loss", "eval", "perf", "train", "star", "grpo", "dapo", "sft")
+NAMESPACES: tuple[str, ...] = (
+    "rollout",
+    "loss",
+    "eval",
+    "perf",
+    "train",
+    "sampler",
+    "star",
+    "grpo",
+    "dapo",
+    "sft",
+)
 """The allowed first parts of a metric key (``<namespace>/<name>``)."""
 
 RESERVED_KEYS: tuple[str, ...] = ("step", "time")

@@ -380,10 +380,10 @@ def test_timed_out_verdicts_are_counted_and_left_out_of_the_loss(
     seen: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
     update = RLSession.update
 
-    def spy(self: RLSession, batch, adv, loss, *, mu, ref_logp=None, mask=None):  # noqa: ANN001, ANN202
+    def spy(self: RLSession, batch, adv, loss, *, mu, ref_logp=None, mask=None, weights=None):  # noqa: ANN001, ANN202
         used = batch.completion_mask if mask is None else mask
         seen.append((~batch.gradable, adv.detach().clone(), used.detach().clone()))
-        return update(self, batch, adv, loss, mu=mu, ref_logp=ref_logp, mask=mask)
+        return update(self, batch, adv, loss, mu=mu, ref_logp=ref_logp, mask=mask, weights=weights)
 
     monkeypatch.setattr(ReasoningEnv, "score", score)
     monkeypatch.setattr(RLSession, "update", spy)

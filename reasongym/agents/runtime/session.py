@@ -51,6 +51,7 @@ from reasongym.agents.common import disable_dropout, seed_everything, token_logp
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import parallel
 from reasongym.agents.runtime.diagnostics import ZeroVarianceWatch, advantage_metrics, progress_postfix
+from reasongym.agents.runtime.engine import EngineSync, build_sampler, sampling_context
 from reasongym.agents.runtime.heap import HeapTrimmer
 from reasongym.agents.runtime.interrupts import HeldSignals, save_on_interrupt
 from reasongym.agents.runtime.setup import (
@@ -75,12 +76,12 @@ from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
 from reasongym.generation.base import TimedGenerator
+from reasongym.generation.engines import engine_identity
 from reasongym.generation.progress import TokenCount
 from reasongym.policy.base_model import record_base
 from reasongym.policy.checkpoints import (
     save_checkpoint,
 )
-from reasongym.policy.lora import adapters_merged
 from reasongym.rollouts.batch import ROW_TENSORS, collect_rollouts, rollout_metrics
 from reasongym.rollouts.env_pool import EnvPool
 from reasongym.runs.folder import RunDir, SamplesWriter
@@ -158,6 +159,11 @@ class RLSession:
     """The run folder's lock, released by `close`."""
     heap: HeapTrimmer = field(default_factory=HeapTrimmer)
     """Hands freed heap pages back to the OS at phase boundaries, once the resident set has grown."""
+    sampler_is_policy: bool = True
+    """The sampler runs the trained module itself (`HFGenerator` on ``model``), so its log-probs are the
+    trainer's; False for another engine (vLLM, a served model): the trainer then rescores every batch."""
+    engine: EngineSync = field(default_factory=lambda: EngineSync(None, None))
+    """Keeps a vLLM engine's copy of the weights current (nothing to do for `HFGenerator`)."""
     saved_cursor: int = 0
     """The problem cursor after the last finished step: what a checkpoint saved on interrupt records."""
     signals: HeldSignals = field(default_factory=HeldSignals)
@@ -198,31 +204,29 @@ class RLSession:
             if run_cfg.lora.rank and run is not None and info.is_main:
                 record_base(model, run.path)  # what `reasongym eval RUN` puts the adapters on
             adapted = prepare_memory(model, run_cfg, info)
-            reference = (
-                reference_model(model, run, info, run_cfg.parallelism)
-                if with_reference and adapted is None
-                else None
-            )
+            wants_reference = with_reference and adapted is None  # LoRA: its adapters off are the reference
+            reference = reference_model(model, run, info, run_cfg.parallelism) if wants_reference else None
             start, state, checkpoint = resume_weights(run, run_cfg, adapted or model, info)
             train_model = parallel.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
             optimizer, scheduler = optimizer_for(model, run_cfg, checkpoint)
             resumed_from = start or None
+            sampler = generator or build_sampler(model, tokenizer, rollout_cfg, adapted, run_cfg.seed, info)
+            config_record = {**config_record, "engine": engine_identity(sampler)}  # e.g. "vllm 0.32.0"
             writer, samples = open_writers(run, run_cfg, config_record, resumed_from, info)
-            sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout_cfg.generation_batch_size)
             session = cls(
                 run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
                 run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
                 eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
                 info=info, train_model=train_model, scaler=grad_scaler(run_cfg), adapted=adapted,
                 reference_without_adapters=with_reference and adapted is not None,
+                sampler_is_policy=isinstance(sampler, HFGenerator) and sampler.model is model,
+                engine=EngineSync(sampler, model, adapted, synced=0 if generator is None else None),
             )  # fmt: skip
             if run_cfg.eval_every and resumed_from is None:
                 session._log(0, session.evaluate(0))
             session.saved_cursor = session.cursor
             if isinstance(sampler, HFGenerator) and run_cfg.progress_bar and info.is_main:
-                sampler.progress = TokenCount(
-                    lambda: session.bar
-                )  # tokens sampled, in the bar, as a step samples
+                sampler.progress = TokenCount(lambda: session.bar)  # tokens sampled, in the bar, as they come
             session.held = held.pop_all()
         return session
 
@@ -275,17 +279,21 @@ class RLSession:
         seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + self.cursor, self.info)  # resumable
         self.env_pool = self.env_pool or EnvPool(self.env)
         indices = distributed.shard(self.problem_indices(num_prompts), self.info)
+        self.phases["weight_sync"] += self.engine.ready()  # an engine with its own copy of the weights (vLLM)
         started, generating = time.perf_counter(), self.generator.seconds
-        with parallel.gathered(self.model), autocast_context(self.run_cfg), adapters_merged(self.adapted):
+        with sampling_context(self.engine, self.model, self.adapted, autocast_context(self.run_cfg)):
             batch = collect_rollouts(
                 self.env, self.generator, self.tokenizer, indices, params=self.rollout_cfg.sampling(seed),
                 split=self.train_split, difficulty=self.run_cfg.difficulty, pool=self.env_pool,
             )  # fmt: skip
+        self.engine.rest()  # a GPU engine frees its memory for the update
         generate_s = self.generator.seconds - generating
         self.phases["generate"] += generate_s
         self.phases["verify"] += time.perf_counter() - started - generate_s
         self.generated_tokens += int(batch.lengths.sum())
-        if not batch.old_logp_known:  # a text-only generator: the policy scores what was sampled
+        if not batch.old_logp_known or not self.sampler_is_policy:
+            # A text-only generator, or another engine (vLLM, a served model): the policy scores what was
+            # sampled (the engine's own log-probs stay beside them, for the off-policy correction).
             started = time.perf_counter()
             with parallel.gathered(self.model), autocast_context(self.run_cfg):
                 batch = recompute_old_logp(self.model, batch, self.run_cfg.micro_batch_size)
@@ -334,6 +342,7 @@ class RLSession:
         mu: int,
         ref_logp: Tensor | None = None,
         mask: Tensor | None = None,
+        weights: Tensor | None = None,
     ) -> dict[str, float]:
         """``mu`` optimizer steps over ``batch``, each accumulated over micro-batches; returns averaged metrics.
 
@@ -345,7 +354,7 @@ class RLSession:
             adv: [B] advantages.
             loss: The algorithm's loss with its config bound.
             mu: Optimizer steps over the same rollouts (PPO epochs).
-            ref_logp: [B, T] reference log-probs, or None.
+            ref_logp: [B, T] reference log-probs, or None; ``weights``: [B, T] the off-policy correction's, or None.
             mask: [B, T] loss mask; None: ``batch.completion_mask``.
         """
         if not batch.old_logp_known:
@@ -353,8 +362,7 @@ class RLSession:
                 "batch.old_logp holds placeholders (its generator returned text only); call "
                 "recompute_old_logp(model, batch) first: the clipped objective needs the sampler's log-probs"
             )
-        # Ctrl-C waits for the step's end
-        self.signals.hold(f"step {self.start_step + len(self.history) + 1}")
+        self.signals.hold(f"step {self.start_step + len(self.history) + 1}")  # Ctrl-C waits for the step
         mask = batch.completion_mask if mask is None else mask  # [B, T]
         totals = global_totals(mask, self.rollout_cfg.max_new_tokens)
         per_epoch: list[dict[str, float]] = []
@@ -362,11 +370,11 @@ class RLSession:
         self.model.train()
         for epoch in range(mu):
             started = time.perf_counter()
-            # DDP's all-reduce runs inside the backward passes: a stalled rank is named after the timeout
-            with autocast_context(self.run_cfg), distributed.collective("update", self.info):
+            collective = distributed.collective("update", self.info)  # DDP's all-reduce
+            with autocast_context(self.run_cfg), collective:
                 metrics = accumulate_gradients(
                     self.train_model or self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
-                    micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
+                    weights=weights, micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
                     world_size=self.info.world_size, scaler=self.scaler, after_pass=self.heap,
                 )  # fmt: skip
             metrics = merge_rank_metrics(distributed.all_gather_objects(metrics, self.info))
@@ -376,25 +384,27 @@ class RLSession:
             step = optimizer_step(
                 self.model, self.optimizer, self.scheduler, self.run_cfg, scaler=self.scaler
             )
+            self.engine.stepped()
             per_epoch.append({**metrics, **step})
             self.heap()  # the optimizer's temporaries
             self.phases["optimizer"] += time.perf_counter() - stepping
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
-        metrics.update(
-            advantage_metrics(torch.cat(distributed.all_gather_objects(adv.detach().cpu(), self.info)))
-        )
+        every_adv = torch.cat(distributed.all_gather_objects(adv.detach().cpu(), self.info))  # [B_all]
+        metrics.update(advantage_metrics(every_adv))
         return metrics
 
     def evaluate(self, step: int) -> dict[str, float]:
         """Held-out greedy pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
 
-        with parallel.gathered(self.model), autocast_context(self.run_cfg), adapters_merged(self.adapted):
+        self.phases["weight_sync"] += self.engine.ready()
+        with sampling_context(self.engine, self.model, self.adapted, autocast_context(self.run_cfg)):
             accuracy = greedy_pass_at_1(
                 self.generator.inner, self.env, tokenizer=self.tokenizer, split=self.eval_split,
                 num_problems=self.run_cfg.eval_problems, difficulty=self.run_cfg.difficulty,
                 max_new_tokens=self.rollout_cfg.max_new_tokens, distributed=self.info.world_size > 1,
             )  # fmt: skip
+        self.engine.rest()
         metrics = {"eval/pass@1": accuracy}
         if self.eval_fn is not None and self.info.is_main:
             extra = self.eval_fn(self.model)

