@@ -211,7 +211,7 @@ class RLSession:
             optimizer, scheduler = optimizer_for(model, run_cfg, checkpoint)
             resumed_from = start or None
             sampler = generator or build_sampler(model, tokenizer, rollout_cfg, adapted, run_cfg.seed, info)
-            config_record = {**config_record, "engine": engine_identity(sampler)}  # e.g. "vllm 0.32.0"
+            config_record = {"algo": algo, **config_record, "engine": engine_identity(sampler)}
             writer, samples = open_writers(run, run_cfg, config_record, resumed_from, info)
             session = cls(
                 run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
