@@ -258,7 +258,8 @@ def test_data_fails_at_once_where_the_hub_cannot_be_reached(tmp_path: Path) -> N
         "reasongym/AIME24-v0",
         "--out",
         str(tmp_path),
-        HF_HUB_OFFLINE="",
+        HF_HUB_OFFLINE="",  # other tests of the session may have set either
+        HF_DATASETS_OFFLINE="",
         HF_ENDPOINT="http://127.0.0.1:9",
     )
     assert done.returncode == 1 and time.monotonic() - started < 30
