@@ -12,7 +12,7 @@ half, three quarters and all of the budget. Sampled tokens, not CPU-seconds, are
 token budget stops every run at the same point on any machine, where a time budget would make the stop
 itself depend on the machine (issue 15 item 3). CPU-seconds at one thread are recorded beside it.
 
-    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out              # the table: 3 seeds, ~45 CPU-min
+    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out              # every arm (18) x 3 seeds, ~100 CPU-min
     OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out --quick      # 3 arms x 3 seeds, ~18 CPU-min
     OMP_NUM_THREADS=1 python benchmarks/study.py --out family_out --family    # GRPO + 6 family arms x 3 seeds
     OMP_NUM_THREADS=1 python benchmarks/study.py --out big --seeds 0-9 --budget-tokens 600000   # a bigger machine
