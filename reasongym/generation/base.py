@@ -238,3 +238,29 @@ class TimedGenerator:
     def generate(self, prompts: Sequence[str], params: SamplingParams) -> list[list[Completion]]:
         """``inner.generate``, timed."""
         return self._timed(self.inner.generate)(prompts, params)
+
+
+def prompt_token_ids(tokenizer: Any, prompts: Sequence[str] | Sequence[Sequence[int]]) -> list[list[int]]:
+    """Each prompt's token ids, as every in-process sampler makes them.
+
+    Token ids are taken as they are (nothing re-tokenized); texts are tokenized, with BOS added unless every
+    text already starts with it.
+
+    Raises:
+        ConfigError: ``prompts`` is a string or empty, or a prompt tokenizes to no tokens.
+    """
+    if isinstance(prompts, str) or len(prompts) == 0:
+        raise ConfigError(f"prompts={prompts!r} is not allowed; expected a non-empty sequence of strings")
+    if all(not isinstance(p, str) for p in prompts):
+        encoded = [[int(token) for token in p] for p in prompts]
+    else:
+        bos = tokenizer.bos_token
+        # A chat template usually writes BOS itself; adding another would shift the model off-distribution.
+        add_special = not (bos and all(p.startswith(bos) for p in prompts))
+        encoded = tokenizer(list(prompts), add_special_tokens=add_special)["input_ids"]
+    for index, ids in enumerate(encoded):
+        if not ids:
+            raise ConfigError(
+                f"prompts[{index}]={prompts[index]!r} tokenizes to no tokens; need at least one"
+            )
+    return [list(ids) for ids in encoded]

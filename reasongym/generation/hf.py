@@ -24,7 +24,13 @@ except ImportError:
     DynamicLayer = None
 
 from reasongym.errors import ConfigError
-from reasongym.generation.base import Completion, FinishReason, GenerationBatch, SamplingParams
+from reasongym.generation.base import (
+    Completion,
+    FinishReason,
+    GenerationBatch,
+    SamplingParams,
+    prompt_token_ids,
+)
 from reasongym.generation.sampling import RowRNG, sample_tokens
 
 _LEAVE_FRACTION = 0.25
@@ -124,20 +130,7 @@ class HFGenerator:
 
     def _encode(self, prompts: Sequence[str] | Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         """Tokenize and left-pad: ([N, P] ids, [N, P] mask) on the model's device."""
-        if isinstance(prompts, str) or len(prompts) == 0:
-            raise ConfigError(f"prompts={prompts!r} is not allowed; expected a non-empty sequence of strings")
-        if all(not isinstance(p, str) for p in prompts):  # token ids: exactly these, nothing re-tokenized
-            encoded = [[int(token) for token in p] for p in prompts]
-        else:
-            bos = self.tokenizer.bos_token
-            # A chat template usually writes BOS itself; adding another would shift the model off-distribution.
-            add_special = not (bos and all(p.startswith(bos) for p in prompts))
-            encoded = self.tokenizer(list(prompts), add_special_tokens=add_special)["input_ids"]
-        for index, ids in enumerate(encoded):
-            if not ids:
-                raise ConfigError(
-                    f"prompts[{index}]={prompts[index]!r} tokenizes to no tokens; need at least one"
-                )
+        encoded = prompt_token_ids(self.tokenizer, prompts)
         width = max(len(ids) for ids in encoded)
         prompt_ids = torch.full((len(encoded), width), self.pad_id, dtype=torch.long)
         prompt_mask = torch.zeros((len(encoded), width), dtype=torch.long)

@@ -30,7 +30,13 @@ from typing import Any
 import torch
 
 from reasongym.errors import ConfigError
-from reasongym.generation.base import Completion, FinishReason, GenerationBatch, SamplingParams
+from reasongym.generation.base import (
+    Completion,
+    FinishReason,
+    GenerationBatch,
+    SamplingParams,
+    prompt_token_ids,
+)
 from reasongym.generation.engines import VLLM_INSTALL, VLLMSettings
 
 _IN_PROCESS = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
@@ -190,7 +196,7 @@ class VLLMGenerator:
         """
         if self.asleep:
             raise ConfigError("the vLLM engine is asleep; wake it and load the weights before sampling")
-        encoded = self._encode(prompts)
+        encoded = prompt_token_ids(self.tokenizer, prompts)
         params.check_prompt_seeds(len(encoded))
         vllm = self._vllm
         requests = [vllm.TokensPrompt(prompt_token_ids=ids) for ids in encoded]
@@ -229,23 +235,6 @@ class VLLMGenerator:
             stop=list(params.stop) or None, include_stop_str_in_output=True, stop_token_ids=self.eos_ids,
             logprobs=0, skip_special_tokens=True,
         )  # fmt: skip
-
-    def _encode(self, prompts: Sequence[str] | Sequence[Sequence[int]]) -> list[list[int]]:
-        """Token ids of each prompt, as `HFGenerator` makes them (BOS added unless the text starts with it)."""
-        if isinstance(prompts, str) or len(prompts) == 0:
-            raise ConfigError(f"prompts={prompts!r} is not allowed; expected a non-empty sequence of strings")
-        if all(not isinstance(p, str) for p in prompts):
-            encoded = [[int(token) for token in p] for p in prompts]
-        else:
-            bos = self.tokenizer.bos_token
-            add_special = not (bos and all(p.startswith(bos) for p in prompts))
-            encoded = self.tokenizer(list(prompts), add_special_tokens=add_special)["input_ids"]
-        for index, ids in enumerate(encoded):
-            if not ids:
-                raise ConfigError(
-                    f"prompts[{index}]={prompts[index]!r} tokenizes to no tokens; need at least one"
-                )
-        return [list(ids) for ids in encoded]
 
     def _assemble(self, rows: list[tuple[list[int], Any]], params: SamplingParams) -> GenerationBatch:
         """Left-pad the prompts, right-pad the completions; decode each text with our tokenizer."""
