@@ -11,6 +11,7 @@ from typing import Any
 import gymnasium
 import pytest
 import torch
+from reward_wrappers import DigitReward
 
 import reasongym
 from reasongym.agents.runtime.engine import EngineSync
@@ -19,21 +20,6 @@ from reasongym.generation.base import GenerationBatch, SamplingParams
 from reasongym.policy.lora import merge
 
 ENV = "reasongym/Arithmetic-v0"
-
-
-class DigitReward(gymnasium.Wrapper):
-    """Reward = the share of digits in the completion: a random model gets different rewards within a group,
-    so every step moves the weights (the verifier's 0/1 would give a random model all zeros)."""
-
-    def step(self, action: Any) -> Any:
-        observation, _, terminated, truncated, info = self.env.step(action)
-        return (
-            observation,
-            sum(c.isdigit() for c in action) / max(len(action), 1),
-            terminated,
-            truncated,
-            info,
-        )
 
 
 def _env() -> gymnasium.Env:

@@ -6,9 +6,9 @@ import functools
 import json
 from types import SimpleNamespace
 
-import gymnasium
 import pytest
 import torch
+from reward_wrappers import DigitReward
 
 import reasongym
 from reasongym.agents.common import enable_checkpointing, token_logprobs
@@ -74,21 +74,6 @@ def test_grpo_resume_continues_and_zero_steps_left_is_an_error(
     assert [r["step"] for r in read_metrics(tmp_path)] == [1, 2]
     with pytest.raises(reasongym.errors.ConfigError, match="already trained 2 of 2"):
         train("grpo", small_configs("grpo", max_steps=2), model, tokenizer, ENV, run_dir=tmp_path)
-
-
-class DigitReward(gymnasium.Wrapper):
-    """Reward = the share of digits in the completion: every group of the untrained model gets an informative
-    (non-constant) reward, so the loss is not 0 and the weights move."""
-
-    def step(self, action: str) -> tuple:
-        observation, _, terminated, truncated, info = self.env.step(action)
-        return (
-            observation,
-            sum(c.isdigit() for c in action) / max(len(action), 1),
-            terminated,
-            truncated,
-            info,
-        )
 
 
 def _prompts_per_step(run_dir: object) -> list[tuple[int, str]]:

@@ -7,9 +7,9 @@ import copy
 import json
 from pathlib import Path
 
-import gymnasium
 import pytest
 import torch
+from reward_wrappers import DigitReward
 from safetensors.torch import load_file
 
 import reasongym
@@ -32,20 +32,6 @@ def _configs(**overrides: object) -> dict[str, object]:
         "difficulty": 1, "progress_bar": False, "samples_every": 0, "lora": {"rank": 4},
     }  # fmt: skip
     return preset_configs("default", "grpo", **{**base, **overrides})
-
-
-class DigitReward(gymnasium.Wrapper):
-    """Reward = the share of digits in the completion: the untrained model's groups get non-constant rewards."""
-
-    def step(self, action: str) -> tuple:
-        observation, _, terminated, truncated, info = self.env.step(action)
-        return (
-            observation,
-            sum(c.isdigit() for c in action) / max(len(action), 1),
-            terminated,
-            truncated,
-            info,
-        )
 
 
 def _train(configs: dict[str, object], model: object, tokenizer: object, run_dir: Path) -> object:

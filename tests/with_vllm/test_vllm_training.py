@@ -17,6 +17,7 @@ from typing import Any
 import gymnasium
 import pytest
 import torch
+from reward_wrappers import DigitReward
 
 import reasongym
 from reasongym.agents.algorithms import preset_configs
@@ -30,20 +31,6 @@ pytestmark = pytest.mark.skipif(not vllm_installed(), reason="vLLM is not instal
 
 ENV = "reasongym/Arithmetic-v0"
 QUIET = {"progress_bar": False, "tensorboard": False}
-
-
-class DigitReward(gymnasium.Wrapper):
-    """Reward = the share of digits in the completion, so a random model's steps move its weights."""
-
-    def step(self, action: Any) -> Any:
-        observation, _, terminated, truncated, info = self.env.step(action)
-        return (
-            observation,
-            sum(c.isdigit() for c in action) / max(len(action), 1),
-            terminated,
-            truncated,
-            info,
-        )
 
 
 def _env() -> gymnasium.Env:
