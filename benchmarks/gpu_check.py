@@ -26,6 +26,15 @@ With ``--engine vllm`` (vLLM installed: README.md, "Sampling with vLLM") two mor
 
 The dry pass runs them on the CPU with vLLM's CPU build (a test runs it where vLLM is installed).
 
+With ``--learning``, one more section:
+
+6. ``learning``: the GPU recipe of `real_learning.py` (``--gpu``: a 0.5B instruct model trained with GRPO on
+   GSM8K, evaluated on GSM8K and MATH-500, bf16, the vLLM engine when installed) as a smoke run of
+   ``LEARNING_STEPS`` steps: step time, tokens/s, the reward curve, and held-out accuracy before and after
+   on ``LEARNING_EVAL_PROBLEMS`` problems of each (about 10 minutes on one large GPU, estimated, not
+   measured). The model is the preset's hub id unless ``--learning-model`` names a local folder (the device
+   machines reach no hub). The dry pass runs the same recipe with the tiny random model on the CPU.
+
 Run: ``python benchmarks/gpu_check.py [--engine vllm]`` (``--dry`` forces the CPU pass). Last line: one JSON
 object.
 """
@@ -285,6 +294,33 @@ def check_grpo_engines(sizes: dict[str, Any], device: torch.device) -> dict[str,
     return report
 
 
+LEARNING_STEPS = 4
+LEARNING_EVAL_PROBLEMS = 32
+
+
+def check_learning(dry: bool, model: str | None) -> dict[str, Any]:
+    """`real_learning.py --gpu --smoke`: a few GRPO steps of the GPU recipe (the CPU dry pass: tiny model)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import dataclasses
+
+    import real_learning
+
+    setting = real_learning.PRESETS["gpu"]
+    setting = real_learning.dry(setting) if dry else setting
+    engine = setting.engine if setting.engine == "hf" or _vllm_installed() else "hf"
+    setting = dataclasses.replace(
+        setting, eval_problems=LEARNING_EVAL_PROBLEMS if not dry else 4, engine=engine
+    )
+    setting = dataclasses.replace(setting, model=model) if model else setting
+    return {"engine": engine, **real_learning.smoke(setting, LEARNING_STEPS if not dry else 2)}
+
+
+def _vllm_installed() -> bool:
+    from reasongym.generation.engines import vllm_installed
+
+    return vllm_installed()
+
+
 def _section(name: str, check: Callable[[], dict[str, Any]], results: dict[str, Any]) -> None:
     started = time.perf_counter()
     try:
@@ -303,6 +339,10 @@ def main() -> int:
     parser.add_argument(
         "--engine", choices=["hf", "vllm"], default="hf", help="vllm: also time vLLM against our sampler"
     )
+    parser.add_argument("--learning", action="store_true", help="also a smoke run of the GPU learning recipe")
+    parser.add_argument(
+        "--learning-model", default=None, help="the recipe's model: a local folder or a hub id"
+    )
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     dry = args.dry or not torch.cuda.is_available()
@@ -320,6 +360,8 @@ def main() -> int:
         engine_sizes = ENGINE_SIZES["dry" if dry else "gpu"]
         _section("engines", lambda: check_engines(engine_sizes, device), results)
         _section("grpo_engines", lambda: check_grpo_engines(engine_sizes, device), results)
+    if args.learning:
+        _section("learning", lambda: check_learning(dry, args.learning_model), results)
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["ok"] = all(value.get("ok", True) for value in results.values() if isinstance(value, dict))
     print(json.dumps(results))

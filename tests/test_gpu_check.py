@@ -28,3 +28,22 @@ def test_the_gpu_check_dry_pass_runs_every_section_and_prints_one_json_line() ->
     assert group["backend"] == "gloo"
     assert group["ddp"]["steps"] == group["fsdp"]["steps"] == 3  # 2 steps, then 1 more after a resume
     assert group["fsdp"]["model_class"] == "FSDPLlamaForCausalLM"
+
+
+@pytest.mark.slow
+def test_the_gpu_check_dry_pass_runs_the_learning_recipe_with_learning() -> None:
+    data = os.environ.get("REASONGYM_DATA_DIR")
+    if not data or not (Path(data) / "gsm8k").exists():
+        pytest.skip("REASONGYM_DATA_DIR with GSM8K and MATH-500 is needed (.ci/run sets it)")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--dry", "--learning"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    learning = json.loads(done.stdout.strip().splitlines()[-1])["learning"]
+    assert learning["ok"] is True and learning["engine"] == "hf"
+    assert learning["steps"] == 2 and len(learning["reward_curve"]) == 2 and learning["tokens_per_s"] > 0

@@ -1,0 +1,610 @@
+"""Does a real model get better from a verifier alone? STaR, GRPO and DAPO on SmolLM2, compute-matched.
+
+The setting (how it was chosen: benchmarks/README.md, "A real model learns"): SmolLM2-135M-Instruct answers
+2-digit additions (``reasongym/Arithmetic-v0`` level 1) told to reply with the number only, through its chat
+template; completions of at most 16 tokens (greedy answers take 5-12). There it starts at 15-20% greedy
+accuracy on held-out problems, and its samples at temperature 1 are right often enough for groups to
+disagree. Full fine-tuning (SFT and STaR's fine-tuning take no LoRA yet; 135M parameters fit easily).
+
+Arms, each given the same number of sampled completion tokens (``--budget-tokens``; CPU-seconds beside):
+
+- ``grpo``, ``dapo``: the library's trainers on the verifier's reward;
+- ``star``: STaR's filter loop (rationalization off: only verified samples of the policy are kept);
+- ``grpo_shuffled``, ``dapo_shuffled``, ``star_shuffled``: the same, but every verdict is replaced by one
+  drawn from the earlier verdicts of the run (same reward rate, no relation to the completion);
+- ``sft``: the reference: supervised fine-tuning on gold answers (``The answer is N.``), as many examples as
+  an RL arm sees prompts.
+
+Held-out greedy accuracy on the first ``--eval-problems`` test problems is measured before training (once; all
+arms start from the same model), half-way through the budget and at its end. Each (arm, seed) writes
+``OUT/runs/ARM-sSEED.json`` when it ends, so a rerun skips what is done (resumable per arm and seed). The
+summary compares each verifier-only arm with its control and with the start: the mean difference over
+seeds with a 95% bootstrap interval (resampling seeds within each arm and problems, paired), written to
+``OUT/summary.json``, with ``OUT/accuracy.png`` (held-out accuracy against sampled tokens, per arm).
+
+``--gpu`` swaps in the preset for one large GPU (an 0.5B-1.5B instruct model from the hub, GSM8K for
+training, MATH-500 and GSM8K test for evaluation, bf16, the vLLM engine); ``--smoke`` makes any preset a
+few-step run that prints step time, tokens/s and the reward curve (what ``gpu_check.py --learning`` runs),
+and ``--dry`` runs that smoke pass on the CPU with the tiny random model so CI keeps the script working.
+
+Run (from the repository root)::
+
+    OMP_NUM_THREADS=1 python benchmarks/real_learning.py --model PATH/TO/SmolLM2-135M-Instruct.Q4_1.gguf
+
+Last line: one JSON object (the summary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import os
+import random
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import gymnasium  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import reasongym  # noqa: E402
+from reasongym import distributed  # noqa: E402
+from reasongym.agents import preset_configs  # noqa: E402
+from reasongym.agents.dapo import train_dapo  # noqa: E402
+from reasongym.agents.grpo import train_grpo  # noqa: E402
+from reasongym.agents.runtime.engine import build_sampler  # noqa: E402
+from reasongym.agents.sft import train_sft  # noqa: E402
+from reasongym.agents.star import train_star  # noqa: E402
+from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
+from reasongym.policy.loading import format_prompt, load_policy  # noqa: E402
+from reasongym.rollouts.batch import collect_rollouts  # noqa: E402
+
+ARMS = ("grpo", "grpo_shuffled", "dapo", "dapo_shuffled", "star", "star_shuffled", "sft")
+VERIFIER_ARMS = ("grpo", "dapo", "star")
+BAR_POINTS = 0.10
+"""The bar (issue 27): a verifier-only arm beats its shuffled control and its start by this much held-out
+greedy accuracy, each with a 95% interval clear of zero, ..."""
+BAR_CPU_SECONDS = 3600.0
+"""... within this many CPU-seconds of training per arm (every seed's)."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One experiment's task, model and sizes; `PRESETS` names the CPU one and the GPU one."""
+
+    model: str
+    """A .gguf file, a model folder or a hub id."""
+    env_id: str
+    """The training environment."""
+    difficulty: int | None
+    """Its level (None: the env's default)."""
+    instruction: str | None
+    """Answer-format instruction shown to the model (None: the env's own)."""
+    eval_env_ids: tuple[str, ...]
+    """Held-out environments (test split); the first one is the bar's measure."""
+    max_new_tokens: int
+    """Longest completion, in training and evaluation."""
+    temperature: float
+    """Sampling temperature of the training rollouts (evaluation is greedy)."""
+    warm_start: float | None
+    """Before any arm, fine-tune on the env's reference solutions until greedy accuracy on 64 validation
+    problems reaches this (`reasongym.agents.warm_start`); every arm starts from that model. None: none."""
+    num_prompts: int
+    """Prompts per RL step (STaR samples as many per iteration as the RL arms see in the whole budget)."""
+    group_size: int
+    """Samples per prompt."""
+    lr: float
+    """Learning rate of every arm (full fine-tuning: SFT and STaR's fine-tuning take no LoRA yet)."""
+    budget_tokens: int
+    """Sampled completion tokens per arm."""
+    eval_problems: int
+    """Held-out problems per evaluation."""
+    autocast: str = "off"
+    """Mixed precision of the updates (``bf16`` on a GPU)."""
+    engine: str = "hf"
+    """Sampler of the rollouts (``vllm`` on a GPU)."""
+
+
+PRESETS = {
+    "cpu": Setting(
+        model="", env_id="reasongym/Arithmetic-v0", difficulty=1, instruction="Reply with the number only.",
+        eval_env_ids=("reasongym/Arithmetic-v0",), max_new_tokens=16, temperature=0.7,
+        warm_start=None, num_prompts=8, group_size=8, lr=1e-5,
+        budget_tokens=16_000, eval_problems=300,
+    ),
+    # One 80-140 GB GPU: a 0.5B-1.5B instruct model, GSM8K word problems with room to reason, 64 x 8 rollouts.
+    "gpu": Setting(
+        model="Qwen/Qwen2.5-0.5B-Instruct", env_id="reasongym/GSM8K-v0", difficulty=None, instruction=None,
+        eval_env_ids=("reasongym/GSM8K-v0", "reasongym/MATH500-v0"), max_new_tokens=1024, temperature=1.0,
+        warm_start=None, num_prompts=64,
+        group_size=8, lr=1e-6, budget_tokens=40_000_000, eval_problems=500, autocast="bf16",
+        engine="vllm",
+    ),
+}  # fmt: skip
+
+
+class BudgetSpent(Exception):
+    """Raised before a sampling call once the arm's tokens are spent; the model keeps what it learned."""
+
+
+class Budget:
+    """Mixed into the sampler's own class by `budgeted`: counts sampled tokens, evaluates at the half-way mark
+    and stops the arm at its budget (raising before a sampling call, so the last update is finished).
+
+    A mixin rather than a wrapper: the trainer takes an `HFGenerator` on the policy's module at its word (its
+    log-probs are the policy's), while any other object makes it rescore every batch, a forward pass more.
+    """
+
+    budget: int
+    on_half: Any
+    tokens: int
+    half_done: bool
+
+    def _before(self) -> None:
+        recent = VERDICTS.log[-256:]
+        if recent:  # per-batch progress: an arm takes minutes
+            print(f"  tokens {self.tokens}/{self.budget}: train accuracy of the last {len(recent)} episodes "
+                  f"{np.mean(recent):.3f}", file=sys.stderr, flush=True)  # fmt: skip
+        if not self.half_done and self.tokens >= self.budget // 2:
+            self.half_done = True
+            self.on_half(self.tokens)
+        if self.tokens >= self.budget:
+            raise BudgetSpent
+
+    def generate_batch(self, prompts: Any, params: SamplingParams) -> Any:
+        self._before()
+        batch = super().generate_batch(prompts, params)  # type: ignore[misc]
+        self.tokens += int(batch.completion_mask.sum())
+        return batch
+
+    def generate(self, prompts: Any, params: SamplingParams) -> Any:
+        self._before()
+        groups = super().generate(prompts, params)  # type: ignore[misc]
+        self.tokens += sum(len(c.token_ids or ()) for group in groups for c in group)
+        return groups
+
+
+def budgeted(sampler: Any, budget: int, on_half: Any) -> Any:
+    """``sampler`` (an `HFGenerator` or a vLLM engine) with `Budget` mixed into its class."""
+    sampler.__class__ = type(f"Budgeted{type(sampler).__name__}", (Budget, type(sampler)), {})
+    sampler.budget, sampler.on_half, sampler.tokens, sampler.half_done = budget, on_half, 0, False
+    return sampler
+
+
+class Verdicts:
+    """The verdicts of one run so far, and the seeded draws of a shuffled control."""
+
+    def __init__(self, seed: int) -> None:
+        self.seen: deque[float] = deque(maxlen=512)
+        self.rng = random.Random(seed)
+        self.log: list[float] = []
+
+    def shuffled(self, value: float) -> float:
+        self.seen.append(value)
+        return self.rng.choice(self.seen)
+
+
+VERDICTS = Verdicts(0)
+"""Module state, because trainers step pickled copies of the environment: a pool per copy would hand a
+copy's k-th episode its own reward with probability 1/k, leaking the real signal."""
+
+
+class Recorded(gymnasium.Wrapper):
+    """Logs each finished episode's real correctness; with ``shuffle``, replaces its reward by an earlier one."""
+
+    def __init__(self, env: gymnasium.Env, shuffle: bool) -> None:
+        super().__init__(env)
+        self.shuffle = shuffle
+
+    def step(self, action: str) -> tuple:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        if terminated or truncated:
+            VERDICTS.log.append(float(bool(info.get("correct"))))
+            reward = VERDICTS.shuffled(float(reward)) if self.shuffle else reward
+        return observation, reward, terminated, truncated, info
+
+
+def recorded_scores(env: Any, shuffle: bool) -> Any:
+    """The unwrapped env, logging each verdict of ``score``; with ``shuffle``, its ``correct`` is drawn from
+    earlier verdicts (STaR's control).
+
+    STaR looks through wrappers (``env.unwrapped``) and filters with ``env.score``, so this changes the class
+    of the one env object instead of wrapping it.
+    """
+    base = env.unwrapped
+    original = type(base)
+
+    class Recorded(original):  # type: ignore[misc, valid-type]
+        def score(self, problem: Any, text: str) -> Any:
+            verdict = original.score(self, problem, text)
+            VERDICTS.log.append(float(verdict.correct))
+            if not shuffle:
+                return verdict
+            return dataclasses.replace(verdict, correct=bool(VERDICTS.shuffled(float(verdict.correct))))
+
+    base.__class__ = Recorded
+    return base
+
+
+def make_env(setting: Setting, env_id: str | None = None) -> Any:
+    kwargs = {} if setting.instruction is None else {"instruction": setting.instruction}
+    return reasongym.make(env_id or setting.env_id, **kwargs)
+
+
+def held_out(model: Any, tokenizer: Any, setting: Setting) -> dict[str, Any]:
+    """Greedy accuracy (and the answer-extracted rate) on the first ``eval_problems`` test problems of each
+    held-out env; ``correct`` keeps the first env's per-problem results for paired intervals."""
+    params = SamplingParams(temperature=0.0, max_new_tokens=setting.max_new_tokens)
+    was_training, started = model.training, time.process_time()
+    model.eval()
+    results: dict[str, Any] = {}
+    for position, env_id in enumerate(setting.eval_env_ids):
+        batch = collect_rollouts(
+            make_env(setting, env_id), HFGenerator(model, tokenizer), tokenizer, list(range(setting.eval_problems)),
+            params=params, split="test", difficulty=setting.difficulty if position == 0 else None,
+        )  # fmt: skip
+        name = env_id.split("/")[-1]
+        results[f"{name}/accuracy"] = round(float(batch.correct.float().mean()), 4)
+        results[f"{name}/extracted_rate"] = round(
+            sum(e is not None for e in batch.extracted) / len(batch.texts), 4
+        )
+        if position == 0:
+            results["accuracy"] = results[f"{name}/accuracy"]
+            results["correct"] = [int(c) for c in batch.correct.tolist()]
+    model.train(was_training)
+    results["eval_cpu_seconds"] = round(time.process_time() - started, 1)
+    return results
+
+
+def rl_configs(setting: Setting, name: str, seed: int, max_steps: int = 1_000_000) -> dict[str, Any]:
+    """The configs of GRPO or DAPO (``name``) in ``setting``: the ``default`` preset with the setting's sizes."""
+    return preset_configs(
+        "default", name, max_steps=max_steps, num_prompts=setting.num_prompts, group_size=setting.group_size,
+        max_new_tokens=setting.max_new_tokens, temperature=setting.temperature, difficulty=setting.difficulty,
+        lr=setting.lr, seed=seed, autocast=setting.autocast, engine=setting.engine, progress_bar=False,
+        samples_every=0, eval_every=0, gradient_checkpointing=False,
+        micro_batch_size=16,  # a whole 128-row batch at once held 14 GB of activations
+        **({"kl": "off"} if name == "grpo" else {}),  # as DAPO: the reference's forward pass costs a third more
+    )  # fmt: skip
+
+
+def rl_arm(setting: Setting, arm: str, model: Any, tokenizer: Any, seed: int, on_half: Any) -> int:
+    """GRPO or DAPO (``arm``, with ``_shuffled`` for the control) until the budget is spent; tokens sampled."""
+    name = arm.removesuffix("_shuffled")
+    env = Recorded(make_env(setting), shuffle=arm.endswith("_shuffled"))
+    configs = rl_configs(setting, name, seed)
+    trainer = train_grpo if name == "grpo" else train_dapo
+    # The sampler the trainer would build (a vLLM engine with engine="vllm"), with the budget mixed in.
+    sampler = build_sampler(model, tokenizer, configs["rollout"], None, seed, distributed.current())
+    sampler = budgeted(sampler, setting.budget_tokens, on_half)
+    try:
+        trainer(configs[name], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"],
+                generator=sampler)  # fmt: skip
+    except BudgetSpent:
+        pass
+    return sampler.tokens
+
+
+def star_arm(setting: Setting, arm: str, model: Any, tokenizer: Any, seed: int, on_half: Any) -> int:
+    """STaR's filter loop (``star``, or ``star_shuffled``) until the budget is spent; tokens sampled.
+
+    Each iteration samples ``group_size`` completions of as many training problems as a quarter of the budget
+    pays for, keeps one verified completion per problem and fine-tunes from the base on what it kept (the
+    paper's loop, rationalization off): about four iterations spend the budget (the last one may go past
+    it, since the budget is checked before each iteration's sampling). Samples with our sampler.
+    """
+    env = recorded_scores(make_env(setting), shuffle=arm.endswith("_shuffled"))
+    problems = max(1, setting.budget_tokens // (4 * setting.group_size * max(4, setting.max_new_tokens // 2)))
+    configs = preset_configs(
+        "default", "star", max_steps=1_000, group_size=setting.group_size, temperature=setting.temperature,
+        max_new_tokens=setting.max_new_tokens, difficulty=setting.difficulty, lr=setting.lr, seed=seed,
+        autocast=setting.autocast, eval_problems=8, progress_bar=False, rationalize=False, num_train_problems=problems,
+    )  # fmt: skip
+    sampler = budgeted(HFGenerator(model, tokenizer), setting.budget_tokens, on_half)
+    try:
+        train_star(configs["star"], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"],
+                   rationale_generator=sampler)  # fmt: skip
+    except BudgetSpent:
+        pass
+    return sampler.tokens
+
+
+def sft_arm(setting: Setting, model: Any, tokenizer: Any, seed: int, on_half: Any) -> int:
+    """The reference: one epoch on gold answers in the instructed format (``The answer is N.``), as many
+    problems as an RL arm samples completions of (if they take half the longest completion). Samples nothing."""
+    env = make_env(setting).unwrapped
+    examples = setting.budget_tokens // (setting.group_size * max(4, setting.max_new_tokens // 2))
+    pairs = []
+    for index in range(examples):
+        problem = env.problem_at(index, split="train")
+        completion = f"The answer is {problem.answer}."
+        if env.score(problem, completion).correct:
+            pairs.append((format_prompt(tokenizer, env.messages(problem)), completion))
+    steps = max(1, len(pairs) // 8)
+    configs = preset_configs(
+        "default", "sft", max_steps=steps, lr=setting.lr, seed=seed, batch_size=8, autocast=setting.autocast,
+        progress_bar=False,
+    )  # fmt: skip
+
+    def halfway(step: int) -> bool:
+        if step == steps // 2:
+            on_half(step * 8)
+        return False
+
+    train_sft(configs["sft"], model, tokenizer, pairs, run=configs["run"], stop_when=halfway)
+    return 0
+
+
+def load(setting: Setting, seed: int) -> tuple[Any, Any]:
+    """The setting's starting model and tokenizer, on the GPU when there is one."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if setting.model == "tiny":
+        from reasongym.policy.tiny import tiny_policy
+
+        model, tokenizer = tiny_policy(seed)
+        return model.to(device), tokenizer
+    return load_policy(setting.model, device=device)
+
+
+def smoke(setting: Setting, steps: int) -> dict[str, Any]:
+    """A few GRPO steps of ``setting`` with its engine: step time, tokens/s, the reward curve, and held-out
+    accuracy before and after (what `gpu_check.py --learning` prints on a GPU)."""
+    model, tokenizer = load(setting, 0)
+    before = held_out(model, tokenizer, setting)
+    configs = rl_configs(setting, "grpo", seed=0, max_steps=steps)
+    started = time.perf_counter()
+    result = train_grpo(configs["grpo"], model, tokenizer, make_env(setting), run=configs["run"],
+                        rollout=configs["rollout"])  # fmt: skip
+    wall = time.perf_counter() - started
+    after = held_out(model, tokenizer, setting)
+    steady = result.history[1:] or result.history  # the first step pays for warm-up (engine build, kernels)
+    return {
+        "steps": len(result.history), "wall_s": round(wall, 1),
+        "step_s": round(float(np.mean([h["perf/step_s"] for h in steady])), 2),
+        "tokens_per_s": round(float(np.mean([h["perf/tokens_per_s"] for h in steady])), 1),
+        "reward_curve": [round(h["rollout/reward_mean"], 4) for h in result.history],
+        "accuracy_before": before["accuracy"], "accuracy_after": after["accuracy"],
+        **{f"after/{k}": v for k, v in after.items() if "/" in k},
+    }  # fmt: skip
+
+
+def dry(setting: Setting) -> Setting:
+    """``setting`` shrunk to seconds on a CPU: the tiny random model, a few short samples, our sampler."""
+    return dataclasses.replace(
+        setting, model="tiny", max_new_tokens=8, num_prompts=2, group_size=2, budget_tokens=48, eval_problems=4,
+        autocast="off", engine="hf", warm_start=None,
+    )  # fmt: skip
+
+
+def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
+    """Train one arm from the starting model; its held-out curve, sampled tokens and CPU-seconds."""
+    global VERDICTS
+    VERDICTS = Verdicts(seed)
+    torch.manual_seed(seed)
+    model, tokenizer = load(setting, seed)
+    curve: list[dict[str, Any]] = []
+    started = time.process_time()
+
+    def evaluate_at(tokens: int) -> None:
+        result = held_out(model, tokenizer, setting)
+        curve.append({"tokens": tokens, **{k: v for k, v in result.items() if k != "correct"}})
+        print(json.dumps({"arm": arm, "seed": seed, **curve[-1]}), file=sys.stderr, flush=True)
+
+    trainer = (
+        sft_arm
+        if arm == "sft"
+        else functools.partial(star_arm if arm.startswith("star") else rl_arm, arm=arm)
+    )
+    tokens = trainer(setting, model=model, tokenizer=tokenizer, seed=seed, on_half=evaluate_at)
+    train_cpu = time.process_time() - started - sum(point["eval_cpu_seconds"] for point in curve)
+    final = held_out(model, tokenizer, setting)
+    curve.append({"tokens": tokens, **{k: v for k, v in final.items() if k != "correct"}})
+    log = VERDICTS.log
+    quarter = max(1, len(log) // 4)
+    return {
+        "arm": arm, "seed": seed, "sampled_tokens": tokens, "train_cpu_seconds": round(train_cpu, 1),
+        "accuracy": final["accuracy"], "correct": final["correct"], "curve": curve, "episodes": len(log),
+        "train_correct_first_quarter": round(float(np.mean(log[:quarter])), 4) if log else None,
+        "train_correct_last_quarter": round(float(np.mean(log[-quarter:])), 4) if log else None,
+    }  # fmt: skip
+
+
+def interval(
+    runs: dict[str, list[dict[str, Any]]], arm: str, baseline: str, reps: int = 2000
+) -> dict[str, Any]:
+    """Mean held-out accuracy of ``arm`` minus ``baseline`` over seeds, with a 95% bootstrap interval.
+
+    Each replicate resamples the seeds of each arm (with replacement) and the problems (paired: the same
+    resampled problems for both arms), so the interval holds both seed-to-seed and problem sampling noise.
+    """
+    rng = np.random.default_rng(0)
+    a = np.array([run["correct"] for run in runs[arm]], dtype=float)  # [seeds_a, problems]
+    b = np.array([run["correct"] for run in runs[baseline]], dtype=float)  # [seeds_b, problems]
+    problems = a.shape[1]
+    draws = np.empty(reps)
+    for rep in range(reps):
+        columns = rng.integers(0, problems, problems)
+        rows_a, rows_b = rng.integers(0, len(a), len(a)), rng.integers(0, len(b), len(b))
+        draws[rep] = a[np.ix_(rows_a, columns)].mean() - b[np.ix_(rows_b, columns)].mean()
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return {"difference": round(float(a.mean() - b.mean()), 4), "ci95": [round(float(low), 4), round(float(high), 4)],
+            "clear_of_zero": bool(low > 0)}  # fmt: skip
+
+
+def summarize(out: Path, setting: Setting) -> dict[str, Any]:
+    """Every finished run in ``out/runs``: per-arm means, the bar's comparisons, the plot."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted((out / "runs").glob("*-s*.json")):
+        record = json.loads(path.read_text())
+        runs.setdefault(record["arm"], []).append(record)
+    start = json.loads((out / "runs" / "start.json").read_text())
+    runs["start"] = [start]
+    arms = {
+        arm: {
+            "seeds": len(records), "accuracy": round(float(np.mean([r["accuracy"] for r in records])), 4),
+            "accuracy_by_seed": [r["accuracy"] for r in records],
+            "sampled_tokens": int(np.mean([r["sampled_tokens"] for r in records])),
+            "train_cpu_seconds": round(float(np.mean([r["train_cpu_seconds"] for r in records])), 1),
+        }
+        for arm, records in runs.items() if arm != "start"
+    }  # fmt: skip
+    bar: dict[str, Any] = {}
+    for arm in VERIFIER_ARMS:
+        if arm in runs and f"{arm}_shuffled" in runs:
+            vs_control, vs_start = interval(runs, arm, f"{arm}_shuffled"), interval(runs, arm, "start")
+            beats = all(c["clear_of_zero"] and c["difference"] >= BAR_POINTS for c in (vs_control, vs_start))
+            in_time = max(r["train_cpu_seconds"] for r in runs[arm]) <= BAR_CPU_SECONDS
+            bar[arm] = {"vs_control": vs_control, "vs_start": vs_start, "within_cpu_budget": in_time,
+                        "holds": beats and in_time}  # fmt: skip
+    summary = {"setting": {**dataclasses.asdict(setting), "model": Path(setting.model).name},
+               "start_accuracy": start["accuracy"], "arms": arms, "bar": bar,
+               "bar_holds": any(result["holds"] for result in bar.values())}  # fmt: skip
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    plot(runs, start, out / "accuracy.png")
+    return summary
+
+
+def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Path) -> None:
+    """Held-out accuracy against sampled tokens: each arm's mean over seeds, the band its seeds' range."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for arm, records in runs.items():
+        if arm in ("start", "sft"):
+            continue
+        points = min(len(r["curve"]) for r in records)
+        tokens = [0.0] + [float(np.mean([r["curve"][i]["tokens"] for r in records])) for i in range(points)]
+        values = np.array(
+            [[start["accuracy"]] + [r["curve"][i]["accuracy"] for i in range(points)] for r in records]
+        )
+        style = "--" if arm.endswith("_shuffled") else "-"
+        (line,) = axes.plot(
+            tokens, values.mean(axis=0), style, marker="o", label=f"{arm} ({len(records)} seeds)"
+        )
+        axes.fill_between(tokens, values.min(axis=0), values.max(axis=0), color=line.get_color(), alpha=0.15)
+    if "sft" in runs:
+        axes.axhline(float(np.mean([r["accuracy"] for r in runs["sft"]])), color="gray", linestyle=":",
+                     label="SFT on gold answers (reference)")  # fmt: skip
+    axes.set_xlabel("sampled completion tokens")
+    axes.set_ylabel("held-out greedy accuracy")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def warm_started(setting: Setting, folder: Path) -> Setting:
+    """The setting with its model replaced by the warm-started one (trained once into ``folder``, then reused)."""
+    if setting.warm_start is None:
+        return setting
+    if not (folder / "config.json").exists():
+        from reasongym.agents.warm_start import warm_start
+        from reasongym.policy.loading import save_policy
+
+        model, tokenizer = load(setting, 0)
+        configs = preset_configs(
+            "default", "sft", max_steps=400, lr=setting.lr, batch_size=8, eval_every=10, eval_problems=64,
+            eval_split="validation", difficulty=setting.difficulty, eval_max_new_tokens=setting.max_new_tokens,
+            progress_bar=False,
+        )  # fmt: skip
+        done = warm_start(model, tokenizer, setting.env_id, target_accuracy=setting.warm_start, run=configs["run"],
+                          sft=configs["sft"])  # fmt: skip
+        print(json.dumps({"warm_start": dataclasses.asdict(done)}), file=sys.stderr, flush=True)
+        save_policy(model, tokenizer, folder)
+    return dataclasses.replace(setting, model=str(folder))
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """``FIELD=VALUE`` pairs of `Setting` (values in JSON: ``lr=1e-5``, ``instruction=null``)."""
+    fields = {field.name for field in dataclasses.fields(Setting)}
+    values = {}
+    for pair in pairs:
+        name, _, text = pair.partition("=")
+        if name not in fields:
+            raise SystemExit(f"--set {pair!r}: no field {name!r}; fields: {', '.join(sorted(fields))}")
+        try:
+            values[name] = json.loads(text)
+        except json.JSONDecodeError:
+            values[name] = text  # a bare string: a model path, an env id
+    return values
+
+
+def check_same_setting(out: Path, setting: Setting) -> None:
+    """Record the setting in ``out`` on the first run; a rerun with another one would mix results: refuse it."""
+    recorded = out / "setting.json"
+    current = json.loads(json.dumps({**dataclasses.asdict(setting), "model": Path(setting.model).name}))
+    if not recorded.exists():
+        recorded.write_text(json.dumps(current, indent=1) + "\n")
+        return
+    changed = {
+        k: (v, current.get(k)) for k, v in json.loads(recorded.read_text()).items() if current.get(k) != v
+    }
+    if changed:
+        raise SystemExit(f"{out} holds runs of another setting (field: (recorded, now)): {changed}; "
+                         "use another --out-dir, or remove the folder to start over")  # fmt: skip
+
+
+def main() -> None:
+    """Parse flags; run the smoke pass, or every (arm, seed) not yet done and the summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=None, help="a .gguf file, a model folder or a hub id")
+    parser.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
+    parser.add_argument("--gpu", action="store_true", help="the same as --preset gpu")
+    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
+    parser.add_argument(
+        "--smoke", type=int, default=0, metavar="STEPS", help="only a GRPO smoke run of STEPS"
+    )
+    parser.add_argument("--dry", action="store_true", help="the tiny random model on the CPU, for seconds")
+    parser.add_argument("--out-dir", default="benchmarks/results/real_learning")
+    parser.add_argument(
+        "--work-dir", default="outputs/real_learning", help="where the warm-started model goes"
+    )
+    args = parser.parse_args()
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    setting = PRESETS["gpu" if args.gpu else args.preset]
+    setting = dry(setting) if args.dry else setting
+    overrides = parse_overrides(args.set) | ({"model": args.model} if args.model else {})
+    setting = dataclasses.replace(setting, **overrides)
+    if not setting.model:
+        raise SystemExit("--model is required with this preset: a .gguf file, a model folder or a hub id")
+    if args.smoke:
+        print(
+            json.dumps(
+                {"smoke": smoke(warm_started(setting, Path(args.work_dir) / "warm_start"), args.smoke)}
+            )
+        )
+        return
+    out = Path(args.out_dir)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    check_same_setting(out, setting)
+    setting = warm_started(setting, Path(args.work_dir) / "warm_start")
+    if not (out / "runs" / "start.json").exists():  # every arm starts from the same model: measured once
+        model, tokenizer = load(setting, 0)
+        (out / "runs" / "start.json").write_text(json.dumps(held_out(model, tokenizer, setting)) + "\n")
+    for seed in args.seeds:
+        for arm in args.arms:
+            path = out / "runs" / f"{arm}-s{seed}.json"
+            if path.exists():
+                continue
+            record = run_arm(setting, arm, seed)
+            path.write_text(json.dumps(record) + "\n")
+            print(json.dumps({k: v for k, v in record.items() if k != "correct"}), flush=True)
+    print(json.dumps(summarize(out, setting)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""benchmarks/real_learning.py: its dry pass (every arm, the summary, resuming), its statistics and its control."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "real_learning.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("real_learning", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["real_learning"] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(*flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *flags], capture_output=True, text=True, timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_dry_pass_trains_every_arm_summarizes_and_resumes_without_retraining(tmp_path: Path) -> None:
+    flags = (
+        "--dry",
+        "--seeds",
+        "0",
+        "--out-dir",
+        str(tmp_path / "out"),
+        "--work-dir",
+        str(tmp_path / "work"),
+    )
+    done = _run(*flags)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(summary["arms"]) == {
+        "grpo",
+        "grpo_shuffled",
+        "dapo",
+        "dapo_shuffled",
+        "star",
+        "star_shuffled",
+        "sft",
+    }
+    for arm, result in summary["arms"].items():
+        # the budget is checked before each sampling call, so an arm spends at least its budget
+        assert result["sampled_tokens"] >= (0 if arm == "sft" else 48), arm
+    assert set(summary["bar"]) == {"grpo", "dapo", "star"}
+    assert (tmp_path / "out" / "accuracy.png").stat().st_size > 0
+    runs = sorted((tmp_path / "out" / "runs").glob("*-s0.json"))
+    stamps = {path: path.stat().st_mtime_ns for path in runs}
+
+    again = _run(*flags)  # resumable per arm and seed: nothing left to train
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads(again.stdout.strip().splitlines()[-1]) == summary
+    assert {path: path.stat().st_mtime_ns for path in runs} == stamps
+
+    changed = _run(*flags, "--set", "lr=0.001")
+    assert changed.returncode != 0
+    assert "lr" in changed.stderr and "another setting" in changed.stderr
+
+
+def test_the_interval_resamples_seeds_and_problems() -> None:
+    module = _module()
+    right, wrong = {"correct": [1] * 50}, {"correct": [0] * 50}
+    clear = module.interval({"a": [right, right], "b": [wrong, wrong, wrong]}, "a", "b")
+    assert clear == {"difference": 1.0, "ci95": [1.0, 1.0], "clear_of_zero": True}
+    rng = np.random.default_rng(1)
+    same = [{"correct": rng.integers(0, 2, 200).tolist()} for _ in range(3)]
+    noise = module.interval({"a": same, "b": same[::-1]}, "a", "b")
+    assert noise["ci95"][0] <= 0 <= noise["ci95"][1] and not noise["clear_of_zero"]
+    # seeds that disagree widen the interval beyond what the problems alone give
+    apart = [{"correct": [1] * 100 + [0] * 100}, {"correct": [0] * 200}]
+    spread = module.interval({"a": apart, "b": [{"correct": [0] * 200}]}, "a", "b")
+    assert spread["ci95"][0] <= 0.05 and spread["ci95"][1] >= 0.45
+
+
+def test_the_shuffled_control_keeps_the_reward_rate_and_loses_the_relation_to_the_completion() -> None:
+    module = _module()
+    verdicts = module.Verdicts(seed=0)
+    rng = np.random.default_rng(0)
+    real = (rng.random(4000) < 0.3).astype(float)
+    shuffled = np.array([verdicts.shuffled(value) for value in real])
+    assert abs(shuffled.mean() - real.mean()) < 0.05
+    assert abs(np.corrcoef(real[500:], shuffled[500:])[0, 1]) < 0.1
+
+
+def test_a_setting_field_that_does_not_exist_is_named_with_the_fields_allowed() -> None:
+    module = _module()
+    with pytest.raises(SystemExit, match="no field 'temprature'.*temperature"):
+        module.parse_overrides(["temprature=0.5"])
+    assert module.parse_overrides(["lr=1e-5", "instruction=null", "model=some/folder"]) == {
+        "lr": 1e-5, "instruction": None, "model": "some/folder",
+    }  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_gpu_recipe_runs_its_smoke_pass_on_the_cpu(tmp_path: Path) -> None:
+    data = os.environ.get("REASONGYM_DATA_DIR")
+    if not data or not (Path(data) / "gsm8k").exists():
+        pytest.skip("REASONGYM_DATA_DIR with GSM8K and MATH-500 is needed (.ci/run sets it)")
+    done = _run("--gpu", "--dry", "--smoke", "2", "--work-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    smoke = json.loads(done.stdout.strip().splitlines()[-1])["smoke"]
+    assert smoke["steps"] == 2 and len(smoke["reward_curve"]) == 2
+    assert smoke["step_s"] > 0 and smoke["tokens_per_s"] > 0
+    assert {"after/GSM8K-v0/accuracy", "after/MATH500-v0/accuracy"} <= set(smoke)
