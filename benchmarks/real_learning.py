@@ -1,31 +1,35 @@
 """Does a real model get better from a verifier alone? STaR, GRPO and DAPO on SmolLM2, compute-matched.
 
-The setting (how it was chosen: benchmarks/README.md, "A real model learns"): SmolLM2-135M-Instruct answers
-2-digit additions (``reasongym/Arithmetic-v0`` level 1) told to reply with the number only, through its chat
-template; completions of at most 16 tokens (greedy answers take 5-12). There it starts at 15-20% greedy
-accuracy on held-out problems, and its samples at temperature 1 are right often enough for groups to
-disagree. Full fine-tuning (SFT and STaR's fine-tuning take no LoRA yet; 135M parameters fit easily).
+The setting (how it was chosen, and the results: benchmarks/README.md, "A real model learns"):
+SmolLM2-135M-Instruct answers 2-digit additions (``reasongym/Arithmetic-v0`` level 1) told to reply with
+the number only, through its chat template; completions of at most 16 tokens (its answers take 5-12). It
+starts at 18% greedy accuracy on held-out problems, and its samples at temperature 0.7 are right often
+enough (7%) for groups of 8 to disagree. Full fine-tuning for every arm (SFT and STaR's fine-tuning take no
+LoRA yet; 135M parameters fit easily).
 
-Arms, each given the same number of sampled completion tokens (``--budget-tokens``; CPU-seconds beside):
+Arms, each given the same number of sampled completion tokens (``budget_tokens``; CPU-seconds beside):
 
 - ``grpo``, ``dapo``: the library's trainers on the verifier's reward;
 - ``star``: STaR's filter loop (rationalization off: only verified samples of the policy are kept);
 - ``grpo_shuffled``, ``dapo_shuffled``, ``star_shuffled``: the same, but every verdict is replaced by one
   drawn from the earlier verdicts of the run (same reward rate, no relation to the completion);
-- ``sft``: the reference: supervised fine-tuning on gold answers (``The answer is N.``), as many examples as
-  an RL arm sees prompts.
+- ``sft``: the reference: supervised fine-tuning on gold answers (``The answer is N.``).
 
-Held-out greedy accuracy on the first ``--eval-problems`` test problems is measured before training (once; all
+Held-out greedy accuracy on the first ``eval_problems`` test problems is measured before training (once; all
 arms start from the same model), half-way through the budget and at its end. Each (arm, seed) writes
 ``OUT/runs/ARM-sSEED.json`` when it ends, so a rerun skips what is done (resumable per arm and seed). The
 summary compares each verifier-only arm with its control and with the start: the mean difference over
 seeds with a 95% bootstrap interval (resampling seeds within each arm and problems, paired), written to
 ``OUT/summary.json``, with ``OUT/accuracy.png`` (held-out accuracy against sampled tokens, per arm).
 
-``--gpu`` swaps in the preset for one large GPU (an 0.5B-1.5B instruct model from the hub, GSM8K for
-training, MATH-500 and GSM8K test for evaluation, bf16, the vLLM engine); ``--smoke`` makes any preset a
-few-step run that prints step time, tokens/s and the reward curve (what ``gpu_check.py --learning`` runs),
-and ``--dry`` runs that smoke pass on the CPU with the tiny random model so CI keeps the script working.
+``--gpu`` swaps in the preset for one large GPU (an 0.5B instruct model from the hub, GSM8K for training,
+GSM8K and MATH-500 test for evaluation, bf16, the vLLM engine); ``--smoke STEPS`` runs only a few GRPO steps
+of a preset and prints step time, tokens/s and the reward curve (what ``gpu_check.py --learning`` runs);
+``--dry`` shrinks any of it to seconds on a CPU with the tiny random model, so tests keep the script working.
+``--set FIELD=VALUE`` changes any field of `Setting`.
+
+One file on purpose, past the usual size: the arms, the control and the statistics of one experiment, read
+in run order.
 
 Run (from the repository root)::
 
@@ -99,7 +103,7 @@ class Setting:
     """Before any arm, fine-tune on the env's reference solutions until greedy accuracy on 64 validation
     problems reaches this (`reasongym.agents.warm_start`); every arm starts from that model. None: none."""
     num_prompts: int
-    """Prompts per RL step (STaR samples as many per iteration as the RL arms see in the whole budget)."""
+    """Prompts per RL step (STaR's iterations are sized from the budget: `star_arm`)."""
     group_size: int
     """Samples per prompt."""
     lr: float
@@ -121,7 +125,8 @@ PRESETS = {
         warm_start=None, num_prompts=8, group_size=8, lr=1e-5,
         budget_tokens=16_000, eval_problems=300,
     ),
-    # One 80-140 GB GPU: a 0.5B-1.5B instruct model, GSM8K word problems with room to reason, 64 x 8 rollouts.
+    # One 80-140 GB GPU: an 0.5B instruct model (1.5B fits too: --model), GSM8K word problems with room to
+    # reason, 64 prompts x 8 samples per step in micro-batches of 16 rows, about 260 steps of 40M tokens.
     "gpu": Setting(
         model="Qwen/Qwen2.5-0.5B-Instruct", env_id="reasongym/GSM8K-v0", difficulty=None, instruction=None,
         eval_env_ids=("reasongym/GSM8K-v0", "reasongym/MATH500-v0"), max_new_tokens=1024, temperature=1.0,
@@ -440,6 +445,12 @@ def interval(
             "clear_of_zero": bool(low > 0)}  # fmt: skip
 
 
+def accuracy_interval(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """An arm's final accuracy with its 95% interval: `interval` against a baseline that is never right."""
+    never = [{"correct": [0] * len(records[0]["correct"])}]
+    return interval({"arm": records, "never": never}, "arm", "never")
+
+
 def summarize(out: Path, setting: Setting) -> dict[str, Any]:
     """Every finished run in ``out/runs``: per-arm means, the bar's comparisons, the plot."""
     runs: dict[str, list[dict[str, Any]]] = {}
@@ -451,7 +462,7 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
     arms = {
         arm: {
             "seeds": len(records), "accuracy": round(float(np.mean([r["accuracy"] for r in records])), 4),
-            "accuracy_by_seed": [r["accuracy"] for r in records],
+            "accuracy_ci95": accuracy_interval(records)["ci95"], "accuracy_by_seed": [r["accuracy"] for r in records],
             "sampled_tokens": int(np.mean([r["sampled_tokens"] for r in records])),
             "train_cpu_seconds": round(float(np.mean([r["train_cpu_seconds"] for r in records])), 1),
         }
@@ -469,19 +480,21 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
                "start_accuracy": start["accuracy"], "arms": arms, "bar": bar,
                "bar_holds": any(result["holds"] for result in bar.values())}  # fmt: skip
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    plot(runs, start, out / "accuracy.png")
+    level = "" if setting.difficulty is None else f" level {setting.difficulty}"
+    plot(runs, start, out / "accuracy.png", f"{Path(setting.model).name}, {setting.env_id}{level}")
     return summary
 
 
-def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Path) -> None:
-    """Held-out accuracy against sampled tokens: each arm's mean over seeds, the band its seeds' range."""
+def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Path, title: str) -> None:
+    """Held-out accuracy against sampled tokens: each arm's mean over seeds, the band its seeds' range, and at
+    the end the 95% bootstrap interval of its accuracy (seeds and problems resampled, as in `interval`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
-    for arm, records in runs.items():
+    for arm, records in sorted(runs.items()):
         if arm in ("start", "sft"):
             continue
         points = min(len(r["curve"]) for r in records)
@@ -489,17 +502,24 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
         values = np.array(
             [[start["accuracy"]] + [r["curve"][i]["accuracy"] for i in range(points)] for r in records]
         )
+        color = f"C{VERIFIER_ARMS.index(arm.removesuffix('_shuffled'))}"  # an arm and its control: one colour
         style = "--" if arm.endswith("_shuffled") else "-"
-        (line,) = axes.plot(
-            tokens, values.mean(axis=0), style, marker="o", label=f"{arm} ({len(records)} seeds)"
-        )
-        axes.fill_between(tokens, values.min(axis=0), values.max(axis=0), color=line.get_color(), alpha=0.15)
+        label = f"{arm} ({len(records)} seeds)"
+        axes.plot(tokens, values.mean(axis=0), style, marker="o", color=color, label=label)
+        axes.fill_between(tokens, values.min(axis=0), values.max(axis=0), color=color, alpha=0.12)
+        final = accuracy_interval(records)
+        low, high = final["ci95"]
+        axes.errorbar(tokens[-1], final["difference"], yerr=[[final["difference"] - low], [high - final["difference"]]],
+                      color=color, capsize=4)  # fmt: skip
     if "sft" in runs:
         axes.axhline(float(np.mean([r["accuracy"] for r in runs["sft"]])), color="gray", linestyle=":",
                      label="SFT on gold answers (reference)")  # fmt: skip
     axes.set_xlabel("sampled completion tokens")
     axes.set_ylabel("held-out greedy accuracy")
-    axes.legend(fontsize=8)
+    axes.set_title(
+        "SmolLM2-135M-Instruct, 2-digit addition: mean of seeds, their range, 95% interval", fontsize=9
+    )
+    axes.legend(fontsize=8, loc="center right")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
