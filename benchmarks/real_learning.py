@@ -516,9 +516,7 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
                      label="SFT on gold answers (reference)")  # fmt: skip
     axes.set_xlabel("sampled completion tokens")
     axes.set_ylabel("held-out greedy accuracy")
-    axes.set_title(
-        "SmolLM2-135M-Instruct, 2-digit addition: mean of seeds, their range, 95% interval", fontsize=9
-    )
+    axes.set_title(f"{title}: mean of seeds, their range, 95% interval at the end", fontsize=9)
     axes.legend(fontsize=8, loc="center right")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
