@@ -544,6 +544,14 @@ def warm_started(setting: Setting, folder: Path) -> Setting:
     return dataclasses.replace(setting, model=str(folder))
 
 
+NUMERIC_FIELDS: dict[str, tuple[type, ...]] = {
+    "max_new_tokens": (int,), "num_prompts": (int,), "group_size": (int,), "budget_tokens": (int,),
+    "eval_problems": (int,), "difficulty": (int, type(None)), "temperature": (float, int), "lr": (float, int),
+    "warm_start": (float, int, type(None)),
+}  # fmt: skip
+"""The `Setting` fields that take numbers, and the JSON types allowed: a word there would fail an arm later."""
+
+
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     """``FIELD=VALUE`` pairs of `Setting` (values in JSON: ``lr=1e-5``, ``instruction=null``)."""
     fields = {field.name for field in dataclasses.fields(Setting)}
@@ -556,6 +564,13 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
             values[name] = json.loads(text)
         except json.JSONDecodeError:
             values[name] = text  # a bare string: a model path, an env id
+        expected = NUMERIC_FIELDS.get(name)
+        if expected is not None and (
+            isinstance(values[name], bool) or not isinstance(values[name], expected)
+        ):
+            raise SystemExit(
+                f"--set {pair!r}: {name} must be a number ({expected[0].__name__}); got {text!r}"
+            )
     return values
 
 

@@ -100,6 +100,8 @@ def test_a_setting_field_that_does_not_exist_is_named_with_the_fields_allowed() 
     module = _module()
     with pytest.raises(SystemExit, match="no field 'temprature'.*temperature"):
         module.parse_overrides(["temprature=0.5"])
+    with pytest.raises(SystemExit, match="budget_tokens must be a number .int.; got 'lots'"):
+        module.parse_overrides(["budget_tokens=lots"])
     assert module.parse_overrides(["lr=1e-5", "instruction=null", "model=some/folder"]) == {
         "lr": 1e-5, "instruction": None, "model": "some/folder",
     }  # fmt: skip
