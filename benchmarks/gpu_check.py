@@ -31,8 +31,8 @@ With ``--learning``, one more section:
 6. ``learning``: the GPU recipe of `real_learning.py` (``--gpu``: a 0.5B instruct model trained with GRPO on
    GSM8K, evaluated on GSM8K and MATH-500, bf16, the vLLM engine when installed) as a smoke run of
    ``LEARNING_STEPS`` steps: step time, tokens/s, the reward curve, and held-out accuracy before and after
-   on ``LEARNING_EVAL_PROBLEMS`` problems of each (about 10 minutes on one large GPU, estimated, not
-   measured). The model is the preset's hub id unless ``--learning-model`` names a local folder (the device
+   on ``LEARNING_EVAL_PROBLEMS`` problems of each (6 minutes on one H200 with SmolLM2-135M in place of
+   the 0.5B model; benchmarks/README.md, "The first GPU run"). The model is the preset's hub id unless ``--learning-model`` names a local folder (the device
    machines reach no hub). The dry pass runs the same recipe with the tiny random model on the CPU.
 
 Run: ``python benchmarks/gpu_check.py [--engine vllm]`` (``--dry`` forces the CPU pass). Last line: one JSON
