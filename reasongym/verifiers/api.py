@@ -33,6 +33,7 @@ from typing import Any
 from reasongym.errors import ConfigError
 from reasongym.verifiers.base import MAX_TIMEOUT_S, Outcome, Verdict
 from reasongym.verifiers.choice import Choices, make_choice_set, verify_choice
+from reasongym.verifiers.claims import asked_part
 from reasongym.verifiers.countdown import verify_countdown
 from reasongym.verifiers.exact import verify_exact, verify_yesno
 from reasongym.verifiers.extract import Extraction, extract_math_answer
@@ -216,7 +217,7 @@ def _grade_guarded(grade: Grader, completion: str, gold: str) -> Verdict:
     they miss, so that one completion can never end a training run or an evaluation.
     """
     try:
-        return grade(completion, gold)
+        return grade(asked_part(completion), gold)
     except RecursionError:
         return Verdict(False, Outcome.REFUSED, None, "The answer nests too deeply to grade.")
     except ConfigError:

@@ -34,16 +34,19 @@ import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from reasongym.errors import ConfigError
 from reasongym.verifiers.base import Outcome, Verdict
+from reasongym.verifiers.claims import BARE_FILLER, REVISION
 from reasongym.verifiers.extract import clean_answer, extract_answer_span, find_boxes, strip_text_commands
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = ["ChoiceSet", "Choices", "make_choice_set", "verify_choice"]
 
-Choices = Sequence[tuple[str, str]] | Sequence[str] | Mapping[str, str] | None
-"""Options as (label, text) pairs, a list of texts (labelled A, B, ...), a label->text mapping, or None."""
+Choices = Sequence[tuple[str, str]] | Sequence[str] | Sequence[Mapping[str, str]] | Mapping[str, Any] | None
+"""Options as (label, text) pairs, a list of texts (labelled A, B, ...), a label->text mapping, the data
+rows' list of ``{"label": ..., "text": ...}`` dicts, the hub's ``{"label": [...], "text": [...]}``, or None."""
 
 CHOICE_PHRASE = re.compile(
     r"\b(?:final\s+answer|answer|choice|option)\s*(?:\*\*\s*)?(?:is\b|(?:would|should|must)\s+be\b|[:=])"
@@ -123,6 +126,8 @@ def _choice_pairs(choices: Choices) -> tuple[tuple[str, str], ...]:
         raise ConfigError(
             f"choices must be a sequence or mapping, not {choices!r:.60} (of type {type(choices).__name__})"
         )
+    if isinstance(choices, Mapping) and set(choices) == {"label", "text"}:
+        return _hub_pairs(choices)  # the hub's columns: {"label": ["A", ...], "text": ["bank", ...]}
     if isinstance(choices, Mapping):
         return tuple((str(label), str(text)) for label, text in choices.items())
     pairs = []
@@ -133,9 +138,27 @@ def _choice_pairs(choices: Choices) -> tuple[tuple[str, str], ...]:
             pairs.append((string.ascii_uppercase[index], item))
         elif isinstance(item, tuple | list) and len(item) == 2:
             pairs.append((str(item[0]), str(item[1])))
+        elif isinstance(item, Mapping) and set(item) >= {"label", "text"}:
+            pairs.append((str(item["label"]), str(item["text"])))  # a data row's {"label": "A", "text": ...}
         else:
-            raise ConfigError(f"choices[{index}] = {item!r}: expected an option text or a (label, text) pair")
+            raise ConfigError(
+                f"choices[{index}] = {item!r}: expected an option text, a (label, text) pair or a "
+                '{"label": ..., "text": ...} dict'
+            )
     return tuple(pairs)
+
+
+def _hub_pairs(choices: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    labels, texts = choices["label"], choices["text"]
+    if isinstance(labels, str) or isinstance(texts, str) or not isinstance(labels, Sequence | type(None)):
+        raise ConfigError(
+            f"choices: 'label' and 'text' must be lists of the same length, got {choices!r:.80}"
+        )
+    if not isinstance(texts, Sequence) or len(labels) != len(texts):
+        raise ConfigError(
+            f"choices: 'label' and 'text' must be lists of the same length, got {choices!r:.80}"
+        )
+    return tuple((str(label), str(text)) for label, text in zip(labels, texts, strict=True))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -293,10 +316,13 @@ def _find_reading_in(completion: str, options: ChoiceSet, fallback: bool) -> tup
     if scan.problem is not None:
         return _Reading(None, "none", f"no usable box ({scan.problem.replace('_', ' ')})"), None
     if scan.contents:
-        return _reading_from_boxes(scan.final, options), clean_answer(scan.contents[-1])
+        revised = _revised_reading(completion, completion.rfind("\\boxed"), options)
+        return revised or _reading_from_boxes(scan.final, options), clean_answer(scan.contents[-1])
     found = extract_answer_span(completion, phrase=CHOICE_PHRASE)
     if found.answer is not None:
-        return _read_span(found.answer, options), found.answer
+        phrases = list(CHOICE_PHRASE.finditer(completion))
+        revised = _revised_reading(completion, phrases[-1].end() if phrases else -1, options)
+        return revised or _read_span(found.answer, options), found.answer
     if not fallback:
         return _Reading(None, "none", "no box and no answer phrase"), None
     lines = completion[-2_000:].strip().rsplit("\n", 1)
@@ -307,6 +333,24 @@ def _find_reading_in(completion: str, options: ChoiceSet, fallback: bool) -> tup
     if reading.status == "none":
         reading = _read_last_sentence(last_line, options)
     return reading, clean_answer(last_line)
+
+
+def _revised_reading(completion: str, answer_at: int, options: ChoiceSet) -> _Reading | None:
+    """The option a correction after the answer picks ("The answer is B... no wait, ..., so C."), or None.
+
+    Why: a model that corrects itself has changed its pick; grading the label it retracted pays the
+    mistake (the same rule as for math answers, :mod:`~reasongym.verifiers.claims`).
+    """
+    if answer_at < 0:
+        return None
+    marker = REVISION.search(completion, answer_at)
+    if marker is None:
+        return None
+    after = completion[marker.end() :].strip(" \t\n,:;.!-")
+    last_line = after.rsplit("\n", 1)[-1]
+    last_line = last_line[BARE_FILLER.match(last_line).end() :]
+    reading = _read_last_sentence(last_line, options) if last_line.strip() else None
+    return reading if reading is not None and reading.label is not None else None
 
 
 def _read_last_sentence(line: str, options: ChoiceSet) -> _Reading:
@@ -324,6 +368,10 @@ def _read_last_sentence(line: str, options: ChoiceSet) -> _Reading:
     if reading.status != "none":
         return reading
     starts = [found.end() for found in _CLAUSE_START.finditer(sentence)]
+    if starts:  # "..., so B": a label that ends a derivation
+        reading = _read_span(sentence[starts[-1] :].strip(" \t,:"), options, strict=True)
+        if reading.status != "none":
+            return reading
     clause = _normalize_text(sentence[starts[-1] if starts else 0 :])
     named = {
         k for k, text in enumerate(options.texts) if text and re.search(rf"\b{re.escape(text)}\b", clause)

@@ -32,24 +32,34 @@ from __future__ import annotations
 import re
 
 from reasongym.verifiers.math.units import lookup_unit
-from reasongym.verifiers.sentences import WORD_NUMBER, sentence_value
+from reasongym.verifiers.sentences import WORD_NUMBER, leading_value, sentence_value
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, NUMBER, mask_math, with_unit
 from reasongym.verifiers.text import normalize_unicode
 
-__all__ = ["CLAIM_CHARS", "END_TOKENS", "final_claim", "last_number", "revised_value", "without_questions"]
+__all__ = [
+    "CLAIM_CHARS",
+    "END_TOKENS",
+    "REVISION",
+    "asked_part",
+    "final_claim",
+    "last_number",
+    "revised_value",
+    "without_questions",
+]
 
 CLAIM_CHARS = 2_000
 """Only this many characters at the end of a text are split into sentences."""
 _TAIL_CHARS = 20_000
 END_TOKENS = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|</s>")
 """Special tokens that leak into decoded text; they end the sentence they follow."""
-_REVISION = re.compile(
+REVISION = re.compile(
     r"\b(?:wait|actually|oops|hmm+|hold on|correction|on second thought|scratch that|no(?=[,:;!])|"
     r"i made an? (?:mistake|error)|(?:that|this) (?:is|was|'s) (?:wrong|incorrect|not right)|i was wrong|"
     r"on (?:reflection|second look)|upon review|rethinking|reconsidering|"
     r"let me (?:re-?(?:check|count|compute|calculate|consider|do|examine|think)|correct))\b",
     re.IGNORECASE,
 )
+"""Words that revise an answer given before them ("wait", "actually", "oops", "No,", ...)."""
 _SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)|\n")
 _ASIDE = re.compile(
     r"[\s*>_-]*(?:but[ \t]+|and[ \t]+)?(?:if|suppose|assuming)\b(?![ \t]+(?:we|I)\b)", re.IGNORECASE
@@ -79,6 +89,20 @@ _UNIT_WORD = re.compile(r"[A-Za-z]+$")
 _QUANTITY_BEFORE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[ \t]*([A-Za-z]{1,12})[ \t]*,?[ \t]*(?:and[ \t]+)?$")
 _AT_END = re.compile(r"[ \t*]*[.!?][ \t*]*$")
 _ONE = re.compile(r"one", re.IGNORECASE)
+_NEW_QUESTION = re.compile(
+    r"^[ \t>]*(?:#{1,6}[ \t]*|\*\*)?(?:(?:question|problem|exercise|example)[ \t]*\d*[ \t]*[:.)]"
+    r"|(?:problem|exercise|question)[ \t]+\d+\b|q\d+[ \t]*[.:)]"
+    r"|#*[ \t]*(?:instruction|input)[ \t]*:?[ \t]*$|(?:user|human|student)[ \t]*:)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_CONCLUDED = re.compile(r"\\boxed|\banswer\b|####|</think>|\btherefore\b|\bso\b|\bthus\b", re.IGNORECASE)
+_CLOCK_BEFORE = re.compile(r"(?<![\d:])\d{1,2}:$")
+BARE_FILLER = re.compile(
+    r"[\s,:;.!*-]*(?:(?:it'?s|it[ \t]+is|that'?s|that[ \t]+is|make[ \t]+(?:that|it)|i[ \t]+mean|rather|so|"
+    r"the[ \t]+answer[ \t]+is|should[ \t]+be)[\s,:]+)*",
+    re.IGNORECASE,
+)
+"""Words that may open a correction said without a verb ("it's", "make that", "I mean")."""
 
 
 def _sentences(text: str) -> list[tuple[int, str]]:
@@ -155,6 +179,22 @@ def final_claim(text: str) -> str | None:
     return sentence_value(last)
 
 
+def asked_part(completion: str) -> str:
+    """The completion up to a new question it writes after concluding ("... The answer is 6. Question: ...").
+
+    A base model that keeps writing invents the next exercise and answers it; the answer to the asked
+    question is the one before. A line that opens a new question ("Question:", "Q2.", "Problem 3",
+    "Exercise", "### Instruction", a "User:" turn) ends the text for grading, once the text before it
+    has concluded (a box, "answer", "so", "therefore", ``</think>``): a restated question that opens
+    a solution is kept.
+    """
+    concluded = _CONCLUDED.search(completion)
+    if concluded is None:
+        return completion
+    found = _NEW_QUESTION.search(completion, concluded.end())
+    return completion if found is None else completion[: found.start()]
+
+
 def revised_value(after: str) -> str | None:
     """The value a correction after the answer states (rule 1 of the module docstring), or None.
 
@@ -166,15 +206,22 @@ def revised_value(after: str) -> str | None:
         revision or it states no value.
     """
     tail = END_TOKENS.sub("\n", normalize_unicode(after[:CLAIM_CHARS]))
-    marker = _REVISION.search(tail)
+    marker = REVISION.search(tail)
     if marker is None:
         return None
-    revision = _REVISION.sub(" ", tail[marker.start() :])  # "Hmm, no: ...": the markers are no negation
+    revision = REVISION.sub(" ", tail[marker.start() :])  # "Hmm, no: ...": the markers are no negation
     for _, sentence in reversed(_sentences(revision)):
-        value = sentence_value(sentence)
+        value = sentence_value(sentence) or _bare_value(sentence)
         if value is not None:
             return value
     return None
+
+
+def _bare_value(sentence: str) -> str | None:
+    """A sentence that is only a value, said without a verb: "Oops, 6.", "No wait, it's 6.", "six."."""
+    rest = sentence[BARE_FILLER.match(sentence).end() :].rstrip(" \t.!*")
+    value = leading_value(rest)
+    return value if value is not None and rest[len(value) :].strip() == "" else None
 
 
 def _word_number(tail: str, after: int) -> re.Match[str] | None:
@@ -237,6 +284,9 @@ def last_number(text: str) -> str | None:
         return None  # "(2,3)": a member of a pair or an interval
     answer = last.group(0) if last is words else with_unit(tail, last)
     end = last.start() + len(answer)
+    clock = _CLOCK_BEFORE.search(tail, max(0, last.start() - 3), last.start())
+    if clock is not None and last is not words:  # "4:15": the time, not its minutes
+        answer = tail[clock.start() : end]
     answer = _compound_before(tail, last.start(), answer)
     if _FACTOR_AFTER.match(tail, end) or _cut_off_after(tail, end):
         return None  # "16\pi", "16x": the number is a coefficient, not the answer

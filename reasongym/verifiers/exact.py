@@ -37,7 +37,24 @@ _WORD = re.compile(r"\b(yes|no|true|false)\b", re.IGNORECASE)
 _HEDGE = re.compile(
     r"\b(yes|no|true|false)\s*(?:,\s*(?:or\b|and\b)?|/|\bor\b|\band\b)\s*(yes|no|true|false)\b", re.IGNORECASE
 )
-_FOLLOWED_BY_PUNCTUATION = re.compile(r"[ \t]*(?:[.,!;:)\]*\"'\n]|$)")
+_FOLLOWED_BY_PUNCTUATION = re.compile(r"[ \t]*(?:[.,!;:)\]*\"'\n\u3001\u3002\uff0c\u2014]|$)")
+# Verdicts in other words and languages, read only when punctuation or the end follows them ("Nope.",
+# "Of course.", "Нет, ...", "はい、..."): inside a sentence these words are rarely verdicts ("the correct
+# value", "certainly the largest"). Longest first, so that "certainly not" is not read as "certainly".
+_NO_WORDS = (
+    r"certainly not|definitely not|absolutely not|of course not|surely not|not at all|no way|not really|"
+    r"nope|nah|incorrect|false|non|nein|нет|いいえ|不是|不对|否|não|hayır|nie|nee"
+)
+_YES_WORDS = (
+    r"yep|yeah|yup|correct|absolutely|certainly|definitely|indeed|of course|affirmative|sure|right|"
+    r"sí|oui|ja|да|はい|是的|对的|sim|evet|tak"
+)
+_OTHER_WORD = re.compile(rf"(?<!\w)(?:({_NO_WORDS})|({_YES_WORDS}))(?!\w)", re.IGNORECASE)
+# A yes/no word in a concession is not the verdict: "No. Although, yes, he was Greek, he did not."
+_CONCEDED = re.compile(
+    r"\b(?:although|though|granted|admittedly|while|whereas|even\s+if|even\s+though)[\s,*\"']*$",
+    re.IGNORECASE,
+)
 _SENTENCE_START = re.compile(r"(?:^|[.!?:\n(])[\s*\"'>#-]*$")
 _DETERMINER_USES = frozenset(
     "one longer more matter way doubt other less such single body idea need reason evidence".split()
@@ -145,6 +162,9 @@ def _polarity_of_span(span: str) -> str | None:
     first = _WORD.match(text)
     if first:
         return _POLARITY[first.group(1).casefold()]
+    other = _OTHER_WORD.match(text)
+    if other and _FOLLOWED_BY_PUNCTUATION.match(text, other.end()):
+        return "no" if other.group(1) else "yes"
     claims = {_claim(text, match) for match in _WORD.finditer(text)}
     if len(claims) == 1:
         return claims.pop()
@@ -168,8 +188,11 @@ def _last_standalone_polarity(completion: str) -> str | None:
     tail = normalize_unicode(completion[-TAIL_CHARS:])
     last = None
     for match in _WORD.finditer(tail):
-        if _is_standalone(tail, match):
+        if _is_standalone(tail, match) and not _conceded(tail, match):
             last = match
+    other = _last_other_word(tail)
+    if other is not None and (last is None or other[0] > last.start()):
+        return other[1]
     if last is None:
         return None
     hedge = None
@@ -178,6 +201,21 @@ def _last_standalone_polarity(completion: str) -> str | None:
     if hedge is not None and hedge.end() >= last.end() and _is_hedge(tail, hedge):
         return "hedge"
     return _claim(tail, last)
+
+
+def _conceded(text: str, match: re.Match[str]) -> bool:
+    return _CONCEDED.search(text, max(0, match.start() - 30), match.start()) is not None
+
+
+def _last_other_word(tail: str) -> tuple[int, str] | None:
+    """(position, polarity) of the last verdict said in other words and followed by punctuation."""
+    last = None
+    for match in _OTHER_WORD.finditer(tail):
+        if _FOLLOWED_BY_PUNCTUATION.match(tail, match.end()) and not _conceded(tail, match):
+            start_ok = _SENTENCE_START.search(tail, max(0, match.start() - 8), match.start())
+            if start_ok or not match.group(0).isascii():
+                last = (match.start(), "no" if match.group(1) else "yes")
+    return last
 
 
 def read_yes_no(completion: str, *, fallback: bool = True) -> tuple[str | None, str]:

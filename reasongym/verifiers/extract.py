@@ -69,7 +69,7 @@ from reasongym.verifiers.boxes import (
     read_box_argument,
 )
 from reasongym.verifiers.claims import END_TOKENS, final_claim, last_number, revised_value, without_questions
-from reasongym.verifiers.sentences import answer_in_sentence
+from reasongym.verifiers.sentences import answer_in_sentence, without_remarks
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase
 from reasongym.verifiers.text import normalize_unicode
 
@@ -115,6 +115,13 @@ _EMPTY_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{\s*\}")
 _SPACE_RUN = re.compile(r"\s+")
 _ITALIC = re.compile(r"\*([^*\s][^*]*)\*|_([^_{\s][^_]*)_")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
+_MENTION = re.compile(
+    r"\b(?:might|may|could|would)\s+(?:think|guess|say|assume|expect|conclude)\b|\btempting\b|\bnaive(?:ly)?\b"
+    r"|\bat\s+first\s+(?:glance|sight)\b|\bmistakenly\b|\bwrongly\b|\bincorrectly\b|\bcommon\s+(?:mistake|error)\b"
+    r"|\bsome\s+(?:people\s+)?(?:say|think|claim)\b|\bnot\s+that\b",
+    re.IGNORECASE,
+)  # an answer phrase after these words reports what someone might answer; it commits to nothing
+_MENTION_WINDOW = 80
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox)\s*\{")
 
 
@@ -258,9 +265,13 @@ def _box_extraction(scan: BoxScan) -> Extraction:
 
 
 def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The last match of ``pattern`` that is a commitment, not a mention ("One might think the answer is 12")."""
     last = None
-    for last in pattern.finditer(text):  # noqa: B007 - only the last match is wanted
-        pass
+    for found in pattern.finditer(text):
+        window = max(0, found.start() - _MENTION_WINDOW)  # bounded: a megabyte of "####" stays linear
+        sentence_start = max(window - 1, *(text.rfind(mark, window, found.start()) for mark in ".!?\n"))
+        if not _MENTION.search(text, sentence_start + 1, found.start()):
+            last = found
     return last
 
 
@@ -376,8 +387,10 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
         return Extraction(answer, "revised", reason, candidates=(answer,))
     if found.method != "none" or not last_number_fallback:
         return found
-    text = without_questions(completion.replace(_THINK_END, "\n"))
-    claim = final_claim(text)
+    text = without_remarks(without_questions(completion.replace(_THINK_END, "\n")))
+    claim = final_claim(
+        text
+    )  # a remark in brackets that ends the text is no claim: "4:15 (she spent 60 minutes)."
     if claim is not None:
         answer = clean_answer(claim)
         return Extraction(

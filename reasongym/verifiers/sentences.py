@@ -32,7 +32,7 @@ import re
 
 from reasongym.verifiers.spans import NUMBER, mask_math, unit_end, with_unit
 
-__all__ = ["WORD_NUMBER", "answer_in_sentence", "leading_value", "sentence_value"]
+__all__ = ["WORD_NUMBER", "answer_in_sentence", "leading_value", "sentence_value", "without_remarks"]
 
 _CARDINAL = (
     "zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
@@ -40,7 +40,7 @@ _CARDINAL = (
     "hundred|thousand|million|billion"
 )
 _ORDINAL = (
-    "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
+    r"first|(?<!\b[Aa][ \t])second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
     "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth|fortieth|"
     "fiftieth|sixtieth|seventieth|eightieth|ninetieth|hundredth|thousandth"
 )
@@ -59,10 +59,13 @@ _VALUE_START = re.compile(r"[-+\d.$\\(\[{]|\*\*")
 _SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b|\\neq?\b|\\notin\b", re.IGNORECASE)
 _SENTENCE_VERB = re.compile(
-    r"(?:\s(?:is|are|was|were|equals|be|gives|give|get|gets|becomes|yields)|=|\\in)\s+", re.IGNORECASE
+    r"(?:\s(?:is|are|was|were|equals|be|gives|give|get|gets|becomes|yields|go\s+with|going\s+with|pick|choose|"
+    r"settle\s+on|commit\s+to)|=|\\in)\s+",
+    re.IGNORECASE,
 )
 _REJECTED = re.compile(
-    r"[ \t]*(?:,|;|--|\u2014|\()?[ \t]*(?:and[ \t]+)?(?:not|rather[ \t]+than|instead[ \t]+of)[ \t]+(?=\S)",
+    r"[ \t]*(?:,|;|--|\u2014|\()?[ \t]*(?:and[ \t]+)?(?:not|rather[ \t]+than|instead[ \t]+of|though|although|"
+    r"even[ \t]+though|while|whereas)[ \t]+(?=\S)",
     re.IGNORECASE,
 )
 _BOUND = re.compile(
@@ -79,11 +82,25 @@ _RELATION_END = re.compile(
     r"(?:[^A-Za-z<>=\\]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))*$"  # math to the end, no words
 )
 _REMARK = re.compile(r"\([^()]*[A-Za-z]{2,}[ \t]+[A-Za-z]{2,}[^()]*\)")
+_HEDGE_REMARK = re.compile(
+    r"\([ \t]*(?:or|maybe|perhaps|possibly|alternatively|otherwise)\b[^()]*\d", re.IGNORECASE
+)  # "7 (or 8 if we count the endpoint)" offers a second value: a hedge, kept for the grader to refuse
 _ONLY = re.compile(r"\bbut[ \t]+only[ \t]+", re.IGNORECASE)
 _KEPT_END = re.compile(r"[ \t]+(?:is|are|works?|fits?|satisfies|holds?)\b", re.IGNORECASE)
 _JOINER_END = re.compile(r"(?:,|;|\band|\bor|\\text\{[ \t]*(?:and|or)[ \t]*\})[ \t]*$", re.IGNORECASE)
 _JOINED_BEFORE = re.compile(r"(?:[-+*/^=,]|\bor|\band)[ \t]*$", re.IGNORECASE)
 _DELIMITER = re.compile(r"(?<!\\)\$|\\[()]")
+_OPERATION_AFTER = re.compile(
+    r"[ \t]*(?:squared|cubed|doubled|tripled|halved|factorial|times|plus|minus|divided|multiplied|"
+    r"raised|to[ \t]+the[ \t]+power|percent[ \t]+of|less|more)\b",
+    re.IGNORECASE,
+)
+_POWER_WORD = {"squared": "^2", "cubed": "^3"}
+_OPERATION_BEFORE = re.compile(
+    r"\b(?:root|square|cube|half|twice|double|triple|thrice|sum|product|difference|quotient|factorial|"
+    r"log(?:arithm)?|power|reciprocal|inverse|percent|times|plus|minus)[ \t]+(?:of[ \t]+)?$",
+    re.IGNORECASE,
+)
 
 
 def _closing(text: str, opener: str, closer: str) -> int:
@@ -116,6 +133,14 @@ def leading_value(text: str) -> str | None:
         if scale is not None:
             return text[: scale.end()] if _WORDS_ONLY.fullmatch(text, scale.end()) else None
         end = unit_end(text, number.end())
+        operation = _OPERATION_AFTER.match(text, number.end())
+        if operation is not None:  # "5 squared" is 25: never the bare operand
+            power = _POWER_WORD.get(operation.group(0).strip().lower())
+            return (
+                f"{text[: number.end()].strip()}{power}"
+                if power and _WORDS_ONLY.fullmatch(text, operation.end())
+                else None
+            )
         return text[:end].strip() if _WORDS_ONLY.fullmatch(text, end) else None
     words = WORD_NUMBER.match(text)
     if words is not None and _WORDS_ONLY.fullmatch(text, words.end()):
@@ -166,7 +191,7 @@ def answer_in_sentence(answer: str) -> str:
         The value it states (rules 1-5 of the module docstring); a sentence with a negation, or text
         in which no rule finds a value, comes back unchanged for the grader to read (or reject).
     """
-    answer = _drop_rejected(_without_remarks(answer))
+    answer = _drop_rejected(without_remarks(answer))
     if _NO_SOLUTION.search(answer):
         return "\\emptyset"
     only = _only_valid(answer)
@@ -183,17 +208,24 @@ def answer_in_sentence(answer: str) -> str:
     if rest is not None:
         return leading_value(rest) or rest  # "between 3 and 4" stays, and is no value
     numbers = list(NUMBER.finditer(answer))
-    if len(numbers) == 1 and not _BOUND.search(answer):  # "at least 12" states no value
-        return with_unit(answer, numbers[0])
+    if len(numbers) == 1 and not _BOUND.search(answer) and not _operated(answer, numbers[0]):
+        return with_unit(answer, numbers[0])  # "at least 12", "the square root of 25" state no value
     return answer
 
 
-def _without_remarks(sentence: str) -> str:
+def _operated(text: str, number: re.Match[str]) -> bool:
+    """Whether an operation word stands next to the number ("half of 10", "5 doubled"): no bare value."""
+    return bool(
+        _OPERATION_BEFORE.search(text, 0, number.start()) or _OPERATION_AFTER.match(text, number.end())
+    )
+
+
+def without_remarks(sentence: str) -> str:
     """The sentence without a remark in brackets that ends it ("x = 5 (we reject x = -2 ...).")."""
     body = sentence.rstrip(" \t.!?")
     if body.endswith(")"):
         start = body.rfind("(")
-        if start > 0 and _REMARK.fullmatch(body, start):
+        if start > 0 and _REMARK.fullmatch(body, start) and not _HEDGE_REMARK.match(body, start):
             return body[:start].rstrip() + sentence[len(body) :]
     return sentence
 
@@ -219,7 +251,7 @@ def sentence_value(sentence: str) -> str | None:
     Returns:
         The value, or None.
     """
-    sentence = _drop_rejected(_without_remarks(sentence.strip()))
+    sentence = _drop_rejected(without_remarks(sentence.strip()))
     if _NO_SOLUTION.search(sentence):
         return "\\emptyset"
     only = _only_valid(sentence)

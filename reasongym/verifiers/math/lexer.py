@@ -153,7 +153,7 @@ _HALF_DAY = re.compile(
 _VECTOR_WRAPPERS = frozenset({"mathbf", "boldsymbol", "bm", "vec", "hat"})
 _UNIT_VECTOR = re.compile(r"[ \t]*(?:\{[ \t]*(\\[ij]math|[ijk])[ \t]*\}|(\\[ij]math|[ijk])(?![A-Za-z]))")
 _DECIMAL_PART = re.compile(r"\.(\d+)")
-_REPETEND = re.compile(r"\((\d{1,20})\)")
+_REPETEND = re.compile(r"\((\d+)\)")  # any period length: 1/47 repeats 46 digits
 _DOTS = re.compile(r"[ \t]*(?:\.\.\.|\\[lc]?dots(?![A-Za-z]))")
 _ORDINAL_SUFFIX = re.compile(
     r"(?:st|nd|rd|th)(?![A-Za-z])|\^[ \t]*\{?[ \t]*(?:\\(?:text|textrm|mathrm)[ \t]*\{[ \t]*)?(?:st|nd|rd|th)[ \t]*\}?[ \t]*\}?"

@@ -22,6 +22,10 @@ from reasongym.verifiers.math.units import (
 __all__ = ["item_units", "parse_compound", "parse_unit_tail", "unit_before_relation", "unit_tail_ahead"]
 
 _SQUARE_OR_CUBIC = (ast.Num(2), ast.Num(3))
+_OPERATION_WORDS = frozenset(
+    "squared cubed doubled tripled halved factorial times plus minus divided multiplied raised".split()
+)
+"""Words that operate on the value before them: "5 doubled" is no 5 (grading the operand paid it)."""
 
 
 def _scalar(node: Node, where: str) -> Node:
@@ -40,6 +44,10 @@ def parse_unit_tail(p: ExpressionParser, node: Node, money: bool) -> Node:
         unit_letter = tok.kind == "sym" and is_single_letter_unit(tok.value) and (tok.spaced or parts)
         if tok.kind == "word" or unit_letter:
             word = str(tok.value)
+            if word.lower() in _OPERATION_WORDS and not parts:
+                raise Unparseable(
+                    f"{word!r} operates on the value before it; the answer must state the result"
+                )
             if word.lower() == "per":
                 sign = -1
                 p.take()

@@ -60,6 +60,16 @@ for _name, _unit in list(_UNITS.items()):
     if _unit.dims == (("volume", 1),):
         _UNITS[_name] = Unit(_unit.name, (("length", 3),), _unit.factor / 1000000, 0)
 
+# Speeds written as one word: "60 mph" against a gold in km/h is another unit, never a bare 60.
+_SPEEDS = {
+    ("mph", "mi/h"): F(1609344, 1000 * 3600),
+    ("kph", "kmph", "kmh"): F(1000, 3600),
+    ("knot", "knots", "kn"): F(1852, 3600),
+}
+for _names, _factor in _SPEEDS.items():
+    for _name in _names:
+        _UNITS[_name] = Unit(_names[0], (("length", 1), ("time", -1)), _factor, 0)
+
 DEGREE = _UNITS["degree"]
 DOLLAR = _UNITS["dollar"]
 PERCENT_WORDS = frozenset({"percent", "pct"})

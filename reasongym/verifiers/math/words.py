@@ -18,7 +18,7 @@ A word that names no number stays a word, and "second" stays the unit of time un
 
 from __future__ import annotations
 
-from reasongym.verifiers.math.nodes import Mul, Node, Num
+from reasongym.verifiers.math.nodes import Mul, Node, Num, Unparseable
 
 __all__ = ["NUMBER_WORDS", "ORDINAL_WORDS", "PART_WORDS", "SIGN_WORDS", "join_number_words"]
 
@@ -65,17 +65,42 @@ def _is(tokens: list, i: int, kind: str, value: object = None) -> bool:
     return i < len(tokens) and tokens[i].kind == kind and (value is None or tokens[i].value == value)
 
 
+def _joins(total: int, current: int, last_scale: int, value: int) -> bool:
+    """Whether the word worth ``value`` continues the number read so far (English number grammar).
+
+    Why: "five five", "twenty twenty", "one million million" and "nineteen ninety-nine" are no one
+    number; summing them paid 10 for "five five".
+    """
+    if value >= 1000:
+        return value < last_scale and (current > 0 or total == 0)
+    if value == 100:
+        return current < 100 and current % 100 != 0 or current == 0 and total == 0
+    rest = current % 100
+    return rest == 0 or (rest >= 20 and rest % 10 == 0 and 0 < value < 10)
+
+
 def _cardinal(tokens: list, i: int) -> tuple[int, int]:
-    """Value of the run of cardinal words from ``i`` ("two hundred and five", "forty-five") and its end."""
+    """Value of the run of cardinal words from ``i`` ("two hundred and five", "forty-five") and its end.
+
+    Raises:
+        Unparseable: when the words side by side do not form one number ("five five").
+    """
     total = current = 0
+    last_scale = 10**12
+    start = i
     while i < len(tokens):
         if _is(tokens, i, "nword"):
             value = tokens[i].value
+            if i > start and not _joins(total, current, last_scale, value):
+                words = " ".join(
+                    str(tokens[k].value) for k in range(start, i + 1) if tokens[k].kind == "nword"
+                )
+                raise Unparseable(f"the number words {words!r} do not form one number")
             if value == 100:
                 current = max(current, 1) * 100
             elif value >= 1000:
                 total += max(current, 1) * value
-                current = 0
+                current, last_scale = 0, value
             else:
                 current += value
             i += 1
