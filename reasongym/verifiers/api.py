@@ -50,6 +50,11 @@ _MIN_LIST_SPRAY_ITEMS = 4
 _OPTIONS = ("choices", "last_number_fallback", "timeout")
 _THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _LATEX_GROUP_MARK = re.compile(r"(?<=\d)(?:,\s*\\!\s*|\{,\s*\}|\\,)(?=\d{3})")
+_RESTATED = re.compile(
+    r"([^,;]+?)(?:[ \t]+or[ \t]+|[ \t]*,?[ \t]*\(?[ \t]*(?:i\.e\.|that[ \t]+is|equivalently)[ \t]*,?[ \t]*)([^,;]+)"
+)
+"""An answer stated twice: "1/5 or 20%", "0.5, i.e. 1/2", "0.5 (i.e. 1/2)"; equal sides are one answer."""
+_PERCENT_END = re.compile(r"([-+]?\d+(?:\.\d+)?)[ \t]*\\?%")
 _NO_ANSWER_OUTCOME = {
     "too_many_boxes": Outcome.REFUSED,
     "box_too_long": Outcome.REFUSED,
@@ -156,7 +161,29 @@ def _grade_math_candidates(found: Extraction, gold: str, timeout: float) -> Verd
             f"{_list_spray_size(answer)} comma-separated candidates for a one-value gold (answer spraying)."
         )
         return Verdict(False, Outcome.WRONG, answer[:200], reason)
+    restated = _RESTATED.fullmatch(answer.strip().rstrip(")").strip())
+    if restated is not None and "," not in gold and " or " not in gold:
+        return _grade_restatement(restated.group(1), restated.group(2), gold, timeout)
     return dataclasses.replace(verify_math_answer(answer, gold, timeout=timeout), extracted=answer)
+
+
+def _grade_restatement(first: str, second: str, gold: str, timeout: float) -> Verdict:
+    """One answer said twice ("1/5 or 20%", "0.5, i.e. 1/2") when the second equals the first; else a hedge."""
+    from reasongym.verifiers.math.grade import verify_math_answer
+
+    shown = f"{first} or {second}"
+    deadline = time.monotonic() + timeout
+    verdict = verify_math_answer(first, gold, timeout=timeout)
+    if verdict.correct is not True:
+        return dataclasses.replace(verdict, extracted=shown)
+    percent = _PERCENT_END.fullmatch(second.strip())
+    second = f"\\frac{{{percent.group(1)}}}{{100}}" if percent else second  # 20% restates 1/5
+    same = verify_math_answer(second, first, timeout=max(1e-3, deadline - time.monotonic()))
+    if same.outcome is Outcome.TIMEOUT:
+        return dataclasses.replace(same, extracted=shown)
+    if same.correct:
+        return Verdict(True, Outcome.CORRECT, shown, "The gold, said twice in equal forms.")
+    return Verdict(False, Outcome.WRONG, shown, f"Hedged between {first[:40]!r} and {second[:40]!r}.")
 
 
 def _grade_math(found: Extraction, gold: str, timeout: float) -> Verdict:

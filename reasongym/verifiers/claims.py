@@ -33,7 +33,7 @@ import re
 
 from reasongym.verifiers.math.units import lookup_unit
 from reasongym.verifiers.sentences import WORD_NUMBER, leading_value, sentence_value
-from reasongym.verifiers.spans import MAX_ANSWER_CHARS, NUMBER, mask_math, with_unit
+from reasongym.verifiers.spans import DECIMAL_COMMA, MAX_ANSWER_CHARS, NUMBER, mask_math, with_unit
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
@@ -60,7 +60,7 @@ REVISION = re.compile(
     re.IGNORECASE,
 )
 """Words that revise an answer given before them ("wait", "actually", "oops", "No,", ...)."""
-_SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)|\n")
+_SENTENCE_END = re.compile(r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)[.!?;](?=\s|$)|\n")
 _ASIDE = re.compile(
     r"[\s*>_-]*(?:but[ \t]+|and[ \t]+)?(?:if|suppose|assuming)\b(?![ \t]+(?:we|I)\b)", re.IGNORECASE
 )  # "If we add 5, we get 17." continues the solution: no aside
@@ -89,6 +89,13 @@ _UNIT_WORD = re.compile(r"[A-Za-z]+$")
 _QUANTITY_BEFORE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[ \t]*([A-Za-z]{1,12})[ \t]*,?[ \t]*(?:and[ \t]+)?$")
 _AT_END = re.compile(r"[ \t*]*[.!?][ \t*]*$")
 _ONE = re.compile(r"one", re.IGNORECASE)
+_MENTION = re.compile(
+    r"\b(?:might|may|could|would)\s+(?:think|guess|say|assume|expect|conclude)\b|\btempting\b|\bnaive(?:ly)?\b"
+    r"|\bat\s+first\s+(?:glance|sight)\b|\bmistakenly\b|\bwrongly\b|\bincorrectly\b|\bcommon\s+(?:mistake|error)\b"
+    r"|\bsome\s+(?:people\s+)?(?:say|think|claim)\b|\bnot\s+that\b",
+    re.IGNORECASE,
+)  # an answer phrase after these words reports what someone might answer; it commits to nothing
+_MENTION_WINDOW = 80
 _NEW_QUESTION = re.compile(
     r"^[ \t>]*(?:#{1,6}[ \t]*|\*\*)?(?:(?:question|problem|exercise|example)[ \t]*\d*[ \t]*[:.)]"
     r"|(?:problem|exercise|question)[ \t]+\d+\b|q\d+[ \t]*[.:)]"
@@ -195,6 +202,17 @@ def asked_part(completion: str) -> str:
     return completion if found is None else completion[: found.start()]
 
 
+def is_mention(text: str, start: int) -> bool:
+    """Whether the answer phrase at ``start`` reports what someone might answer ("One might think the answer is 12").
+
+    Only the sentence that holds the phrase, at most 80 characters back, is read, so scanning every
+    phrase of a megabyte of "####" stays linear.
+    """
+    window = max(0, start - _MENTION_WINDOW)
+    sentence_start = max(window - 1, *(text.rfind(mark, window, start) for mark in ".!?\n"))
+    return _MENTION.search(text, sentence_start + 1, start) is not None
+
+
 def revised_value(after: str) -> str | None:
     """The value a correction after the answer states (rule 1 of the module docstring), or None.
 
@@ -284,6 +302,8 @@ def last_number(text: str) -> str | None:
         return None  # "(2,3)": a member of a pair or an interval
     answer = last.group(0) if last is words else with_unit(tail, last)
     end = last.start() + len(answer)
+    if last is not words and DECIMAL_COMMA.fullmatch(last.group(0)):
+        answer = DECIMAL_COMMA.sub(r"\1.\2", answer, count=1)  # "1,5" is 1.5, never the 5 after a comma
     clock = _CLOCK_BEFORE.search(tail, max(0, last.start() - 3), last.start())
     if clock is not None and last is not words:  # "4:15": the time, not its minutes
         answer = tail[clock.start() : end]

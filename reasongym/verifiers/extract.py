@@ -48,6 +48,10 @@ No answer at all (``answer is None``) when:
 - the answer after a phrase is longer than 1,000 characters (``answer_too_long``): it is refused
   whole, never graded on a cut-off piece.
 
+Why this file is long: it is one idea, the priority order above (think block, box, tag, phrase,
+correction, last sentence, last number), and each step reads the one before it; the pieces that stand
+alone (boxes, spans, sentences, claims) already live in their own modules.
+
 Cleaning: Unicode is normalised (:func:`~reasongym.verifiers.text.normalize_unicode`), end-of-turn
 tokens that leak into text (``<|eot_id|>``, ``<|im_end|>``, ``</s>``) end the line they are on, then
 outer whitespace, ``$...$`` / ``\(...\)`` / ``\[...\]`` wrappers, Markdown ``**`` (also an unpaired
@@ -68,7 +72,14 @@ from reasongym.verifiers.boxes import (
     find_boxes,
     read_box_argument,
 )
-from reasongym.verifiers.claims import END_TOKENS, final_claim, last_number, revised_value, without_questions
+from reasongym.verifiers.claims import (
+    END_TOKENS,
+    final_claim,
+    is_mention,
+    last_number,
+    revised_value,
+    without_questions,
+)
 from reasongym.verifiers.sentences import answer_in_sentence, without_remarks
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase
 from reasongym.verifiers.text import normalize_unicode
@@ -115,13 +126,6 @@ _EMPTY_BOX = re.compile(r"\\(?:boxed|fbox)[ \t]*\{\s*\}")
 _SPACE_RUN = re.compile(r"\s+")
 _ITALIC = re.compile(r"\*([^*\s][^*]*)\*|_([^_{\s][^_]*)_")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
-_MENTION = re.compile(
-    r"\b(?:might|may|could|would)\s+(?:think|guess|say|assume|expect|conclude)\b|\btempting\b|\bnaive(?:ly)?\b"
-    r"|\bat\s+first\s+(?:glance|sight)\b|\bmistakenly\b|\bwrongly\b|\bincorrectly\b|\bcommon\s+(?:mistake|error)\b"
-    r"|\bsome\s+(?:people\s+)?(?:say|think|claim)\b|\bnot\s+that\b",
-    re.IGNORECASE,
-)  # an answer phrase after these words reports what someone might answer; it commits to nothing
-_MENTION_WINDOW = 80
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox)\s*\{")
 
 
@@ -268,9 +272,7 @@ def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     """The last match of ``pattern`` that is a commitment, not a mention ("One might think the answer is 12")."""
     last = None
     for found in pattern.finditer(text):
-        window = max(0, found.start() - _MENTION_WINDOW)  # bounded: a megabyte of "####" stays linear
-        sentence_start = max(window - 1, *(text.rfind(mark, window, found.start()) for mark in ".!?\n"))
-        if not _MENTION.search(text, sentence_start + 1, found.start()):
+        if not is_mention(text, found.start()):
             last = found
     return last
 

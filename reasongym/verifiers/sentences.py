@@ -82,6 +82,11 @@ _RELATION_END = re.compile(
     r"(?:[^A-Za-z<>=\\]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))*$"  # math to the end, no words
 )
 _REMARK = re.compile(r"\([^()]*[A-Za-z]{2,}[ \t]+[A-Za-z]{2,}[^()]*\)")
+_REASON = re.compile(
+    r"[ \t]*(?:,|;|--|\u2014)?[ \t]*\(?[ \t]*(?:because|since|given[ \t]+that|due[ \t]+to|as[ \t]+shown|"
+    r"which[ \t]+(?:is|gives|means|checks)|check(?:ing)?:)(?![\w-])",
+    re.IGNORECASE,
+)  # the value is what the phrase names; a reason after it is not part of the answer
 _HEDGE_REMARK = re.compile(
     r"\([ \t]*(?:or|maybe|perhaps|possibly|alternatively|otherwise)\b[^()]*\d", re.IGNORECASE
 )  # "7 (or 8 if we count the endpoint)" offers a second value: a hedge, kept for the grader to refuse
@@ -125,7 +130,11 @@ def leading_value(text: str) -> str | None:
     for opener, closer in _MATH_OPENERS:
         end = _closing(text, opener, closer) if text.startswith(opener) else -1
         if end != -1:  # an unclosed "$" is money: "$18 every day"
-            return text[: unit_end(text, end)] if _WORDS_ONLY.fullmatch(text, unit_end(text, end)) else None
+            unit = unit_end(text, end)
+            if not _WORDS_ONLY.fullmatch(text, unit):
+                return None
+            inner = text[len(opener) : end - len(closer)]
+            return text[:end] if unit == end else f"{inner}{text[end:unit]}"  # "**7 million** dollars"
     money = _MONEY.match(text)
     number = NUMBER.match(text, money.end()) if money else None
     if number is not None:
@@ -146,6 +155,15 @@ def leading_value(text: str) -> str | None:
     if words is not None and _WORDS_ONLY.fullmatch(text, words.end()):
         return words.group(0)
     return None
+
+
+def _drop_reason(answer: str) -> str:
+    """The answer without the reason given after its value ("8 (since $2^3 = 8$)", "x = 4, because 2x = 8")."""
+    for found in _REASON.finditer(mask_math(answer)):
+        before = answer[: found.start()].strip()
+        if before and (before[-1].isdigit() or before[-1] in "$}*%)" or leading_value(before) is not None):
+            return before
+    return answer
 
 
 def _drop_rejected(answer: str) -> str:
@@ -191,7 +209,7 @@ def answer_in_sentence(answer: str) -> str:
         The value it states (rules 1-5 of the module docstring); a sentence with a negation, or text
         in which no rule finds a value, comes back unchanged for the grader to read (or reject).
     """
-    answer = _drop_rejected(without_remarks(answer))
+    answer = _drop_rejected(without_remarks(_drop_reason(answer)))
     if _NO_SOLUTION.search(answer):
         return "\\emptyset"
     only = _only_valid(answer)
@@ -251,7 +269,7 @@ def sentence_value(sentence: str) -> str | None:
     Returns:
         The value, or None.
     """
-    sentence = _drop_rejected(without_remarks(sentence.strip()))
+    sentence = _drop_rejected(without_remarks(_drop_reason(sentence.strip())))
     if _NO_SOLUTION.search(sentence):
         return "\\emptyset"
     only = _only_valid(sentence)

@@ -19,15 +19,22 @@ MAX_ANSWER_CHARS = 1_000
 _NEXT_LINE_CHARS = 300
 
 NUMBER = re.compile(
-    r"(?<![\w.^_])-?(?:(?:\d+[ \t]*)?\\[dt]?frac\{\d+\}\{\d+\}|\d+[ \t]+\d+/\d+(?![\d/.])"
+    r"(?<![\w.^_])-?(?:(?:\d+[ \t]*)?\\[dt]?frac\{\d+\}\{\d+\}|\d+[ \t]+(?:and[ \t]+)?\d+/\d+(?![\d/.])"
+    r"|(?<![(\[{,])\d+,(?:\d{1,2}|\d{4,})(?![\d,)\]}])"  # a decimal comma: "1,5", "2,75" (not "(2,3)")
     r"|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
 )
-"""A number as written in text: integers, thousands groups, decimals, ``a/b``, ``\\frac{a}{b}``, mixed ``2 1/2``."""
+"""A number as written in text: integers, thousands groups, decimals (also with a decimal comma, "1,5"),
+``a/b``, ``\\frac{a}{b}``, mixed ``2 1/2``."""
+DECIMAL_COMMA = re.compile(r"(-?\d+),(\d{1,2}|\d{4,})")
+"""A comma between digits that is a decimal mark: one, two, or four or more digits follow it (three
+is a thousands group, "1,500"), outside brackets, where "(2,3)" is a pair."""
 _UNIT_AFTER = re.compile(
     r"[ \t]*(?:\\(?:text|mathrm|textrm|mbox)\{[ \t]*)?([A-Za-z]{1,12})\}?(?:\^\{?[23]\}?)?"
 )
 _PERCENT_AFTER = re.compile(r"[ \t]*\\?%")
-_SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)")
+_SENTENCE_END = re.compile(
+    r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)[.!?;](?=\s|$)"
+)  # "i.e." and "e.g." end no sentence
 _PROSE_BREAK = re.compile(r"[.!?;]\s+\w|\n")
 _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
@@ -116,6 +123,8 @@ def _first_line(text: str) -> str:
 def answer_after_phrase(tail: str, start: int) -> str | None:
     """The answer text after a phrase ending at ``start``; None when it is too long to grade."""
     rest = tail[start:].lstrip(" \t:")
+    if rest.startswith("}"):  # "$\text{Answer: } 15$": the phrase closes a \text{} wrapper
+        rest = rest[1:].lstrip(" \t:")
     if rest.startswith("**") and _first_line(rest).count("**") % 2 == 1:
         rest = rest[2:].lstrip(" \t:")  # closes a bold phrase: "**Answer:** 5"
     if not _first_line(rest).strip():

@@ -97,6 +97,12 @@ _SYMBOLS = {
     "\u2019": "'",
     "\u201c": '"',
     "\u201d": '"',
+    "\u2044": "/",  # fraction slash: "√3⁄2"
+    "\u2215": "/",  # division slash
+    "\u27e8": "\\langle ",  # mathematical angle brackets: "⟨3, 0, −1⟩"
+    "\u27e9": "\\rangle ",
+    "\u3008": "\\langle ",
+    "\u3009": "\\rangle ",
 }
 _SYMBOL_TABLE = str.maketrans(_SYMBOLS)
 

@@ -23,6 +23,17 @@ History:
 - yesno v3: issue 28's negations ("Not yes." claims no; a qualified negation such as "yes, not no" is a
   hedge): 4 pinned yes/no verdicts changed. Its choice-label hedges ("(B) (C) (C)") changed no pinned
   verdict (v2 already graded them wrong), so choice stays v2.
+- math v3, choice v3, yesno v4: issues 35 and 36 (the answer a completion commits to). A new question
+  written after the answer ends the completion; mentions ("One might think the answer is 12") and
+  concessions ("Although, yes, ...") commit to nothing; corrections said without a verb ("Oops, 6.")
+  revise; number words that form no one number, and operation words next to a value ("5 doubled"),
+  are no value; parenthesized periods of any length; a decimal comma in prose ("1,5"); a reason after
+  the value ("8 (since ...)", "x = 4, because ...") is dropped; equal restatements ("1/5 or 20%") are
+  one answer; mph/kph/knots are units; choice corrections, phrases in other languages, "..., so B"; yes/no
+  in other words and languages ("Nope.", "Certainly not:", "Нет,", "是的。"). Of the verifier tests' rows
+  and the 215 cases of ``benchmarks/independent_set_35.jsonl``, 40 math, 11 choice and 29 yes/no
+  verdicts changed (each pinned in the table), and 3 rows already pinned ("a resposta é 2,5." for
+  2.5 now correct; two rejections that changed from unparseable to wrong).
 """
 
 from __future__ import annotations
@@ -30,11 +41,11 @@ from __future__ import annotations
 from reasongym.errors import ConfigError
 
 VERIFIER_VERSIONS: dict[str, int] = {
-    "math": 2,
+    "math": 3,
     "integer": 2,
-    "choice": 2,
+    "choice": 3,
     "exact": 2,
-    "yesno": 3,
+    "yesno": 4,
     "countdown": 2,
     "tagged": 2,
 }

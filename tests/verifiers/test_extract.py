@@ -220,7 +220,15 @@ def test_strip_text_wrapper(raw: str, stripped: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "number"),
-    [("a 1 b 2", "2"), ("none", None), ("v2 3rd", "3"), ("-7", "-7"), ("1.5.", "1.5"), ("12,34", "34")],
+    [
+        ("a 1 b 2", "2"),
+        ("none", None),
+        ("v2 3rd", "3"),
+        ("-7", "-7"),
+        ("1.5.", "1.5"),
+        ("12,34", "12.34"),
+        ("(12,34)", None),
+    ],
 )
 def test_last_number(text: str, number: str | None) -> None:
     assert last_number(text) == number

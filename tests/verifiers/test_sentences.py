@@ -66,7 +66,7 @@ def test_answer_in_sentence(answer: str, stated: str) -> None:
         ("3/8 of the pizza", "3/8"),
         ("12 apples.", "12"),
         ("$18 every day", "$18"),  # an unclosed dollar is money
-        ("$12$ cm long", "$12$ cm"),  # a unit after math is kept
+        ("$12$ cm long", "12 cm"),  # a unit after math is kept
         ("**36**", "**36**"),
         ("two hundred memberships", "two hundred"),
         ("1.5 million people", "1.5 million"),

@@ -138,7 +138,8 @@ def _mixed_fraction(p: ExpressionParser) -> Node | None:
             p.i += 2
             return ast.Mul((ast.Num(two_digits.mantissa // 10),), (ast.Num(two_digits.mantissa % 10),))
         return None
-    num, slash, den, after = p.peek(), p.peek(1), p.peek(2), p.peek(3)
+    joined = int(p.at("sep", "and") and p.peek(1).kind == "num")  # "2 and 3/4 cups" is 11/4
+    num, slash, den, after = p.peek(joined), p.peek(joined + 1), p.peek(joined + 2), p.peek(joined + 3)
     if (
         num.kind == "num"
         and num.spaced
@@ -148,7 +149,7 @@ def _mixed_fraction(p: ExpressionParser) -> Node | None:
         and ast.is_int_literal(den.value)
         and not (after.kind == "op" and after.value == "^")
     ):
-        p.i += 3
+        p.i += 3 + joined
         return ast.Mul((num.value,), (den.value,))
     return None
 

@@ -35,11 +35,36 @@ What counts as the final answer (details in :mod:`reasongym.verifiers.extract` a
   is 16π). A rejected alternative after it is dropped ("42, not 24 as one might first guess" is 42;
   also "rather than", "instead of"). A sentence with a negation ("It cannot be 17") or a bound ("at
   least 12", "between 10 and 12") states no value.
+- **The answer the completion commits to** (issues 35, 36), read before anything above:
+
+  - A new question written after a conclusion ends the completion: a line opening "Question:",
+    "Q2.", "Problem 3", "Exercise", "### Instruction" or a "User:" turn, once the text before it has
+    concluded (a box, "answer", "so", "therefore", ``</think>``). Why: a base model that keeps writing
+    invents the next exercise and answers it; its answer to the asked question is the first one.
+  - A phrase that reports what someone might answer commits to nothing: "One might think the answer
+    is 12, but ..." (also "tempting", "naively", "at first glance", "a common mistake").
+  - Commitment verbs state a value ("I'll go with 8", "I pick", "settle on"); a concession after it
+    is dropped ("8, though 7 is also defensible" is 8; also "although", "while", "whereas").
+  - A reason after the value is not part of it: "8 (since $2^3 = 8$)", "x = 4, because 2x = 8"
+    (also "given that", "due to", "which is/gives/means"). A remark in brackets that offers
+    another value ("7 (or 8 if we count the endpoint)") is a hedge and stays, to be refused.
+  - A value said twice in equal forms is one answer ("1/5 or 20%", "0.5, i.e. 1/2"); two unequal
+    values are a hedge ("1/5 or 25%").
+  - Number words read as one number only when English grammar joins them ("two hundred and five",
+    "one hundred thousand"); "five five", "twenty twenty", "one million million", "nineteen
+    ninety-nine" are no number, never a sum. "a second" is a moment, not 2.
+  - An operation word next to the value is read ("5 squared" is 25, "5 cubed" 125) or the answer is
+    refused ("5 doubled", "5 factorial", "half of 10", "the square root of 25"): grading the bare
+    operand paid the operand.
+  - A decimal comma in prose: "1,5" and "2,75" are 1.5 and 2.75 (one, two, or four or more digits
+    after the comma; three digits are a thousands group, "1,500"; in brackets "(2,3)" is a pair). In
+    an answer phrase or a box a comma still separates values ("-2,1" is two roots), as MATH golds do.
 - **Words after the answer revise it.** When the text after the final box, tag or phrase holds a
   revision ("wait", "actually", "oops", "hmm", "no,", "on second thought", "I made a mistake",
   "let me recount ...") and a sentence after it states a value as above, that value is the answer:
   ``... $\boxed{24}$ ways. Wait, actually, rotations are the same, so divide by 4: that gives 6
-  seatings.`` answers 6. Why: a model that corrects itself in words has changed its final claim, and
+  seatings.`` answers 6; a correction said without a verb counts too ("\\boxed{5}. Oops, 6.", "No wait,
+  it's 6.", "Wait, actually, six."). Why: a model that corrects itself in words has changed its final claim, and
   rewarding the box would pay the mistake it retracted. A revision that states no value ("Wait,
   let me double-check. Yes.") and a remark without a revision word leave the answer as it was.
 - Without a box, tag or phrase, a display block ``$$ ... $$`` or ``\[ ... \]`` that ends the text,
@@ -165,7 +190,7 @@ Equality (see :mod:`equivalence`, :mod:`numeric`, :mod:`relations`, :mod:`sets`,
 - Percent: gold ``25\%`` accepts ``25\%``, ``25`` and ``0.25``; gold ``25`` accepts ``25\%`` but
   not ``0.25`` or ``2500``.
 - Units: converted within a dimension (gold ``5 m`` accepts ``5``, ``5 meters``, ``500 cm``;
-  ``60 minutes`` is ``1 hour``; ``8 cm^3`` is ``8 mL``), wrong across units or dimensions
+  ``60 minutes`` is ``1 hour``; ``8 cm^3`` is ``8 mL``; speeds ``km/h``, ``mph``, ``kph``, knots), wrong across units or dimensions
   (``5 cm`` for ``5 m``, ``6 m`` for ``6 m^2``). A gold without a unit ignores the prediction's
   unit and counting words (``5 apples`` for ``5``). Money: ``$5``, ``\$5``, ``5 dollars``,
   ``500 cents``. A gold in degrees accepts the bare number.
