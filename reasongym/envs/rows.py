@@ -42,7 +42,8 @@ MISSING_GOLD_TEXTS = frozenset(
 a NaN through pandas): refused wherever a gold enters (datasets, generators, benchmark files, stored
 completions, ``reasongym verify``), since ``\\boxed{None}`` would match them for full reward."""
 _CHOICE_SHAPES = (
-    "a list of option texts, (label, text) pairs, a label -> text dict, or {'label': [...], 'text': [...]}"
+    "a list of option texts, (label, text) pairs, {'label': ..., 'text': ...} dicts, a label -> text dict, "
+    "or {'label': [...], 'text': [...]}"
 )
 
 
@@ -219,6 +220,10 @@ def choice_pairs(value: Any, where: str) -> tuple[tuple[str, str], ...]:
             pairs.append((chr(ord("A") + position), item))
         elif isinstance(item, Sequence) and len(item) == 2:
             pairs.append((str(item[0]), str(item[1])))
+        elif isinstance(item, Mapping) and {"label", "text"} <= set(item):
+            pairs.append(
+                (str(item["label"]), str(item["text"]))
+            )  # CommonsenseQA's {"label": "A", "text": ...}
         else:
             raise ConfigError(f"{where}: option {position} is {item!r:.60}; expected {_CHOICE_SHAPES}")
     return tuple(pairs)

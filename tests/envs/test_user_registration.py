@@ -83,6 +83,7 @@ def test_split_mapping_and_dataset_dict(env_id: str) -> None:
         [["A", "Rome"], ["B", "Paris"]],
         {"A": "Rome", "B": "Paris"},
         {"label": ["A", "B"], "text": ["Rome", "Paris"]},
+        [{"label": "A", "text": "Rome"}, {"label": "B", "text": "Paris"}],  # CommonsenseQA's rows (issue 35)
     ],
 )
 def test_choice_columns_in_any_shape(choices, env_id: str) -> None:
@@ -246,7 +247,8 @@ ONE = {"question": "What is 0 + 1?", "answer": "1"}
             [{**ONE, "answer": "A", "options": 5}],
             {"choices": "options", "answer_type": "choice"},
             "register_dataset: split 'test' row 0: column 'options' (the choices) is an int (5); expected a list "
-            "of option texts, (label, text) pairs, a label -> text dict, or {'label': [...], 'text': [...]}",
+            "of option texts, (label, text) pairs, {'label': ..., 'text': ...} dicts, a label -> text dict, or "
+            "{'label': [...], 'text': [...]}",
         ),
         (
             [{**ONE, "level": "hard"}],
