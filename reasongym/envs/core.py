@@ -34,7 +34,7 @@ from reasongym.envs.sources import ProblemSource, resolve_source
 from reasongym.envs.spaces import TextSpace
 from reasongym.errors import ConfigError
 from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify, verify_many
-from reasongym.verifiers.base import MAX_TIMEOUT_S
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S, check_timeout
 from reasongym.verifiers.judge import JudgeConfig, judge_verdicts
 
 # What the model is told to do, per answer type; the checker writes gold answers in the same shape.
@@ -92,8 +92,9 @@ class ReasoningEnvConfig:
     """Characters over the budget across which the penalty grows linearly to ``length_penalty``; 0 = a step."""
     last_number_fallback: bool = True
     """Whether the math verifier may take the last number when no marked final answer is found."""
-    verify_timeout: float = 1.0
-    """Seconds one symbolic comparison may take before the verdict is ``timeout`` (graded wrong)."""
+    verify_timeout: float = VERIFY_TIMEOUT_S
+    """Seconds one verdict's symbolic work may take; past it the verdict is ``timeout``, ungradable
+    (``correct`` None, reward 0: no correctness reward, and never counted as a wrong answer)."""
     judge: JudgeConfig | None = None
     """Grade with a served model judge (``reasongym.verifiers.judge``) instead of the rules: for answers no
     rule can grade. Never the default; its failures give ungradable verdicts (reward 0, ``correct`` None)."""
@@ -106,11 +107,7 @@ class ReasoningEnvConfig:
                 raise ConfigError(f"ReasoningEnvConfig.{name} must be a finite number, got {value!r}")
         if self.length_penalty < 0:
             raise ConfigError(f"ReasoningEnvConfig.length_penalty must be >= 0, got {self.length_penalty!r}")
-        if not 0 < self.verify_timeout <= MAX_TIMEOUT_S:
-            raise ConfigError(
-                f"ReasoningEnvConfig.verify_timeout must be > 0 and at most {MAX_TIMEOUT_S:g} seconds, "
-                f"got {self.verify_timeout!r}"
-            )
+        check_timeout("ReasoningEnvConfig.verify_timeout", self.verify_timeout)
         for name in ("length_budget", "length_buffer"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):

@@ -30,6 +30,7 @@ from reasongym.errors import ConfigError
 from reasongym.evaluation.config import check_ks
 from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
 from reasongym.evaluation.records import load_records
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S
 
 BREAKDOWN_FIELDS = ("difficulty", "subject", "year")
 """Record fields that the report breaks results down by, where records carry them."""
@@ -99,7 +100,7 @@ class EvalReport:
         return data
 
 
-def answer_equivalence(kind: str, *, timeout: float = 1.0) -> Callable[[str, str], bool]:
+def answer_equivalence(kind: str, *, timeout: float = VERIFY_TIMEOUT_S) -> Callable[[str, str], bool]:
     """When two extracted answers are the same maj@k candidate.
 
     Math answers are equivalent when the math grader accepts one as the other (``"1/2"`` and ``"0.5"``);

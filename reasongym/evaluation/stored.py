@@ -36,6 +36,7 @@ from reasongym.evaluation.records import (
 )
 from reasongym.evaluation.report import EvalReport, summarize
 from reasongym.verifiers import verify_many
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S
 from reasongym.verifiers.version import verifier_version
 
 
@@ -48,7 +49,7 @@ def grade_completions(
     out_path: str | os.PathLike[str] | None = None,
     resume: bool = True,
     env_kwargs: Mapping[str, Any] | None = None,
-    timeout: float = 1.0,
+    timeout: float = VERIFY_TIMEOUT_S,
     progress: bool = True,
     verbose: bool = True,
 ) -> EvalReport:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import math
 import re
 import time
 import warnings
@@ -31,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reasongym.errors import ConfigError
-from reasongym.verifiers.base import MAX_TIMEOUT_S, Outcome, Verdict
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S, Outcome, Verdict, check_timeout
 from reasongym.verifiers.choice import Choices, make_choice_set, verify_choice
 from reasongym.verifiers.claims import asked_part
 from reasongym.verifiers.countdown import verify_countdown
@@ -79,17 +78,7 @@ def _check_kind(kind: object) -> str:
 
 
 def _check_timeout(timeout: object) -> float:
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not math.isfinite(timeout)
-        or not 0 < timeout <= MAX_TIMEOUT_S
-    ):
-        raise ConfigError(
-            f"timeout={timeout!r}: must be a finite number of seconds > 0 and at most "
-            f"{MAX_TIMEOUT_S:g} (for example 1.0)"
-        )
-    return float(timeout)
+    return check_timeout("timeout", timeout)
 
 
 def _check_text(name: str, value: object) -> None:
@@ -207,7 +196,7 @@ def _make_grader(kind: object, options: Mapping[str, Any]) -> tuple[str, Grader]
             f"unknown option {name!r}; valid options: {', '.join(_OPTIONS)}{_nearest(name, _OPTIONS)}"
         )
     kind = _check_kind(kind)
-    timeout = _check_timeout(options.get("timeout", 1.0))
+    timeout = _check_timeout(options.get("timeout", VERIFY_TIMEOUT_S))
     fallback = bool(options.get("last_number_fallback", True))
     choices = options.get("choices")
     if choices is not None and kind != "choice":
@@ -267,7 +256,7 @@ def verify(
     *,
     choices: Choices = None,
     last_number_fallback: bool = True,
-    timeout: float = 1.0,
+    timeout: float = VERIFY_TIMEOUT_S,
 ) -> Verdict:
     """Grade one full model completion against the dataset's gold answer.
 
@@ -367,7 +356,7 @@ def _verify_many_math(
     completions: Sequence[str], golds: Sequence[str], options: Mapping[str, Any]
 ) -> list[Verdict]:
     """Math batch: extract each completion, grade each distinct (gold, answer) pair once."""
-    timeout = _check_timeout(options.get("timeout", 1.0))
+    timeout = _check_timeout(options.get("timeout", VERIFY_TIMEOUT_S))
     fallback = bool(options.get("last_number_fallback", True))
     cache: dict[tuple[Any, ...], Verdict] = {}
     grade = functools.partial(_grade_math_cached, fallback=fallback, timeout=timeout, cache=cache)

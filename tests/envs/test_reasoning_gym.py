@@ -224,7 +224,7 @@ def test_a_judge_is_refused_with_the_reason_not_ignored() -> None:
         _env("sudoku", judge=judge)
     env = _env("gcd")
     env.reset(seed=0)
-    assert env.step(_gold(env))[4]["verifier"].startswith("reasoning_gym/gcd:math/v2+tagged/v2@rg")
+    assert env.step(_gold(env))[4]["verifier"].startswith("reasoning_gym/gcd:math/v3+tagged/v2@rg")
 
 
 def test_each_grader_names_the_rules_that_decide_its_verdicts() -> None:
@@ -235,7 +235,7 @@ def test_each_grader_names_the_rules_that_decide_its_verdicts() -> None:
         task: _env(task).verifier_version(problem).split("@")[0] for task, problem in problems.items()
     }
     assert versions == {
-        "gcd": "reasoning_gym/gcd:math/v2+tagged/v2",
+        "gcd": "reasoning_gym/gcd:math/v3+tagged/v2",
         "sudoku": "reasoning_gym/sudoku:task+tagged/v2",
         "game_of_life_halting": "reasoning_gym/game_of_life_halting:exact/v2+tagged/v2",
         "puzzle24": "reasoning_gym/puzzle24:countdown/v2",

@@ -45,7 +45,7 @@ def test_a_record_graded_under_a_pinned_older_verdict_changes_and_is_reported(tm
     assert (report.before["accuracy"], report.after["accuracy"]) == (0.0, 0.5)
     assert (report.before["pass@1"], report.after["pass@1"]) == (0.0, 0.5)
     (new,) = map(json.loads, Path(report.out_path).read_text().splitlines())
-    assert new["correct"] == [True, False] and new["verifier"] == "math/v2"
+    assert new["correct"] == [True, False] and new["verifier"] == "math/v3"
     assert new["regraded_from"]["verifier"] == "math/v0" and new["regraded_from"]["correct"] == [False, False]
     assert "wrong -> correct (1)" in report.table()
 
@@ -59,12 +59,12 @@ def test_environment_records_are_rebuilt_from_their_replay_fields(tmp_path: Path
         _write(tmp_path / "in.jsonl", rows), ENV, out_path=graded, progress=False, verbose=False
     )
     records = [json.loads(line) for line in graded.read_text().splitlines()]
-    assert all(r["verifier"] == "math/v2" and r["problem_seed"] == 0 and r["reasons"] for r in records)
+    assert all(r["verifier"] == "math/v3" and r["problem_seed"] == 0 and r["reasons"] for r in records)
     records[1].update(correct=[False, False], outcomes=["wrong", "unparseable"], verifier="math/v0")
     report = regrade(_write(tmp_path / "tampered.jsonl", records), tmp_path / "new.jsonl")
     assert [(c.line, c.sample, c.before, c.after) for c in report.changes] == [(2, 0, "wrong", "correct")]
     assert report.not_regradable == 0 and report.verdicts == 6
-    assert report.versions == {("math/v2", "math/v2"): 2, ("math/v0", "math/v2"): 1}
+    assert report.versions == {("math/v3", "math/v3"): 2, ("math/v0", "math/v3"): 1}
 
 
 def test_a_training_sample_row_replays_from_the_step_info(tmp_path: Path) -> None:
@@ -79,7 +79,7 @@ def test_a_training_sample_row_replays_from_the_step_info(tmp_path: Path) -> Non
     report = regrade(_write(tmp_path / "samples.jsonl", [row]))
     assert [(c.before, c.after) for c in report.changes] == [("wrong", "correct")]
     (new,) = map(json.loads, Path(report.out_path).read_text().splitlines())
-    assert (new["correct"], new["outcome"], new["verifier"]) == (True, "correct", "math/v2")
+    assert (new["correct"], new["outcome"], new["verifier"]) == (True, "correct", "math/v3")
 
 
 def test_rows_without_replay_fields_are_copied_and_counted(tmp_path: Path) -> None:
@@ -96,7 +96,7 @@ SmolLM2's eight samples on Arithmetic-v0 test problems, from benchmarks/results/
 
 def test_a_record_from_before_the_version_raise_reports_its_changes_and_versions(tmp_path: Path) -> None:
     report = regrade(FROM_BEFORE, tmp_path / "now.jsonl")
-    assert report.versions == {("math/v1", "math/v2"): 6}
+    assert report.versions == {("math/v1", "math/v3"): 6}
     changes = [(c.line, c.sample, c.before, c.after, c.extracted) for c in report.changes]
     assert changes == [
         (2, 1, "unparseable", "wrong", ("0.0344 (rounded to two decimal places)", "0.0344")),
@@ -106,23 +106,23 @@ def test_a_record_from_before_the_version_raise_reports_its_changes_and_versions
         (6, 3, "unparseable", "wrong", ("only as good as the last step-step process that gets you to the final answer",
                                         "you to the final answer")),
     ]  # fmt: skip
-    assert all(c.versions == ("math/v1", "math/v2") for c in report.changes)
+    assert all(c.versions == ("math/v1", "math/v3") for c in report.changes)
     assert report.unversioned_changes() == []
     groups = {key: len(found) for key, found in report.groups().items()}
     assert groups[("unparseable", "wrong", "# is not #")] == 3  # '109 is not 67', '220 is not 129', ...
     table = report.table()
-    assert "graded under math/v1, now math/v2: 6 records, 5 verdicts changed" in table
+    assert "graded under math/v1, now math/v3: 6 records, 5 verdicts changed" in table
     assert "warning" not in table
     assert report.before == report.after  # the five were wrong either way: no metric moves
     regraded = [json.loads(line) for line in Path(report.out_path).read_text().splitlines()]
-    assert {r["verifier"] for r in regraded} == {"math/v2"}
+    assert {r["verifier"] for r in regraded} == {"math/v3"}
     assert {r["regraded_from"]["verifier"] for r in regraded} == {"math/v1"}
 
 
 def test_a_change_under_an_unchanged_version_is_flagged(tmp_path: Path) -> None:
-    record = dict(OLD_THINK_VERDICT, verifier="math/v2")  # today's version, yet its verdict changes
+    record = dict(OLD_THINK_VERDICT, verifier="math/v3")  # today's version, yet its verdict changes
     report = regrade(_write(tmp_path / "old.jsonl", [record]))
-    assert [c.versions for c in report.unversioned_changes()] == [("math/v2", "math/v2")]
+    assert [c.versions for c in report.unversioned_changes()] == [("math/v3", "math/v3")]
     assert "warning: 1 verdicts changed under an unchanged verifier version" in report.table()
 
 
@@ -157,5 +157,5 @@ def test_the_command_prints_the_changes_and_a_json_summary(tmp_path: Path) -> No
                          capture_output=True, text=True, check=True)  # fmt: skip
     summary = json.loads(out.stdout.splitlines()[-1])
     assert (summary["changed"], summary["before"]["accuracy"], summary["after"]["accuracy"]) == (1, 0.0, 0.5)
-    assert summary["versions"] == {"math/v0 -> math/v2": 1} and summary["changed_under_same_version"] == 0
+    assert summary["versions"] == {"math/v0 -> math/v3": 1} and summary["changed_under_same_version"] == 0
     assert "wrong -> correct (1)" in out.stdout

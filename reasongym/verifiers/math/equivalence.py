@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S
 from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.decimals import Shown, rounds_to_gold, shown_decimal
 from reasongym.verifiers.math.forms import chain_exact, compare_chain, compare_colons, states_exact
@@ -44,7 +45,7 @@ _MAX_ITEMS = 64
 _VARIABLE = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?|[a-z]+")  # x, a_1, theta; not f(x), (x,y), PQ
 
 
-def answers_equal(gold: Node, pred: Node, *, timeout: float = 1.0) -> Match:
+def answers_equal(gold: Node, pred: Node, *, timeout: float = VERIFY_TIMEOUT_S) -> Match:
     r"""Compare a parsed prediction with a parsed gold answer.
 
     Args:

@@ -207,11 +207,10 @@ seconds, covers every sympy step of one comparison (and, in ``verify``, every bo
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 
-from reasongym.errors import ConfigError, VerifierTimeout
-from reasongym.verifiers.base import MAX_TIMEOUT_S, Outcome, Verdict
+from reasongym.errors import VerifierTimeout
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S, Outcome, Verdict, check_timeout
 from reasongym.verifiers.math.equivalence import answers_equal
 from reasongym.verifiers.math.nodes import AnswerRejected, Labeled, Node, Refused, Seq
 from reasongym.verifiers.math.parser import parse_answer
@@ -235,7 +234,7 @@ def _shown(answer: str) -> str:
     return answer if len(answer) <= _SHOWN_CHARS else answer[:_SHOWN_CHARS] + "..."
 
 
-def verify_math_answer(answer: str, gold: str, *, timeout: float = 1.0) -> Verdict:
+def verify_math_answer(answer: str, gold: str, *, timeout: float = VERIFY_TIMEOUT_S) -> Verdict:
     r"""Grade an extracted math answer against the gold answer (rules in the module docstring).
 
     Args:
@@ -256,12 +255,7 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = 1.0) -> Verdi
         >>> verify_math_answer("1 or 2", "1").outcome.value
         'wrong'
     """
-    number = not isinstance(timeout, bool) and isinstance(timeout, (int, float))
-    if not number or not 0 < timeout < math.inf or timeout > MAX_TIMEOUT_S:
-        raise ConfigError(
-            f"timeout={timeout!r} is not allowed: the sympy time limit must be a finite number of "
-            f"seconds > 0 and at most {MAX_TIMEOUT_S:g} (e.g. timeout=1.0)"
-        )
+    timeout = check_timeout("timeout", timeout)
     parsed_gold = _parse_gold(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
     if isinstance(parsed_gold, AnswerRejected):
         return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
@@ -289,7 +283,7 @@ def _values(node: Node) -> tuple[Node, ...]:
     return node.items if isinstance(node, Seq) and node.kind == "list" else (node,)
 
 
-def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float = 1.0) -> Verdict:
+def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float = VERIFY_TIMEOUT_S) -> Verdict:
     r"""Grade several answers written together (``$\boxed{3}$ and $\boxed{-5}$``) as one answer.
 
     They are one multi-valued answer: correct when the gold has several values and the answers'
