@@ -29,6 +29,7 @@ are split into sentences, and no regex nests unbounded quantifiers.
 
 from __future__ import annotations
 
+import json
 import re
 
 from reasongym.verifiers.math.units import lookup_unit
@@ -37,11 +38,14 @@ from reasongym.verifiers.spans import DECIMAL_COMMA, MAX_ANSWER_CHARS, NUMBER, m
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
+    "BARE_FILLER",
     "CLAIM_CHARS",
     "END_TOKENS",
     "REVISION",
     "asked_part",
     "final_claim",
+    "is_mention",
+    "json_answer",
     "last_number",
     "revised_value",
     "without_questions",
@@ -200,6 +204,26 @@ def asked_part(completion: str) -> str:
         return completion
     found = _NEW_QUESTION.search(completion, concluded.end())
     return completion if found is None else completion[: found.start()]
+
+
+def json_answer(text: str) -> str | None:
+    """The "answer" of a completion that ends with a JSON object (bare or in a code block), or None.
+
+    ``{"answer": [1, 2, 3]}`` gives "1, 2, 3", ``{"reasoning": "...", "final_answer": 42}`` gives "42". Only
+    an object that ends the text is read, and only when it parses as JSON: a brace in prose is no object.
+    """
+    body = text.rstrip().removesuffix("```").rstrip()
+    start = body.rfind("\n{") + 1 if not body.startswith("{") else 0
+    if not body.endswith("}") or len(body) - start > MAX_ANSWER_CHARS:
+        return None
+    try:
+        found = json.loads(body[start:])
+    except ValueError:
+        return None
+    value = found.get("answer", found.get("final_answer")) if isinstance(found, dict) else None
+    if isinstance(value, list) and all(isinstance(item, int | float | str) for item in value):
+        return ", ".join(str(item) for item in value)
+    return str(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
 
 
 def is_mention(text: str, start: int) -> bool:

@@ -50,6 +50,9 @@ _YES_WORDS = (
     r"sí|oui|ja|да|はい|是的|对的|sim|evet|tak"
 )
 _OTHER_WORD = re.compile(rf"(?<!\w)(?:({_NO_WORDS})|({_YES_WORDS}))(?!\w)", re.IGNORECASE)
+_CLAIM_THAT = re.compile(
+    r"(?:^|[.!?\n][\s*]*)it(?:\s+is|'s)\s+(not\s+)?(true|false)\s+that\b", re.IGNORECASE
+)  # "It is not true that ...": a verdict stated as a claim about the statement
 # A yes/no word in a concession is not the verdict: "No. Although, yes, he was Greek, he did not."
 _CONCEDED = re.compile(
     r"\b(?:although|though|granted|admittedly|while|whereas|even\s+if|even\s+though)[\s,*\"']*$",
@@ -194,7 +197,11 @@ def _last_standalone_polarity(completion: str) -> str | None:
     if other is not None and (last is None or other[0] > last.start()):
         return other[1]
     if last is None:
-        return None
+        claims = list(_CLAIM_THAT.finditer(tail))  # "It is not true that he went." answers no
+        if not claims:
+            return None
+        negated, word = claims[-1].group(1), _POLARITY[claims[-1].group(2).casefold()]
+        return _OPPOSITE[word] if negated else word
     hedge = None
     for hedge in _HEDGE.finditer(tail, max(0, last.start() - 40)):  # noqa: B007 - the last one decides
         pass

@@ -76,6 +76,7 @@ from reasongym.verifiers.claims import (
     END_TOKENS,
     final_claim,
     is_mention,
+    json_answer,
     last_number,
     revised_value,
     without_questions,
@@ -389,6 +390,10 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
         return Extraction(answer, "revised", reason, candidates=(answer,))
     if found.method != "none" or not last_number_fallback:
         return found
+    structured = json_answer(completion)
+    if structured is not None:
+        answer = clean_answer(structured)
+        return Extraction(answer, "tag", "Taken from the JSON object's answer.", candidates=(answer,))
     text = without_remarks(without_questions(completion.replace(_THINK_END, "\n")))
     claim = final_claim(
         text

@@ -115,6 +115,12 @@ ROWS = [
     ("math", "1.5", "Dividimos 3 por 2. A resposta é 1,5.", T),
     ("math", "5", "Dividimos 3 por 2. A resposta é 1,5.", F),
     ("math", "3", "The point is (2,3).", F),
+    # 35.13 a JSON object that ends the completion answers with its "answer" (or "final_answer")
+    ("math", "1, 2, 3", '{"answer": [1, 2, 3]}', T),
+    ("math", "1, 2, 3", '{"answer": [1, 2, 4]}', F),
+    ("math", "3, 5", '```json\n{"reasoning": "x^2 - 8x + 15", "final_answer": [3, 5]}\n```', T),
+    ("math", "3, 5", '```json\n{"reasoning": "x^2 - 8x + 15", "final_answer": [3, 6]}\n```', F),
+    ("math", "2", "The set {1, 2} has 2 elements.", T),
     # 35.15 equal restatements joined by "or" / "i.e." are one answer; unequal ones a hedge
     ("math", "\\frac15", "The answer is 1/5 or 20%.", T),
     ("math", "\\frac15", "The answer is 1/5 or 25%.", F),
@@ -139,6 +145,9 @@ ROWS = [
     ("yesno", "no", "Нет, пингвины не летают.", T),
     ("yesno", "yes", "はい、そうです。", T),
     ("yesno", "no", "The correct reading of the law is strict, so no.", T),
+    ("yesno", "no", "It is not true that he was there.", T),
+    ("yesno", "yes", "It is not true that he was there.", F),
+    ("yesno", "yes", "It is true that he was there.", T),
     ("yesno", "yes", "The correct reading of the law is strict, so no.", F),
 ]
 
