@@ -83,7 +83,7 @@ from reasongym.verifiers.claims import (
 )
 from reasongym.verifiers.sentences import answer_in_sentence, without_remarks
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase
-from reasongym.verifiers.text import normalize_unicode
+from reasongym.verifiers.text import chinese_number, normalize_unicode
 
 __all__ = [
     "ANSWER_PHRASE",
@@ -111,7 +111,7 @@ _TAG_OPEN, _TAG_CLOSE = "<answer>", "</answer>"
 ANSWER_PHRASE = re.compile(
     r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|was\b|(?:would|should|will|must)\s+be\b|[:=])"
     r"|(?m:^[ \t#*]*final\s+answer[ \t*:]*$)"
-    r"|####",
+    r"|####|答案(?:是|为|[:：])",
     re.IGNORECASE,
 )
 """Phrases that introduce a final answer ("The answer is", "Final Answer:", "#### ", ...)."""
@@ -172,7 +172,7 @@ def clean_answer(raw: str) -> str:
     previous = None
     while text != previous:
         previous = text
-        text = text.strip().rstrip(".").strip()
+        text = text.strip().rstrip(".\u3002").strip()  # also the ideographic full stop "。"
         text = text[_EITHER.match(text).end() :] if _EITHER.match(text) else text
         for opener, closer in (
             ("**", "**"),
@@ -189,7 +189,7 @@ def clean_answer(raw: str) -> str:
             text = text.removesuffix("**") if text.endswith("**") else text.removeprefix("**")
         italic = _ITALIC.fullmatch(text)  # "*42*" and "_42_": Markdown italics around the whole answer
         text = (italic.group(1) or italic.group(2)) if italic else text
-    return text
+    return chinese_number(text) or text
 
 
 def strip_text_wrapper(answer: str) -> str:

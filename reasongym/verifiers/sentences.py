@@ -53,7 +53,9 @@ WORD_NUMBER = re.compile(
 """A number in words: "twelve", "two hundred and five", "negative three", "third", "three quarters"."""
 _SCALE_AFTER = re.compile(r"[ \t]+(?:hundred|thousand|million|billion)\b", re.IGNORECASE)
 _MONEY = re.compile(r"(?:\\?\$[ \t]*)?")
-_WORDS_ONLY = re.compile(r"(?:[ \t,;:.!?)][A-Za-z \t,;:'\"().!?-]*)?")  # "2k" is no "2" followed by a word
+_WORDS_ONLY = re.compile(
+    r"(?:[ \t,;:.!?)\u3002\uff0c][A-Za-z \t,;:'\"().!?\u3000-\u303f\u4e00-\u9fff-]*)?"
+)  # "2k" is no "2" followed by a word
 _MATH_OPENERS = (("**", "**"), ("$", "$"), ("\\(", "\\)"))
 _VALUE_START = re.compile(r"[-+\d.$\\(\[{]|\*\*")
 _SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")

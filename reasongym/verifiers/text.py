@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["normalize_unicode"]
+__all__ = ["chinese_number", "normalize_unicode"]
 
 # Invisible characters only split tokens (U+00AD soft hyphen, zero-width space/joiners, word
 # joiner, BOM), so they are dropped. Control characters (NUL, ...) become a space instead: dropping
@@ -157,3 +157,57 @@ def normalize_unicode(s: str) -> str:
     if "√" in s or "∛" in s or "∜" in s:
         s = _ROOT_OF_NUMBER.sub(_root_of_number, s)  # "√16" is the root of 16, not √1 times 6
     return s.translate(_SYMBOL_TABLE)
+
+
+_CHINESE_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_CHINESE_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CHINESE_NUMBER = re.compile(
+    "(?:负)?[零〇一二两三四五六七八九十百千万亿]+(?:分之[零〇一二两三四五六七八九十百千万亿]+)?"
+)
+
+
+def _chinese_integer(text: str) -> int:
+    """The value of a Chinese integer numeral ("三百" 300, "十二" 12, "一万零五" 10005)."""
+    total = section = digit = 0
+    for char in text:
+        if char in _CHINESE_DIGITS:
+            digit = _CHINESE_DIGITS[char]
+        elif char in _CHINESE_UNITS:
+            section += (digit or 1) * _CHINESE_UNITS[char]
+            digit = 0
+        else:  # 万 and 亿 scale everything read so far in their section
+            total = (total + section + digit) * (10_000 if char == "万" else 100_000_000)
+            section = digit = 0
+    return total + section + digit
+
+
+def chinese_number(answer: str) -> str | None:
+    """A whole answer written as a Chinese numeral, in digits ("三百" -> "300", "二分之一" -> "1/2"), else None.
+
+    Only a whole answer is read: inside prose these characters are words ("一些" is "some").
+
+    Example:
+        >>> chinese_number("二分之一")
+        '1/2'
+    """
+    if not _CHINESE_NUMBER.fullmatch(answer):
+        return None
+    sign = "-" if answer.startswith("负") else ""
+    body = answer.removeprefix("负")
+    if "分之" in body:  # "二分之一": one part of two
+        denominator, numerator = body.split("分之")
+        return f"{sign}{_chinese_integer(numerator)}/{_chinese_integer(denominator)}"
+    return f"{sign}{_chinese_integer(body)}"

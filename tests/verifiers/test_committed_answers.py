@@ -121,6 +121,14 @@ ROWS = [
     ("math", "3, 5", '```json\n{"reasoning": "x^2 - 8x + 15", "final_answer": [3, 5]}\n```', T),
     ("math", "3, 5", '```json\n{"reasoning": "x^2 - 8x + 15", "final_answer": [3, 6]}\n```', F),
     ("math", "2", "The set {1, 2} has 2 elements.", T),
+    # 35.14 a whole answer in Chinese numerals; Chinese characters in prose stay words
+    ("math", "\\frac12", "答案是二分之一。", T),
+    ("math", "\\frac12", "答案是三分之一。", F),
+    ("math", "300", "答案是三百。", T),
+    ("math", "3", "答案是三百。", F),
+    ("math", "10005", "所以答案是一万零五。", T),
+    ("math", "5", "我们有一些苹果。答案是 5 个苹果。", T),
+    ("math", "1", "我们有一些苹果。答案是 5 个苹果。", F),
     # 35.15 equal restatements joined by "or" / "i.e." are one answer; unequal ones a hedge
     ("math", "\\frac15", "The answer is 1/5 or 20%.", T),
     ("math", "\\frac15", "The answer is 1/5 or 25%.", F),
