@@ -111,6 +111,11 @@ ROWS = [
     ("choice", "B", "Paris est la capitale. Réponse : A", F),
     ("choice", "C", "Both B and C seem plausible, but on reflection C is the better fit.", T),
     ("choice", "B", "Both B and C seem plausible, but on reflection C is the better fit.", F),
+    # 35.10 short names of weekdays and months
+    ("math", "\\text{Friday}", "The answer is Fri.", T),
+    ("math", "\\text{Friday}", "The answer is Thu.", F),
+    ("math", "\\text{September}", "\\boxed{\\text{Sept}}", T),
+    ("math", "\\text{October}", "\\boxed{\\text{Sept}}", F),
     # 35.12 a decimal comma in prose ("1,5" is 1.5, never the 5 after a comma); "(2,3)" stays a pair
     ("math", "1.5", "Dividimos 3 por 2. A resposta é 1,5.", T),
     ("math", "5", "Dividimos 3 por 2. A resposta é 1,5.", F),
