@@ -6,7 +6,11 @@ Where the answer is looked for, in order:
    Boxes of the final statement that name different options are answer spraying: wrong; earlier
    boxes are earlier attempts. After ``</think>``, when there is one, before the whole text.
 2. The last phrase "answer is", "Answer:", "choice is", "option is", "Final Answer" (and "would be",
-   "should be", "must be"), "I pick/choose/select/go with" (also "I'd ..."), in the last 20,000 characters.
+   "should be", "must be"), "I pick/choose/select/go with" (also "I'd ..."), and in other languages
+   答案是, "la respuesta (correcta) es (la)", "Réponse :", "die (richtige) Antwort ist", "a resposta é",
+   "la risposta è", in the last 20,000 characters. A phrase that reports a mention ("One might think the
+   answer is B") is skipped. A correction after the box or phrase ("The answer is B... no wait, ..., so
+   C.", "Oops, it is C.") picks the corrected option, as for math answers.
 3. With ``fallback``: the last non-empty line, read strictly (a bare label such as "B", "(B)",
    "**B.**", "B) library", or an option's full text); else its last sentence: "Option B is correct."
    (also "B is the right answer"), a label after "Therefore"/"Thus"/"So" ("A is wrong. B is wrong.

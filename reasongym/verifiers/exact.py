@@ -15,6 +15,15 @@ is not"), but not "no" used as a determiner ("no one", "no longer", "there is no
 claim holding both polarities ("yes or no", "yes and no", "true/false") is a hedge: wrong. A negated
 word claims the opposite ("Not yes." and "The claim is not true." answer no, as does "isn't true"), and
 a qualified negation ("not exactly yes", "not necessarily true") is a hedge.
+
+Verdicts in other words and languages (issue 35): "Correct", "Absolutely", "Certainly", "Indeed", "Of
+course", "Yep", "Sure", "Right", Sí, Oui, Ja, Да, はい, 是的 are yes; "Not at all", "Certainly/Definitely/
+Absolutely/Of course not", "No way", "Nope", "Incorrect", Non, Nein, Нет, いいえ, 不是, 否 are no. Why only
+when punctuation or the end of the text follows them and, for the English and Latin-script words, when
+they open a sentence: inside a sentence these words are seldom verdicts ("the correct value is 4",
+"certainly the largest"), while "Nope." or "Нет, ..." answering the question always is. "It is (not)
+true that ..." states yes (no). A yes/no word in a concession ("No. Although, yes, he was Greek, ...",
+also "though", "granted", "admittedly", "even if") is not the verdict.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from reasongym.verifiers.math.nodes import Node
 from reasongym.verifiers.math.numeric import Match, SymbolicCheck, compare_scalars
 from reasongym.verifiers.math.relations import compare_relations, name_relations, name_text
 from reasongym.verifiers.math.sets import compare_interval, compare_union, normalize_set
+from reasongym.verifiers.math.words import text_name
 
 __all__ = ["Match", "answers_equal"]
 
@@ -230,27 +231,11 @@ def _as_text(node: Node, letters: bool = False) -> str | None:
     return None
 
 
-_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
-_MONTHS = "january february march april may june july august september october november december".split()
-_ABBREVIATIONS = {
-    **{name[:3]: name for name in _DAYS + _MONTHS},
-    **{"tues": "tuesday", "thur": "thursday", "thurs": "thursday", "sept": "september"},
-}
-"""Short names of weekdays and months ("Fri." is Friday, "Sept" September): one name, two spellings."""
-
-
-def _text_name(text: str | None) -> str | None:
-    if text is None:
-        return None
-    folded = text.casefold().rstrip(".")
-    return _ABBREVIATIONS.get(folded, folded)
-
-
 def _compare_text(gold: Node, pred: Node) -> Match:
     r"""Text against text, or words against a gold spelled in letters (gold ``No``, answer ``\text{No}``)."""
     want = _as_text(gold)
     text = _as_text(pred)
-    if text is not None and _text_name(text) == _text_name(want):
+    if text is not None and text_name(text) == text_name(want):
         return Match(True, "the same words")
     return Match(False, f"the answer does not read {want!r}")
 

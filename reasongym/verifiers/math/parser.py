@@ -336,7 +336,12 @@ class Parser:
 
     def subscript_text(self) -> str:
         if not self.at_op("{"):
-            return str(self.take().value.mantissa if self.at("num") else self.take().value)
+            value = self.take().value
+            if isinstance(value, ast.Num):
+                return str(value.mantissa)
+            if isinstance(value, Node):  # a repeating decimal "9.5\overline{3}" is no subscript
+                raise Unparseable("a subscript must be a whole number or a name")
+            return str(value)
         self.take()
         parts = []
         while not self.at_op("}"):

@@ -13,14 +13,18 @@ them into one number token. What is read:
 - "3 over 4", "three over four" and "1 in 6" (a chance) are fractions.
 
 A word that names no number stays a word, and "second" stays the unit of time unless it stands alone
-(then it is the ordinal 2).
+(then it is the ordinal 2). Number words side by side that English grammar does not join
+("five five", "twenty twenty", "one million million", "nineteen ninety-nine") are no number: the answer
+is refused, never summed. "a second" is a moment, not the ordinal.
+
+Text answers: :func:`text_name` spells out the short names of weekdays and months ("Fri." is Friday).
 """
 
 from __future__ import annotations
 
 from reasongym.verifiers.math.nodes import Mul, Node, Num, Unparseable
 
-__all__ = ["NUMBER_WORDS", "ORDINAL_WORDS", "PART_WORDS", "SIGN_WORDS", "join_number_words"]
+__all__ = ["NUMBER_WORDS", "ORDINAL_WORDS", "PART_WORDS", "SIGN_WORDS", "join_number_words", "text_name"]
 
 
 _UNITS = (
@@ -203,3 +207,20 @@ def join_number_words(tokens: list) -> list:
         out.append(type(tok)("num", found[0], tok.spaced))
         i = found[1]
     return out
+
+
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_MONTHS = "january february march april may june july august september october november december".split()
+_ABBREVIATIONS = {
+    **{name[:3]: name for name in _DAYS + _MONTHS},
+    **{"tues": "tuesday", "thur": "thursday", "thurs": "thursday", "sept": "september"},
+}
+"""Short names of weekdays and months ("Fri." is Friday, "Sept" September): one name, two spellings."""
+
+
+def text_name(text: str | None) -> str | None:
+    """``text`` casefolded, a short weekday or month name spelled out ("Fri." -> "friday")."""
+    if text is None:
+        return None
+    folded = text.casefold().rstrip(".")
+    return _ABBREVIATIONS.get(folded, folded)
