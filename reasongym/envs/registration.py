@@ -211,7 +211,8 @@ def make(id: str, **kwargs: Any) -> gymnasium.Env:
     """Make a registered environment through ``gymnasium.make`` (so its wrappers apply).
 
     Args:
-        id: A registered id, e.g. ``"reasongym/GSM8K-v0"``; without ``-vN`` the latest version.
+        id: A registered id, e.g. ``"reasongym/GSM8K-v0"``; without ``-vN`` the latest version; or
+            ``"openenv://HOST:PORT"``, an environment served over OpenEnv (``reasongym.envs.remote``).
         **kwargs: Environment options (``ReasoningEnvConfig`` fields, ``render_mode``), Gymnasium's
             ``make`` options, and ``source_kwargs``, which are merged into the registered ones.
 
@@ -224,7 +225,12 @@ def make(id: str, **kwargs: Any) -> gymnasium.Env:
 
     Example:
         >>> env = make("reasongym/GSM8K-v0", split="test")  # doctest: +SKIP
+        >>> remote = make("openenv://127.0.0.1:8000")  # a served environment  # doctest: +SKIP
     """
+    if isinstance(id, str) and id.startswith("openenv://"):
+        from reasongym.envs.remote import RemoteEnv
+
+        return RemoteEnv(id, **kwargs)  # `RemoteEnv`'s options: action_field, timeout_s, ...
     env_id = _resolve_id(id)
     if "source_kwargs" in kwargs:
         kwargs["source_kwargs"] = {**_ENTRIES[env_id].source_kwargs, **dict(kwargs["source_kwargs"] or {})}
