@@ -91,7 +91,9 @@ def _play_http(url: str, env_id: str, episodes: int) -> dict[str, float]:
     start = time.perf_counter()
     for seed, answer in enumerate(answers):
         body = json.dumps({"action": {"completion": answer, "seed": seed}}).encode()
-        request = urllib.request.Request(f"{url}/step", data=body, headers={"content-type": "application/json"})
+        request = urllib.request.Request(
+            f"{url}/step", data=body, headers={"content-type": "application/json"}
+        )
         before = time.perf_counter()
         with urllib.request.urlopen(request, timeout=30) as response:
             reward = json.loads(response.read())["reward"]
