@@ -168,6 +168,61 @@ class RemoteEnv(gymnasium.Env[str, str]):
         self._drop()
 
 
+def openenv_dataset(address: str, n: int, *, seed: int = 0, options: dict[str, Any] | None = None) -> Any:
+    """A TRL prompt dataset drawn from a reasongym server: row ``i`` is the prompt of ``reset(seed=seed + i)``.
+
+    Columns: ``prompt`` (text), ``index`` and ``split`` (which problem, for :func:`openenv_reward`) and
+    ``problem_id``. The server must be ``reasongym serve-env`` (its info names the problem's index and split).
+    """
+    import datasets
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"openenv_dataset: n must be an int >= 1, got {n!r}")
+    env, rows = RemoteEnv(address), []
+    try:
+        for i in range(n):
+            prompt, info = env.reset(seed=seed + i, options=options)
+            if "index" not in info or "split" not in info:
+                raise ConfigError(
+                    f"{env.url} is not a reasongym server: its reset info has no index and split"
+                )
+            rows.append({"prompt": prompt, "index": int(info["index"]), "split": str(info["split"]),
+                         "problem_id": str(info.get("problem_id", ""))})  # fmt: skip
+    finally:
+        env.close()
+    return datasets.Dataset.from_list(rows)
+
+
+def openenv_reward(address: str, **env_options: Any) -> Callable[..., list[float]]:
+    """A reward function with the signature TRL's GRPOTrainer calls, graded by the served environment itself.
+
+    Each completion is played on the server: ``reset(options={"index": index, "split": split})``, then
+    ``step(completion)``; the reward is the server's. ``index`` and ``split`` are dataset columns
+    (:func:`openenv_dataset` writes them). One WebSocket session serves every call.
+    """
+    env = RemoteEnv(address, **env_options)
+
+    def openenv_reward_fn(
+        prompts: Any,
+        completions: list[Any],
+        index: list[int] | None = None,
+        split: list[str] | None = None,
+        **_: Any,
+    ) -> list[float]:
+        if index is None or split is None:
+            raise ConfigError(
+                "openenv reward: the dataset needs 'index' and 'split' columns (openenv_dataset)"
+            )
+        rewards = []
+        for completion, problem, name in zip(completions, index, split, strict=True):
+            text = completion if isinstance(completion, str) else completion[-1]["content"]
+            env.reset(options={"index": int(problem), "split": name})
+            rewards.append(env.step(text)[1])
+        return rewards
+
+    return openenv_reward_fn
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
