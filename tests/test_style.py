@@ -58,14 +58,23 @@ def test_functions_stay_under_the_size_target() -> None:
     assert too_long == {}
 
 
+# Top-level packages of optional extras (pyproject.toml) that some reasongym modules are built on.
+OPTIONAL_EXTRAS = ("openenv", "verifiers")
+
+
 def test_config_dataclasses_stay_under_the_field_target() -> None:
     crowded = {}
     for path in _modules():
         if path.name == "__main__.py":  # running it is the command line
             continue
-        module = importlib.import_module(
-            ".".join(("reasongym", *path.relative_to(PACKAGE).with_suffix("").parts))
-        )
+        try:
+            module = importlib.import_module(
+                ".".join(("reasongym", *path.relative_to(PACKAGE).with_suffix("").parts))
+            )
+        except ModuleNotFoundError as exc:  # a module built on an optional extra that is not installed
+            if (exc.name or "").split(".")[0] in OPTIONAL_EXTRAS:
+                continue
+            raise
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if (
                 name.endswith("Config")

@@ -1,4 +1,4 @@
-"""The ``reasongym`` command line: list, show, verify, eval, regrade, compare, data, train, demo.
+"""The ``reasongym`` command line: list, show, verify, eval, regrade, compare, data, serve-env, train, demo.
 
 Every command parses its arguments and calls one library function; nothing else happens here, but for the
 thread setting every command starts with (`quiet_threads`) and SIGTERM, which stops a command as Ctrl-C does.
@@ -31,6 +31,7 @@ from collections.abc import Iterator, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reasongym import __version__
 from reasongym.cli.args import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -45,6 +46,7 @@ from reasongym.cli.data import add_data_parser
 from reasongym.cli.eval import cmd_eval
 from reasongym.cli.flags import UsageShown
 from reasongym.cli.regrade import add_regrade_parser
+from reasongym.cli.serve import add_serve_parser
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
 from reasongym.runs.metrics import dumps_strict
 
@@ -223,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgParser)
     commands.required = True
     _add_inspection_parsers(commands)
@@ -234,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.set_defaults(run=lambda args: cmd_eval(list(args.rest)))
     add_regrade_parser(commands)
     add_data_parser(commands)
+    add_serve_parser(commands)
     _add_training_parsers(commands)
     return parser
 
@@ -292,12 +295,6 @@ def _add_training_parsers(commands: Any) -> None:
         "demo", help="tiny model: warm start, evaluate, GRPO/DAPO, evaluate again", add_help=False
     )
     sub.add_argument("rest", nargs=argparse.REMAINDER)
-
-
-def _version() -> str:
-    from reasongym import __version__
-
-    return __version__
 
 
 # ---------------------------------------------------------------------------------------------- main

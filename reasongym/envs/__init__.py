@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from reasongym.envs import plugins
 from reasongym.envs.builtin import BUILTIN, register_builtins
 from reasongym.envs.problem import ANSWER_TYPES, Problem
 from reasongym.envs.registration import (
@@ -63,3 +64,5 @@ def __getattr__(name: str) -> Any:
 
 
 register_builtins()
+# After the built-ins: from here on the first registry lookup loads installed plugins (reasongym.envs.plugins).
+plugins.install()

@@ -46,6 +46,9 @@ _USER_SOURCE = "reasongym.envs.registration:user_source"
 
 _ENTRIES: dict[str, CatalogEntry] = {}
 _USER_SOURCES: dict[str, Callable[..., ProblemSource]] = {}
+# Run before every lookup (make, spec, list_envs): the plugin loader (reasongym.envs.plugins) puts itself here,
+# so installed plugins register on first use rather than on `import reasongym`.
+LOOKUP_HOOKS: list[Callable[[], None]] = []
 
 
 def parse_id(env_id: str) -> tuple[str, str, int]:
@@ -142,6 +145,18 @@ def register_entry(entry: CatalogEntry, *, override: bool = False) -> None:
     _ENTRIES[entry.id] = entry
 
 
+def unregister(env_id: str) -> None:
+    """Remove ``env_id`` from reasongym's table and Gymnasium's registry (a plugin that failed half-way)."""
+    _ENTRIES.pop(env_id, None)
+    _USER_SOURCES.pop(env_id, None)
+    gymnasium.registry.pop(env_id, None)
+
+
+def _run_lookup_hooks() -> None:
+    for hook in LOOKUP_HOOKS:
+        hook()
+
+
 def user_source(env_id: str, **kwargs: Any) -> ProblemSource:
     """The ProblemSource of a user-registered id (what Gymnasium's spec for that id points at)."""
     if env_id not in _USER_SOURCES:
@@ -170,6 +185,7 @@ def _resolve_id(env_id: str) -> str:
     """The registered id that ``env_id`` names, or an error that says what to use instead."""
     if not isinstance(env_id, str):
         raise UnknownEnvNameError(f"environment id must be a str, got {type(env_id).__name__}")
+    _run_lookup_hooks()
     if env_id in _ENTRIES:
         return env_id
     stems: dict[str, list[int]] = {}
@@ -195,7 +211,8 @@ def make(id: str, **kwargs: Any) -> gymnasium.Env:
     """Make a registered environment through ``gymnasium.make`` (so its wrappers apply).
 
     Args:
-        id: A registered id, e.g. ``"reasongym/GSM8K-v0"``; without ``-vN`` the latest version.
+        id: A registered id, e.g. ``"reasongym/GSM8K-v0"``; without ``-vN`` the latest version; or
+            ``"openenv://HOST:PORT"``, an environment served over OpenEnv (``reasongym.envs.remote``).
         **kwargs: Environment options (``ReasoningEnvConfig`` fields, ``render_mode``), Gymnasium's
             ``make`` options, and ``source_kwargs``, which are merged into the registered ones.
 
@@ -208,7 +225,12 @@ def make(id: str, **kwargs: Any) -> gymnasium.Env:
 
     Example:
         >>> env = make("reasongym/GSM8K-v0", split="test")  # doctest: +SKIP
+        >>> remote = make("openenv://127.0.0.1:8000")  # a served environment  # doctest: +SKIP
     """
+    if isinstance(id, str) and id.startswith("openenv://"):
+        from reasongym.envs.remote import RemoteEnv
+
+        return RemoteEnv(id, **kwargs)  # `RemoteEnv`'s options: action_field, timeout_s, ...
     env_id = _resolve_id(id)
     if "source_kwargs" in kwargs:
         kwargs["source_kwargs"] = {**_ENTRIES[env_id].source_kwargs, **dict(kwargs["source_kwargs"] or {})}
@@ -226,7 +248,8 @@ def spec(id: str) -> CatalogEntry:
 
 
 def list_envs() -> list[CatalogEntry]:
-    """Every registered environment, sorted by id."""
+    """Every registered environment, sorted by id (installed plugins' included)."""
+    _run_lookup_hooks()
     return [_ENTRIES[key] for key in sorted(_ENTRIES)]
 
 
