@@ -29,6 +29,7 @@ jump between files to follow one iteration.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -59,16 +60,15 @@ from reasongym.agents.rationales import (
     stands_alone,
 )
 from reasongym.agents.runtime.engine import following_engine
-from reasongym.agents.runtime.interrupts import interrupted
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
 from reasongym.generation.engines import engine_identity
-from reasongym.policy.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
+from reasongym.policy.checkpoints import load_checkpoint
 from reasongym.runs.folder import RunDir
+from reasongym.runs.lifecycle import Plot, RunLife
 from reasongym.runs.metrics import MetricsWriter
-from reasongym.runs.plots import plot_metrics, plot_title
 
 __all__ = [
     "IterationStats",
@@ -273,7 +273,7 @@ class _Loop:
     rationale_generator: Generator
     indices: list[int]
     problems: list[Any]
-    run: RunDir | None
+    life: RunLife
     hook: Callable[[int, str, PreTrainedModel], None]
     base: dict[str, torch.Tensor] = field(default_factory=dict)
     initial_accuracy: float | None = None
@@ -283,7 +283,7 @@ class _Loop:
     @classmethod
     def build(
         cls, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, model: PreTrainedModel, tokenizer: Any,
-        env: Any, generator: Generator | None, rationale_generator: Generator | None, folder: RunDir | None,
+        env: Any, generator: Generator | None, rationale_generator: Generator | None, life: RunLife,
         on_step: Callable[[int, str, PreTrainedModel], None] | None,
     ) -> _Loop:  # fmt: skip
         """The loop's fixed parts: the task, its training problems, the samplers, the hook."""
@@ -296,11 +296,11 @@ class _Loop:
         indices = _train_indices(env, cfg, task)
         problems = [env.problem_at(i, split=task.split, difficulty=task.difficulty) for i in indices]
         return cls(
-            cfg, run, rollout, model, task, sampler, rationale_generator or sampler, indices, problems, folder,
+            cfg, run, rollout, model, task, sampler, rationale_generator or sampler, indices, problems, life,
             on_step or (lambda *_: None),
         )  # fmt: skip
 
-    def train(self, writer: MetricsWriter | None) -> None:
+    def train(self) -> None:
         """Evaluate the base model (unless a resume did), then iterate until ``max_steps`` or a plateau."""
         from tqdm.auto import tqdm
 
@@ -314,12 +314,12 @@ class _Loop:
                 self.initial_accuracy = evaluate_accuracy(
                     self.task, self.generator, self.run_cfg, self.rollout
                 )
-                self.complete(writer, 0, {"eval/pass@1": self.initial_accuracy})
+                self.complete(0, {"eval/pass@1": self.initial_accuracy})
             for iteration in range(len(self.history) + 1, self.run_cfg.max_steps + 1):
                 if self.plateaued():
                     break
                 self.history.append(self.iteration(iteration))
-                self.complete(writer, iteration, iteration_metrics(self.history[-1]))
+                self.complete(iteration, iteration_metrics(self.history[-1]))
                 self.bar.update(1)
         finally:
             self.bar.close()
@@ -350,8 +350,7 @@ class _Loop:
         rationalized = distributed.all_gather_ordered(rationalized, key=_by_index)
         unfaithful = int(distributed.all_reduce_sum({"unfaithful": unfaithful})["unfaithful"])
         kept = direct + rationalized
-        writes = self.run is not None and distributed.current().is_main
-        folder = _write_kept(self.run, iteration, kept) if writes else None
+        folder = self.life.write(lambda root: _write_kept(root, iteration, kept))  # rank 0's, else None
         hook(iteration, "restore_base", model)
         if cfg.restart_from_base:
             model.load_state_dict(self.base)
@@ -397,12 +396,8 @@ class _Loop:
 
     def interrupted(self) -> TrainingInterrupted:
         """After Ctrl-C or SIGTERM: every finished iteration is checkpointed already; say which one is last."""
-        path = None if self.run is None else self.run.path
-        checkpoint = (
-            latest_checkpoint(self.run) if self.run is not None and distributed.current().is_main else None
-        )
         why = "; the iteration in progress is run again on resume"
-        return interrupted(len(self.history), self.run_cfg.max_steps, path, checkpoint, why)
+        return self.life.interrupted(len(self.history), why=why)
 
     def plateaued(self) -> bool:
         """Whether the last ``patience`` iterations all failed to beat the best accuracy before them."""
@@ -412,27 +407,16 @@ class _Loop:
         accuracies = [self.initial_accuracy or 0.0] + [stats.accuracy_after for stats in self.history]
         return max(accuracies[-patience:]) <= max(accuracies[:-patience])
 
-    def complete(self, writer: MetricsWriter | None, iteration: int, metrics: dict[str, Any]) -> None:
+    def complete(self, iteration: int, metrics: dict[str, Any]) -> None:
         """Log a finished iteration (0: the base model), redraw the plot, checkpoint it (rank 0)."""
         distributed.barrier()  # after every rank's part of the iteration, before rank 0 checkpoints it
-        if self.run is None or writer is None:
-            return
-        writer.log(iteration, metrics)
-        plot_metrics(
-            self.run.metrics_path, self.run.path / "accuracy.png", keys=STAR_PLOT_PANELS,
-            title=plot_title(self.run.path, "STaR"), x_label="iteration",
-        )  # fmt: skip
+        self.life.log(iteration, metrics)
+        self.life.draw()
         state = {
             "initial_accuracy": self.initial_accuracy,
             "history": [dataclasses.asdict(s) for s in self.history],
         }
-        save_checkpoint(
-            self.run,
-            iteration,
-            model=self.model,
-            trainer_state=state,
-            keep_last=self.run_cfg.keep_checkpoints,
-        )
+        self.life.save(iteration, model=self.model, trainer_state=state)
 
 
 def train_star(
@@ -475,42 +459,37 @@ def train_star(
     """
     default = shared_configs("default", "star")
     run, rollout = run or default["run"], rollout or default["rollout"]
-    folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-    if folder is not None and distributed.current().is_main and not folder.locked_here():
-        with folder.lock():  # rank 0's for the job: a second trainer on the folder fails here
-            return train_star(cfg, model, tokenizer, env_id, run=run, rollout=rollout, run_dir=folder,
-                              generator=generator, rationale_generator=rationale_generator, on_step=on_step)  # fmt: skip
-    env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
-    loop = _Loop.build(
-        cfg, run, rollout, model, tokenizer, env, generator, rationale_generator, folder, on_step
-    )
-    resumed_from, main = _start_or_resume(loop), distributed.current().is_main
-    writer = _writer(folder, cfg, run, rollout, env, resumed_from, loop.rationale_generator) if main else None
-    try:
-        loop.train(writer)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: finished iterations are checkpointed; say which
-        raise loop.interrupted() from None
-    finally:
-        if writer is not None:
-            writer.close()
-    return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, getattr(folder, "path", None))
+    plot = Plot("accuracy.png", STAR_PLOT_PANELS, "STaR", x_label="iteration")
+    with RunLife.open(run_dir, run, plot=plot) as life:  # a second trainer on the folder fails here
+        env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
+        loop = _Loop.build(
+            cfg, run, rollout, model, tokenizer, env, generator, rationale_generator, life, on_step
+        )
+        resumed_from = _start_or_resume(loop)
+        # Lines after the last completed iteration belong to an attempt that is about to be redone.
+        life.open_writers(
+            _config_record(cfg, run, rollout, env, loop.rationale_generator), resumed_from or -1
+        )
+        try:
+            loop.train()
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: finished iterations are checkpointed; say which
+            raise loop.interrupted() from None
+        return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, life.path)
 
 
-def _writer(
-    folder: RunDir | None, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, env: Any,
-    resumed_from: int | None, rationale_generator: Generator,
-) -> MetricsWriter | None:  # fmt: skip
-    """The run folder's metrics writer (None without a folder), every config (and the rationales' engine)
-    recorded first."""
-    if folder is None:
-        return None
-    config = {"algo": "star", "run": run, "rollout": rollout, "star": cfg, "env": getattr(env.spec, "id", None),
-              "env_config": dataclasses.asdict(env.config), "engine": engine_identity(rationale_generator)}  # fmt: skip
-    # Lines after the last completed iteration belong to an attempt that is about to be redone.
-    return MetricsWriter(
-        folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project, config=config,
-        resume_from_step=-1 if resumed_from is None else resumed_from,
-    )  # fmt: skip
+def _config_record(
+    cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, env: Any, rationale_generator: Generator
+) -> dict[str, Any]:
+    """What ``config.json`` records: every config, the environment, and the engine of the rationales."""
+    return {
+        "algo": "star",
+        "run": run,
+        "rollout": rollout,
+        "star": cfg,
+        "env": getattr(env.spec, "id", None),
+        "env_config": dataclasses.asdict(env.config),
+        "engine": engine_identity(rationale_generator),
+    }
 
 
 def _by_index(example: KeptExample) -> int:
@@ -553,35 +532,41 @@ def _train_indices(env: Any, cfg: STaRConfig, task: STaRTask) -> list[int]:
 
 def _start_or_resume(loop: _Loop) -> int | None:
     """Snapshot the base weights (CPU, and the run folder); restore the last completed iteration, if any."""
-    run, model = loop.run, loop.model
-    base_path = None if run is None else run.path / BASE_WEIGHTS_FILE
-    saved_base = base_path is not None and distributed.on_main(base_path.is_file)
-    if saved_base:
-        loop.base = load_file(str(base_path))
+    life, model = loop.life, loop.model
+    saved_base = life.on_main(lambda folder: (folder / BASE_WEIGHTS_FILE).is_file())
+    if saved_base and life.path is not None:
+        loop.base = load_file(str(life.path / BASE_WEIGHTS_FILE))
     else:
         loop.base = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-        if base_path is not None and distributed.current().is_main:  # written whole, then renamed
-            tmp = base_path.with_name(f".{BASE_WEIGHTS_FILE}.tmp")
-            save_file({k: v.contiguous() for k, v in loop.base.items()}, str(tmp))
-            tmp.replace(base_path)
-    checkpoint = None if run is None else distributed.on_main(lambda: latest_checkpoint(run))
+        life.write(lambda folder: _write_base(folder, loop.base))
+    checkpoint = life.checkpoint_to_resume(functools.partial(_refuse_finished, life.path))
     if checkpoint is None:
         model.load_state_dict(loop.base)
         return None
     step, saved = load_checkpoint(checkpoint, model=model)
-    if step >= loop.run_cfg.max_steps:
-        raise ConfigError(
-            f"the run in {str(run.path)!r} already completed {step} iterations; raise max_steps above {step} "
-            "to continue it"
-        )
     loop.initial_accuracy = saved["initial_accuracy"]
     loop.history = [IterationStats(**stats) for stats in saved["history"]]
     return step
 
 
-def _write_kept(run: RunDir, iteration: int, kept: Sequence[KeptExample]) -> Path:
+def _write_base(folder: Path, base: dict[str, torch.Tensor]) -> None:
+    """``base_model.safetensors``, the weights every iteration restarts from: written whole, then renamed."""
+    tmp = folder / f".{BASE_WEIGHTS_FILE}.tmp"
+    save_file({k: v.contiguous() for k, v in base.items()}, str(tmp))
+    tmp.replace(folder / BASE_WEIGHTS_FILE)
+
+
+def _refuse_finished(path: Path | None, step: int, max_steps: int) -> None:
+    if step >= max_steps:
+        raise ConfigError(
+            f"the run in {str(path)!r} already completed {step} iterations; raise max_steps above {step} "
+            "to continue it"
+        )
+
+
+def _write_kept(root: Path, iteration: int, kept: Sequence[KeptExample]) -> Path:
     """Write ``iteration-NNN/kept.jsonl`` (replacing a copy left by a crashed attempt); returns the folder."""
-    folder = run.path / f"iteration-{iteration:03d}"
+    folder = root / f"iteration-{iteration:03d}"
     folder.mkdir(exist_ok=True)
     for stale in ("metrics.jsonl", "config.json"):
         (folder / stale).unlink(missing_ok=True)

@@ -241,7 +241,7 @@ def test_kept_examples_are_written_whole_replacing_a_crashed_attempt(tmp_path: P
         KeptExample("p1", 4, "Q1", "A1", "direct"),
         KeptExample("p2", 9, "Q2", "A2 \u00e9", "rationalized"),
     ]
-    assert _write_kept(SimpleNamespace(path=tmp_path), 7, kept) == folder
+    assert _write_kept(tmp_path, 7, kept) == folder
     assert sorted(path.name for path in folder.iterdir()) == ["kept.jsonl"]  # stale files gone, no temp left
     lines = (folder / "kept.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == [
@@ -262,7 +262,7 @@ def test_kept_examples_are_written_whole_replacing_a_crashed_attempt(tmp_path: P
             "source": "rationalized",
         },
     ]
-    assert _write_kept(SimpleNamespace(path=tmp_path), 7, []) == folder  # the folder exists: no error
+    assert _write_kept(tmp_path, 7, []) == folder  # the folder exists: no error
     assert (folder / "kept.jsonl").read_text(encoding="utf-8") == ""
 
 
