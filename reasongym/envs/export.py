@@ -108,8 +108,15 @@ def to_dataset(
         rows["difficulty"].append(-1 if problem.difficulty is None else int(problem.difficulty))
         rows["split"].append(split)
         rows["index"].append(index)
+    return datasets.Dataset.from_dict(dict(rows), features=_features(chat))
+
+
+def _features(chat: bool) -> datasets.Features:
+    """The columns of `to_dataset` and their types."""
+    import datasets
+
     message = {"role": datasets.Value("string"), "content": datasets.Value("string")}
-    features = datasets.Features(
+    return datasets.Features(
         {
             "prompt": datasets.List(message) if chat else datasets.Value("string"),
             "answer": datasets.Value("string"),
@@ -122,7 +129,6 @@ def to_dataset(
             "index": datasets.Value("int64"),
         }
     )
-    return datasets.Dataset.from_dict(dict(rows), features=features)
 
 
 def completion_text(completion: str | Sequence[dict[str, Any]]) -> str:
