@@ -20,7 +20,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -29,6 +29,7 @@ from reasongym import distributed
 from reasongym.agents.advantages import (
     ADVANTAGE_NORMALIZATIONS,
     BATCH_LEVEL,
+    AdvantageName,
     group_advantages,
     lookup,
     zero_variance_groups,
@@ -36,9 +37,10 @@ from reasongym.agents.advantages import (
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
 from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
+from reasongym.agents.policy_losses import POLICY_LOSSES
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
-from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, ratio_metrics
+from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics
 from reasongym.errors import ConfigError
 from reasongym.rollouts.batch import RolloutBatch
 
@@ -72,9 +74,7 @@ class DAPOConfig:
     overlong_filtering: bool = False
     """Mask truncated completions out of the loss (paper Sec. 3.4 overlong filtering; off in its final recipe,
     which uses the soft punishment instead)."""
-    advantage_normalization: Literal[
-        "group_std", "batch_std", "none", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
-    ] = "group_std"
+    advantage_normalization: AdvantageName = "group_std"
     """The advantage estimator of the kept groups (the paper's is ``group_std``); see
     `reasongym.agents.advantages`. Dynamic sampling filters on task rewards before it, whichever it is."""
     importance_sampling: ImportanceSamplingConfig = dataclasses.field(
@@ -82,6 +82,12 @@ class DAPOConfig:
     )
     """Correction for a sampler whose log-probs are not the trainer's (``--engine vllm``, a served model):
     truncated or masked importance sampling per token or sequence (`reasongym.agents.offpolicy`)."""
+
+    @property
+    def clip_range(self) -> tuple[float, float]:
+        """The named policy loss ``ppo_clip``'s bounds of the token ratio, clip-higher:
+        ``(1 - eps_low, 1 + eps_high)``."""
+        return 1 - self.eps_low, 1 + self.eps_high
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -209,7 +215,8 @@ def dapo_loss(
     *,
     cfg: DAPOConfig,
 ) -> tuple[Tensor, dict[str, float]]:
-    """DAPO's token-level clip-higher surrogate, to minimise (DAPO Eq. 8; no KL term).
+    """DAPO's token-level clip-higher surrogate, to minimise (DAPO Eq. 8; no KL term): the named policy loss
+    ``ppo_clip`` (`reasongym.agents.policy_losses`) with DAPO's ``clip_range``, aggregated over tokens.
 
     ``loss = sum_{i,t} -w min(r A, clip(r, 1 - eps_low, 1 + eps_high) A) / sum_i |o_i|`` with
     ``r = exp(logp - old_logp)``, the sum running over the masked tokens of the whole batch; ``w`` is the
@@ -237,13 +244,14 @@ def dapo_loss(
     mask = mask.to(logp.dtype)  # [B, T]
     tokens = totals.tokens if totals is not None else float(mask.sum())
     adv = adv.to(logp.dtype)[:, None]  # [B, 1]
-    ratio = torch.exp(logp - old_logp)  # [B, T]
-    clipped_ratio = ratio.clamp(1 - cfg.eps_low, 1 + cfg.eps_high)  # [B, T]
-    surrogate = torch.min(ratio * adv, clipped_ratio * adv)  # [B, T]
+    surrogate = POLICY_LOSSES["ppo_clip"](logp, old_logp, adv, mask, cfg)  # clip-higher: cfg.clip_range
+    per_token = surrogate.per_token  # [B, T]
     if weights is not None:
-        surrogate = surrogate * weights.to(logp.dtype)  # [B, T]
-    loss = masked_sum(-surrogate, mask) / max(tokens, 1.0)  # []
-    metrics = ratio_metrics(ratio, logp, old_logp, adv, mask, 1 - cfg.eps_low, 1 + cfg.eps_high)
+        per_token = per_token * weights.to(logp.dtype)  # [B, T]
+    loss = masked_sum(per_token, mask) / max(tokens, 1.0)  # []
+    metrics = clip_metrics(
+        surrogate.ratio, logp, old_logp, mask, surrogate.clipped_low, surrogate.clipped_high
+    )
     metrics["loss/policy"] = float(loss.detach())
     return loss, metrics
 

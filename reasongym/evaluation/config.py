@@ -14,11 +14,11 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from reasongym.errors import ConfigError
 from reasongym.generation.base import SamplingParams
-from reasongym.generation.engines import check_engine
+from reasongym.generation.engines import Engine, check_engine
 
 DEFAULT_NUM_PROCEDURAL = 200
 """Problems taken from a procedural environment's test stream when ``num_problems`` is None."""
@@ -59,7 +59,7 @@ class EvalConfig:
     batch_size: int | None = None
     """Problems sampled together, each with its n completions; None: 8, or for a served model twice its
     requests in flight."""
-    engine: Literal["hf", "vllm", "auto"] = "auto"
+    engine: Engine = "auto"
     """Who samples a local model: ``hf`` (our KV-cached loop), ``vllm`` (an in-process vLLM engine taking
     90% of the GPU; `pip install 'reasongym[vllm]'`) or ``auto`` (vLLM when installed and on a GPU, else hf)."""
 

