@@ -231,9 +231,12 @@ class RolloutConfig:
         """These settings as the sampler takes them, the group size as ``n``: the one place a rollout config
         becomes `SamplingParams`, which then travel unchanged to the generator."""
         return SamplingParams(
-            n=self.group_size, max_new_tokens=self.max_new_tokens, temperature=self.temperature,
-            top_p=self.top_p, seed=seed,
-        )  # fmt: skip
+            n=self.group_size,
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=seed,
+        )
 
     def check_for_rl(self) -> None:
         """Raise ConfigError unless these settings can drive a policy-gradient method (GRPO, DAPO)."""

@@ -311,17 +311,35 @@ def sample_training_batch(
             break
         extra_rounds += 1
     metrics = session.rollout_metrics(*sampled)
-    metrics.update({
-        "dapo/kept_groups": float(min(kept_groups, wanted)),
-        "dapo/dropped_groups": float(len(sampled) * wanted - kept_groups),
-        "dapo/extra_rounds": float(extra_rounds),
-        "dapo/partial_batch": float(kept_groups < wanted),
-    })  # fmt: skip
+    metrics.update(
+        {
+            "dapo/kept_groups": float(min(kept_groups, wanted)),
+            "dapo/dropped_groups": float(len(sampled) * wanted - kept_groups),
+            "dapo/extra_rounds": float(extra_rounds),
+            "dapo/partial_batch": float(kept_groups < wanted),
+        }
+    )
     if kept_groups == 0:
         return None, metrics
     if not kept:  # other ranks hold the batch: this one joins the update with no rows
         return raw.select_groups(torch.zeros_like(keep)), metrics
     return (RolloutBatch.concat(kept) if len(kept) > 1 else kept[0]), metrics
+
+
+def dapo_update(
+    session: RLSession, batch: RolloutBatch | None, cfg: DAPOConfig, group_size: int, loss: Any
+) -> dict[str, float]:
+    """One step's update on its kept groups (none: the step is skipped): the loss mask, advantages, the
+    off-policy correction, then ``mu`` optimizer steps; the step's metrics."""
+    if batch is None:
+        return {"train/skipped_empty": 1.0}
+    mask = batch.graded_mask  # [B, T] ungradable samples are out of the advantages and the loss
+    if cfg.overlong_filtering:
+        mask = overlong_filter(mask, batch.truncated)  # [B, T]
+    adv = batch_advantages(batch.rewards, group_size, cfg, session.info, batch.gradable)
+    weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
+    metrics = session.update(batch, adv, loss, mu=cfg.mu, mask=mask, weights=weights)
+    return {"train/skipped_empty": 0.0, **metrics, **correction}
 
 
 def train_dapo(
@@ -361,22 +379,23 @@ def train_dapo(
     overlong_buffer_tokens(cfg, rollout.max_new_tokens)  # refuse a buffer that does not fit, before any work
     record = {"algo": "dapo", "run": run, "rollout": rollout, "dapo": cfg}
     session = RLSession.start(
-        run, rollout, model, tokenizer, env_id, algo="dapo", config_record=record, run_dir=run_dir,
-        generator=generator, with_reference=False, eval_fn=eval_fn,
-    )  # fmt: skip
+        run,
+        rollout,
+        model,
+        tokenizer,
+        env_id,
+        algo="dapo",
+        config_record=record,
+        run_dir=run_dir,
+        generator=generator,
+        with_reference=False,
+        eval_fn=eval_fn,
+    )
     loss = functools.partial(dapo_loss, cfg=cfg)
     try:
         for step in session.remaining_steps():
             batch, metrics = sample_training_batch(session, cfg, rollout)
-            metrics["train/skipped_empty"] = float(batch is None)
-            if batch is not None:
-                mask = batch.graded_mask  # [B, T] ungradable samples are out of the advantages and the loss
-                if cfg.overlong_filtering:
-                    mask = overlong_filter(mask, batch.truncated)  # [B, T]
-                adv = batch_advantages(batch.rewards, rollout.group_size, cfg, session.info, batch.gradable)
-                weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
-                metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask, weights=weights))
-                metrics.update(correction)
+            metrics.update(dapo_update(session, batch, cfg, rollout.group_size, loss))
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
         raise session.interrupted() from None

@@ -106,9 +106,11 @@ class GRPOConfig:
     def __post_init__(self) -> None:
         check_field_types(self)
         for registry, field in (
-            (ADVANTAGE_NORMALIZATIONS, "advantage_normalization"), (LOSS_AGGREGATIONS, "loss_aggregation"),
-            (KL_MODES, "kl"), (POLICY_LOSSES, "policy_loss"),
-        ):  # fmt: skip
+            (ADVANTAGE_NORMALIZATIONS, "advantage_normalization"),
+            (LOSS_AGGREGATIONS, "loss_aggregation"),
+            (KL_MODES, "kl"),
+            (POLICY_LOSSES, "policy_loss"),
+        ):
             lookup(registry, getattr(self, field), field)
         at_least(self, mu=1)
         if not 0 < self.clip_eps < 1:
@@ -280,6 +282,21 @@ def step_advantages(batch: Any, ref_logp: Tensor | None, cfg: GRPOConfig, group_
     return distributed.shard_groups(adv, group_size)  # [B]
 
 
+def grpo_update(
+    session: RLSession, batch: Any, cfg: GRPOConfig, group_size: int, loss: Any
+) -> dict[str, float]:
+    """One step's update on its rollouts: reference log-probs, advantages, the loss mask, the off-policy
+    correction, then ``mu`` optimizer steps; the step's metrics."""
+    ref_logp = session.reference_logprobs(batch)  # [B, T] or None
+    adv = step_advantages(batch, ref_logp, cfg, group_size)  # [B]
+    mask = batch.graded_mask  # [B, T] ungradable samples are out of the loss too
+    if cfg.mask_truncated_completions:
+        mask = mask_truncated(mask, batch.truncated)  # [B, T]
+    weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
+    metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask, weights=weights)
+    return {**metrics, **correction, **session.rollout_metrics(batch)}
+
+
 def train_grpo(
     cfg: GRPOConfig,
     model: torch.nn.Module,
@@ -316,23 +333,23 @@ def train_grpo(
     run, rollout = run or default["run"], rollout or default["rollout"]
     record = {"algo": "grpo", "run": run, "rollout": rollout, "grpo": cfg}
     session = RLSession.start(
-        run, rollout, model, tokenizer, env_id, algo="grpo", config_record=record, run_dir=run_dir,
-        generator=generator, with_reference=cfg.kl != "off", eval_fn=eval_fn,
-    )  # fmt: skip
+        run,
+        rollout,
+        model,
+        tokenizer,
+        env_id,
+        algo="grpo",
+        config_record=record,
+        run_dir=run_dir,
+        generator=generator,
+        with_reference=cfg.kl != "off",
+        eval_fn=eval_fn,
+    )
     loss = functools.partial(grpo_loss, cfg=cfg)
     try:
         for step in session.remaining_steps():
             batch = session.rollouts(rollout.num_prompts)
-            ref_logp = session.reference_logprobs(batch)  # [B, T] or None
-            adv = step_advantages(batch, ref_logp, cfg, rollout.group_size)  # [B]
-            mask = batch.graded_mask  # [B, T] ungradable samples are out of the loss too
-            if cfg.mask_truncated_completions:
-                mask = mask_truncated(mask, batch.truncated)  # [B, T]
-            weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
-            metrics = session.update(
-                batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask, weights=weights
-            )
-            metrics.update({**correction, **session.rollout_metrics(batch)})
+            metrics = grpo_update(session, batch, cfg, rollout.group_size, loss)
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
         raise session.interrupted() from None

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,21 +42,17 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import reasongym
 from reasongym import distributed
-from reasongym.agents.config import (
-    RolloutConfig,
-    RunConfig,
-    at_least,
-    at_least_or_none,
-    check_field_types,
-)
+from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.rationales import (
     KeptExample,
     STaRTask,
+    by_index,
     filter_correct,
     generate_rationales,
     rationalize,
     stands_alone,
+    write_kept,
 )
 from reasongym.agents.runtime.engine import following_engine
 from reasongym.agents.sft import SFTConfig, train_sft
@@ -220,10 +215,15 @@ def evaluate_accuracy(task: STaRTask, generator: Generator, run: RunConfig, roll
     """Greedy zero-shot pass@1 on the first ``eval_problems`` problems of the held-out split (never hinted),
     through `reasongym.evaluation.evaluate` like every held-out number."""
     return greedy_pass_at_1(
-        generator, task.env, tokenizer=task.tokenizer, split=task.eval_split, num_problems=run.eval_problems,
-        difficulty=task.difficulty, max_new_tokens=rollout.max_new_tokens,
+        generator,
+        task.env,
+        tokenizer=task.tokenizer,
+        split=task.eval_split,
+        num_problems=run.eval_problems,
+        difficulty=task.difficulty,
+        max_new_tokens=rollout.max_new_tokens,
         distributed=distributed.current().world_size > 1,
-    )  # fmt: skip
+    )
 
 
 def fine_tune(
@@ -246,9 +246,16 @@ def fine_tune(
     if not kept:
         return 0, None
     sft_run = dataclasses.replace(
-        run, max_steps=sft_steps_for_iteration(cfg, iteration), seed=run.seed + iteration, eval_every=0,
-        save_every=0, log_every=1, progress_bar=False, tensorboard=False, wandb_project=None,
-    )  # fmt: skip
+        run,
+        max_steps=sft_steps_for_iteration(cfg, iteration),
+        seed=run.seed + iteration,
+        eval_every=0,
+        save_every=0,
+        log_every=1,
+        progress_bar=False,
+        tensorboard=False,
+        wandb_project=None,
+    )
     result = train_sft(cfg.sft, model, tokenizer, [(k.prompt, k.completion) for k in kept], run=sft_run)
     if folder is not None:  # the SFT curve of this iteration, beside its data
         with MetricsWriter(folder, tensorboard=False, config={"run": sft_run, "sft": cfg.sft}) as writer:
@@ -282,10 +289,18 @@ class _Loop:
 
     @classmethod
     def build(
-        cls, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, model: PreTrainedModel, tokenizer: Any,
-        env: Any, generator: Generator | None, rationale_generator: Generator | None, life: RunLife,
+        cls,
+        cfg: STaRConfig,
+        run: RunConfig,
+        rollout: RolloutConfig,
+        model: PreTrainedModel,
+        tokenizer: Any,
+        env: Any,
+        generator: Generator | None,
+        rationale_generator: Generator | None,
+        life: RunLife,
         on_step: Callable[[int, str, PreTrainedModel], None] | None,
-    ) -> _Loop:  # fmt: skip
+    ) -> _Loop:
         """The loop's fixed parts: the task, its training problems, the samplers, the hook."""
         sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
         if rationale_generator is None and generator is None:  # --engine vllm: an engine samples rationales
@@ -296,9 +311,18 @@ class _Loop:
         indices = _train_indices(env, cfg, task)
         problems = [env.problem_at(i, split=task.split, difficulty=task.difficulty) for i in indices]
         return cls(
-            cfg, run, rollout, model, task, sampler, rationale_generator or sampler, indices, problems, life,
+            cfg,
+            run,
+            rollout,
+            model,
+            task,
+            sampler,
+            rationale_generator or sampler,
+            indices,
+            problems,
+            life,
             on_step or (lambda *_: None),
-        )  # fmt: skip
+        )
 
     def train(self) -> None:
         """Evaluate the base model (unless a resume did), then iterate until ``max_steps`` or a plateau."""
@@ -337,8 +361,8 @@ class _Loop:
         hook(iteration, "filter", model)
         direct = filter_correct(
             task, problems, indices, completions, source="direct", max_per_problem=cfg.max_kept_per_problem
-        )  # fmt: skip
-        direct = distributed.all_gather_ordered(direct, key=_by_index)  # every rank's, in problem order
+        )
+        direct = distributed.all_gather_ordered(direct, key=by_index)  # every rank's, in problem order
         hook(iteration, "rationalize", model)
         solved = {example.index for example in direct}
         missed = [i for i, index in enumerate(indices) if index not in solved]
@@ -347,10 +371,10 @@ class _Loop:
             [indices[i] for i in missed],
             dataclasses.replace(params, seed=seed + 1),
         )
-        rationalized = distributed.all_gather_ordered(rationalized, key=_by_index)
+        rationalized = distributed.all_gather_ordered(rationalized, key=by_index)
         unfaithful = int(distributed.all_reduce_sum({"unfaithful": unfaithful})["unfaithful"])
         kept = direct + rationalized
-        folder = self.life.write(lambda root: _write_kept(root, iteration, kept))  # rank 0's, else None
+        folder = self.life.write(lambda root: write_kept(root, iteration, kept))  # rank 0's, else None
         hook(iteration, "restore_base", model)
         if cfg.restart_from_base:
             model.load_state_dict(self.base)
@@ -359,12 +383,17 @@ class _Loop:
         hook(iteration, "evaluate", model)
         accuracy = evaluate_accuracy(task, self.generator, self.run_cfg, rollout)
         return IterationStats(
-            iteration=iteration, accuracy_before=before, accuracy_after=accuracy,
-            train_accuracy=len(solved) / len(self.problems), kept_direct=len(direct),
+            iteration=iteration,
+            accuracy_before=before,
+            accuracy_after=accuracy,
+            train_accuracy=len(solved) / len(self.problems),
+            kept_direct=len(direct),
             kept_rationalized=len(rationalized),
             rationalization_attempts=len(self.problems) - len(solved) if cfg.rationalize else 0,
-            sft_steps=steps, sft_final_loss=loss, rationalized_unfaithful=unfaithful,
-        )  # fmt: skip
+            sft_steps=steps,
+            sft_final_loss=loss,
+            rationalized_unfaithful=unfaithful,
+        )
 
     def rationalize(
         self, problems: list[Any], indices: list[int], params: SamplingParams
@@ -375,16 +404,24 @@ class _Loop:
         if not cfg.rationalize or not problems:
             return [], 0
         rationalized = rationalize(
-            self.task, self.rationale_generator, problems, indices, params,
-            max_per_problem=cfg.max_kept_per_problem, drop_hint_mentions=cfg.drop_hint_mentions,
-        )  # fmt: skip
+            self.task,
+            self.rationale_generator,
+            problems,
+            indices,
+            params,
+            max_per_problem=cfg.max_kept_per_problem,
+            drop_hint_mentions=cfg.drop_hint_mentions,
+        )
         if not cfg.faithful_rationalization or not rationalized:
             return rationalized, 0
         by_index = dict(zip(indices, problems, strict=True))
         keep = stands_alone(
-            self.task, self.generator, [by_index[example.index] for example in rationalized], rationalized,
+            self.task,
+            self.generator,
+            [by_index[example.index] for example in rationalized],
+            rationalized,
             max_new_tokens=params.max_new_tokens,
-        )  # fmt: skip
+        )
         return [example for example, ok in zip(rationalized, keep, strict=True) if ok], keep.count(False)
 
     def enter(self, iteration: int, name: str, model: PreTrainedModel) -> None:
@@ -492,10 +529,6 @@ def _config_record(
     }
 
 
-def _by_index(example: KeptExample) -> int:
-    return example.index
-
-
 def iteration_metrics(stats: IterationStats) -> dict[str, float]:
     """One iteration's line of ``metrics.jsonl``: ``eval/pass@1`` (held-out greedy, as GRPO's) and ``star/``."""
     return {
@@ -562,16 +595,3 @@ def _refuse_finished(path: Path | None, step: int, max_steps: int) -> None:
             f"the run in {str(path)!r} already completed {step} iterations; raise max_steps above {step} "
             "to continue it"
         )
-
-
-def _write_kept(root: Path, iteration: int, kept: Sequence[KeptExample]) -> Path:
-    """Write ``iteration-NNN/kept.jsonl`` (replacing a copy left by a crashed attempt); returns the folder."""
-    folder = root / f"iteration-{iteration:03d}"
-    folder.mkdir(exist_ok=True)
-    for stale in ("metrics.jsonl", "config.json"):
-        (folder / stale).unlink(missing_ok=True)
-    lines = [{"iteration": iteration, **dataclasses.asdict(example)} for example in kept]
-    tmp = folder / ".kept.jsonl.tmp"
-    tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    tmp.replace(folder / "kept.jsonl")
-    return folder

@@ -283,9 +283,11 @@ class RLSession:
         from tqdm.auto import tqdm
 
         self.bar = tqdm(
-            total=self.run_cfg.max_steps, initial=self.start_step, desc=self.algo,
+            total=self.run_cfg.max_steps,
+            initial=self.start_step,
+            desc=self.algo,
             disable=not (self.run_cfg.progress_bar and self.info.is_main),
-        )  # fmt: skip
+        )
         for step in range(self.start_step + 1, self.run_cfg.max_steps + 1):
             self.step_started = time.perf_counter()
             self.phases.clear()
