@@ -26,7 +26,7 @@ from typing import Any
 
 from reasongym.envs.problem import Problem
 from reasongym.envs.rgym.references import reference_answer
-from reasongym.envs.rgym.table import TASKS, levels_of
+from reasongym.envs.rgym.table import GRADERS, TASKS, levels_of
 from reasongym.envs.sources import PROCEDURAL_SPLITS, split_of_question
 from reasongym.errors import ConfigError
 from reasongym.verifiers.countdown import format_countdown_gold
@@ -93,7 +93,9 @@ class ReasoningGymSource:
         self.reasoning_gym = import_reasoning_gym()
         self.seed = seed
         self.category, self.grader = TASKS[task][0], TASKS[task][1]
-        self.answer_type = self.grader  # a problem's answer type names its grader (`GRADERS`)
+        if self.grader not in GRADERS:  # a table row naming a grader no code here implements
+            raise ConfigError(f"{task}: grader {self.grader!r} is not one of {GRADERS}")
+        self.answer_type = self.grader  # a problem's answer type names its grader
         self._levels = levels_of(task)
         self._datasets: dict[int | None, Any] = {}
         self._entries: OrderedDict[tuple[int | None, int], dict[str, Any]] = OrderedDict()
