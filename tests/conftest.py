@@ -46,6 +46,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
+TINY_SHAPE: dict[str, int] = {"hidden_size": 32, "num_layers": 1, "intermediate_size": 64}
+"""The small tiny model of the tests: 32 wide, 1 layer (the library's default tiny model is larger)."""
+
+
+@pytest.fixture
+def tiny() -> Any:
+    """``tiny(**sizes)``: a fresh random-init model of `TINY_SHAPE` (``sizes`` and ``seed`` override it) over
+    the character tokenizer, as ``(model, tokenizer)``."""
+    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+
+    def build(**sizes: Any) -> tuple[Any, Any]:
+        tokenizer = make_char_tokenizer()
+        return make_tiny_model(tokenizer, **{**TINY_SHAPE, **sizes}), tokenizer
+
+    return build
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The real benchmark data folder; tests that need it skip when it is missing."""
