@@ -37,7 +37,7 @@ from reasongym.cli.inputs import load_training_model, sft_pairs, teacher
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import after_failure, eval_split, result_summary, step_cost, stop_at, summary_line
 from reasongym.errors import ConfigError
-from reasongym.generation.engines import resolve_engine
+from reasongym.generation.engines import check_engine_available
 
 ALGOS = ("sft", "grpo", "dapo", "star")
 SECTION_TITLES = {
@@ -320,7 +320,7 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     model_name = str(run_keys.get("model") or "tiny")
     process = distributed.init_distributed(timeout_s=job.collective_timeout)  # one process: nothing to join
     if "rollout" in configs:  # an engine that is not installed fails here, before any model or folder
-        resolve_engine(configs["rollout"].engine, process.device.type)
+        check_engine_available(configs["rollout"].engine)  # which engine samples is decided once, in the run
     model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
     model.to(process.device)
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
