@@ -133,6 +133,7 @@ def test_verify_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 # ---------------------------------------------------------------------------------------------- train, eval
 
 
+@pytest.mark.slow  # a training and two evaluations, each a process
 def test_train_then_eval_the_run_folder_then_compare(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
