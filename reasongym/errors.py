@@ -46,10 +46,6 @@ class ResourceBusyError(ReasonGymError, RuntimeError):
     """A run folder or evaluation file is being written by another process (it holds the lock)."""
 
 
-class ExtractionError(ReasonGymError, ValueError):
-    """An answer could not be extracted where one was required."""
-
-
 class VerifierOutOfMemory(ReasonGymError, MemoryError):
     """A verifier computation in the worker process ran past the worker's memory limit."""
 

@@ -19,6 +19,50 @@ if DATA_DIR.is_dir():
     os.environ.setdefault("REASONGYM_DATA_DIR", str(DATA_DIR))
 
 
+SLOW_FILES: dict[str, str] = {
+    "tests/agents/test_data_parallel.py": "several processes (torchrun)",
+    "tests/agents/test_distributed.py": "several processes",
+    "tests/test_launchers.py": "several processes (torchrun, accelerate launch)",
+    "tests/served/test_served_real.py": "a real model behind a real server",
+    "tests/with_vllm": "vLLM",
+    "tests/test_first_hour.py": "a new user's first hour: installs and trainings",
+    "tests/test_real_learning.py": "a real model trained",
+    "tests/test_gpu_check.py": "the GPU check's trainings, on a CPU",
+    "tests/agents/test_rl_learning.py": "long training",
+    "tests/agents/test_policy_family_smoke.py": "a training per policy-loss variant",
+}
+"""Test files that are slow as a whole, and why; `pytest -m "not slow"` (the README's quick command) leaves them
+out. Single slow tests carry ``@pytest.mark.slow`` themselves, and a test that uses the real model (the
+``smollm2`` fixtures) is slow wherever it lives."""
+REAL_MODEL_FIXTURES = frozenset({"smollm2", "smollm2_gguf"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` what `SLOW_FILES` names and every test that loads the real model."""
+    for item in items:
+        where = Path(str(item.path)).relative_to(REPO_ROOT).as_posix()
+        real_model = REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if real_model or any(where == name or where.startswith(name + "/") for name in SLOW_FILES):
+            item.add_marker(pytest.mark.slow)
+
+
+TINY_SHAPE: dict[str, int] = {"hidden_size": 32, "num_layers": 1, "intermediate_size": 64}
+"""The small tiny model of the tests: 32 wide, 1 layer (the library's default tiny model is larger)."""
+
+
+@pytest.fixture
+def tiny() -> Any:
+    """``tiny(**sizes)``: a fresh random-init model of `TINY_SHAPE` (``sizes`` and ``seed`` override it) over
+    the character tokenizer, as ``(model, tokenizer)``."""
+    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+
+    def build(**sizes: Any) -> tuple[Any, Any]:
+        tokenizer = make_char_tokenizer()
+        return make_tiny_model(tokenizer, **{**TINY_SHAPE, **sizes}), tokenizer
+
+    return build
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The real benchmark data folder; tests that need it skip when it is missing."""

@@ -133,6 +133,7 @@ def test_verify_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 # ---------------------------------------------------------------------------------------------- train, eval
 
 
+@pytest.mark.slow  # a training and two evaluations, each a process
 def test_train_then_eval_the_run_folder_then_compare(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -178,12 +179,13 @@ def test_eval_grades_stored_completions_without_a_model(
 @pytest.mark.parametrize("text", ["lr = 0.01\nbatch_size = 4\n", "[run]\nlr = 0.01\n[sft]\nbatch_size = 4\n"])
 def test_config_file_values_and_flags_build_the_config(tmp_path: Path, text: str) -> None:
     from reasongym.agents.algorithms import preset_configs, sort_fields
-    from reasongym.cli.args import merge, read_config_file
+    from reasongym.agents.presets import merge_values
+    from reasongym.cli.args import read_config_file
 
     config = tmp_path / "sft.toml"
     config.write_text(text, encoding="utf-8")
     from_file = sort_fields("sft", read_config_file(config), where="file")
-    configs = preset_configs("tiny", "sft", merge(from_file, {"sft": {"batch_size": 2}}))
+    configs = preset_configs("tiny", "sft", merge_values(from_file, {"sft": {"batch_size": 2}}))
     assert (configs["run"].lr, configs["sft"].batch_size, configs["run"].max_steps) == (0.01, 2, 800)
 
 

@@ -97,6 +97,7 @@ def test_hf_weights_names_a_lora_model_by_its_plain_names() -> None:
     assert [name for name, _ in vllm_engine.hf_weights(model)] == plain
 
 
+@pytest.mark.slow  # two command-line processes
 @pytest.mark.skipif(engine_module.vllm_installed(), reason="vLLM is installed here")
 def test_train_and_eval_with_engine_vllm_fail_at_once_without_it(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "reasongym", "train", "grpo", "--model", "tiny", "--env",

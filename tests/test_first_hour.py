@@ -236,18 +236,18 @@ def test_data_converts_a_file_a_user_has_into_the_data_root_layout(data_dir: Pat
 
 def test_every_benchmark_reads_back_what_the_data_command_writes(data_dir: Path, tmp_path: Path) -> None:
     from reasongym.envs.benchmarks import BENCHMARK_ENVS
-    from reasongym.envs.benchmarks.data import benchmark_source, write_split
+    from reasongym.envs.benchmarks.data import entry_source, write_split
 
     for entry in BENCHMARK_ENVS:
-        source = benchmark_source(entry)
+        source = entry_source(entry)
         for split, route in source.routes.items():
             lines = (data_dir / route.shared_file).read_text(encoding="utf-8").splitlines()[:40]
             given = tmp_path / "given" / route.shared_file
             given.parent.mkdir(parents=True, exist_ok=True)
             given.write_text("\n".join(lines) + "\n", encoding="utf-8")
             written, count = write_split(entry.id, split, tmp_path / "root", from_file=given)
-            expected = benchmark_source(entry, data_dir={split: given}).rows(split)
-            again = benchmark_source(entry, data_dir={split: written}).rows(split)
+            expected = entry_source(entry, data_dir={split: given}).rows(split)
+            again = entry_source(entry, data_dir={split: written}).rows(split)
             assert count == len(expected) and list(again) == list(expected), (entry.id, split)
 
 

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "reasongym"
 
 # The layers, bottom to top: verifiers <- envs <- rollouts <- evaluation <- agents <- cli. Beside them, layers
 # that know no environment: generation (text in, text out), policy (models, LoRA, checkpoints), runs (run
-# folders, locks, metrics) and distributed (which process is which).
+# folders, locks, metrics, a run's life) and distributed (which process is which).
 ABOVE_ENVS = ("reasongym.rollouts", "reasongym.evaluation", "reasongym.agents", "reasongym.cli")
 SIDE = ("reasongym.generation", "reasongym.policy", "reasongym.runs", "reasongym.distributed")
 FORBIDDEN = {
@@ -38,7 +38,8 @@ FORBIDDEN = {
         "reasongym.distributed",
     ),
     # A run folder holds checkpoints (the policy layer's); training writes it, evaluation reads it.
-    "runs": ("reasongym.envs", *ABOVE_ENVS, "reasongym.generation", "reasongym.distributed"),
+    # A run's life (`runs.lifecycle`) decides what rank 0 alone writes.
+    "runs": ("reasongym.envs", *ABOVE_ENVS, "reasongym.generation"),
     "distributed": ("reasongym.verifiers", "reasongym.envs", *ABOVE_ENVS, *SIDE[:3]),
 }
 HEAVY = ("torch", "transformers")

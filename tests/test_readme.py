@@ -5,7 +5,8 @@ what it means to a user): every ``reasongym`` line, and those that run it under 
 launch``. Each gets flags appended that shrink its budget (a couple of steps, a couple of problems) and change
 nothing else; a launcher also gets a free port (another job may hold the default one). A file a command
 expects the user to have (the AIME file ``reasongym data`` converts) is put where the README says. The two
-commands of the top of the README, set-up and tests, are the ones `.ci/run` runs, which the last test checks.
+commands of the top of the README, set-up and the full suite, are the ones `.ci/run` runs, and the quick test
+command leaves out the registered ``slow`` marker, which the last test checks.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def _place_gguf(folder: Path) -> bool:
     return True
 
 
+@pytest.mark.slow  # loads the real model when its file is there
 def test_python_blocks_run_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     has_gguf = _place_gguf(tmp_path)
@@ -124,6 +126,7 @@ def _openenv_server(stack: contextlib.ExitStack, command: str | None = None) -> 
     return stack.enter_context(serve_env(words[2], *flags))[0]
 
 
+@pytest.mark.slow  # every command, the trainings and a served model among them
 def test_the_commands_run_in_order(tmp_path: Path) -> None:
     commands = _commands()
     assert any(c.startswith("reasongym train sft --model tiny") for c in commands)  # the documented path
@@ -171,10 +174,18 @@ def _against(server: Any, command: str) -> str:
     return re.sub(r"--model \S+", f"--model {server.model}", command)
 
 
-def test_the_two_top_commands_are_what_ci_runs() -> None:
+def test_the_top_commands_are_what_ci_runs() -> None:
+    """Set-up as CI does it; the quick test command (slow tests left out by the registered marker); and the
+    full suite, named so in the README, which is the command `.ci/run` runs."""
+    import tomllib
+
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").replace(" --quiet", "")
-    setup, tests = _blocks("bash")[:2]
+    setup, quick, full = _blocks("bash")[:3]
     for step in (".venv/bin/pip install torch==2.13.0", '.venv/bin/pip install -e ".[dev]"'):
         assert step in setup and step in ci, step
-    assert tests.strip() == "OMP_NUM_THREADS=1 .venv/bin/python -m pytest"
-    assert "OMP_NUM_THREADS=1 .venv/bin/python -m pytest" in ci
+    assert quick.strip() == 'OMP_NUM_THREADS=1 .venv/bin/python -m pytest -m "not slow"'
+    assert full.strip() == "OMP_NUM_THREADS=1 .venv/bin/python -m pytest"
+    assert "the full suite" in README.split(full)[0].rsplit("```bash", 1)[0][-300:]
+    assert full.strip() in [line.strip() for line in ci.splitlines()]  # the whole suite, not a selection
+    pytest_ini = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]
+    assert any(marker.startswith("slow:") for marker in pytest_ini["ini_options"]["markers"])

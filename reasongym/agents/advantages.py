@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import torch
 from torch import Tensor
@@ -114,6 +114,12 @@ def reinforce_plus_plus_baseline(rewards: Tensor, group_size: int, valid: Tensor
     """
     return _whiten(_centered(rewards, group_size, valid).reshape(-1), valid)  # [B]
 
+
+AdvantageName = Literal[
+    "group_std", "batch_std", "none", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
+]
+"""The names a config's ``advantage_normalization`` takes: the keys of ``ADVANTAGE_NORMALIZATIONS``, in the
+same order (a test holds the two together)."""
 
 ADVANTAGE_NORMALIZATIONS: Mapping[str, Callable[[Tensor, int, Tensor], Tensor]] = {
     "group_std": normalize_by_group_std,

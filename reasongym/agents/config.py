@@ -24,7 +24,7 @@ from typing import Any, Literal
 from reasongym.errors import ConfigError
 from reasongym.evaluation.config import MAX_SEED, default_eval_split
 from reasongym.generation.base import SamplingParams
-from reasongym.generation.engines import VLLMSettings, check_engine
+from reasongym.generation.engines import Engine, VLLMSettings, check_engine
 
 LORA_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 """The attention and MLP projections of Llama, Qwen2, Mistral and Gemma, LoRA's default targets."""
@@ -197,7 +197,7 @@ class RolloutConfig:
     """Nucleus sampling threshold; 1.0 is off."""
     generation_batch_size: int | None = None
     """Rows decoded together by the in-process sampler; None: a whole round at once."""
-    engine: Literal["hf", "vllm", "auto"] = "auto"
+    engine: Engine = "auto"
     """Who samples: ``hf`` (our KV-cached loop on the policy itself), ``vllm`` (an in-process vLLM engine
     holding a copy of the weights, synced after every optimizer step; `pip install 'reasongym[vllm]'`) or
     ``auto``: vLLM when it is installed and the policy is on a GPU, else hf (README.md, "Sampling with vLLM",
@@ -231,9 +231,12 @@ class RolloutConfig:
         """These settings as the sampler takes them, the group size as ``n``: the one place a rollout config
         becomes `SamplingParams`, which then travel unchanged to the generator."""
         return SamplingParams(
-            n=self.group_size, max_new_tokens=self.max_new_tokens, temperature=self.temperature,
-            top_p=self.top_p, seed=seed,
-        )  # fmt: skip
+            n=self.group_size,
+            max_new_tokens=self.max_new_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=seed,
+        )
 
     def check_for_rl(self) -> None:
         """Raise ConfigError unless these settings can drive a policy-gradient method (GRPO, DAPO)."""

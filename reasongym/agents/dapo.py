@@ -20,7 +20,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -29,6 +29,7 @@ from reasongym import distributed
 from reasongym.agents.advantages import (
     ADVANTAGE_NORMALIZATIONS,
     BATCH_LEVEL,
+    AdvantageName,
     group_advantages,
     lookup,
     zero_variance_groups,
@@ -36,9 +37,10 @@ from reasongym.agents.advantages import (
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
 from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
+from reasongym.agents.policy_losses import POLICY_LOSSES
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
-from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, ratio_metrics
+from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics
 from reasongym.errors import ConfigError
 from reasongym.rollouts.batch import RolloutBatch
 
@@ -72,9 +74,7 @@ class DAPOConfig:
     overlong_filtering: bool = False
     """Mask truncated completions out of the loss (paper Sec. 3.4 overlong filtering; off in its final recipe,
     which uses the soft punishment instead)."""
-    advantage_normalization: Literal[
-        "group_std", "batch_std", "none", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
-    ] = "group_std"
+    advantage_normalization: AdvantageName = "group_std"
     """The advantage estimator of the kept groups (the paper's is ``group_std``); see
     `reasongym.agents.advantages`. Dynamic sampling filters on task rewards before it, whichever it is."""
     importance_sampling: ImportanceSamplingConfig = dataclasses.field(
@@ -82,6 +82,12 @@ class DAPOConfig:
     )
     """Correction for a sampler whose log-probs are not the trainer's (``--engine vllm``, a served model):
     truncated or masked importance sampling per token or sequence (`reasongym.agents.offpolicy`)."""
+
+    @property
+    def clip_range(self) -> tuple[float, float]:
+        """The named policy loss ``ppo_clip``'s bounds of the token ratio, clip-higher:
+        ``(1 - eps_low, 1 + eps_high)``."""
+        return 1 - self.eps_low, 1 + self.eps_high
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -209,7 +215,8 @@ def dapo_loss(
     *,
     cfg: DAPOConfig,
 ) -> tuple[Tensor, dict[str, float]]:
-    """DAPO's token-level clip-higher surrogate, to minimise (DAPO Eq. 8; no KL term).
+    """DAPO's token-level clip-higher surrogate, to minimise (DAPO Eq. 8; no KL term): the named policy loss
+    ``ppo_clip`` (`reasongym.agents.policy_losses`) with DAPO's ``clip_range``, aggregated over tokens.
 
     ``loss = sum_{i,t} -w min(r A, clip(r, 1 - eps_low, 1 + eps_high) A) / sum_i |o_i|`` with
     ``r = exp(logp - old_logp)``, the sum running over the masked tokens of the whole batch; ``w`` is the
@@ -237,13 +244,14 @@ def dapo_loss(
     mask = mask.to(logp.dtype)  # [B, T]
     tokens = totals.tokens if totals is not None else float(mask.sum())
     adv = adv.to(logp.dtype)[:, None]  # [B, 1]
-    ratio = torch.exp(logp - old_logp)  # [B, T]
-    clipped_ratio = ratio.clamp(1 - cfg.eps_low, 1 + cfg.eps_high)  # [B, T]
-    surrogate = torch.min(ratio * adv, clipped_ratio * adv)  # [B, T]
+    surrogate = POLICY_LOSSES["ppo_clip"](logp, old_logp, adv, mask, cfg)  # clip-higher: cfg.clip_range
+    per_token = surrogate.per_token  # [B, T]
     if weights is not None:
-        surrogate = surrogate * weights.to(logp.dtype)  # [B, T]
-    loss = masked_sum(-surrogate, mask) / max(tokens, 1.0)  # []
-    metrics = ratio_metrics(ratio, logp, old_logp, adv, mask, 1 - cfg.eps_low, 1 + cfg.eps_high)
+        per_token = per_token * weights.to(logp.dtype)  # [B, T]
+    loss = masked_sum(per_token, mask) / max(tokens, 1.0)  # []
+    metrics = clip_metrics(
+        surrogate.ratio, logp, old_logp, mask, surrogate.clipped_low, surrogate.clipped_high
+    )
     metrics["loss/policy"] = float(loss.detach())
     return loss, metrics
 
@@ -303,17 +311,35 @@ def sample_training_batch(
             break
         extra_rounds += 1
     metrics = session.rollout_metrics(*sampled)
-    metrics.update({
-        "dapo/kept_groups": float(min(kept_groups, wanted)),
-        "dapo/dropped_groups": float(len(sampled) * wanted - kept_groups),
-        "dapo/extra_rounds": float(extra_rounds),
-        "dapo/partial_batch": float(kept_groups < wanted),
-    })  # fmt: skip
+    metrics.update(
+        {
+            "dapo/kept_groups": float(min(kept_groups, wanted)),
+            "dapo/dropped_groups": float(len(sampled) * wanted - kept_groups),
+            "dapo/extra_rounds": float(extra_rounds),
+            "dapo/partial_batch": float(kept_groups < wanted),
+        }
+    )
     if kept_groups == 0:
         return None, metrics
     if not kept:  # other ranks hold the batch: this one joins the update with no rows
         return raw.select_groups(torch.zeros_like(keep)), metrics
     return (RolloutBatch.concat(kept) if len(kept) > 1 else kept[0]), metrics
+
+
+def dapo_update(
+    session: RLSession, batch: RolloutBatch | None, cfg: DAPOConfig, group_size: int, loss: Any
+) -> dict[str, float]:
+    """One step's update on its kept groups (none: the step is skipped): the loss mask, advantages, the
+    off-policy correction, then ``mu`` optimizer steps; the step's metrics."""
+    if batch is None:
+        return {"train/skipped_empty": 1.0}
+    mask = batch.graded_mask  # [B, T] ungradable samples are out of the advantages and the loss
+    if cfg.overlong_filtering:
+        mask = overlong_filter(mask, batch.truncated)  # [B, T]
+    adv = batch_advantages(batch.rewards, group_size, cfg, session.info, batch.gradable)
+    weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
+    metrics = session.update(batch, adv, loss, mu=cfg.mu, mask=mask, weights=weights)
+    return {"train/skipped_empty": 0.0, **metrics, **correction}
 
 
 def train_dapo(
@@ -353,22 +379,23 @@ def train_dapo(
     overlong_buffer_tokens(cfg, rollout.max_new_tokens)  # refuse a buffer that does not fit, before any work
     record = {"algo": "dapo", "run": run, "rollout": rollout, "dapo": cfg}
     session = RLSession.start(
-        run, rollout, model, tokenizer, env_id, algo="dapo", config_record=record, run_dir=run_dir,
-        generator=generator, with_reference=False, eval_fn=eval_fn,
-    )  # fmt: skip
+        run,
+        rollout,
+        model,
+        tokenizer,
+        env_id,
+        algo="dapo",
+        config_record=record,
+        run_dir=run_dir,
+        generator=generator,
+        with_reference=False,
+        eval_fn=eval_fn,
+    )
     loss = functools.partial(dapo_loss, cfg=cfg)
     try:
         for step in session.remaining_steps():
             batch, metrics = sample_training_batch(session, cfg, rollout)
-            metrics["train/skipped_empty"] = float(batch is None)
-            if batch is not None:
-                mask = batch.graded_mask  # [B, T] ungradable samples are out of the advantages and the loss
-                if cfg.overlong_filtering:
-                    mask = overlong_filter(mask, batch.truncated)  # [B, T]
-                adv = batch_advantages(batch.rewards, rollout.group_size, cfg, session.info, batch.gradable)
-                weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
-                metrics.update(session.update(batch, adv, loss, mu=cfg.mu, mask=mask, weights=weights))
-                metrics.update(correction)
+            metrics.update(dapo_update(session, batch, cfg, rollout.group_size, loss))
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
         raise session.interrupted() from None

@@ -39,16 +39,17 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
 
 from reasongym import distributed
-from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, group_advantages, lookup
+from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, AdvantageName, group_advantages, lookup
 from reasongym.agents.common import masked_mean, masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig, at_least, check_field_types
 from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
+from reasongym.agents.policy_losses import POLICY_LOSSES, PolicyLossName
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics, totals_of
@@ -71,16 +72,14 @@ class GRPOConfig:
     """beta, the KL weight (DeepSeekMath Sec. 4.2: 0.04)."""
     mu: int = 1
     """Optimizer steps per rollout batch, each over all of it (DeepSeekMath Sec. 4.2: a single update)."""
-    advantage_normalization: Literal[
-        "group_std", "batch_std", "none", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
-    ] = "group_std"
+    advantage_normalization: AdvantageName = "group_std"
     """The advantage estimator: ``group_std`` (DeepSeekMath Sec. 4.1.2), ``batch_std``, ``none`` (Dr. GRPO),
     ``rloo`` (leave-one-out baseline), ``reinforce_plus_plus`` (batch whitening, no group baseline) or
     ``reinforce_plus_plus_baseline`` (group mean, then batch whitening); see `reasongym.agents.advantages`."""
     loss_aggregation: Literal["seq_mean_token_mean", "token_mean", "constant"] = "seq_mean_token_mean"
     """``seq_mean_token_mean`` (DeepSeekMath Eq. 3: 1/G sum_i 1/|o_i| sum_t), ``token_mean`` (DAPO) or
     ``constant`` (Dr. GRPO: token sum divided by B * max_new_tokens)."""
-    policy_loss: Literal["ppo_clip", "gspo", "gspo_token", "cispo"] = "ppo_clip"
+    policy_loss: PolicyLossName = "ppo_clip"
     """The surrogate: ``ppo_clip`` (DeepSeekMath Eq. 3: each token's ratio clipped by ``clip_eps``),
     ``gspo`` / ``gspo_token`` (one length-normalised ratio per sequence, clipped by ``gspo_clip``) or
     ``cispo`` (each token's ratio capped at ``cispo_max_weight`` and detached: no token loses its gradient)."""
@@ -99,12 +98,19 @@ class GRPOConfig:
     """Correction for a sampler whose log-probs are not the trainer's (``--engine vllm``, a served model):
     truncated or masked importance sampling per token or sequence (`reasongym.agents.offpolicy`)."""
 
+    @property
+    def clip_range(self) -> tuple[float, float]:
+        """``ppo_clip``'s bounds of the token ratio: ``(1 - clip_eps, 1 + clip_eps)``."""
+        return 1 - self.clip_eps, 1 + self.clip_eps
+
     def __post_init__(self) -> None:
         check_field_types(self)
         for registry, field in (
-            (ADVANTAGE_NORMALIZATIONS, "advantage_normalization"), (LOSS_AGGREGATIONS, "loss_aggregation"),
-            (KL_MODES, "kl"), (POLICY_LOSSES, "policy_loss"),
-        ):  # fmt: skip
+            (ADVANTAGE_NORMALIZATIONS, "advantage_normalization"),
+            (LOSS_AGGREGATIONS, "loss_aggregation"),
+            (KL_MODES, "kl"),
+            (POLICY_LOSSES, "policy_loss"),
+        ):
             lookup(registry, getattr(self, field), field)
         at_least(self, mu=1)
         if not 0 < self.clip_eps < 1:
@@ -195,90 +201,6 @@ def kl_reward_penalty(old_logp: Tensor, ref_logp: Tensor | None, mask: Tensor, c
     return cfg.kl_coef * reward_term(old_logp, ref_logp, mask)  # [B]
 
 
-# ------------------------------------------------------------------------------ named choices: policy loss
-# Each maps ([B, T] logp with grad, [B, T] old_logp, [B, 1] adv, [B, T] mask, the config) to a `Surrogate`:
-# the per-token loss to aggregate, the ratio it weighs (for the diagnostics) and which tokens its clip
-# changed. Each row's quantities depend on that row only, so micro-batches split them exactly.
-
-
-class Surrogate(NamedTuple):
-    """A policy loss before aggregation, and what its clip did."""
-
-    per_token: Tensor
-    """[B, T] loss of each token, to aggregate over the mask."""
-    ratio: Tensor
-    """[B, T] the importance ratio the loss weighs (a sequence's ratio repeated on its tokens for GSPO)."""
-    clipped_low: Tensor
-    """[B, T] bool: tokens whose gradient the lower bound changed."""
-    clipped_high: Tensor
-    """[B, T] bool: tokens whose gradient the upper bound changed."""
-
-
-def ppo_clip(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: GRPOConfig) -> Surrogate:
-    """PPO's clipped surrogate per token, ``-min(r A, clip(r, 1 - eps, 1 + eps) A)`` (DeepSeekMath Eq. 3).
-
-    A clipped token (``r > 1 + eps`` with ``A > 0``, or ``r < 1 - eps`` with ``A < 0``) gets no gradient.
-    """
-    low, high = 1 - cfg.clip_eps, 1 + cfg.clip_eps
-    ratio = torch.exp(logp - old_logp)  # [B, T]
-    surrogate = torch.min(ratio * adv, ratio.clamp(low, high) * adv)  # [B, T]
-    return Surrogate(-surrogate, ratio, (ratio < low) & (adv < 0), (ratio > high) & (adv > 0))
-
-
-def _sequence_ratio(logp: Tensor, old_logp: Tensor, mask: Tensor) -> Tensor:
-    """GSPO's ``s_i = exp(1/|o_i| sum_t (logp - old_logp))``, the geometric mean of token ratios: [B, 1]."""
-    log_ratio = masked_sum(logp - old_logp, mask, dim=1) / mask.sum(dim=1).clamp(min=1)  # [B]
-    return torch.exp(log_ratio)[:, None]  # [B, 1]
-
-
-def gspo(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: GRPOConfig) -> Surrogate:
-    """GSPO: ``-min(s_i A_i, clip(s_i, 1 - left, 1 + right) A_i)`` per sequence (Zheng et al., 2025,
-    arXiv:2507.18071, Eq. 5, with ``s_i`` of Eq. 7), repeated on the sequence's tokens.
-
-    With ``seq_mean_token_mean`` this is the paper's ``1/G sum_i``: a whole sequence is clipped or not.
-    """
-    low, high = 1 - cfg.gspo_clip[0], 1 + cfg.gspo_clip[1]
-    ratio = _sequence_ratio(logp, old_logp, mask)  # [B, 1]
-    surrogate = torch.min(ratio * adv, ratio.clamp(low, high) * adv)  # [B, 1]
-    clipped_low, clipped_high = (ratio < low) & (adv < 0), (ratio > high) & (adv > 0)  # [B, 1]
-    return Surrogate(*(x.expand_as(logp) for x in (-surrogate, ratio, clipped_low, clipped_high)))
-
-
-def gspo_token(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: GRPOConfig) -> Surrogate:
-    """GSPO-token: ``s_it = sg[s_i] pi(y_it) / sg[pi(y_it)]`` clipped like GSPO, per token (GSPO Eq. 13-14).
-
-    Its value is ``s_i`` on every token and, with one advantage per sequence, its gradient is GSPO's; it
-    exists so that a per-token advantage could be used (every advantage estimator here gives one per sequence).
-    """
-    low, high = 1 - cfg.gspo_clip[0], 1 + cfg.gspo_clip[1]
-    sequence = _sequence_ratio(logp, old_logp, mask).detach()  # [B, 1]
-    ratio = sequence * torch.exp(logp - logp.detach())  # [B, T], value s_i, gradient through each token
-    surrogate = torch.min(ratio * adv, ratio.clamp(low, high) * adv)  # [B, T]
-    return Surrogate(-surrogate, ratio.detach(), (ratio < low) & (adv < 0), (ratio > high) & (adv > 0))
-
-
-def cispo(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: GRPOConfig) -> Surrogate:
-    """CISPO: ``-sg(min(r, max_weight)) A logp`` per token (MiniMax-M1, arXiv:2506.13585, Eq. 4-5).
-
-    The clip caps the importance WEIGHT, which is detached; the gradient of every token is
-    ``-min(r, max_weight) A grad(logp)``, never 0, so no token is dropped (in ``ppo_clip`` a clipped token's
-    is). The loss value carries ``logp`` and is not comparable with the other losses'.
-    """
-    ratio = torch.exp(logp - old_logp)  # [B, T]
-    weight = ratio.clamp(max=cfg.cispo_max_weight).detach()  # [B, T]
-    never = torch.zeros_like(ratio, dtype=torch.bool)  # [B, T]: no lower cap
-    return Surrogate(-weight * adv * logp, ratio, never, ratio > cfg.cispo_max_weight)
-
-
-POLICY_LOSSES: Mapping[str, Callable[[Tensor, Tensor, Tensor, Tensor, GRPOConfig], Surrogate]] = {
-    "ppo_clip": ppo_clip,
-    "gspo": gspo,
-    "gspo_token": gspo_token,
-    "cispo": cispo,
-}
-"""Policy losses by name."""
-
-
 # ------------------------------------------------------------------------------ loss
 
 
@@ -360,6 +282,21 @@ def step_advantages(batch: Any, ref_logp: Tensor | None, cfg: GRPOConfig, group_
     return distributed.shard_groups(adv, group_size)  # [B]
 
 
+def grpo_update(
+    session: RLSession, batch: Any, cfg: GRPOConfig, group_size: int, loss: Any
+) -> dict[str, float]:
+    """One step's update on its rollouts: reference log-probs, advantages, the loss mask, the off-policy
+    correction, then ``mu`` optimizer steps; the step's metrics."""
+    ref_logp = session.reference_logprobs(batch)  # [B, T] or None
+    adv = step_advantages(batch, ref_logp, cfg, group_size)  # [B]
+    mask = batch.graded_mask  # [B, T] ungradable samples are out of the loss too
+    if cfg.mask_truncated_completions:
+        mask = mask_truncated(mask, batch.truncated)  # [B, T]
+    weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
+    metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask, weights=weights)
+    return {**metrics, **correction, **session.rollout_metrics(batch)}
+
+
 def train_grpo(
     cfg: GRPOConfig,
     model: torch.nn.Module,
@@ -396,23 +333,23 @@ def train_grpo(
     run, rollout = run or default["run"], rollout or default["rollout"]
     record = {"algo": "grpo", "run": run, "rollout": rollout, "grpo": cfg}
     session = RLSession.start(
-        run, rollout, model, tokenizer, env_id, algo="grpo", config_record=record, run_dir=run_dir,
-        generator=generator, with_reference=cfg.kl != "off", eval_fn=eval_fn,
-    )  # fmt: skip
+        run,
+        rollout,
+        model,
+        tokenizer,
+        env_id,
+        algo="grpo",
+        config_record=record,
+        run_dir=run_dir,
+        generator=generator,
+        with_reference=cfg.kl != "off",
+        eval_fn=eval_fn,
+    )
     loss = functools.partial(grpo_loss, cfg=cfg)
     try:
         for step in session.remaining_steps():
             batch = session.rollouts(rollout.num_prompts)
-            ref_logp = session.reference_logprobs(batch)  # [B, T] or None
-            adv = step_advantages(batch, ref_logp, cfg, rollout.group_size)  # [B]
-            mask = batch.graded_mask  # [B, T] ungradable samples are out of the loss too
-            if cfg.mask_truncated_completions:
-                mask = mask_truncated(mask, batch.truncated)  # [B, T]
-            weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
-            metrics = session.update(
-                batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask, weights=weights
-            )
-            metrics.update({**correction, **session.rollout_metrics(batch)})
+            metrics = grpo_update(session, batch, cfg, rollout.group_size, loss)
             session.finish_step(step, metrics, batch)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
         raise session.interrupted() from None

@@ -3,7 +3,7 @@
 - ``default``: a real pretrained model (0.1B-7B) on one machine; the values of the config classes, plus
   what each algorithm needs on top (SFT's higher learning rate and cosine schedule, STaR's greedy
   rationales, DAPO's group of 16, RL's gradient checkpointing and micro-batches of 2 rows).
-- ``tiny``: the random-init 0.5M-parameter model over a character tokenizer (`reasongym.policy.loading.tiny_policy`)
+- ``tiny``: the random-init 0.5M-parameter model over a character tokenizer (`reasongym.policy.tiny.tiny_policy`)
   on a CPU, on the easiest level of the arithmetic generators. Found by trying on a 2-core machine: SFT
   learns the column-by-column format in a few hundred steps at lr 2e-3; GRPO/DAPO then learn from the
   verifier alone at lr 1e-4 (2e-4 stalled, 3e-4 collapsed the policy), 16 prompts x 8 samples, 72 tokens.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from collections.abc import Mapping
 from typing import Any
 
 from reasongym.agents.config import RolloutConfig, RunConfig, build
@@ -162,10 +163,11 @@ def check_name(what: str, name: str, known: Any) -> None:
         raise ConfigError(f"{what}={name!r} is not allowed; choose one of {sorted(known)}{hint}")
 
 
-def merge_values(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def merge_values(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``override`` on top of ``base``, recursing into mappings (a preset under a file under flags)."""
     merged = dict(base)
     for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
             merged[key] = merge_values(merged[key], value)
         else:
             merged[key] = value

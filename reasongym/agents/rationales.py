@@ -11,8 +11,11 @@ needs: the environment, the policy's prompt format and the few-shot examples. `r
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from transformers import PreTrainedTokenizerBase
@@ -174,9 +177,14 @@ def rationalize(
         return []
     completions = generate_rationales(task, generator, problems, params, hint=True)
     return filter_correct(
-        task, problems, indices, completions, source="rationalized", max_per_problem=max_per_problem,
+        task,
+        problems,
+        indices,
+        completions,
+        source="rationalized",
+        max_per_problem=max_per_problem,
         drop_hint_mentions=drop_hint_mentions,
-    )  # fmt: skip
+    )
 
 
 # ---------------------------------------------------------------------------------------------- faithfulness
@@ -229,3 +237,21 @@ def stands_alone(
         text = str(prefixes[i]) + continuation.text
         passed[i] = continuation.finish_reason == "stop" and task.env.score(problems[i], text).correct is True
     return passed
+
+
+def by_index(example: KeptExample) -> int:
+    """The problem index of a kept example: the order every rank's kept examples are gathered in."""
+    return example.index
+
+
+def write_kept(root: Path, iteration: int, kept: Sequence[KeptExample]) -> Path:
+    """Write ``iteration-NNN/kept.jsonl`` (replacing a copy left by a crashed attempt); returns the folder."""
+    folder = root / f"iteration-{iteration:03d}"
+    folder.mkdir(exist_ok=True)
+    for stale in ("metrics.jsonl", "config.json"):
+        (folder / stale).unlink(missing_ok=True)
+    lines = [{"iteration": iteration, **dataclasses.asdict(example)} for example in kept]
+    tmp = folder / ".kept.jsonl.tmp"
+    tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    tmp.replace(folder / "kept.jsonl")
+    return folder

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,6 @@ from reasongym.agents.common import enable_checkpointing, seed_everything
 from reasongym.agents.config import RunConfig, at_least, check_field_types, resolve_splits
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime import parallel
-from reasongym.agents.runtime.interrupts import HeldSignals, interrupted
 from reasongym.agents.runtime.update import (
     autocast_context,
     build_optimizer,
@@ -53,18 +52,12 @@ from reasongym.agents.sft_data import (
     sft_pairs_from_env,
     tokenize_pairs,
 )
-from reasongym.errors import ConfigError, TrainingInterrupted
+from reasongym.errors import ConfigError
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
-from reasongym.policy.checkpoints import (
-    checkpoint_step,
-    ensure_steps_remaining,
-    latest_checkpoint,
-    load_checkpoint,
-    save_checkpoint,
-)
+from reasongym.policy.checkpoints import load_checkpoint
 from reasongym.runs.folder import RunDir
-from reasongym.runs.metrics import MetricsWriter
+from reasongym.runs.lifecycle import RunLife
 
 __all__ = [
     "IGNORE_INDEX",
@@ -279,32 +272,11 @@ def train_sft(
         eval_fn, stop_when = _held_out(cfg, run, tokenizer, env, eval_fn, stop_when)
     if run.gradient_checkpointing:
         enable_checkpointing(model)
-    folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-    held = ExitStack()  # the run folder's lock: a second trainer on it fails at once
-    if folder is not None and info.is_main:
-        held.enter_context(folder.lock())
-    with held:
-        state = _start_or_resume(cfg, run, model, tokenizer, pairs, folder, info)
-        writer = _writer(folder, cfg, run, state.resumed_from) if info.is_main else None
-        try:
-            step, stopped, history = _steps(state, run, model, folder, eval_fn, stop_when, writer, info)
-        finally:
-            if writer is not None:
-                writer.close()
-        path = None if folder is None else folder.path
-        return SFTResult(step, state.resumed_from, stopped, tuple(history), path)
-
-
-def _writer(
-    folder: RunDir | None, cfg: SFTConfig, run: RunConfig, resumed_from: int | None
-) -> MetricsWriter | None:
-    """The run folder's metrics writer (None without a folder), its config record first."""
-    if folder is None:
-        return None
-    return MetricsWriter(
-        folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project,
-        config={"algo": "sft", "run": run, "sft": cfg}, resume_from_step=resumed_from,
-    )  # fmt: skip
+    with RunLife.open(run_dir, run, info=info) as life:  # a second trainer on the folder fails here
+        state = _start_or_resume(cfg, run, model, tokenizer, pairs, life, info)
+        life.open_writers({"algo": "sft", "run": run, "sft": cfg}, state.resumed_from)
+        step, stopped, history = _steps(state, run, model, life, eval_fn, stop_when, info)
+        return SFTResult(step, state.resumed_from, stopped, tuple(history), life.path)
 
 
 def _check_run(cfg: SFTConfig, run: RunConfig, model: torch.nn.Module, env: Any, info: Any) -> None:
@@ -328,10 +300,14 @@ def _check_run(cfg: SFTConfig, run: RunConfig, model: torch.nn.Module, env: Any,
 
 
 def _steps(
-    state: Any, run: RunConfig, model: torch.nn.Module, folder: RunDir | None,
-    eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None, stop_when: Callable[[int], bool] | None,
-    writer: MetricsWriter | None, info: Any,
-) -> tuple[int, bool, list[dict[str, float]]]:  # fmt: skip
+    state: Any,
+    run: RunConfig,
+    model: torch.nn.Module,
+    life: RunLife,
+    eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None,
+    stop_when: Callable[[int], bool] | None,
+    info: Any,
+) -> tuple[int, bool, list[dict[str, float]]]:
     """Train from ``state.start`` to ``run.max_steps`` (or an early stop) with a bar and checkpoints;
     returns the last step, whether it stopped early, and each step's metrics."""
     ddp_model = parallel.wrap_model(model, info)
@@ -339,26 +315,22 @@ def _steps(
     history: list[dict[str, float]] = []
     step, stopped = state.start, False
     bar = tqdm(total=run.max_steps, initial=step, disable=not (run.progress_bar and info.is_main), desc="sft")
-    signals, probe = HeldSignals(), None  # Ctrl-C and SIGTERM wait for the step to finish, then it is saved
+    probe = None
     try:
         while step < run.max_steps and not stopped:
-            signals.hold(f"step {step + 1}")
+            life.hold(f"step {step + 1}")  # Ctrl-C and SIGTERM wait for the step to finish, then it is saved
             metrics = _timed_step(ddp_model, state, run, info)
             step += 1
-            stopped = _after_step(step, metrics, run, model, eval_fn, stop_when, writer, info)
+            stopped = _after_step(step, metrics, run, model, eval_fn, stop_when, life, info)
             history.append(metrics)
             bar.update(1)
             probe = metrics.get("eval/pass@1", probe)
             bar.set_postfix(_postfix(metrics["loss/sft"], probe))
-            due = run.save_every and step % run.save_every == 0
-            if folder is not None and (due or step == run.max_steps or stopped):
-                _save(folder, step, model, state, run, info)
-            if signals.release():
-                raise KeyboardInterrupt
+            if life.save_due(step) or (stopped and life.folder is not None):
+                _save(life, step, model, state)
+            life.release()
     except KeyboardInterrupt:
-        mid_step = signals.holding  # a second Ctrl-C came inside the step
-        signals.release()
-        raise _interrupted(folder, step, model, state, run, info, mid_step=mid_step) from None
+        raise life.interrupted(step, save=lambda: _save(life, step, model, state)) from None
     finally:
         bar.close()
     return step, stopped, history
@@ -367,27 +339,6 @@ def _steps(
 def _postfix(loss: float, probe: float | None) -> dict[str, str]:
     """The bar's live numbers: the loss, and the held-out accuracy of the last probe."""
     return {"loss": f"{loss:.4f}", **({"held-out": f"{probe:.2f}"} if probe is not None else {})}
-
-
-def _interrupted(
-    folder: RunDir | None, step: int, model: torch.nn.Module, state: Any, run: RunConfig, info: Any,
-    *, mid_step: bool,
-) -> TrainingInterrupted:  # fmt: skip
-    """Save ``step`` (one process, a run folder, not saved yet, not stopped inside a step) and say where."""
-    path = folder.path if folder is not None else None
-    if folder is None or not info.is_main:
-        return interrupted(step, run.max_steps, path, None)
-    checkpoint = latest_checkpoint(folder)
-    saved = checkpoint_step(checkpoint) if checkpoint is not None else 0
-    if mid_step:  # a second Ctrl-C inside a step: its weights are not those of a finished step
-        return interrupted(step, run.max_steps, path, checkpoint, f"; stopped inside step {step + 1}")
-    if info.world_size > 1:
-        why = "; across processes a checkpoint is saved every save_every steps only"
-        return interrupted(step, run.max_steps, path, checkpoint, why)
-    if step > saved:
-        _save(folder, step, model, state, run, info)
-        checkpoint = latest_checkpoint(folder)
-    return interrupted(step, run.max_steps, path, checkpoint)
 
 
 def _held_out(
@@ -405,9 +356,14 @@ def _held_out(
 
     def evaluate(model: torch.nn.Module) -> dict[str, float]:
         latest["pass@1"] = greedy_pass_at_1(
-            HFGenerator(model, tokenizer), env, tokenizer=tokenizer, split=eval_split,
-            num_problems=run.eval_problems, difficulty=run.difficulty, max_new_tokens=cfg.eval_max_new_tokens,
-        )  # fmt: skip
+            HFGenerator(model, tokenizer),
+            env,
+            tokenizer=tokenizer,
+            split=eval_split,
+            num_problems=run.eval_problems,
+            difficulty=run.difficulty,
+            max_new_tokens=cfg.eval_max_new_tokens,
+        )
         return {"eval/pass@1": latest["pass@1"], **(eval_fn(model) if eval_fn is not None else {})}
 
     def stop(step: int) -> bool:
@@ -438,7 +394,7 @@ def _start_or_resume(
     model: torch.nn.Module,
     tokenizer: PreTrainedTokenizerBase,
     pairs: Sequence[tuple[str, str]],
-    run: RunDir | None,
+    life: RunLife,
     info: distributed.DistInfo,
 ) -> _TrainState:
     """Seed, build optimizer, schedule and data stream; restore them all from the latest checkpoint."""
@@ -456,18 +412,22 @@ def _start_or_resume(
     optimizer, scheduler = build_optimizer(model, run_cfg)
     seed_everything(run_cfg.seed)
     start, cursor, resumed_from = 0, None, None
-    checkpoint = latest_checkpoint(run) if run is not None else None
+    checkpoint = life.checkpoint_to_resume()  # a finished run is refused before the model is touched
     if checkpoint is not None:
-        ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)  # before touching the model
         start, trainer_state = load_checkpoint(
             checkpoint, model=model, optimizer=optimizer, scheduler=scheduler
         )
         restore_optimizer(optimizer, scheduler, run_cfg)
         cursor, resumed_from = trainer_state["data_cursor"], start
     stream = EpochStream(
-        examples, seed=run_cfg.seed, cursor=cursor, batch_size=micro, pad_id=pad_token_id(tokenizer),
-        packing=cfg.packing, max_length=cfg.max_length,
-    )  # fmt: skip
+        examples,
+        seed=run_cfg.seed,
+        cursor=cursor,
+        batch_size=micro,
+        pad_id=pad_token_id(tokenizer),
+        packing=cfg.packing,
+        max_length=cfg.max_length,
+    )
     micro_batches = cfg.batch_size // micro
     return _TrainState(optimizer, scheduler, stream, micro_batches, start, resumed_from, grad_scaler(run_cfg))
 
@@ -494,7 +454,7 @@ def _after_step(
     model: torch.nn.Module,
     eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None,
     stop_when: Callable[[int], bool] | None,
-    writer: MetricsWriter | None,
+    life: RunLife,
     info: distributed.DistInfo,
 ) -> bool:
     """Evaluate, log and ask ``stop_when`` on rank 0; returns whether every rank should stop."""
@@ -504,28 +464,18 @@ def _after_step(
             results = eval_fn(model)
             metrics.update({(k if "/" in k else f"eval/{k}"): float(v) for k, v in results.items()})
             model.train()  # eval_fn may have switched to eval mode
-        if writer is not None and (step % cfg.log_every == 0 or metrics["train/skipped_nonfinite"]):
-            writer.log(step, metrics)
+        if step % cfg.log_every == 0 or metrics["train/skipped_nonfinite"]:
+            life.log(step, metrics)
         stop = bool(stop_when(step)) if stop_when is not None else False
     return distributed.all_reduce_max({"stop": float(stop)}, info)["stop"] > 0
 
 
-def _save(
-    run: RunDir,
-    step: int,
-    model: torch.nn.Module,
-    state: _TrainState,
-    cfg: RunConfig,
-    info: distributed.DistInfo,
-) -> None:
-    if info.is_main:
-        save_checkpoint(
-            run,
-            step,
-            model=model,
-            optimizer=state.optimizer,
-            scheduler=state.scheduler,
-            trainer_state={"data_cursor": state.stream.cursor()},
-            keep_last=cfg.keep_checkpoints,
-        )
-    distributed.barrier()  # no rank runs ahead of a checkpoint it might resume from
+def _save(life: RunLife, step: int, model: torch.nn.Module, state: _TrainState) -> None:
+    """Checkpoint ``step``: the weights, optimizer, schedule and the data stream's place."""
+    life.save(
+        step,
+        model=model,
+        optimizer=state.optimizer,
+        scheduler=state.scheduler,
+        trainer_state={"data_cursor": state.stream.cursor()},
+    )

@@ -29,7 +29,7 @@ jump between files to follow one iteration.
 from __future__ import annotations
 
 import dataclasses
-import json
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,33 +42,28 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import reasongym
 from reasongym import distributed
-from reasongym.agents.config import (
-    RolloutConfig,
-    RunConfig,
-    at_least,
-    at_least_or_none,
-    check_field_types,
-)
+from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.rationales import (
     KeptExample,
     STaRTask,
+    by_index,
     filter_correct,
     generate_rationales,
     rationalize,
     stands_alone,
+    write_kept,
 )
 from reasongym.agents.runtime.engine import following_engine
-from reasongym.agents.runtime.interrupts import interrupted
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
 from reasongym.generation.engines import engine_identity
-from reasongym.policy.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
+from reasongym.policy.checkpoints import load_checkpoint
 from reasongym.runs.folder import RunDir
+from reasongym.runs.lifecycle import Plot, RunLife
 from reasongym.runs.metrics import MetricsWriter
-from reasongym.runs.plots import plot_metrics, plot_title
 
 __all__ = [
     "IterationStats",
@@ -220,10 +215,15 @@ def evaluate_accuracy(task: STaRTask, generator: Generator, run: RunConfig, roll
     """Greedy zero-shot pass@1 on the first ``eval_problems`` problems of the held-out split (never hinted),
     through `reasongym.evaluation.evaluate` like every held-out number."""
     return greedy_pass_at_1(
-        generator, task.env, tokenizer=task.tokenizer, split=task.eval_split, num_problems=run.eval_problems,
-        difficulty=task.difficulty, max_new_tokens=rollout.max_new_tokens,
+        generator,
+        task.env,
+        tokenizer=task.tokenizer,
+        split=task.eval_split,
+        num_problems=run.eval_problems,
+        difficulty=task.difficulty,
+        max_new_tokens=rollout.max_new_tokens,
         distributed=distributed.current().world_size > 1,
-    )  # fmt: skip
+    )
 
 
 def fine_tune(
@@ -246,9 +246,16 @@ def fine_tune(
     if not kept:
         return 0, None
     sft_run = dataclasses.replace(
-        run, max_steps=sft_steps_for_iteration(cfg, iteration), seed=run.seed + iteration, eval_every=0,
-        save_every=0, log_every=1, progress_bar=False, tensorboard=False, wandb_project=None,
-    )  # fmt: skip
+        run,
+        max_steps=sft_steps_for_iteration(cfg, iteration),
+        seed=run.seed + iteration,
+        eval_every=0,
+        save_every=0,
+        log_every=1,
+        progress_bar=False,
+        tensorboard=False,
+        wandb_project=None,
+    )
     result = train_sft(cfg.sft, model, tokenizer, [(k.prompt, k.completion) for k in kept], run=sft_run)
     if folder is not None:  # the SFT curve of this iteration, beside its data
         with MetricsWriter(folder, tensorboard=False, config={"run": sft_run, "sft": cfg.sft}) as writer:
@@ -273,7 +280,7 @@ class _Loop:
     rationale_generator: Generator
     indices: list[int]
     problems: list[Any]
-    run: RunDir | None
+    life: RunLife
     hook: Callable[[int, str, PreTrainedModel], None]
     base: dict[str, torch.Tensor] = field(default_factory=dict)
     initial_accuracy: float | None = None
@@ -282,10 +289,18 @@ class _Loop:
 
     @classmethod
     def build(
-        cls, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, model: PreTrainedModel, tokenizer: Any,
-        env: Any, generator: Generator | None, rationale_generator: Generator | None, folder: RunDir | None,
+        cls,
+        cfg: STaRConfig,
+        run: RunConfig,
+        rollout: RolloutConfig,
+        model: PreTrainedModel,
+        tokenizer: Any,
+        env: Any,
+        generator: Generator | None,
+        rationale_generator: Generator | None,
+        life: RunLife,
         on_step: Callable[[int, str, PreTrainedModel], None] | None,
-    ) -> _Loop:  # fmt: skip
+    ) -> _Loop:
         """The loop's fixed parts: the task, its training problems, the samplers, the hook."""
         sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
         if rationale_generator is None and generator is None:  # --engine vllm: an engine samples rationales
@@ -296,11 +311,20 @@ class _Loop:
         indices = _train_indices(env, cfg, task)
         problems = [env.problem_at(i, split=task.split, difficulty=task.difficulty) for i in indices]
         return cls(
-            cfg, run, rollout, model, task, sampler, rationale_generator or sampler, indices, problems, folder,
+            cfg,
+            run,
+            rollout,
+            model,
+            task,
+            sampler,
+            rationale_generator or sampler,
+            indices,
+            problems,
+            life,
             on_step or (lambda *_: None),
-        )  # fmt: skip
+        )
 
-    def train(self, writer: MetricsWriter | None) -> None:
+    def train(self) -> None:
         """Evaluate the base model (unless a resume did), then iterate until ``max_steps`` or a plateau."""
         from tqdm.auto import tqdm
 
@@ -314,12 +338,12 @@ class _Loop:
                 self.initial_accuracy = evaluate_accuracy(
                     self.task, self.generator, self.run_cfg, self.rollout
                 )
-                self.complete(writer, 0, {"eval/pass@1": self.initial_accuracy})
+                self.complete(0, {"eval/pass@1": self.initial_accuracy})
             for iteration in range(len(self.history) + 1, self.run_cfg.max_steps + 1):
                 if self.plateaued():
                     break
                 self.history.append(self.iteration(iteration))
-                self.complete(writer, iteration, iteration_metrics(self.history[-1]))
+                self.complete(iteration, iteration_metrics(self.history[-1]))
                 self.bar.update(1)
         finally:
             self.bar.close()
@@ -337,8 +361,8 @@ class _Loop:
         hook(iteration, "filter", model)
         direct = filter_correct(
             task, problems, indices, completions, source="direct", max_per_problem=cfg.max_kept_per_problem
-        )  # fmt: skip
-        direct = distributed.all_gather_ordered(direct, key=_by_index)  # every rank's, in problem order
+        )
+        direct = distributed.all_gather_ordered(direct, key=by_index)  # every rank's, in problem order
         hook(iteration, "rationalize", model)
         solved = {example.index for example in direct}
         missed = [i for i, index in enumerate(indices) if index not in solved]
@@ -347,11 +371,10 @@ class _Loop:
             [indices[i] for i in missed],
             dataclasses.replace(params, seed=seed + 1),
         )
-        rationalized = distributed.all_gather_ordered(rationalized, key=_by_index)
+        rationalized = distributed.all_gather_ordered(rationalized, key=by_index)
         unfaithful = int(distributed.all_reduce_sum({"unfaithful": unfaithful})["unfaithful"])
         kept = direct + rationalized
-        writes = self.run is not None and distributed.current().is_main
-        folder = _write_kept(self.run, iteration, kept) if writes else None
+        folder = self.life.write(lambda root: write_kept(root, iteration, kept))  # rank 0's, else None
         hook(iteration, "restore_base", model)
         if cfg.restart_from_base:
             model.load_state_dict(self.base)
@@ -360,12 +383,17 @@ class _Loop:
         hook(iteration, "evaluate", model)
         accuracy = evaluate_accuracy(task, self.generator, self.run_cfg, rollout)
         return IterationStats(
-            iteration=iteration, accuracy_before=before, accuracy_after=accuracy,
-            train_accuracy=len(solved) / len(self.problems), kept_direct=len(direct),
+            iteration=iteration,
+            accuracy_before=before,
+            accuracy_after=accuracy,
+            train_accuracy=len(solved) / len(self.problems),
+            kept_direct=len(direct),
             kept_rationalized=len(rationalized),
             rationalization_attempts=len(self.problems) - len(solved) if cfg.rationalize else 0,
-            sft_steps=steps, sft_final_loss=loss, rationalized_unfaithful=unfaithful,
-        )  # fmt: skip
+            sft_steps=steps,
+            sft_final_loss=loss,
+            rationalized_unfaithful=unfaithful,
+        )
 
     def rationalize(
         self, problems: list[Any], indices: list[int], params: SamplingParams
@@ -376,16 +404,24 @@ class _Loop:
         if not cfg.rationalize or not problems:
             return [], 0
         rationalized = rationalize(
-            self.task, self.rationale_generator, problems, indices, params,
-            max_per_problem=cfg.max_kept_per_problem, drop_hint_mentions=cfg.drop_hint_mentions,
-        )  # fmt: skip
+            self.task,
+            self.rationale_generator,
+            problems,
+            indices,
+            params,
+            max_per_problem=cfg.max_kept_per_problem,
+            drop_hint_mentions=cfg.drop_hint_mentions,
+        )
         if not cfg.faithful_rationalization or not rationalized:
             return rationalized, 0
         by_index = dict(zip(indices, problems, strict=True))
         keep = stands_alone(
-            self.task, self.generator, [by_index[example.index] for example in rationalized], rationalized,
+            self.task,
+            self.generator,
+            [by_index[example.index] for example in rationalized],
+            rationalized,
             max_new_tokens=params.max_new_tokens,
-        )  # fmt: skip
+        )
         return [example for example, ok in zip(rationalized, keep, strict=True) if ok], keep.count(False)
 
     def enter(self, iteration: int, name: str, model: PreTrainedModel) -> None:
@@ -397,12 +433,8 @@ class _Loop:
 
     def interrupted(self) -> TrainingInterrupted:
         """After Ctrl-C or SIGTERM: every finished iteration is checkpointed already; say which one is last."""
-        path = None if self.run is None else self.run.path
-        checkpoint = (
-            latest_checkpoint(self.run) if self.run is not None and distributed.current().is_main else None
-        )
         why = "; the iteration in progress is run again on resume"
-        return interrupted(len(self.history), self.run_cfg.max_steps, path, checkpoint, why)
+        return self.life.interrupted(len(self.history), why=why)
 
     def plateaued(self) -> bool:
         """Whether the last ``patience`` iterations all failed to beat the best accuracy before them."""
@@ -412,27 +444,16 @@ class _Loop:
         accuracies = [self.initial_accuracy or 0.0] + [stats.accuracy_after for stats in self.history]
         return max(accuracies[-patience:]) <= max(accuracies[:-patience])
 
-    def complete(self, writer: MetricsWriter | None, iteration: int, metrics: dict[str, Any]) -> None:
+    def complete(self, iteration: int, metrics: dict[str, Any]) -> None:
         """Log a finished iteration (0: the base model), redraw the plot, checkpoint it (rank 0)."""
         distributed.barrier()  # after every rank's part of the iteration, before rank 0 checkpoints it
-        if self.run is None or writer is None:
-            return
-        writer.log(iteration, metrics)
-        plot_metrics(
-            self.run.metrics_path, self.run.path / "accuracy.png", keys=STAR_PLOT_PANELS,
-            title=plot_title(self.run.path, "STaR"), x_label="iteration",
-        )  # fmt: skip
+        self.life.log(iteration, metrics)
+        self.life.draw()
         state = {
             "initial_accuracy": self.initial_accuracy,
             "history": [dataclasses.asdict(s) for s in self.history],
         }
-        save_checkpoint(
-            self.run,
-            iteration,
-            model=self.model,
-            trainer_state=state,
-            keep_last=self.run_cfg.keep_checkpoints,
-        )
+        self.life.save(iteration, model=self.model, trainer_state=state)
 
 
 def train_star(
@@ -475,46 +496,37 @@ def train_star(
     """
     default = shared_configs("default", "star")
     run, rollout = run or default["run"], rollout or default["rollout"]
-    folder = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
-    if folder is not None and distributed.current().is_main and not folder.locked_here():
-        with folder.lock():  # rank 0's for the job: a second trainer on the folder fails here
-            return train_star(cfg, model, tokenizer, env_id, run=run, rollout=rollout, run_dir=folder,
-                              generator=generator, rationale_generator=rationale_generator, on_step=on_step)  # fmt: skip
-    env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
-    loop = _Loop.build(
-        cfg, run, rollout, model, tokenizer, env, generator, rationale_generator, folder, on_step
-    )
-    resumed_from, main = _start_or_resume(loop), distributed.current().is_main
-    writer = _writer(folder, cfg, run, rollout, env, resumed_from, loop.rationale_generator) if main else None
-    try:
-        loop.train(writer)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: finished iterations are checkpointed; say which
-        raise loop.interrupted() from None
-    finally:
-        if writer is not None:
-            writer.close()
-    return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, getattr(folder, "path", None))
+    plot = Plot("accuracy.png", STAR_PLOT_PANELS, "STaR", x_label="iteration")
+    with RunLife.open(run_dir, run, plot=plot) as life:  # a second trainer on the folder fails here
+        env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
+        loop = _Loop.build(
+            cfg, run, rollout, model, tokenizer, env, generator, rationale_generator, life, on_step
+        )
+        resumed_from = _start_or_resume(loop)
+        # Lines after the last completed iteration belong to an attempt that is about to be redone.
+        life.open_writers(
+            _config_record(cfg, run, rollout, env, loop.rationale_generator), resumed_from or -1
+        )
+        try:
+            loop.train()
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: finished iterations are checkpointed; say which
+            raise loop.interrupted() from None
+        return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, life.path)
 
 
-def _writer(
-    folder: RunDir | None, cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, env: Any,
-    resumed_from: int | None, rationale_generator: Generator,
-) -> MetricsWriter | None:  # fmt: skip
-    """The run folder's metrics writer (None without a folder), every config (and the rationales' engine)
-    recorded first."""
-    if folder is None:
-        return None
-    config = {"algo": "star", "run": run, "rollout": rollout, "star": cfg, "env": getattr(env.spec, "id", None),
-              "env_config": dataclasses.asdict(env.config), "engine": engine_identity(rationale_generator)}  # fmt: skip
-    # Lines after the last completed iteration belong to an attempt that is about to be redone.
-    return MetricsWriter(
-        folder.path, tensorboard=run.tensorboard, wandb_project=run.wandb_project, config=config,
-        resume_from_step=-1 if resumed_from is None else resumed_from,
-    )  # fmt: skip
-
-
-def _by_index(example: KeptExample) -> int:
-    return example.index
+def _config_record(
+    cfg: STaRConfig, run: RunConfig, rollout: RolloutConfig, env: Any, rationale_generator: Generator
+) -> dict[str, Any]:
+    """What ``config.json`` records: every config, the environment, and the engine of the rationales."""
+    return {
+        "algo": "star",
+        "run": run,
+        "rollout": rollout,
+        "star": cfg,
+        "env": getattr(env.spec, "id", None),
+        "env_config": dataclasses.asdict(env.config),
+        "engine": engine_identity(rationale_generator),
+    }
 
 
 def iteration_metrics(stats: IterationStats) -> dict[str, float]:
@@ -553,40 +565,33 @@ def _train_indices(env: Any, cfg: STaRConfig, task: STaRTask) -> list[int]:
 
 def _start_or_resume(loop: _Loop) -> int | None:
     """Snapshot the base weights (CPU, and the run folder); restore the last completed iteration, if any."""
-    run, model = loop.run, loop.model
-    base_path = None if run is None else run.path / BASE_WEIGHTS_FILE
-    saved_base = base_path is not None and distributed.on_main(base_path.is_file)
-    if saved_base:
-        loop.base = load_file(str(base_path))
+    life, model = loop.life, loop.model
+    saved_base = life.on_main(lambda folder: (folder / BASE_WEIGHTS_FILE).is_file())
+    if saved_base and life.path is not None:
+        loop.base = load_file(str(life.path / BASE_WEIGHTS_FILE))
     else:
         loop.base = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-        if base_path is not None and distributed.current().is_main:  # written whole, then renamed
-            tmp = base_path.with_name(f".{BASE_WEIGHTS_FILE}.tmp")
-            save_file({k: v.contiguous() for k, v in loop.base.items()}, str(tmp))
-            tmp.replace(base_path)
-    checkpoint = None if run is None else distributed.on_main(lambda: latest_checkpoint(run))
+        life.write(lambda folder: _write_base(folder, loop.base))
+    checkpoint = life.checkpoint_to_resume(functools.partial(_refuse_finished, life.path))
     if checkpoint is None:
         model.load_state_dict(loop.base)
         return None
     step, saved = load_checkpoint(checkpoint, model=model)
-    if step >= loop.run_cfg.max_steps:
-        raise ConfigError(
-            f"the run in {str(run.path)!r} already completed {step} iterations; raise max_steps above {step} "
-            "to continue it"
-        )
     loop.initial_accuracy = saved["initial_accuracy"]
     loop.history = [IterationStats(**stats) for stats in saved["history"]]
     return step
 
 
-def _write_kept(run: RunDir, iteration: int, kept: Sequence[KeptExample]) -> Path:
-    """Write ``iteration-NNN/kept.jsonl`` (replacing a copy left by a crashed attempt); returns the folder."""
-    folder = run.path / f"iteration-{iteration:03d}"
-    folder.mkdir(exist_ok=True)
-    for stale in ("metrics.jsonl", "config.json"):
-        (folder / stale).unlink(missing_ok=True)
-    lines = [{"iteration": iteration, **dataclasses.asdict(example)} for example in kept]
-    tmp = folder / ".kept.jsonl.tmp"
-    tmp.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    tmp.replace(folder / "kept.jsonl")
-    return folder
+def _write_base(folder: Path, base: dict[str, torch.Tensor]) -> None:
+    """``base_model.safetensors``, the weights every iteration restarts from: written whole, then renamed."""
+    tmp = folder / f".{BASE_WEIGHTS_FILE}.tmp"
+    save_file({k: v.contiguous() for k, v in base.items()}, str(tmp))
+    tmp.replace(folder / BASE_WEIGHTS_FILE)
+
+
+def _refuse_finished(path: Path | None, step: int, max_steps: int) -> None:
+    if step >= max_steps:
+        raise ConfigError(
+            f"the run in {str(path)!r} already completed {step} iterations; raise max_steps above {step} "
+            "to continue it"
+        )

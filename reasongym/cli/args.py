@@ -134,17 +134,6 @@ def flatten(nested: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    """``override`` on top of ``base``, recursing into mappings."""
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
 def positive_int(text: str) -> int:
     """An argparse type: an integer >= 1."""
     value = int(text)

@@ -13,7 +13,7 @@ from reasongym.cli.args import EXIT_OK, UsageError
 
 def cmd_data(args: argparse.Namespace) -> int:
     """Write the asked splits of ``args.env_id`` under ``args.out``; one line per file, then how to use them."""
-    from reasongym.envs.benchmarks.data import benchmark_entry, benchmark_source, write_split
+    from reasongym.envs.benchmarks.data import benchmark_entry, entry_source, write_split
 
     entry = benchmark_entry(args.env_id)
     if entry is None:
@@ -23,7 +23,7 @@ def cmd_data(args: argparse.Namespace) -> int:
             f"{args.env_id!r} is not a benchmark with data files (generated environments need none); "
             f"benchmarks: {[e.id for e in BENCHMARK_ENVS]}"
         )
-    splits = args.split or list(benchmark_source(entry).routes)
+    splits = args.split or list(entry_source(entry).routes)
     if args.from_file is not None and len(splits) != 1:
         raise UsageError(f"--from converts one split: name it with --split (one of {splits})")
     for split in splits:

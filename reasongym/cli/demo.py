@@ -81,14 +81,19 @@ def cmd_demo(argv: list[str]) -> int:
 
     command = make_dataclass(
         "Demo",
-        [("output", flat_section(DemoOutput, "where the demo writes")),
-         ("demo", flat_section(DemoConfig, "what is trained and measured (DemoConfig)"))],
+        [
+            ("output", flat_section(DemoOutput, "where the demo writes")),
+            ("demo", flat_section(DemoConfig, "what is trained and measured (DemoConfig)")),
+        ],
         frozen=True,
-    )  # fmt: skip
+    )
     parsed = parse(
-        command, argv, default=command(output=DemoOutput(), demo=DemoConfig()), prog="reasongym demo",
+        command,
+        argv,
+        default=command(output=DemoOutput(), demo=DemoConfig()),
+        prog="reasongym demo",
         description="A tiny model: warm start, evaluate, GRPO or DAPO, evaluate again; on a CPU.",
-    )  # fmt: skip
+    )
     summary = run_demo(parsed.demo, out_dir=parsed.output.out, progress=parsed.output.progress)
     print(dumps_strict(summary))
     return 0
@@ -126,8 +131,11 @@ def run_demo(
 def _phases(cfg: DemoConfig, model: Any, tokenizer: Any, run_dir: Path, progress: bool) -> dict[str, Any]:
     """Warm start, evaluate, RL, evaluate, plots, table: the demo's phases in order; its summary."""
     clock = [time.perf_counter()]
-    _say("warm start: SFT on reference solutions until the held-out probe reaches "
-         f"{cfg.warm_start_target} (the bar's held-out column)", progress)  # fmt: skip
+    _say(
+        "warm start: SFT on reference solutions until the held-out probe reaches "
+        f"{cfg.warm_start_target} (the bar's held-out column)",
+        progress,
+    )
     warm = warm_start(cfg, model, tokenizer, progress)
     timings = {"warm_start_s": _lap(clock)}
     _say(f"warm start: {warm.steps} SFT steps, greedy probe accuracy {warm.probe_accuracy:.2f}", progress)
@@ -230,9 +238,14 @@ def train_rl(cfg: DemoConfig, model: Any, tokenizer: Any, run_dir: Path, progres
 
     configs = rl_configs(cfg, cfg.rl_steps, progress)
     result = ALGORITHMS[cfg.algo].train(
-        configs[cfg.algo], model, tokenizer, ENV_ID, run=configs["run"], rollout=configs["rollout"],
+        configs[cfg.algo],
+        model,
+        tokenizer,
+        ENV_ID,
+        run=configs["run"],
+        rollout=configs["rollout"],
         run_dir=run_dir,
-    )  # fmt: skip
+    )
     return int(result.steps)
 
 

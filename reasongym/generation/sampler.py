@@ -33,15 +33,48 @@ def make_generator(
     """
     device = getattr(getattr(model, "device", None), "type", None) or "cpu"
     chosen = resolve_engine(engine, device)
+    return build_generator(
+        chosen,
+        model,
+        tokenizer,
+        fall_back=engine == "auto",
+        batch_size=batch_size,
+        settings=settings,
+        seed=seed,
+    )
+
+
+def build_generator(
+    chosen: str,
+    model: Any,
+    tokenizer: Any,
+    *,
+    fall_back: bool,
+    batch_size: int | None = None,
+    settings: VLLMSettings | None = None,
+    seed: int = 0,
+) -> Any:
+    """The sampler of a resolved engine (``hf`` or ``vllm``, `resolve_engine`'s answer) on ``model``.
+
+    Args:
+        chosen: The resolved engine.
+        model: The policy.
+        tokenizer: Its tokenizer.
+        fall_back: A model vLLM cannot load is sampled with ``hf`` instead, with a warning (``auto`` was asked
+            for); False: the ConfigError is raised.
+        batch_size: `HFGenerator`'s rows decoded together.
+        settings: The vLLM engine's settings; None: `VLLMSettings()`.
+        seed: The vLLM engine's seed.
+    """
     if chosen == "vllm":
         from reasongym.generation.vllm_engine import VLLMGenerator
 
         try:
             return VLLMGenerator(model, tokenizer, settings or VLLMSettings(), seed=seed)
         except ConfigError as error:
-            if engine != "auto":
+            if not fall_back:
                 raise
-            warnings.warn(f"engine='auto': {error}; sampling with hf instead", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"engine='auto': {error}; sampling with hf instead", RuntimeWarning, stacklevel=3)
     from reasongym.generation.hf import HFGenerator
 
     return HFGenerator(model, tokenizer, batch_size=batch_size)

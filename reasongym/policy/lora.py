@@ -21,7 +21,6 @@ import torch
 from reasongym.errors import ConfigError
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
-ADAPTER_CONFIG = "adapter_config.json"
 _WRAPPER = "_reasongym_peft_model"
 
 
@@ -48,9 +47,13 @@ def add_adapters(
     peft = _peft()
     names = list(target_modules)
     config = peft.LoraConfig(
-        r=rank, lora_alpha=alpha, lora_dropout=dropout, bias="none", task_type="CAUSAL_LM",
+        r=rank,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
+        bias="none",
+        task_type="CAUSAL_LM",
         target_modules="all-linear" if names == ["all-linear"] else names,
-    )  # fmt: skip
+    )
     try:
         adapted = peft.get_peft_model(model, config)
     except ValueError as error:

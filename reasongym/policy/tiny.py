@@ -3,7 +3,7 @@ train when they need no real model.
 
 `make_tiny_model` is a random-init causal LM from a transformers config (Llama or Qwen2 architecture) and
 `make_char_tokenizer` a character-level tokenizer; both save and load like any hub checkpoint, so
-`reasongym.policy.loading.load_policy(folder)` loads them like every other model (`reasongym.policy.loading` re-exports
+`reasongym.policy.loading.load_policy(folder)` loads them like every other model (`reasongym.policy` re-exports
 them).
 """
 
@@ -127,9 +127,12 @@ def _check_shape(
         hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
         raise ConfigError(f"arch={arch!r} is not supported; allowed: {sorted(_ARCHITECTURES)}{hint}")
     sizes = {
-        "hidden_size": hidden_size, "num_layers": num_layers, "num_heads": num_heads,
-        "intermediate_size": intermediate_size, "max_position_embeddings": max_positions,
-    }  # fmt: skip
+        "hidden_size": hidden_size,
+        "num_layers": num_layers,
+        "num_heads": num_heads,
+        "intermediate_size": intermediate_size,
+        "max_position_embeddings": max_positions,
+    }
     for name, value in sizes.items():
         if value < 1:
             raise ConfigError(f"{name}={value} must be a positive integer")
@@ -157,7 +160,11 @@ def tiny_policy(
     """
     tokenizer = make_char_tokenizer()
     model = make_tiny_model(
-        tokenizer, hidden_size=hidden_size, num_layers=num_layers, num_heads=4,
-        intermediate_size=4 * hidden_size, seed=seed,
-    )  # fmt: skip
+        tokenizer,
+        hidden_size=hidden_size,
+        num_layers=num_layers,
+        num_heads=4,
+        intermediate_size=4 * hidden_size,
+        seed=seed,
+    )
     return model, tokenizer

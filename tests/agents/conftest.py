@@ -1,4 +1,5 @@
-"""What the trainer tests share: one torch thread, the small tiny model, small configs, one way to train."""
+"""What the trainer tests share: one torch thread, small configs, one way to train (the small tiny model,
+``tiny``, is every test's: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import pytest
 import torch
 
 from reasongym.agents.algorithms import ALGORITHMS, preset_configs
-from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 SMALL: dict[str, dict[str, Any]] = {
     "grpo": {
@@ -28,18 +28,6 @@ SMALL: dict[str, dict[str, Any]] = {
 def _one_thread() -> None:
     # Two shared cores: a second thread only waits on the other process (see tests/conftest.py).
     torch.set_num_threads(1)
-
-
-@pytest.fixture
-def tiny() -> Callable[..., tuple[torch.nn.Module, Any]]:
-    """``tiny(**sizes)``: a fresh random-init model (32 wide, 1 layer) over the character tokenizer."""
-
-    def build(**sizes: Any) -> tuple[torch.nn.Module, Any]:
-        tokenizer = make_char_tokenizer()
-        shape = {"hidden_size": 32, "num_layers": 1, "intermediate_size": 64, **sizes}
-        return make_tiny_model(tokenizer, **shape), tokenizer
-
-    return build
 
 
 @pytest.fixture

@@ -89,3 +89,25 @@ def test_star_defaults_to_the_command_lines_configs(monkeypatch: pytest.MonkeyPa
     for section in ("run", "rollout"):
         assert _differences(python.value.configs[section], cli[section]) == {}, section
     assert cli["rollout"].temperature == 0.0  # greedy rationales, the preset's
+
+
+def test_each_name_list_is_its_registry() -> None:
+    """A config's choice list and the registry it looks names up in are one list (no second copy to drift)."""
+    import typing
+
+    from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, AdvantageName
+    from reasongym.agents.config import RolloutConfig
+    from reasongym.agents.dapo import DAPOConfig
+    from reasongym.agents.grpo import GRPOConfig
+    from reasongym.agents.policy_losses import POLICY_LOSSES, PolicyLossName
+    from reasongym.evaluation.config import EvalConfig
+    from reasongym.generation.engines import ENGINES, Engine
+
+    assert typing.get_args(AdvantageName) == tuple(ADVANTAGE_NORMALIZATIONS)
+    assert typing.get_args(PolicyLossName) == tuple(POLICY_LOSSES)
+    assert typing.get_type_hints(GRPOConfig)["policy_loss"] == PolicyLossName
+    for config in (GRPOConfig, DAPOConfig):
+        assert typing.get_type_hints(config)["advantage_normalization"] == AdvantageName
+    assert typing.get_args(Engine) == ENGINES == ("hf", "vllm", "auto")
+    for config in (RolloutConfig, EvalConfig):
+        assert typing.get_type_hints(config)["engine"] == Engine

@@ -20,7 +20,7 @@ from reasongym.envs.problem import Problem
 from reasongym.envs.sources import DatasetSource
 from reasongym.errors import ConfigError
 from reasongym.generation import HFGenerator, SamplingParams
-from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+from reasongym.policy.tiny import make_char_tokenizer
 from reasongym.rollouts.batch import collect_rollouts
 from reasongym.runs.metrics import read_metrics
 
@@ -311,7 +311,7 @@ def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object, tiny, 
     import reasongym.agents.grpo as grpo
 
     model, tokenizer = tiny()
-    other = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64, seed=1)
+    other, _ = tiny(seed=1)
     save_model(other, str(tmp_path / "reference.safetensors"))
     seen: dict[str, object] = {}
     original_rollouts, original_reference = RLSession.rollouts, RLSession.reference_logprobs

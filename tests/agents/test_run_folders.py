@@ -181,6 +181,7 @@ def _wait_for(path: Path, process: subprocess.Popen) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow  # a second process trains beside this one
 def test_a_second_trainer_on_the_same_run_folder_fails_at_once(tmp_path: Path) -> None:
     run, started, release = tmp_path / "run", tmp_path / "started", tmp_path / "release"
     first = _python("-c", TRAIN_BLOCKED, str(run), str(started), str(release))

@@ -14,14 +14,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from reasongym.agents.rationales import KeptExample
+from reasongym.agents.rationales import KeptExample, write_kept
 from reasongym.agents.star import (
     IterationStats,
     STaRConfig,
     STaRResult,
     _Loop,
     _train_indices,
-    _write_kept,
     iteration_metrics,
     sft_steps_for_iteration,
 )
@@ -241,7 +240,7 @@ def test_kept_examples_are_written_whole_replacing_a_crashed_attempt(tmp_path: P
         KeptExample("p1", 4, "Q1", "A1", "direct"),
         KeptExample("p2", 9, "Q2", "A2 \u00e9", "rationalized"),
     ]
-    assert _write_kept(SimpleNamespace(path=tmp_path), 7, kept) == folder
+    assert write_kept(tmp_path, 7, kept) == folder
     assert sorted(path.name for path in folder.iterdir()) == ["kept.jsonl"]  # stale files gone, no temp left
     lines = (folder / "kept.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == [
@@ -262,7 +261,7 @@ def test_kept_examples_are_written_whole_replacing_a_crashed_attempt(tmp_path: P
             "source": "rationalized",
         },
     ]
-    assert _write_kept(SimpleNamespace(path=tmp_path), 7, []) == folder  # the folder exists: no error
+    assert write_kept(tmp_path, 7, []) == folder  # the folder exists: no error
     assert (folder / "kept.jsonl").read_text(encoding="utf-8") == ""
 
 

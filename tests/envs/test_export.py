@@ -46,6 +46,8 @@ def test_dataset_has_trl_conversational_prompts_and_gold_columns(adder: Reasonin
         "problem_id",
         "solution",
         "difficulty",
+        "split",
+        "index",
     ]
     assert len(data) == 8 and len(set(data["problem_id"])) == 8
     row = data[0]
@@ -53,6 +55,7 @@ def test_dataset_has_trl_conversational_prompts_and_gold_columns(adder: Reasonin
     assert row["prompt"][1]["content"] == adder.prompt(
         adder.source.problem("train", int(row["problem_id"].split("-")[-1]))
     )
+    assert (row["split"], row["index"]) == ("train", int(row["problem_id"].split("-")[-1]))
 
 
 def test_dataset_is_seeded(adder: ReasoningEnv) -> None:
@@ -151,3 +154,34 @@ def test_reward_function_needs_the_answer_column(adder: ReasoningEnv) -> None:
 )
 def test_completion_text(completion, text: str) -> None:
     assert completion_text(completion) == text
+
+
+def test_reward_function_grades_a_reasoning_gym_task_with_its_own_scorer() -> None:
+    pytest.importorskip("reasoning_gym", reason="needs the reasoning-gym extra")
+    import reasongym
+    from reasongym.envs.core import format_final_answer
+
+    env = reasongym.make("reasoning_gym/ab-v0").unwrapped  # answer type "task": no verifier kind grades it
+    data = to_dataset(env, 3, seed=2)
+    gold = [format_final_answer("task", answer) for answer in data["answer"]]
+    wrong = [format_final_answer("task", "#A") for _ in data["answer"]]
+    columns = {k: data[k] for k in ("answer", "answer_type", "choices", "split", "index", "difficulty")}
+    reward = reward_function(env)
+    assert reward(data["prompt"], gold, **columns) == [1.0, 1.0, 1.0]
+    assert reward(data["prompt"], wrong, **columns) == [0.0, 0.0, 0.0]
+    expected = [
+        env.compute_reward(env.score(env.source.problem("train", i), t), t)
+        for i, t in zip(data["index"], gold, strict=True)
+    ]
+    assert expected == [1.0, 1.0, 1.0]
+
+
+def test_reward_function_refuses_a_dataset_of_another_environment(
+    adder: ReasoningEnv, quiz: ReasoningEnv
+) -> None:
+    data = to_dataset(quiz, None, split="test")
+    columns = {k: data[k] for k in ("answer", "split", "index")}
+    with pytest.raises(ConfigError, match="was the dataset made from another environment"):
+        reward_function(ReasoningEnv(DatasetSource.from_problems("quiz", "choice", {"test": QUIZ[::-1]})))(
+            data["prompt"], ["(A)"] * len(QUIZ), **columns
+        )

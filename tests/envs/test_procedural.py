@@ -151,6 +151,7 @@ def test_reference_solutions_verify(name: str) -> None:
             assert off_by_one.correct is False
 
 
+@pytest.mark.slow  # long: thousands of problems per split
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_splits_never_share_a_question(name: str) -> None:
     source = make_source(BY_NAME[name])

@@ -137,6 +137,7 @@ def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 120) -> No
         time.sleep(0.05)
 
 
+@pytest.mark.slow  # a second process evaluates beside this one
 def test_a_second_evaluation_on_the_same_file_fails_at_once(tmp_path: Path) -> None:
     out, started, release = tmp_path / "eval.jsonl", tmp_path / "started", tmp_path / "release"
     first = _python("-c", HOLDER, str(out), str(started), str(release))
@@ -196,6 +197,7 @@ def test_resuming_grading_of_other_completions_is_refused(tmp_path: Path) -> Non
         grade_completions(source, ENV, out_path=out, progress=False, verbose=False)
 
 
+@pytest.mark.slow  # a process killed mid-grading, then a resume
 def test_grading_killed_by_sigkill_leaves_no_temporary_file_and_resumes(tmp_path: Path) -> None:
     source = _completions_file(tmp_path / "c.jsonl", 3000)
     out = tmp_path / "graded.jsonl"

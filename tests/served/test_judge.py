@@ -142,3 +142,23 @@ def test_the_agreement_benchmark_skips_cleanly_without_the_model() -> None:
     assert json.loads(out.stdout.splitlines()[-1]) == {
         "skipped": "the real model is missing (REASONGYM_SMOLLM2_GGUF=None)"
     }
+
+
+def test_the_trl_reward_function_grades_with_the_environments_judge() -> None:
+    from reasongym.envs.export import reward_function, to_dataset
+
+    # The judge says the opposite of the rules (gold 18), so the rewards show who graded.
+    script = [Reply(body=chat_body(["INCORRECT"])), Reply(body=chat_body(["CORRECT"]))]
+    with fake_server(script) as server:
+        judge = JudgeConfig(model="m", base_url=server.base_url, max_concurrency=1)
+        env = reasongym.make("reasongym/GSM8K-v0", judge=judge).unwrapped
+        data = to_dataset(env, 1, split="test")
+        columns = {k: list(data[k]) for k in ("answer", "answer_type", "split", "index", "difficulty")}
+        completions = ["It is 18.", "It is 17."]
+        rewards = reward_function(env)(
+            list(data["prompt"]) * 2, completions, **{k: v * 2 for k, v in columns.items()}
+        )
+        asked = [request["messages"][1]["content"] for request in server.requests]
+    assert rewards == [0.0, 1.0]  # the judge's verdicts, in order
+    question = env.source.problem("test", data["index"][0]).question
+    assert len(asked) == 2 and all(question in prompt for prompt in asked)

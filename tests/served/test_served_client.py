@@ -402,6 +402,7 @@ def test_eval_usage_errors_of_the_served_flags(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a server and an interrupted process
 def test_ctrl_c_stops_a_served_eval_without_waiting_for_the_requests_in_flight(tmp_path: Path) -> None:
     # SIGINT may be ignored where the tests run (a background job); the child restores Python's handler.
     argv = [

@@ -30,7 +30,7 @@ from reasongym.agents.runtime import parallel
 from reasongym.errors import ConfigError
 from reasongym.generation.engines import resolve_engine
 from reasongym.generation.hf import HFGenerator
-from reasongym.generation.sampler import make_generator
+from reasongym.generation.sampler import build_generator
 from reasongym.policy.lora import adapters_merged
 
 
@@ -43,8 +43,8 @@ def build_sampler(
     Raises:
         ConfigError: ``engine='vllm'`` without vLLM, with several processes, or for a model it cannot load.
     """
-    device = next(model.parameters()).device.type
-    if resolve_engine(rollout.engine, device) == "hf":  # samples the module itself: nothing to copy
+    chosen = resolve_engine(rollout.engine, next(model.parameters()).device.type)  # the run's one decision
+    if chosen == "hf":  # samples the module itself: nothing to copy
         return HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
     if info.world_size > 1:
         raise ConfigError(
@@ -53,10 +53,15 @@ def build_sampler(
             "process)"
         )
     with parallel.gathered(model), adapters_merged(adapted):  # the engine copies the weights it samples with
-        return make_generator(
-            rollout.engine, model, tokenizer, batch_size=rollout.generation_batch_size, settings=rollout.vllm,
+        return build_generator(
+            chosen,
+            model,
+            tokenizer,
+            fall_back=rollout.engine == "auto",
+            batch_size=rollout.generation_batch_size,
+            settings=rollout.vllm,
             seed=seed,
-        )  # fmt: skip
+        )
 
 
 @dataclass
@@ -148,10 +153,7 @@ class FollowingGenerator:
 def following_engine(
     model: torch.nn.Module, tokenizer: Any, rollout: RolloutConfig, seed: int, info: distributed.DistInfo
 ) -> FollowingGenerator | None:
-    """A vLLM engine following ``model`` when ``rollout.engine`` resolves to vllm, else None (STaR's rationale
-    sampler; the in-process sampler needs no copy of the weights)."""
-    device = next(model.parameters()).device.type
-    if resolve_engine(rollout.engine, device) != "vllm":
-        return None
+    """A vLLM engine following ``model`` when the run's sampler (`build_sampler`, where ``rollout.engine`` is
+    resolved) is one, else None (STaR's rationale sampler; the in-process sampler needs no copy of the weights)."""
     engine = build_sampler(model, tokenizer, rollout, None, seed, info)
     return FollowingGenerator(engine, model) if hasattr(engine, "load_weights") else None

@@ -15,12 +15,13 @@ Under torch.distributed (`reasongym.distributed`) every rank runs the same sessi
 problem order is global (one cursor, the same on every rank) and each rank samples its round-robin share
 of each round's prompts, whole groups, with a sampling seed derived from the seed and its rank. The loss
 normalisers (`BatchTotals`) are summed over ranks and DDP averages the gradients, so N processes take the
-step one process would take on all the data. Rank 0 alone writes metrics, samples, the plot and
-checkpoints; every rank resumes from the checkpoint rank 0 picks, and logged metrics cover every rank.
+step one process would take on all the data. Rank 0 alone writes; every rank resumes from the checkpoint
+rank 0 picks, and logged metrics cover every rank.
 
-What a session is built from before its first step (settings checked, optimizer, writers, resumed weights, the
-KL reference) is `reasongym.agents.runtime.setup`'s; Ctrl-C and SIGTERM save the last finished step
-(`reasongym.agents.runtime.interrupts`).
+What a session is built from before its first step (settings checked, optimizer, resumed weights, the KL
+reference) is `reasongym.agents.runtime.setup`'s. The life of the run around its steps (the locked folder, the
+config record, metrics and samples, checkpoints and resume, what rank 0 alone writes, Ctrl-C and SIGTERM, the
+plot) is `reasongym.runs.lifecycle.RunLife`'s: the session holds one and says what a step is.
 
 Why this file is long: a session is one idea, the state and steps of one RL run, and each of its methods
 carries what that step needs in one process and across processes (sharded sampling, gathered metrics,
@@ -36,7 +37,6 @@ import time
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,19 +47,16 @@ from torch import Tensor
 
 import reasongym
 from reasongym import distributed
-from reasongym.agents.common import disable_dropout, seed_everything, token_logprobs
+from reasongym.agents.common import seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import parallel
 from reasongym.agents.runtime.diagnostics import ZeroVarianceWatch, advantage_metrics, progress_postfix
 from reasongym.agents.runtime.engine import EngineSync, build_sampler, sampling_context
 from reasongym.agents.runtime.heap import HeapTrimmer
-from reasongym.agents.runtime.interrupts import HeldSignals, save_on_interrupt
 from reasongym.agents.runtime.setup import (
     check_settings,
-    open_writers,
     optimizer_for,
-    prepare_memory,
-    reference_model,
+    prepare_policy,
     resume_weights,
 )
 from reasongym.agents.runtime.update import (
@@ -78,20 +75,24 @@ from reasongym.generation import HFGenerator
 from reasongym.generation.base import TimedGenerator
 from reasongym.generation.engines import engine_identity
 from reasongym.generation.progress import TokenCount
-from reasongym.policy.base_model import record_base
-from reasongym.policy.checkpoints import (
-    save_checkpoint,
-)
 from reasongym.rollouts.batch import ROW_TENSORS, collect_rollouts, rollout_metrics
 from reasongym.rollouts.env_pool import EnvPool
-from reasongym.runs.folder import RunDir, SamplesWriter
-from reasongym.runs.metrics import MetricsWriter
-from reasongym.runs.plots import plot_metrics, plot_title
+from reasongym.runs.folder import RunDir
+from reasongym.runs.lifecycle import Plot, RunLife
 
 PLOT_KEYS = (
-    "rollout/reward_mean", "rollout/correct_rate", "eval/", "train/entropy", "train/clip", "loss/",
-    "rollout/zero_std_group_frac", "rollout/all_", "train/ratio_", "train/advantage_", "rollout/truncation_rate",
-)  # fmt: skip
+    "rollout/reward_mean",
+    "rollout/correct_rate",
+    "eval/",
+    "train/entropy",
+    "train/clip",
+    "loss/",
+    "rollout/zero_std_group_frac",
+    "rollout/all_",
+    "train/ratio_",
+    "train/advantage_",
+    "rollout/truncation_rate",
+)
 """Panels of the plot written at the end of a run."""
 
 
@@ -124,9 +125,8 @@ class RLSession:
     generator: TimedGenerator
     optimizer: torch.optim.Optimizer
     scheduler: Any
-    run: RunDir | None
-    writer: MetricsWriter | None
-    samples: SamplesWriter | None
+    life: RunLife
+    """The run folder, its writers and checkpoints, the held signals (`reasongym.runs.lifecycle`)."""
     reference: torch.nn.Module | None
     eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None
     start_step: int
@@ -155,8 +155,6 @@ class RLSession:
     adapted: Any = None
     """With LoRA, the ``PeftModel`` around ``model``: checkpoints hold its adapters, and ``model`` inside its
     ``disable_adapter()`` is the KL reference."""
-    held: ExitStack = field(default_factory=ExitStack)
-    """The run folder's lock, released by `close`."""
     heap: HeapTrimmer = field(default_factory=HeapTrimmer)
     """Hands freed heap pages back to the OS at phase boundaries, once the resident set has grown."""
     sampler_is_policy: bool = True
@@ -166,8 +164,6 @@ class RLSession:
     """Keeps a vLLM engine's copy of the weights current (nothing to do for `HFGenerator`)."""
     saved_cursor: int = 0
     """The problem cursor after the last finished step: what a checkpoint saved on interrupt records."""
-    signals: HeldSignals = field(default_factory=HeldSignals)
-    """Holds Ctrl-C and SIGTERM from the start of a step's update to the end of the step."""
     zero_variance: ZeroVarianceWatch = field(default_factory=ZeroVarianceWatch)
     """Warns once when most groups have had equal rewards for many steps (too easy or too hard)."""
 
@@ -191,53 +187,107 @@ class RLSession:
         build sampler, optimizer and (if asked) the frozen reference; resume from the run folder's newest
         intact checkpoint. ``config_record`` is what ``config.json`` stores (every config, by section)."""
 
-        run = RunDir.open(run_dir, create=True) if isinstance(run_dir, str | Path) else run_dir
         info = distributed.current()
-        with ExitStack() as held:  # released here if starting fails, else handed to the session
-            if run is not None and info.is_main:  # one lock per job: rank 0 holds it for every process
-                held.enter_context(run.lock())
-            check_settings(run_cfg, rollout_cfg, model, info)
-            seed_everything(run_cfg.seed)
-            env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
-            train_split, eval_split = resolve_splits(run_cfg, env)
-            disable_dropout(model)
-            if run_cfg.lora.rank and run is not None and info.is_main:
-                record_base(model, run.path)  # what `reasongym eval RUN` puts the adapters on
-            adapted = prepare_memory(model, run_cfg, info)
-            wants_reference = with_reference and adapted is None  # LoRA: its adapters off are the reference
-            reference = reference_model(model, run, info, run_cfg.parallelism) if wants_reference else None
-            start, state, checkpoint = resume_weights(run, run_cfg, adapted or model, info)
-            train_model = parallel.wrap_model(model, info, run_cfg.parallelism)  # DDP, or sharded in place
-            optimizer, scheduler = optimizer_for(model, run_cfg, checkpoint)
-            resumed_from = start or None
-            sampler = generator or build_sampler(model, tokenizer, rollout_cfg, adapted, run_cfg.seed, info)
-            config_record = {"algo": algo, **config_record, "engine": engine_identity(sampler)}
-            writer, samples = open_writers(run, run_cfg, config_record, resumed_from, info)
-            session = cls(
-                run_cfg, rollout_cfg, model, tokenizer, env, algo, TimedGenerator(sampler), optimizer, scheduler,
-                run, writer, samples, reference, eval_fn, start, resumed_from, train_split=train_split,
-                eval_split=eval_split, cursor=int(state.get("cursor", 0)), initial_entropy=state.get("initial_entropy"),
-                info=info, train_model=train_model, scaler=grad_scaler(run_cfg), adapted=adapted,
-                reference_without_adapters=with_reference and adapted is not None,
-                sampler_is_policy=isinstance(sampler, HFGenerator) and sampler.model is model,
-                engine=EngineSync(sampler, model, adapted, synced=0 if generator is None else None),
-            )  # fmt: skip
-            if run_cfg.eval_every and resumed_from is None:
-                session._log(0, session.evaluate(0))
-            session.saved_cursor = session.cursor
-            if isinstance(sampler, HFGenerator) and run_cfg.progress_bar and info.is_main:
-                sampler.progress = TokenCount(lambda: session.bar)  # tokens sampled, in the bar, as they come
-            session.held = held.pop_all()
+        life = RunLife.open(
+            run_dir, run_cfg, info=info
+        )  # one lock per job: rank 0 holds it for every process
+        try:
+            return cls._build(
+                run_cfg,
+                rollout_cfg,
+                model,
+                tokenizer,
+                env_id,
+                life,
+                algo=algo,
+                config_record=config_record,
+                generator=generator,
+                with_reference=with_reference,
+                eval_fn=eval_fn,
+            )
+        except BaseException:
+            life.close(plot=False)  # the lock is released if starting fails, else `close` releases it
+            raise
+
+    @classmethod
+    def _build(
+        cls,
+        run_cfg: RunConfig,
+        rollout_cfg: RolloutConfig,
+        model: torch.nn.Module,
+        tokenizer: Any,
+        env_id: str | Any,
+        life: RunLife,
+        *,
+        algo: str,
+        config_record: Mapping[str, Any],
+        generator: Any | None,
+        with_reference: bool,
+        eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None,
+    ) -> RLSession:
+        """`start`'s work inside the locked run folder, in order."""
+        check_settings(run_cfg, rollout_cfg, model, life.info)
+        seed_everything(run_cfg.seed)
+        env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
+        life.plot = Plot("metrics.png", PLOT_KEYS, algo, getattr(getattr(env, "spec", None), "id", None))
+        train_split, eval_split = resolve_splits(run_cfg, env)
+        adapted, reference = prepare_policy(model, run_cfg, life, with_reference)
+        start, state, checkpoint = resume_weights(life, adapted or model)
+        train_model = parallel.wrap_model(model, life.info, run_cfg.parallelism)  # DDP, or sharded in place
+        optimizer, scheduler = optimizer_for(model, run_cfg, checkpoint)
+        resumed_from = start or None
+        sampler = generator or build_sampler(model, tokenizer, rollout_cfg, adapted, run_cfg.seed, life.info)
+        life.open_writers(
+            {"algo": algo, **config_record, "engine": engine_identity(sampler)}, resumed_from, samples=True
+        )
+        session = cls(
+            run_cfg,
+            rollout_cfg,
+            model,
+            tokenizer,
+            env,
+            algo,
+            TimedGenerator(sampler),
+            optimizer,
+            scheduler,
+            life,
+            reference,
+            eval_fn,
+            start,
+            resumed_from,
+            train_split=train_split,
+            eval_split=eval_split,
+            cursor=int(state.get("cursor", 0)),
+            initial_entropy=state.get("initial_entropy"),
+            info=life.info,
+            train_model=train_model,
+            scaler=grad_scaler(run_cfg),
+            adapted=adapted,
+            reference_without_adapters=with_reference and adapted is not None,
+            sampler_is_policy=isinstance(sampler, HFGenerator) and sampler.model is model,
+            engine=EngineSync(sampler, model, adapted, synced=0 if generator is None else None),
+        )
+        session._begin(sampler)
         return session
+
+    def _begin(self, sampler: Any) -> None:
+        """Evaluate the starting model on a fresh run; count sampled tokens in the bar as they come."""
+        if self.run_cfg.eval_every and self.resumed_from is None:
+            self._log(0, self.evaluate(0))
+        self.saved_cursor = self.cursor
+        if isinstance(sampler, HFGenerator) and self.run_cfg.progress_bar and self.info.is_main:
+            sampler.progress = TokenCount(lambda: self.bar)
 
     def remaining_steps(self) -> Iterator[int]:
         """Yield the 1-based step numbers still to train, with a progress bar."""
         from tqdm.auto import tqdm
 
         self.bar = tqdm(
-            total=self.run_cfg.max_steps, initial=self.start_step, desc=self.algo,
+            total=self.run_cfg.max_steps,
+            initial=self.start_step,
+            desc=self.algo,
             disable=not (self.run_cfg.progress_bar and self.info.is_main),
-        )  # fmt: skip
+        )
         for step in range(self.start_step + 1, self.run_cfg.max_steps + 1):
             self.step_started = time.perf_counter()
             self.phases.clear()
@@ -245,16 +295,18 @@ class RLSession:
             yield step
 
     def interrupted(self) -> TrainingInterrupted:
-        """After Ctrl-C or SIGTERM: save the last finished step (`save_on_interrupt`), say where."""
-        mid_step, _ = self.signals.holding, self.signals.release()  # held: a second Ctrl-C inside the update
+        """After Ctrl-C or SIGTERM: save the last finished step (`RunLife.interrupted`), say where."""
         done, state = self.start_step + len(self.history), {"cursor": self.saved_cursor}
         state["initial_entropy"] = self.initial_entropy
         save = functools.partial(
-            save_checkpoint, self.run, done, model=self.adapted or self.model, optimizer=self.optimizer,
-            scheduler=self.scheduler, trainer_state=state, keep_last=self.run_cfg.keep_checkpoints,
-        )  # fmt: skip
-        total, run, info = self.run_cfg.max_steps, self.run, self.info
-        return save_on_interrupt(done=done, total=total, run=run, info=info, mid_step=mid_step, save=save)
+            self.life.save,
+            done,
+            model=self.adapted or self.model,
+            optimizer=self.optimizer,
+            scheduler=self.scheduler,
+            trainer_state=state,
+        )
+        return self.life.interrupted(done, save=save)
 
     def problem_indices(self, count: int) -> list[int]:
         """The next ``count`` training problems (a seeded order that wraps around finite splits)."""
@@ -362,7 +414,7 @@ class RLSession:
                 "batch.old_logp holds placeholders (its generator returned text only); call "
                 "recompute_old_logp(model, batch) first: the clipped objective needs the sampler's log-probs"
             )
-        self.signals.hold(f"step {self.start_step + len(self.history) + 1}")  # Ctrl-C waits for the step
+        self.life.hold(f"step {self.start_step + len(self.history) + 1}")  # Ctrl-C waits for the step
         mask = batch.completion_mask if mask is None else mask  # [B, T]
         totals = global_totals(mask, self.rollout_cfg.max_new_tokens)
         per_epoch: list[dict[str, float]] = []
@@ -415,7 +467,7 @@ class RLSession:
 
     def finish_step(self, step: int, metrics: dict[str, float], batch: Any) -> None:
         """Add timings and warnings, evaluate, log, write samples, checkpoint and advance the bar."""
-        self.signals.hold(f"step {step}")
+        self.life.hold(f"step {step}")
         run = self.run_cfg
         elapsed = time.perf_counter() - self.step_started
         # Housekeeping: what a step spends outside its phases (metrics, logging; an evaluation or a checkpoint
@@ -434,24 +486,23 @@ class RLSession:
         self.history.append(metrics)
         if step % run.log_every == 0 or step == run.max_steps:
             self._log(step, metrics)
-        if batch is not None and self.samples is not None and self.samples.due(step):
-            self.samples.write(step, _sample_rows(batch, self.rollout_cfg.group_size))
-        if self.run is not None and (
-            (run.save_every and step % run.save_every == 0) or step == run.max_steps
-        ):
+        if batch is not None:
+            self.life.write_samples(step, lambda: _sample_rows(batch, self.rollout_cfg.group_size))
+        if self.life.save_due(step):
             state = {"cursor": self.cursor, "initial_entropy": self.initial_entropy}
             model_state, optimizer_state = parallel.full_state(self.model, self.optimizer)  # FSDP: gathered
-            if self.info.is_main:
-                save_checkpoint(
-                    self.run, step, model=self.adapted or self.model, optimizer=self.optimizer, scheduler=self.scheduler,
-                    trainer_state=state, keep_last=run.keep_checkpoints, model_state=model_state,
-                    optimizer_state=optimizer_state,
-                )  # fmt: skip
-            distributed.barrier()  # no rank runs ahead of a checkpoint it might resume from
+            self.life.save(
+                step,
+                model=self.adapted or self.model,
+                optimizer=self.optimizer,
+                scheduler=self.scheduler,
+                trainer_state=state,
+                model_state=model_state,
+                optimizer_state=optimizer_state,
+            )
         self.bar.update(1)
         self.bar.set_postfix(progress_postfix(metrics))
-        if self.signals.release():  # a Ctrl-C held during the step stops the run here
-            raise KeyboardInterrupt
+        self.life.release()  # a Ctrl-C held during the step stops the run here
 
     def _check_zero_variance(self, metrics: dict[str, float]) -> None:
         message = self.zero_variance.observe(metrics)
@@ -478,37 +529,23 @@ class RLSession:
             )
 
     def _log(self, step: int, metrics: Mapping[str, float]) -> None:
-        if self.writer is not None:
-            self.writer.log(step, metrics)
+        self.life.log(step, metrics)
 
     def close(self) -> None:
-        """Close the bar, the env copies and the writers; plot the run's curves into ``metrics.png``;
-        release the run folder."""
-        self.signals.release()
-        with self.held:  # the run folder's lock goes last, whatever happens before
+        """Close the bar and the env copies; then the run's life: its writers, the plot of its curves
+        (``metrics.png``), and the run folder's lock."""
+        try:
             if self.bar is not None:
                 self.bar.close()
             if self.env_pool is not None:
                 self.env_pool.close()
-            for handle in (self.writer, self.samples):
-                if handle is not None:
-                    handle.close()
-            drawn = self.run is not None and self.info.is_main and self.run.metrics_path.exists()
-            if drawn and (self.history or self.evals):
-                try:
-                    env = getattr(getattr(self.env, "spec", None), "id", None)
-                    title = plot_title(self.run.path, self.algo, env)
-                    plot_metrics(
-                        self.run.metrics_path, self.run.path / "metrics.png", keys=PLOT_KEYS, title=title
-                    )
-                except (ImportError, ConfigError) as error:  # plotting is a convenience; never fail on it
-                    warnings.warn(f"could not plot the metrics: {error}", RuntimeWarning, stacklevel=2)
+        finally:
+            self.life.close(plot=bool(self.history or self.evals))
 
     def result(self) -> RLResult:
         """The ``RLResult`` of this call."""
         steps = self.start_step + len(self.history)
-        path = None if self.run is None else self.run.path
-        return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), path)
+        return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), self.life.path)
 
 
 def _sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, Any]]:

@@ -1,8 +1,9 @@
 """What an RL session is built from, once, before its first step: the settings checked, the optimizer (restored
-on resume), the metrics and samples writers, the memory savers (gradient checkpointing, LoRA adapters), the
+on resume), the memory savers (gradient checkpointing, LoRA adapters), the
 weights of the checkpoint to resume from, and the frozen KL reference.
 
-`reasongym.agents.runtime.session.RLSession.start` calls these in order; they are apart from the session so
+`reasongym.agents.runtime.session.RLSession.start` calls these in order (the run folder, its writers and
+the checkpoint to resume from are `reasongym.runs.lifecycle.RunLife`'s); they are apart from the session so
 that its file reads as the steps of a run.
 """
 
@@ -10,30 +11,22 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from reasongym import distributed
-from reasongym.agents.common import enable_checkpointing
+from reasongym.agents.common import disable_dropout, enable_checkpointing
 from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.runtime import parallel
 from reasongym.agents.runtime.update import build_optimizer, check_autocast, restore_optimizer
 from reasongym.errors import ConfigError
 from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, record_base
-from reasongym.policy.checkpoints import (
-    checkpoint_step,
-    ensure_steps_remaining,
-    latest_checkpoint,
-    load_checkpoint,
-    load_optimizer_states,
-)
+from reasongym.policy.checkpoints import load_checkpoint, load_optimizer_states
 from reasongym.policy.loading import load_base
 from reasongym.policy.lora import add_adapters
-from reasongym.runs.folder import RunDir, SamplesWriter
-from reasongym.runs.metrics import MetricsWriter
+from reasongym.runs.lifecycle import RunLife
 
 
 def check_settings(
@@ -61,18 +54,18 @@ def optimizer_for(model: torch.nn.Module, run_cfg: RunConfig, checkpoint: Path |
     return optimizer, scheduler
 
 
-def open_writers(
-    run: RunDir | None, run_cfg: RunConfig, config_record: Mapping[str, Any], resumed_from: int | None,
-    info: distributed.DistInfo,
-) -> tuple[MetricsWriter | None, SamplesWriter | None]:  # fmt: skip
-    """The metrics and samples writers of rank 0 in a run folder; None elsewhere."""
-    if run is None or not info.is_main:
-        return None, None
-    writer = MetricsWriter(
-        run.path, tensorboard=run_cfg.tensorboard, wandb_project=run_cfg.wandb_project, config=config_record,
-        resume_from_step=resumed_from,
-    )  # fmt: skip
-    return writer, SamplesWriter(run, every=run_cfg.samples_every, resume_from_step=resumed_from)
+def prepare_policy(
+    model: torch.nn.Module, run_cfg: RunConfig, life: RunLife, with_reference: bool
+) -> tuple[Any, torch.nn.Module | None]:
+    """Dropout off (the sampler scores in eval mode), the memory savers, and the frozen KL reference when
+    ``with_reference``: (the LoRA ``PeftModel`` or None, the reference or None). With LoRA the reference is
+    the model with its adapters off, and the run folder records the base model the adapters go on."""
+    disable_dropout(model)
+    if run_cfg.lora.rank:
+        life.write(lambda folder: record_base(model, folder))  # what `reasongym eval RUN` puts adapters on
+    adapted = prepare_memory(model, run_cfg, life.info)
+    wants_reference = with_reference and adapted is None
+    return adapted, reference_model(model, life, run_cfg.parallelism) if wants_reference else None
 
 
 def prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distributed.DistInfo) -> Any:
@@ -92,35 +85,30 @@ def prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distributed
     )
 
 
-def resume_weights(
-    run: RunDir | None, run_cfg: RunConfig, model: torch.nn.Module, info: distributed.DistInfo
-) -> tuple[int, dict[str, Any], Path | None]:
-    """Load the weights, RNG and trainer state of the latest checkpoint (the one rank 0 finds, on every rank)
-    into the unwrapped model: (step, trainer state, checkpoint). The optimizer is loaded once built."""
-    checkpoint = distributed.on_main(lambda: latest_checkpoint(run), info) if run is not None else None
+def resume_weights(life: RunLife, model: torch.nn.Module) -> tuple[int, dict[str, Any], Path | None]:
+    """Load the weights, RNG and trainer state of the checkpoint to resume from (the one rank 0 finds, on every
+    rank) into the unwrapped model: (step, trainer state, checkpoint). The optimizer is loaded once built."""
+    checkpoint = life.checkpoint_to_resume()
     if checkpoint is None:
         return 0, {}, None
-    ensure_steps_remaining(checkpoint_step(checkpoint), run_cfg.max_steps)
     start, state = load_checkpoint(checkpoint, model=model)
     return start, state, checkpoint
 
 
-def reference_model(
-    model: torch.nn.Module, run: RunDir | None, info: distributed.DistInfo, parallelism: str
-) -> torch.nn.Module:
+def reference_model(model: torch.nn.Module, life: RunLife, parallelism: str) -> torch.nn.Module:
     """The frozen KL reference: the model the run started from. The run folder records it once
     (`reasongym.policy.base_model`: its source when it can be rebuilt from there, else its weights); a copy of
     ``model`` when ``model`` still is that model, else rebuilt from the record, so that a resume keeps the
     same reference. Sharded like the policy under FSDP."""
-    kept = distributed.on_main(lambda: record_base(model, run.path), info) if run is not None else None
-    if kept == BASE_FILE and _recorded_fingerprint(run.path) != fingerprint(model):
-        reference = load_base(run.path).to(next(model.parameters()).device)  # e.g. a resume from Python
+    kept, folder, info = life.on_main(lambda folder: record_base(model, folder)), life.path, life.info
+    if kept == BASE_FILE and folder is not None and _recorded_fingerprint(folder) != fingerprint(model):
+        reference = load_base(folder).to(next(model.parameters()).device)  # e.g. a resume from Python
     else:
         reference = copy.deepcopy(model).eval().requires_grad_(False)
-    if kept == REFERENCE_FILE:
+    if kept == REFERENCE_FILE and folder is not None:
         from safetensors.torch import load_model
 
-        load_model(reference, str(run.path / REFERENCE_FILE))
+        load_model(reference, str(folder / REFERENCE_FILE))
     return (
         parallel.shard_model(reference, info) if parallelism == "fsdp" and info.world_size > 1 else reference
     )

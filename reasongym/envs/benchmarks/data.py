@@ -41,7 +41,7 @@ def benchmark_entry(env_id: str) -> CatalogEntry | None:
     return next((entry for entry in BENCHMARK_ENVS if entry.id == wanted), None)
 
 
-def benchmark_source(entry: CatalogEntry, **overrides: Any) -> BenchmarkSource:
+def entry_source(entry: CatalogEntry, **overrides: Any) -> BenchmarkSource:
     """The lazily loaded source of a benchmark row (nothing is read until a split is used)."""
     module, function = entry.source.split(":")
     source = getattr(importlib.import_module(module), function)(**{**entry.source_kwargs, **overrides})
@@ -52,7 +52,7 @@ def benchmark_source(entry: CatalogEntry, **overrides: Any) -> BenchmarkSource:
 def local_splits(entry: CatalogEntry) -> dict[str, Path | None]:
     """Split -> the file of it under ``REASONGYM_DATA_DIR``, or None where the data root has none."""
     root = os.environ.get(DATA_DIR_ENV)
-    routes = benchmark_source(entry).routes
+    routes = entry_source(entry).routes
     return {
         split: (
             Path(root) / route.shared_file if root and (Path(root) / route.shared_file).is_file() else None
@@ -109,7 +109,7 @@ def write_split(
         raise ConfigError(
             f"{env_id!r} is not a benchmark with data files (generated environments need none); benchmarks: {names}"
         )
-    source = benchmark_source(entry)
+    source = entry_source(entry)
     split = source.split_aliases.get(split, split)
     if split not in source.routes:
         raise ConfigError(f"{entry.id} has no split {split!r}; splits: {list(source.routes)}")

@@ -13,14 +13,13 @@ from reasongym.envs.catalog import CatalogEntry
 from reasongym.envs.rgym.table import REASONING_GYM_VERSION, TASKS
 
 NAMESPACE = "reasoning_gym"
-_ANSWER_TYPES = {"task": "task", "math": "math", "countdown": "countdown", "exact": "exact"}
 
 REASONING_GYM_ENVS: tuple[CatalogEntry, ...] = tuple(
     CatalogEntry(
         id=f"{NAMESPACE}/{name}-v0",
         source="reasongym.envs.rgym.source:source",
         description=f"{description} ({category}; graded by {'its own scorer' if grader == 'task' else grader}).",
-        answer_type=_ANSWER_TYPES[grader],
+        answer_type=grader,  # a problem's answer type names its grader (`GRADERS`)
         size="procedural",
         source_kwargs={"task": name},
         entry_point="reasongym.envs.rgym.grading:ReasoningGymEnv",

@@ -187,8 +187,9 @@ class ReasoningGymEnv(ReasoningEnv):
             return Verdict(False, outcome, None, found.reason)
         if grader == "math":
             if found.method != "tag":
-                return verify(completion, problem.answer, "math", timeout=cfg.verify_timeout,
-                              last_number_fallback=False)  # fmt: skip
+                return verify(
+                    completion, problem.answer, "math", timeout=cfg.verify_timeout, last_number_fallback=False
+                )
             from reasongym.verifiers.math.grade import verify_math_answer
 
             verdict = verify_math_answer(found.answer, problem.answer, timeout=cfg.verify_timeout)
@@ -196,8 +197,9 @@ class ReasoningGymEnv(ReasoningEnv):
         if grader == "exact":
             return _score_exact(found.answer, problem.answer)
         entry = self.rg_source.entry_of(problem)
-        return _score_with_task(self.rg_source.dataset(problem.metadata.get("level")), self.rg_source.name,
-                                entry, found.answer)  # fmt: skip
+        return _score_with_task(
+            self.rg_source.dataset(problem.metadata.get("level")), self.rg_source.name, entry, found.answer
+        )
 
     def score_many(self, problem: Problem, completions: Sequence[str]) -> list[Verdict]:
         """Grade several completions of one problem (each distinct text once)."""

@@ -26,14 +26,12 @@ from typing import Any
 
 from reasongym.envs.problem import Problem
 from reasongym.envs.rgym.references import reference_answer
-from reasongym.envs.rgym.table import TASKS, levels_of
+from reasongym.envs.rgym.table import GRADERS, TASKS, levels_of
 from reasongym.envs.sources import PROCEDURAL_SPLITS, split_of_question
 from reasongym.errors import ConfigError
 from reasongym.verifiers.countdown import format_countdown_gold
 
 INSTALL_HINT = "pip install 'reasongym[reasoning-gym]'"
-ANSWER_TYPES = {"task": "task", "math": "math", "countdown": "countdown", "exact": "exact"}
-"""Problem answer type of each grader (``task``: the task's own ``score_answer``)."""
 _INDEX_SPACE = 2**31 - 1
 # Tasks that build (or index) a list of ``size`` items when made: a smaller universe of items.
 _FINITE = {"acre": 1_000, "gsm_symbolic": 20_000, "list_functions": 20_000, "word_ladder": 5_000}
@@ -95,7 +93,9 @@ class ReasoningGymSource:
         self.reasoning_gym = import_reasoning_gym()
         self.seed = seed
         self.category, self.grader = TASKS[task][0], TASKS[task][1]
-        self.answer_type = ANSWER_TYPES[self.grader]
+        if self.grader not in GRADERS:  # a table row naming a grader no code here implements
+            raise ConfigError(f"{task}: grader {self.grader!r} is not one of {GRADERS}")
+        self.answer_type = self.grader  # a problem's answer type names its grader
         self._levels = levels_of(task)
         self._datasets: dict[int | None, Any] = {}
         self._entries: OrderedDict[tuple[int | None, int], dict[str, Any]] = OrderedDict()

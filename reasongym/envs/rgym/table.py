@@ -40,7 +40,8 @@ from __future__ import annotations
 REASONING_GYM_VERSION = "0.1.25"
 """The reasoning-gym release this table was made from (``pip install 'reasongym[reasoning-gym]'`` pins it)."""
 GRADERS = ("task", "math", "countdown", "exact")
-"""The graders a task can have (module docstring)."""
+"""The graders a task can have (module docstring), each also the answer type of its task's problems (``task``:
+the task's own ``score_answer``)."""
 EVAL_GUARDED = frozenset({"binary_matrix", "spiral_matrix", "string_insertion", "n_queens"})
 """Tasks whose ``score_answer`` calls ``eval`` on an answer that failed its exact check."""
 

@@ -5,7 +5,8 @@ A trainer marks the stretch of a step that changes its state (the update, the st
 with `HeldSignals`: a signal that arrives there is held until the stretch ends, so weights, optimizer and
 schedule are never saved half-updated; a second signal stops at once. Outside it (sampling, which is most of a
 real model's step) a signal stops at once and the trainer saves the state of its last finished step. Either
-way the trainer raises `TrainingInterrupted` naming the checkpoint, which the command line prints.
+way the trainer raises `TrainingInterrupted` naming the checkpoint (`reasongym.runs.lifecycle.RunLife.interrupted`),
+which the command line prints.
 
 Signal handlers can only be set from the main thread; elsewhere (a trainer in a worker thread) `HeldSignals`
 holds nothing back (and no signal reaches that thread).
@@ -16,12 +17,10 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
 from reasongym.errors import TrainingInterrupted
-from reasongym.policy.checkpoints import checkpoint_step, latest_checkpoint
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """The signals that stop a run and save it."""
@@ -75,27 +74,3 @@ def interrupted(step: int, total: int, run_dir: Any, checkpoint: Any, why: str =
     saved = "no checkpoint" if checkpoint is None else f"checkpoint {name}"
     message = f"interrupted after step {step} of {total}{why}: {saved} {where}"
     return TrainingInterrupted(message, run_dir=run_dir, step=step)
-
-
-def save_on_interrupt(
-    *, done: int, total: int, run: Any, info: Any, mid_step: bool, save: Callable[[], Any]
-) -> TrainingInterrupted:
-    """What a trainer does after Ctrl-C or SIGTERM: ``save()`` the last finished step ``done`` when its run
-    folder holds no checkpoint of it yet, and return the exception that says where.
-
-    Nothing is saved without a run folder, on a rank other than 0, across processes (a save gathers over ranks
-    that may be gone), or when the signal stopped a step inside its update (``mid_step``: the weights are not
-    those of a finished step).
-    """
-    path = None if run is None else run.path
-    if run is None or not info.is_main:
-        return interrupted(done, total, None, None)
-    checkpoint = latest_checkpoint(run)
-    if mid_step:
-        return interrupted(done, total, path, checkpoint, f"; stopped inside step {done + 1}, unfinished")
-    if info.world_size > 1:
-        why = "; across processes a checkpoint is saved every save_every steps only"
-        return interrupted(done, total, path, checkpoint, why)
-    if done > (checkpoint_step(checkpoint) if checkpoint is not None else 0):
-        checkpoint = save()
-    return interrupted(done, total, path, checkpoint)

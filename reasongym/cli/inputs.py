@@ -1,0 +1,48 @@
+"""What a trainer is given besides its configs: the model (the tiny one or a loaded one), SFT's pairs of
+reference solutions, and STaR's served rationale model.
+
+`reasongym.cli.train` builds a run from these; they are apart from it so that it reads as flags to run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reasongym.cli.args import UsageError
+
+
+def teacher(run_keys: Mapping[str, Any]) -> Any:
+    """STaR's served rationale model (``--rationale-base-url``, ``--rationale-model``), or None."""
+    url, name = run_keys.get("rationale_base_url"), run_keys.get("rationale_model")
+    if url is None and name is None:
+        return None
+    if url is None or name is None:
+        raise UsageError(
+            "--rationale-base-url and --rationale-model go together (the server and its model name)"
+        )
+    from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
+
+    return OpenAIGenerator(ServedModelConfig(model=name, base_url=url))
+
+
+def sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> tuple[list[tuple[str, str]], Any]:
+    """Reference solutions of the run's training split (and difficulty) as SFT pairs, and the env."""
+    from reasongym.agents.config import resolve_splits
+    from reasongym.agents.sft import sft_pairs_from_env
+    from reasongym.envs import make
+
+    env = make(env_id, difficulty=run.difficulty) if run.difficulty is not None else make(env_id)
+    split, _ = resolve_splits(run, env)
+    return sft_pairs_from_env(env, count, split=split, tokenizer=tokenizer), env
+
+
+def load_training_model(name: str, *, seed: int = 0) -> tuple[Any, Any]:
+    """``"tiny"``: the random-init tiny model over the character tokenizer; else a model, run or checkpoint."""
+    if name == "tiny":
+        from reasongym.policy.tiny import tiny_policy
+
+        return tiny_policy(seed)
+    from reasongym.policy.loading import load_policy
+
+    return load_policy(name)
