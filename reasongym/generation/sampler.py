@@ -17,6 +17,7 @@ def make_generator(
     batch_size: int | None = None,
     settings: VLLMSettings | None = None,
     seed: int = 0,
+    tempered_logprobs: bool = False,
 ) -> Any:
     """The sampler of ``engine`` on ``model``: an `HFGenerator` or a `VLLMGenerator` holding its weights.
 
@@ -27,6 +28,8 @@ def make_generator(
         batch_size: `HFGenerator`'s rows decoded together.
         settings: The vLLM engine's settings; None: `VLLMSettings()`.
         seed: The vLLM engine's seed.
+        tempered_logprobs: Build the vLLM engine to report log-probs at the sampling temperature
+            (`HFGenerator` takes this per call, from `SamplingParams.tempered_logprobs`).
 
     Raises:
         ConfigError: ``vllm`` asked for by name and not installed, or a model it cannot load (naming it).
@@ -37,7 +40,9 @@ def make_generator(
         from reasongym.generation.vllm_engine import VLLMGenerator
 
         try:
-            return VLLMGenerator(model, tokenizer, settings or VLLMSettings(), seed=seed)
+            return VLLMGenerator(
+                model, tokenizer, settings or VLLMSettings(), seed=seed, tempered_logprobs=tempered_logprobs
+            )
         except ConfigError as error:
             if engine != "auto":
                 raise

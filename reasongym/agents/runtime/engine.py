@@ -55,7 +55,7 @@ def build_sampler(
     with parallel.gathered(model), adapters_merged(adapted):  # the engine copies the weights it samples with
         return make_generator(
             rollout.engine, model, tokenizer, batch_size=rollout.generation_batch_size, settings=rollout.vllm,
-            seed=seed,
+            seed=seed, tempered_logprobs=rollout.tempered_logprobs,
         )  # fmt: skip
 
 
