@@ -47,6 +47,7 @@ import json
 import os
 import random
 import sys
+import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -116,6 +117,9 @@ class Setting:
     """Mixed precision of the updates (``bf16`` on a GPU)."""
     engine: str = "hf"
     """Sampler of the rollouts (``vllm`` on a GPU)."""
+    tempered_logprobs: bool = True
+    """GRPO's and DAPO's log-probs at the sampling temperature (`RolloutConfig.tempered_logprobs`); false:
+    the raw model's, as before issue 42."""
 
 
 PRESETS = {
@@ -276,6 +280,7 @@ def rl_configs(setting: Setting, name: str, seed: int, max_steps: int = 1_000_00
         "default", name, max_steps=max_steps, num_prompts=setting.num_prompts, group_size=setting.group_size,
         max_new_tokens=setting.max_new_tokens, temperature=setting.temperature, difficulty=setting.difficulty,
         lr=setting.lr, seed=seed, autocast=setting.autocast, engine=setting.engine, progress_bar=False,
+        tempered_logprobs=setting.tempered_logprobs,
         samples_every=0, eval_every=0, gradient_checkpointing=False,
         micro_batch_size=16,  # a whole 128-row batch at once held 14 GB of activations
         **({"kl": "off"} if name == "grpo" else {}),  # as DAPO: the reference's forward pass costs a third more
@@ -291,12 +296,37 @@ def rl_arm(setting: Setting, arm: str, model: Any, tokenizer: Any, seed: int, on
     # The sampler the trainer would build (a vLLM engine with engine="vllm"), with the budget mixed in.
     sampler = build_sampler(model, tokenizer, configs["rollout"], None, seed, distributed.current())
     sampler = budgeted(sampler, setting.budget_tokens, on_half)
-    try:
-        trainer(configs[name], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"],
-                generator=sampler)  # fmt: skip
-    except BudgetSpent:
-        pass
+    with tempfile.TemporaryDirectory(
+        prefix="real-learning-"
+    ) as folder:  # its metrics.jsonl: the clip fractions
+        try:
+            trainer(configs[name], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"],
+                    generator=sampler, run_dir=folder)  # fmt: skip
+        except BudgetSpent:
+            pass
+        lines = (Path(folder) / "metrics.jsonl").read_text().splitlines()
+    TRAIN_STEPS.clear()
+    TRAIN_STEPS.extend(row for row in map(json.loads, lines) if "train/clip_low_frac" in row)
     return sampler.tokens
+
+
+TRAIN_STEPS: list[dict[str, Any]] = []
+"""The last RL arm's logged steps (its ``train/`` metrics), read by `run_arm` into the arm's record."""
+
+
+def clip_record(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """An RL arm's clip fractions and importance ratios over its steps (each step's token mean, averaged)."""
+    if not steps:
+        return {}
+    return {
+        "clip_low_frac": float(np.mean([s["train/clip_low_frac"] for s in steps])),
+        "clip_high_frac": float(np.mean([s["train/clip_high_frac"] for s in steps])),
+        "ratio_max": float(max(s["train/ratio_max"] for s in steps)),
+        "ratio_min": float(min(s["train/ratio_min"] for s in steps)),
+        "entropy_first": steps[0].get("train/entropy"),
+        "entropy_last": steps[-1].get("train/entropy"),
+        "steps": len(steps),
+    }
 
 
 def star_arm(setting: Setting, arm: str, model: Any, tokenizer: Any, seed: int, on_half: Any) -> int:
@@ -394,6 +424,7 @@ def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
     """Train one arm from the starting model; its held-out curve, sampled tokens and CPU-seconds."""
     global VERDICTS
     VERDICTS = Verdicts(seed)
+    TRAIN_STEPS.clear()
     torch.manual_seed(seed)
     model, tokenizer = load(setting, seed)
     curve: list[dict[str, Any]] = []
@@ -420,6 +451,7 @@ def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
         "accuracy": final["accuracy"], "correct": final["correct"], "curve": curve, "episodes": len(log),
         "train_correct_first_quarter": round(float(np.mean(log[:quarter])), 4) if log else None,
         "train_correct_last_quarter": round(float(np.mean(log[-quarter:])), 4) if log else None,
+        **clip_record(TRAIN_STEPS),
     }  # fmt: skip
 
 
@@ -550,6 +582,8 @@ NUMERIC_FIELDS: dict[str, tuple[type, ...]] = {
     "warm_start": (float, int, type(None)),
 }  # fmt: skip
 """The `Setting` fields that take numbers, and the JSON types allowed: a word there would fail an arm later."""
+BOOL_FIELDS = ("tempered_logprobs",)
+"""The `Setting` fields that take JSON ``true`` or ``false``."""
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -564,6 +598,8 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
             values[name] = json.loads(text)
         except json.JSONDecodeError:
             values[name] = text  # a bare string: a model path, an env id
+        if name in BOOL_FIELDS and not isinstance(values[name], bool):
+            raise SystemExit(f"--set {pair!r}: {name} must be true or false; got {text!r}")
         expected = NUMERIC_FIELDS.get(name)
         if expected is not None and (
             isinstance(values[name], bool) or not isinstance(values[name], expected)

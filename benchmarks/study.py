@@ -16,6 +16,7 @@ itself depend on the machine (issue 15 item 3). CPU-seconds at one thread are re
     OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out --quick      # 3 arms x 3 seeds, ~18 CPU-min
     OMP_NUM_THREADS=1 python benchmarks/study.py --out family_out --family    # GRPO + 6 family arms x 3 seeds
     OMP_NUM_THREADS=1 python benchmarks/study.py --out big --seeds 0-9 --budget-tokens 600000   # a bigger machine
+    OMP_NUM_THREADS=1 python benchmarks/study.py --out t07 --tempered   # issue 42: tempered vs untempered log-probs
 
 Resumable per arm and seed: ``results.jsonl`` gets one line per finished (arm, seed), and a second run with
 the same settings skips those (warm starts are cached in ``warm/``). Writes ``table.md`` (mean and 95%
@@ -118,6 +119,12 @@ ARMS: dict[str, Arm] = {
     "grpo_mu4": Arm("rl", "grpo", "grpo", {"mu": 4}),
     "gspo_mu4": Arm("rl", "grpo", "grpo_mu4", {"mu": 4, "policy_loss": "gspo"}),
     "cispo_mu4": Arm("rl", "grpo", "grpo_mu4", {"mu": 4, "policy_loss": "cispo"}),
+    # Issue 42: the loss at the sampling temperature (T = 0.7) or at 1 (the raw model, as before), with
+    # mu = 4 so that the clip acts and its fractions say something.
+    "grpo_mu4_t07": Arm("rl", "grpo", None, {"mu": 4, "temperature": 0.7}),
+    "grpo_mu4_t07_untempered": Arm(
+        "rl", "grpo", "grpo_mu4_t07", {"mu": 4, "temperature": 0.7, "tempered_logprobs": False}
+    ),
     "star_filter": Arm("star", "star", None, {"rationalize": False}),
     "star_rationalize": Arm("star", "star", "star_filter", {"rationalize": True}),
     "star_rationalize_faithful": Arm(
@@ -126,6 +133,7 @@ ARMS: dict[str, Arm] = {
 }
 """Every arm, in table order."""
 QUICK_ARMS = ("grpo", "dapo", "shuffled_reward")
+TEMPERED_ARMS = ("grpo_mu4_t07", "grpo_mu4_t07_untempered")
 FAMILY_ARMS = (
     "grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "grpo_mu4", "gspo_mu4", "cispo_mu4",
 )  # fmt: skip
@@ -547,9 +555,12 @@ def main() -> None:
     parser.add_argument("--eval-problems", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_ARMS)}")
     parser.add_argument("--family", action="store_true", help=f"only {', '.join(FAMILY_ARMS)}")
+    parser.add_argument("--tempered", action="store_true", help=f"only {', '.join(TEMPERED_ARMS)}")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    arms = list(QUICK_ARMS) if args.quick else list(FAMILY_ARMS) if args.family else args.arms.split(",")
+    named = {"quick": QUICK_ARMS, "family": FAMILY_ARMS, "tempered": TEMPERED_ARMS}
+    chosen = [arms for flag, arms in named.items() if getattr(args, flag)]
+    arms = list(chosen[0]) if chosen else args.arms.split(",")
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         parser.error(f"unknown arms {unknown}; choose from {list(ARMS)}")

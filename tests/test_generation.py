@@ -122,6 +122,24 @@ def test_logprobs_match_a_separate_forward_pass(
     torch.testing.assert_close(logp, batch.logprobs, atol=1e-4, rtol=0)
 
 
+@pytest.mark.parametrize("extra", [{}, {"top_k": 20, "top_p": 0.9}])
+def test_tempered_logprobs_are_what_a_tempered_forward_pass_gives(
+    generator: HFGenerator, model, extra: dict
+) -> None:
+    # At T = 0.7 the sampler reports softmax(logits / 0.7)'s log-probs (before top-k/top-p, as the trainer
+    # computes them), and the same draws as without the flag: only what is reported changes.
+    params = SamplingParams(max_new_tokens=16, n=2, seed=3, temperature=0.7, tempered_logprobs=True, **extra)
+    batch = generator.generate_batch(PROMPTS, params)
+    raw = generator.generate_batch(PROMPTS, replace(params, tempered_logprobs=False))
+    assert torch.equal(batch.completion_ids, raw.completion_ids)
+    with torch.no_grad():
+        tempered, _ = token_logprobs(
+            model, batch.input_ids, batch.attention_mask, batch.completion_start, temperature=0.7
+        )
+    torch.testing.assert_close(tempered, batch.logprobs, atol=1e-4, rtol=0)
+    assert float((batch.logprobs - raw.logprobs).abs().max()) > 1e-2  # the control: they are not the raw ones
+
+
 def test_qwen2_architecture_generates_consistent_logprobs(tokenizer) -> None:
     qwen = make_tiny_model(tokenizer, hidden_size=32, num_heads=2, num_layers=1, arch="qwen2")
     batch = HFGenerator(qwen, tokenizer).generate_batch(PROMPTS, SamplingParams(max_new_tokens=8, seed=0))

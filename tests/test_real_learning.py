@@ -105,6 +105,9 @@ def test_a_setting_field_that_does_not_exist_is_named_with_the_fields_allowed() 
     assert module.parse_overrides(["lr=1e-5", "instruction=null", "model=some/folder"]) == {
         "lr": 1e-5, "instruction": None, "model": "some/folder",
     }  # fmt: skip
+    with pytest.raises(SystemExit, match="tempered_logprobs must be true or false; got 'no'"):
+        module.parse_overrides(["tempered_logprobs=no"])
+    assert module.parse_overrides(["tempered_logprobs=false"]) == {"tempered_logprobs": False}
 
 
 @pytest.mark.slow

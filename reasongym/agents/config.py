@@ -195,6 +195,13 @@ class RolloutConfig:
     (STaR's rationales; RL needs a temperature > 0)."""
     top_p: float = 1.0
     """Nucleus sampling threshold; 1.0 is off."""
+    tempered_logprobs: bool = True
+    """The RL losses see the distribution that sampled: the policy's, old policy's and reference's log-probs
+    (and the entropy metric) are computed from logits / ``temperature``, and the sampler reports its
+    log-probs at that temperature too (vLLM: ``processed_logprobs``), as TRL and verl do. False keeps the
+    raw model (temperature 1) in the loss whatever the sampling temperature: ratios, KL and gradient are
+    then those of a distribution that did not draw the samples (unless ``temperature`` is 1). STaR and
+    SFT compute no sampled log-probs and ignore it."""
     generation_batch_size: int | None = None
     """Rows decoded together by the in-process sampler; None: a whole round at once."""
     engine: Engine = "auto"
@@ -236,7 +243,14 @@ class RolloutConfig:
             temperature=self.temperature,
             top_p=self.top_p,
             seed=seed,
+            tempered_logprobs=self.tempered_logprobs,
         )
+
+    @property
+    def logprob_temperature(self) -> float:
+        """What a trainer divides the logits by before its log-probs: the sampling temperature with
+        ``tempered_logprobs`` (1 for greedy decoding, which has no tempered distribution), else 1."""
+        return self.temperature if self.tempered_logprobs and self.temperature > 0 else 1.0
 
     def check_for_rl(self) -> None:
         """Raise ConfigError unless these settings can drive a policy-gradient method (GRPO, DAPO)."""

@@ -42,6 +42,11 @@ class SamplingParams:
     their own (a served model's sample j asks for seed ``prompt_seeds[i] + j``), so they do not depend on
     which other prompts share the call. Evaluation seeds each problem this way, so that a resumed
     evaluation, batched differently, samples what an uninterrupted one did."""
+    tempered_logprobs: bool = False
+    """Report each sampled token's log-prob under the tempered distribution, softmax(logits / temperature),
+    instead of the raw one (temperature 1): what a trainer whose loss sees the sampling distribution compares
+    with. Before top-k/top-p in `HFGenerator`; a vLLM engine reports its ``processed_logprobs``, which are
+    also truncated by top-k/top-p (the same when both are off). Ignored for greedy decoding."""
 
     def __post_init__(self) -> None:
         """Raise ConfigError naming the first field whose value is not allowed."""
@@ -94,8 +99,9 @@ class Completion:
     None for a text-only completion (a backend that does not report tokens, e.g. most served models)."""
     logprobs: tuple[float, ...] | None
     """Log-probability of each token in ``token_ids`` under the model's raw distribution (softmax at
-    temperature 1, before top-k/top-p), whatever the sampling temperature was; None exactly when
-    ``token_ids`` is None. A trainer must recompute them for a text-only completion, never assume 0."""
+    temperature 1, before top-k/top-p), whatever the sampling temperature was, or under the tempered one
+    when `SamplingParams.tempered_logprobs` asked for it; None exactly when ``token_ids`` is None.
+    A trainer must recompute them for a text-only completion, never assume 0."""
     finish_reason: FinishReason
     """``"stop"`` (EOS or a stop string) or ``"length"`` (reached ``max_new_tokens``)."""
 
@@ -136,7 +142,8 @@ class GenerationBatch:
     completion_mask: Tensor
     """[B, T] 1 on generated tokens up to and including EOS or the stop string's last token, else 0."""
     logprobs: Tensor
-    """[B, T] float32 log-probabilities of the completion tokens (raw, temperature 1); 0 where masked."""
+    """[B, T] float32 log-probabilities of the completion tokens (raw, temperature 1, unless
+    `SamplingParams.tempered_logprobs`); 0 where masked."""
     texts: tuple[str, ...]
     """B decoded completion texts (see `Completion.text`)."""
     finish_reasons: tuple[FinishReason, ...]

@@ -17,6 +17,7 @@ def make_generator(
     batch_size: int | None = None,
     settings: VLLMSettings | None = None,
     seed: int = 0,
+    tempered_logprobs: bool = False,
 ) -> Any:
     """The sampler of ``engine`` on ``model``: an `HFGenerator` or a `VLLMGenerator` holding its weights.
 
@@ -27,6 +28,8 @@ def make_generator(
         batch_size: `HFGenerator`'s rows decoded together.
         settings: The vLLM engine's settings; None: `VLLMSettings()`.
         seed: The vLLM engine's seed.
+        tempered_logprobs: Build the vLLM engine to report log-probs at the sampling temperature
+            (`HFGenerator` takes this per call, from `SamplingParams.tempered_logprobs`).
 
     Raises:
         ConfigError: ``vllm`` asked for by name and not installed, or a model it cannot load (naming it).
@@ -41,6 +44,7 @@ def make_generator(
         batch_size=batch_size,
         settings=settings,
         seed=seed,
+        tempered_logprobs=tempered_logprobs,
     )
 
 
@@ -53,6 +57,7 @@ def build_generator(
     batch_size: int | None = None,
     settings: VLLMSettings | None = None,
     seed: int = 0,
+    tempered_logprobs: bool = False,
 ) -> Any:
     """The sampler of a resolved engine (``hf`` or ``vllm``, `resolve_engine`'s answer) on ``model``.
 
@@ -65,12 +70,15 @@ def build_generator(
         batch_size: `HFGenerator`'s rows decoded together.
         settings: The vLLM engine's settings; None: `VLLMSettings()`.
         seed: The vLLM engine's seed.
+        tempered_logprobs: Build the vLLM engine to report log-probs at the sampling temperature.
     """
     if chosen == "vllm":
         from reasongym.generation.vllm_engine import VLLMGenerator
 
         try:
-            return VLLMGenerator(model, tokenizer, settings or VLLMSettings(), seed=seed)
+            return VLLMGenerator(
+                model, tokenizer, settings or VLLMSettings(), seed=seed, tempered_logprobs=tempered_logprobs
+            )
         except ConfigError as error:
             if not fall_back:
                 raise

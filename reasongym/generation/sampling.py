@@ -45,11 +45,17 @@ class RowRNG:
 def sample_tokens(
     logits: torch.Tensor, params: SamplingParams, rng: RowRNG, rows: torch.Tensor, unfinished: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Pick one token per row from [b, V] logits; return it and its raw (temperature 1) log-prob."""
+    """Pick one token per row from [b, V] logits; return it and its log-prob.
+
+    The log-prob is the raw one (temperature 1), or with ``params.tempered_logprobs`` the one at the sampling
+    temperature, before top-k/top-p: what a trainer's tempered loss computes for the same token.
+    """
     if params.greedy:
         token = logits.argmax(dim=-1)  # [b]
     else:
         scores = logits / params.temperature if params.temperature != 1.0 else logits  # [b, V]
+        if params.tempered_logprobs:
+            logits = scores  # [b, V]; the log-prob below is then the tempered one
         if params.top_k:
             kth_best = scores.topk(min(params.top_k, scores.shape[-1]), dim=-1).values[:, -1:]  # [b, 1]
             scores = scores.masked_fill(scores < kth_best, float("-inf"))

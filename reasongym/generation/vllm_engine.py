@@ -6,7 +6,9 @@ call that pushes the updated weights after every optimizer step. Prompts go in a
 decoded with the policy's own tokenizer exactly as `HFGenerator` does, so both samplers see the same
 tokens; completions come back in the same `Completion` / `GenerationBatch` contract: token ids up to and
 including the EOS token or the token that completed a stop string, the sampled tokens' raw (temperature 1)
-log-probs (vLLM's ``raw_logprobs``), finish reasons. Sample ``j`` of prompt ``i`` is seeded with
+log-probs (vLLM's ``raw_logprobs``) or, for an engine built with ``tempered_logprobs``, those of the
+distribution that sampled (``processed_logprobs``: after temperature, top-k and top-p), finish reasons.
+Sample ``j`` of prompt ``i`` is seeded with
 ``seed + i * n + j``, or ``prompt_seeds[i] + j`` when the call gives one seed per prompt (evaluation does):
 each request has its own random stream in vLLM, so a prompt's samples never depend on the others batched
 with it. The same seed gives the same samples from vLLM again, but not the samples `HFGenerator` draws
@@ -82,6 +84,9 @@ class VLLMGenerator:
         tokenizer: Its tokenizer (needs an EOS token); prompts are tokenized and completions decoded with it.
         settings: Memory, sleep, dtype and length settings.
         seed: The engine's seed (sampling seeds come from `SamplingParams.seed`).
+        tempered_logprobs: Report log-probs at the sampling temperature (vLLM's ``logprobs_mode``
+            ``processed_logprobs``, an engine-wide setting); sampling then needs
+            `SamplingParams.tempered_logprobs` to match.
 
     Raises:
         ConfigError: vLLM is missing, or cannot build an engine for this model (naming it and why).
@@ -93,7 +98,13 @@ class VLLMGenerator:
     """The engine's name in run folders and records (`reasongym.generation.engines.engine_identity`)."""
 
     def __init__(
-        self, model: torch.nn.Module, tokenizer: Any, settings: VLLMSettings | None = None, *, seed: int = 0
+        self,
+        model: torch.nn.Module,
+        tokenizer: Any,
+        settings: VLLMSettings | None = None,
+        *,
+        seed: int = 0,
+        tempered_logprobs: bool = False,
     ) -> None:
         """Build the engine from the model's config and tokenizer, then load the model's weights into it."""
         vllm = import_vllm()
@@ -109,6 +120,8 @@ class VLLMGenerator:
         extra = config_eos if isinstance(config_eos, list) else [] if config_eos is None else [config_eos]
         self.eos_ids = sorted({tokenizer.eos_token_id, *extra})
         self.asleep = False
+        self.tempered_logprobs = tempered_logprobs
+        """Whether the engine reports ``processed_logprobs`` (tempered) rather than ``raw_logprobs``."""
         self._vllm = vllm
         self._folder = tempfile.mkdtemp(prefix="reasongym-vllm-")
         path = getattr(getattr(model, "config", None), "_name_or_path", "")
@@ -146,6 +159,8 @@ class VLLMGenerator:
         }  # fmt: skip
         if kv_gib is not None:
             kwargs["kv_cache_memory_bytes"] = int(kv_gib * _GIB)
+        if self.tempered_logprobs:  # raw_logprobs is vLLM's default: left unnamed, as before
+            kwargs["logprobs_mode"] = "processed_logprobs"
         return kwargs
 
     # ------------------------------------------------------------------------------ weights and memory
@@ -196,6 +211,7 @@ class VLLMGenerator:
         """
         if self.asleep:
             raise ConfigError("the vLLM engine is asleep; wake it and load the weights before sampling")
+        self._check_logprobs_mode(params)
         encoded = prompt_token_ids(self.tokenizer, prompts)
         params.check_prompt_seeds(len(encoded))
         vllm = self._vllm
@@ -208,6 +224,19 @@ class VLLMGenerator:
             for sample in output.outputs
         ]
         return self._assemble(rows, params)
+
+    def _check_logprobs_mode(self, params: SamplingParams) -> None:
+        """Raise ConfigError when ``params`` ask for log-probs of another temperature than the engine reports.
+
+        Its ``logprobs_mode`` is fixed when it is built; greedy decoding and temperature 1 agree anyway.
+        """
+        if params.greedy or params.temperature == 1.0 or params.tempered_logprobs == self.tempered_logprobs:
+            return
+        reported = "processed (tempered)" if self.tempered_logprobs else "raw (temperature 1)"
+        raise ConfigError(
+            f"tempered_logprobs={params.tempered_logprobs!r} is not allowed for this vLLM engine, which reports "
+            f"{reported} log-probs; build it with tempered_logprobs={params.tempered_logprobs!r}"
+        )
 
     def score(self, prompt_ids: Sequence[int], completion_ids: Sequence[int]) -> list[float]:
         """The engine's log-probs of ``completion_ids`` after ``prompt_ids`` (a fixed completion, not sampled)."""

@@ -4,6 +4,7 @@ the weights (what a vLLM engine does), so they are tested where vLLM is not inst
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 from typing import Any
@@ -149,3 +150,32 @@ def test_the_run_folder_records_the_engine(tmp_path: Any, tiny, small_configs, t
     assert json.loads((tmp_path / "config.json").read_text())["engine"] == "hf"
     history = train("grpo", _grpo(small_configs, max_steps=1), model, tokenizer, ENV).history
     assert not any(key.startswith("sampler/") for key in history[0])  # our sampler: nothing to correct
+
+
+class RawEngine(CopyEngine):
+    """Reports raw (temperature 1) log-probs whatever it is asked: vLLM's default ``raw_logprobs`` mode."""
+
+    def generate_batch(self, prompts: Any, params: SamplingParams) -> GenerationBatch:
+        return super().generate_batch(prompts, dataclasses.replace(params, tempered_logprobs=False))
+
+
+def _correction_row(tiny, small_configs, train, engine_class: type, tempered: bool) -> dict[str, float]:
+    """Step 1's metrics of GRPO at T = 0.7 sampled by ``engine_class`` (the loss tempered or not)."""
+    model, tokenizer = tiny()
+    configs = _grpo(small_configs, max_steps=1, temperature=0.7, tempered_logprobs=tempered)
+    return train("grpo", configs, model, tokenizer, ENV, generator=engine_class(model, tokenizer)).history[0]
+
+
+def test_at_temperature_07_the_correction_compares_like_with_like(tiny, small_configs, train) -> None:
+    # An engine in processed (tempered) mode, as the trainer builds vLLM's: its log-probs are the tempered
+    # loss's, so the importance weights are 1 and nothing is truncated.
+    row = _correction_row(tiny, small_configs, train, CopyEngine, tempered=True)
+    assert row["sampler/logp_diff_max"] < 1e-4
+    assert row["sampler/weight_mean"] == pytest.approx(1.0, abs=1e-4)
+    # The control: raw log-probs against the tempered loss would read as an off-policy sampler.
+    mismatched = _correction_row(tiny, small_configs, train, RawEngine, tempered=True)
+    assert mismatched["sampler/logp_diff_mean"] > 100 * max(row["sampler/logp_diff_mean"], 1e-6)
+    assert mismatched["sampler/logp_diff_max"] > 0.05
+    # The untempered option keeps today's pairing: raw engine, raw loss.
+    untempered = _correction_row(tiny, small_configs, train, RawEngine, tempered=False)
+    assert untempered["sampler/logp_diff_max"] < 1e-4

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import functools
 import math
 from collections import defaultdict
@@ -11,6 +13,7 @@ import pytest
 import torch
 
 from reasongym.agents.advantages import group_advantages, zero_variance_groups
+from reasongym.agents.common import token_logprobs
 from reasongym.agents.config import RolloutConfig
 from reasongym.agents.dapo import (
     DAPOConfig,
@@ -21,7 +24,7 @@ from reasongym.agents.dapo import (
     overlong_penalty,
 )
 from reasongym.agents.grpo import GRPOConfig, grpo_loss, kl_k3, kl_reward_penalty
-from reasongym.agents.runtime.update import BatchTotals
+from reasongym.agents.runtime.update import BatchTotals, accumulate_gradients
 from reasongym.errors import ConfigError
 
 # The 2x3 case used throughout: old_logp = 0, so the ratio r = exp(logp) is set directly.
@@ -394,6 +397,105 @@ def test_parity_with_trl_grpo_trainer(name: str) -> None:
     got.backward()
     assert got.item() == pytest.approx(expected.item(), rel=1e-5, abs=1e-7)
     torch.testing.assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-7)
+
+
+def _trl_end_to_end(model: torch.nn.Module, inputs: dict[str, torch.Tensor], temperature: float) -> tuple:
+    """TRL's own log-probs, entropies and GRPO loss of ``inputs`` under ``model`` at ``temperature``: its
+    fused LM head (`add_fused_lm_head`, as GRPOTrainer's ``__init__`` adds it) and its
+    ``_get_per_token_logps_and_entropies`` and ``_compute_loss``, with a stand-in ``self`` for the rest."""
+    trl_grpo = pytest.importorskip("trl.trainer.grpo_trainer")
+    add_fused_lm_head = getattr(pytest.importorskip("trl.trainer.utils"), "add_fused_lm_head", None)
+    if add_fused_lm_head is None:
+        pytest.skip("this TRL has no add_fused_lm_head: its log-probs are computed another way")
+    add_fused_lm_head(model, temperature=temperature, outputs=("log_probs", "entropy"))
+    trainer = trl_grpo.GRPOTrainer
+    accelerator = SimpleNamespace(
+        num_processes=1, gather=lambda x: x, reduce=lambda x, reduction: x, sync_gradients=True,
+        autocast=contextlib.nullcontext, is_main_process=True,
+    )  # fmt: skip
+    fake = SimpleNamespace(
+        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level="token", beta=0.04,
+        args=SimpleNamespace(delta=None, use_bias_correction_kl=False, steps_per_generation=1), loss_type="grpo",
+        epsilon_low=0.2, epsilon_high=0.2, use_vllm=False, vllm_importance_sampling_correction=False,
+        model=SimpleNamespace(training=True), current_gradient_accumulation_steps=1, accelerator=accelerator,
+        max_completion_length=inputs["completion_ids"].shape[1], aux_loss_enabled=False,
+        _entropy_bonus_enabled=False, _metrics=defaultdict(lambda: defaultdict(list)),
+    )  # fmt: skip
+    fake._get_per_token_logps_and_entropies = functools.partial(
+        trainer._get_per_token_logps_and_entropies, fake
+    )
+    input_ids = torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], dim=1)  # [B, P + T]
+    attention_mask = torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], dim=1)  # [B, P + T]
+    width = inputs["completion_ids"].shape[1]
+    try:
+        with torch.no_grad():
+            logp, entropy, _ = fake._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, width, compute_entropy=True
+            )  # [B, T] each
+        loss = trainer._compute_loss(fake, model, inputs)
+    except (
+        AttributeError,
+        KeyError,
+        TypeError,
+    ) as error:  # TRL's internals moved: the stand-in needs updating
+        pytest.skip(f"TRL's GRPOTrainer needs more than the stand-in provides: {error!r}")
+    return logp, entropy, loss
+
+
+def test_parity_with_trl_end_to_end_at_temperature_07(tiny) -> None:
+    """The same model and batch at T = 0.7: TRL's GRPOTrainer and our update agree on the per-token log-probs,
+    the entropies, the loss and every parameter's gradient; our loss at T = 1 does not (the control)."""
+    T = 0.7
+    ours, _ = tiny()
+    theirs = copy.deepcopy(ours)
+    gen = torch.Generator().manual_seed(5)
+    rows, prompt_len, width = 6, 5, 7
+    prompt_ids = torch.randint(3, 40, (rows, prompt_len), generator=gen)  # [B, P] no padding: TRL's positions
+    completion_ids = torch.randint(3, 40, (rows, width), generator=gen)  # [B, T]
+    lengths = torch.tensor([7, 3, 5, 7, 1, 6])  # [B]
+    mask = (torch.arange(width)[None, :] < lengths[:, None]).long()  # [B, T]
+    input_ids = torch.cat([prompt_ids, completion_ids], dim=1)  # [B, P + T]
+    attention_mask = torch.cat([torch.ones_like(prompt_ids), mask], dim=1)  # [B, P + T]
+    with torch.no_grad():
+        logp, entropy = token_logprobs(
+            ours, input_ids, attention_mask, prompt_len, with_entropy=True, temperature=T
+        )
+    # Old and reference log-probs moved off the policy's, so that ratios leave the clip range and the KL acts.
+    old = (logp + 0.4 * torch.randn(rows, width, generator=gen)) * mask  # [B, T]
+    ref = (logp + 0.3 * torch.randn(rows, width, generator=gen)) * mask  # [B, T]
+    adv = torch.randn(rows, generator=gen)  # [B]
+    inputs = {
+        "prompt_ids": prompt_ids, "prompt_mask": torch.ones_like(prompt_ids), "completion_ids": completion_ids,
+        "completion_mask": mask, "advantages": adv, "old_per_token_logps": old, "ref_per_token_logps": ref,
+        "num_items_in_batch": mask.sum(),
+    }  # fmt: skip
+    trl_logp, trl_entropy, trl_loss = _trl_end_to_end(theirs, inputs, T)
+    live = mask.bool()  # [B, T]
+    torch.testing.assert_close(logp[live], trl_logp[live].float(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(entropy[live], trl_entropy[live].float(), rtol=1e-5, atol=1e-5)
+    trl_loss.backward()
+    batch = SimpleNamespace(
+        input_ids=input_ids, attention_mask=attention_mask, completion_start=prompt_len, old_logp=old
+    )
+    loss = functools.partial(grpo_loss, cfg=GRPOConfig(kl="k3_loss"))
+    metrics = accumulate_gradients(
+        ours, batch, adv, loss, _totals(mask, width), mask=mask, ref_logp=ref, temperature=T
+    )
+    assert metrics["loss/total"] == pytest.approx(trl_loss.item(), rel=1e-5, abs=1e-6)
+    assert (
+        metrics["train/clip_low_frac"] + metrics["train/clip_high_frac"] > 0
+    )  # the clip is part of the match
+    for (name, a), b in zip(ours.named_parameters(), theirs.parameters(), strict=True):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-6, msg=name)
+    # The control, at T = 1: log-probs and gradient far outside the tolerances above.
+    with torch.no_grad():
+        raw, _ = token_logprobs(ours, input_ids, attention_mask, prompt_len)  # [B, T]
+    assert float((raw - trl_logp)[live].abs().max()) > 1e-2
+    tempered_grad = ours.get_input_embeddings().weight.grad.clone()
+    ours.zero_grad()
+    accumulate_gradients(ours, batch, adv, loss, _totals(mask, width), mask=mask, ref_logp=ref)
+    untempered_grad = ours.get_input_embeddings().weight.grad
+    assert float((untempered_grad - tempered_grad).abs().max()) > 0.1 * float(tempered_grad.abs().max())
 
 
 def test_group_advantages_match_trl_formula() -> None:

