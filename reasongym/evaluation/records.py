@@ -31,6 +31,7 @@ from reasongym import __version__
 from reasongym.envs.problem import Problem
 from reasongym.envs.rows import json_value
 from reasongym.errors import ConfigError
+from reasongym.evaluation.record_fields import check_record
 from reasongym.runs.locks import exclusive_lock
 
 SETTINGS_KEY = "settings"
@@ -265,7 +266,8 @@ def load_records(
 
     Raises:
         ConfigError: The file does not exist or is not UTF-8, a line other than the last is not a JSON
-            object, or (with ``error``) the last line is cut off. Each message names the file and line.
+            object, a record's field has the wrong type (`reasongym.evaluation.record_fields`), or (with
+            ``error``) the last line is cut off. Each message names the file and line.
     """
     path = Path(path)
     if not path.is_file():
@@ -294,5 +296,6 @@ def load_records(
             break
         if not isinstance(record, dict):
             raise ConfigError(f"{path}:{number} is not a JSON object")
+        check_record(record, f"{path}:{number}")
         records.append(record)
     return records
