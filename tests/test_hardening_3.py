@@ -138,3 +138,90 @@ def test_regrade_refuses_a_seed_given_to_a_dataset(
         and "line 1: problem seed 3 does not fit reasongym/SVAMP-v0" in err
         and "Traceback" not in err
     )
+
+
+# ---------------------------------------------------------------------------------------------- items 7, 10
+
+
+def _config_classes() -> list[type]:
+    from reasongym.agents.config import LoRAConfig, RolloutConfig, RunConfig
+    from reasongym.agents.dapo import DAPOConfig
+    from reasongym.agents.grpo import GRPOConfig
+    from reasongym.agents.offpolicy import ImportanceSamplingConfig
+    from reasongym.agents.sft import SFTConfig
+    from reasongym.agents.star import STaRConfig
+    from reasongym.evaluation.config import EvalConfig
+    from reasongym.generation.engines import VLLMSettings
+
+    return [LoRAConfig, RunConfig, RolloutConfig, VLLMSettings, ImportanceSamplingConfig, GRPOConfig,
+            DAPOConfig, STaRConfig, SFTConfig, EvalConfig]  # fmt: skip
+
+
+def _numeric_fields(cls: type) -> list[str]:
+    import dataclasses
+    import typing
+
+    from reasongym.ranges import _numeric
+
+    hints = typing.get_type_hints(cls)
+    return [f.name for f in dataclasses.fields(cls) if _numeric(hints[f.name])[0]]
+
+
+def test_every_numeric_field_of_every_config_has_a_range() -> None:
+    from reasongym.ranges import FIELD_RANGES
+
+    fields = {f"{cls.__name__}.{name}" for cls in _config_classes() for name in _numeric_fields(cls)}
+    assert fields - set(FIELD_RANGES) == set() and set(FIELD_RANGES) - fields == set()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 10**21, 10**400])
+def test_nan_infinity_and_huge_numbers_are_refused_in_every_numeric_field(bad: float) -> None:
+    for cls in _config_classes():
+        for name in _numeric_fields(cls):
+            with pytest.raises(ConfigError, match=rf"{name}=.* is not allowed; expected"):
+                cls(**{name: bad})
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--weight-decay", "1e18"], "weight_decay=1e+18 is not allowed; expected a float in [0, 1]"),
+        (
+            ["--lora.rank", str(10**21)],
+            f"lora.rank={10**21} is not allowed; expected an integer in [0, 65536]",
+        ),
+        (
+            ["--eval-problems", str(10**21)],
+            f"eval_problems={10**21} is not allowed; expected an integer in [1, ",
+        ),
+        (["--lr", "nan"], "lr=nan is not allowed; expected a float in [0, 1]"),
+    ],
+)
+def test_train_refuses_values_that_wreck_a_model(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, _, err = _run([*TRAIN, *args], capsys)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--overlong-penalty", "overlong_penalty=nan is not allowed; expected a float in [0, 1e+06]"),
+        (
+            "--zero-variance-tolerance",
+            "zero_variance_tolerance=nan is not allowed; expected a float in [0, 1e+06]",
+        ),
+    ],
+)
+def test_dapo_refuses_nan(capsys: pytest.CaptureFixture[str], flag: str, message: str) -> None:
+    argv = ["train", "dapo", "--env", ENV, "--model", "tiny", "--no-progress-bar", flag, "nan"]
+    code, _, err = _run(argv, capsys)
+    assert code == 2 and message in err
+
+
+def test_eval_refuses_a_huge_problem_count_before_the_model_loads(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(["eval", "/nonexistent-model", ENV, "--num-problems", str(10**21)], capsys)
+    assert (
+        code == 2 and f"num_problems={10**21} is not allowed; expected an integer in [1, 2147483647]" in err
+    )
