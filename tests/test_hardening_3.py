@@ -225,3 +225,70 @@ def test_eval_refuses_a_huge_problem_count_before_the_model_loads(capsys: pytest
     assert (
         code == 2 and f"num_problems={10**21} is not allowed; expected an integer in [1, 2147483647]" in err
     )
+
+
+# ---------------------------------------------------------------------------------------------- item 8
+
+
+def test_data_from_a_fifo_fails_at_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    argv = ["data", "reasongym/SVAMP-v0", "--out", str(tmp_path / "out"), "--split", "test"]
+    done = subprocess.run(
+        [sys.executable, "-m", "reasongym", *argv, "--from", str(tmp_path / "pipe.jsonl")],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "pipe.jsonl' is not a regular file (a pipe, device or socket)" in done.stderr
+
+
+def test_data_from_a_folder_or_a_long_csv_field_names_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["data", "reasongym/SVAMP-v0", "--out", str(tmp_path / "out"), "--split", "test", "--from"]
+    (tmp_path / "folder.jsonl").mkdir()
+    code, _, err = _run([*argv, str(tmp_path / "folder.jsonl")], capsys)
+    assert code == 2 and "folder.jsonl' is a folder; expected a .jsonl, .json, .csv, .parquet file" in err
+    long = "x" * 200_000
+    (tmp_path / "rows.csv").write_text(f"id,Body,Question,Answer\n1,{long},How many?,3\n", encoding="utf-8")
+    code, out, err = _run([*argv, str(tmp_path / "rows.csv")], capsys)
+    assert "_csv.Error" not in err and "field larger than field limit" not in err
+    assert code == 0 or (code == 2 and "rows.csv" in err)
+
+
+# ---------------------------------------------------------------------------------------------- item 11
+
+
+def test_a_second_eval_on_a_locked_out_fails_before_its_model_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    import reasongym.distributed
+    import reasongym.evaluation.loading
+
+    def too_early(*args: object, **kwargs: object) -> None:
+        raise AssertionError("torch or the model was touched before the lock was checked")
+
+    # Starting torch.distributed and hashing the weights (model_identity) come before the model's load; the
+    # lock is checked before either.
+    monkeypatch.setattr(reasongym.distributed, "init_distributed", too_early)
+    monkeypatch.setattr(reasongym.evaluation.loading, "model_identity", too_early)
+
+    out = tmp_path / "out.jsonl"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom reasongym.runs.locks import exclusive_lock\n"
+         f"with exclusive_lock({str(out)!r}, what='x', hint='y'):\n    print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        # A model path that does not exist fails at its load: the lock must be named first.
+        code, _, err = _run(["eval", str(tmp_path / "no-model"), ENV, "--out", str(out)], capsys)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == 1 and f"evaluation file {str(out)!r} is in use by another process" in err

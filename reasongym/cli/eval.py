@@ -141,16 +141,23 @@ def _grade(job: EvalJob, cfg: Any) -> Any:
 
 def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
     """Sample a local or served model through the environment; None on ranks other than 0."""
+    from reasongym.evaluation.records import EvalFile
+
+    served_named = served_flags.model is not None or served_flags.base_url is not None
+    model_name, env_id = (
+        (served_flags.model, job.env_id or job.model_path) if served_named else (job.model_path, job.env_id)
+    )
+    if model_name is None or env_id is None:
+        raise UsageError("eval needs MODEL and ENV_ID (or --completions FILE [ENV_ID])")
+    out = job.out or str(Path("evals") / f"{_safe(model_name)}__{_safe(env_id)}.jsonl")
+    EvalFile.check_free(out)  # a second eval on the same --out fails now, not after torch and the model load
+
     from reasongym import distributed
     from reasongym.evaluation import evaluate
 
     process = distributed.init_distributed()  # one process: nothing to join
     served = _served_generator(job, served_flags)  # then MODEL is the environment id
-    model, env_id = (job.model_path, job.env_id) if served is None else (served, job.env_id or job.model_path)
-    if model is None or env_id is None:
-        raise UsageError("eval needs MODEL and ENV_ID (or --completions FILE [ENV_ID])")
-    name = job.model_path if served is None else served_flags.model
-    out = job.out or str(Path("evals") / f"{_safe(name)}__{_safe(env_id)}.jsonl")
+    model = job.model_path if served is None else served
     report = evaluate(
         model, env_id, cfg, out_path=out, resume=job.resume,
         device=job.device or (str(process.device) if process.world_size > 1 else None),

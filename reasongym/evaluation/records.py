@@ -32,7 +32,7 @@ from reasongym.envs.problem import Problem
 from reasongym.envs.rows import json_value
 from reasongym.errors import ConfigError
 from reasongym.evaluation.record_fields import check_record
-from reasongym.runs.locks import exclusive_lock
+from reasongym.runs.locks import check_free, exclusive_lock
 
 SETTINGS_KEY = "settings"
 """The record field holding what defines the evaluation."""
@@ -72,6 +72,11 @@ class EvalFile:
         self._lock.__enter__()
         if resume:
             self.records, self._keep_bytes, self._newline_missing = _complete_records(self.path)
+
+    @staticmethod
+    def check_free(path: str | os.PathLike[str]) -> None:
+        """Raise ResourceBusyError at once if another process is writing ``path`` (before a model loads)."""
+        check_free(path, what=f"evaluation file {str(path)!r}", hint="pass another out_path (--out)")
 
     def check_settings(self, settings: Mapping[str, Any]) -> None:
         """Refuse to resume into records made with other ``settings``, naming the first field that differs.
