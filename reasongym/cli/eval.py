@@ -143,7 +143,7 @@ def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
     """Sample a local or served model through the environment; None on ranks other than 0."""
     from reasongym.evaluation.records import EvalFile
 
-    served_named = served_flags.model is not None or served_flags.base_url is not None
+    served_named = _is_served(job, served_flags)
     model_name, env_id = (
         (served_flags.model, job.env_id or job.model_path) if served_named else (job.model_path, job.env_id)
     )
@@ -170,13 +170,20 @@ def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
     return report if process.is_main else None
 
 
-def _served_generator(job: EvalJob, flags: ServedFlags) -> Any:
+def _is_served(job: EvalJob, flags: ServedFlags) -> bool:
+    """Whether the flags name a served model; UsageError for served flags that do not fit together."""
     if flags.model is None and flags.base_url is None:
-        return None
+        return False
     if flags.model is None:
         raise UsageError("--base-url needs --model NAME, the model's name on the server")
     if job.model_path is not None and job.env_id is not None:
         raise UsageError("a served model takes one positional argument: eval --model NAME ENV_ID")
+    return True
+
+
+def _served_generator(job: EvalJob, flags: ServedFlags) -> Any:
+    if not _is_served(job, flags):
+        return None
     from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
 
     return OpenAIGenerator(ServedModelConfig(**dataclasses.asdict(flags)))
