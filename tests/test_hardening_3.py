@@ -292,3 +292,35 @@ def test_a_second_eval_on_a_locked_out_fails_before_its_model_loads(
         holder.kill()
         holder.wait()
     assert code == 1 and f"evaluation file {str(out)!r} is in use by another process" in err
+
+
+# ---------------------------------------------------------------------------------------------- item 16
+
+_TWO_SIGTERMS = """
+import os, signal, sys, time
+import importlib
+cli = importlib.import_module("reasongym.cli.main")
+
+def dispatch(argv):
+    os.kill(os.getpid(), signal.SIGTERM)  # the first: the command stops as on Ctrl-C
+    time.sleep(30)
+    return 0
+
+cli._dispatch = dispatch
+code = cli.main(["train"])
+os.kill(os.getpid(), signal.SIGTERM)  # the second, while the stopped process winds down
+time.sleep(30)
+sys.exit(code)
+"""
+
+
+def test_a_second_sigterm_exits_130_with_the_message() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _TWO_SIGTERMS], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )  # fmt: skip
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert done.stderr.splitlines()[-1] == "reasongym: interrupted again while stopping; exiting now"

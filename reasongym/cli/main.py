@@ -360,8 +360,19 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
         yield
-    finally:
+    except KeyboardInterrupt:
+        # The command is stopping; what is left (the message, closing files and worker processes at exit)
+        # must not be cut short by a second SIGTERM into a death by signal (-15): it exits 130 as promised.
+        signal.signal(signal.SIGTERM, _exit_interrupted)
+        raise
+    else:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_interrupted(signum: int, frame: Any) -> None:
+    """A second SIGTERM while a stopped command winds down: the one-line message, then exit 130 at once."""
+    print("reasongym: interrupted again while stopping; exiting now", file=sys.stderr, flush=True)
+    os._exit(EXIT_INTERRUPTED)
 
 
 def quiet_threads(environ: MutableMapping[str, str]) -> None:
