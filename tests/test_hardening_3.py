@@ -324,3 +324,19 @@ def test_a_second_sigterm_exits_130_with_the_message() -> None:
     )  # fmt: skip
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert done.stderr.splitlines()[-1] == "reasongym: interrupted again while stopping; exiting now"
+
+
+# ---------------------------------------------------------------------------------------------- item 14
+
+
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_a_latest_that_is_not_our_link_is_named_in_a_warning(tmp_path: Path, kind: str) -> None:
+    from reasongym.runs.folder import RunDir
+
+    stale = tmp_path / "latest"
+    stale.mkdir() if kind == "folder" else stale.write_text("old")
+    with pytest.warns(
+        RuntimeWarning, match=rf"{stale}' is a {kind}, not the link reasongym keeps to the newest"
+    ):
+        run = RunDir.create(tmp_path, algo="grpo", env=ENV, seed=0, timestamp="t")
+    assert run.path.name in str(run.path) and not stale.is_symlink()
