@@ -340,3 +340,56 @@ def test_a_latest_that_is_not_our_link_is_named_in_a_warning(tmp_path: Path, kin
     ):
         run = RunDir.create(tmp_path, algo="grpo", env=ENV, seed=0, timestamp="t")
     assert run.path.name in str(run.path) and not stale.is_symlink()
+
+
+# ---------------------------------------------------------------------------------------------- item 12
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Any:
+    """A real 128 KiB file system (tmpfs), mounted for the test; skipped where mounting is not allowed."""
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_checkpoint_on_a_full_disk_says_so_and_leaves_nothing(full_disk: Path) -> None:
+    import torch
+
+    from reasongym.errors import CheckpointError
+    from reasongym.policy.checkpoints import save_checkpoint
+
+    model = torch.nn.Linear(256, 256)  # 257 KiB of weights: more than the disk holds
+    with pytest.raises(
+        CheckpointError,
+        match=rf"^the disk is full: checkpoint step-000001 could not be written in '{full_disk}/checkpoints'",
+    ):
+        save_checkpoint(full_disk, 1, model=model, optimizer=torch.optim.AdamW(model.parameters()))
+    assert list((full_disk / "checkpoints").iterdir()) == []
+
+
+def test_run_json_on_a_full_disk_says_so_and_leaves_no_temporary(full_disk: Path) -> None:
+    from reasongym.runs.metrics import write_json_atomic
+
+    (full_disk / "filler").write_bytes(b"x" * (120 << 10))
+    with pytest.raises(OSError, match=rf"^the disk is full: cannot write '{full_disk}/run.json'"):
+        write_json_atomic(full_disk / "run.json", {"text": "y" * (64 << 10)})
+    assert sorted(p.name for p in full_disk.iterdir()) == ["filler"]
+
+
+def test_regrade_on_a_full_disk_leaves_no_output(
+    tmp_path: Path, full_disk: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = {"gold": "1", "kind": "math", "completions": ["\\boxed{1}" + " pad" * 20_000], "correct": [True]}
+    source = _write(tmp_path / "r.jsonl", [record] * 3)
+    code, _, err = _run(["regrade", str(source), "--out", str(full_disk / "out.jsonl")], capsys)
+    assert code == 1 and "No space left on device" in err
+    assert not (full_disk / "out.jsonl").exists()

@@ -20,14 +20,11 @@ that command's usage line); ``--debug`` shows the traceback too.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import signal
 import sys
-import threading
 import traceback
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +42,7 @@ from reasongym.cli.data import add_data_parser
 from reasongym.cli.eval import cmd_eval
 from reasongym.cli.flags import UsageShown
 from reasongym.cli.regrade import add_regrade_parser
+from reasongym.cli.signals import sigterm_as_interrupt
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
 from reasongym.runs.metrics import dumps_strict
 
@@ -313,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_threads(os.environ)
     debug = "--debug" in argv
     try:
-        with _sigterm_as_interrupt():
+        with sigterm_as_interrupt():
             return _dispatch(argv)
     except UsageShown as shown:  # help, which the flag parser printed
         return shown.code
@@ -345,34 +343,6 @@ def _dispatch(argv: list[str]) -> int:
         return cmd_demo(words[1:])
     args = _parse(argv)
     return int(args.run(args))
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (``kill``, a scheduler's stop) stops a command as Ctrl-C does: a trainer saves its last step."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    except KeyboardInterrupt:
-        # The command is stopping; what is left (the message, closing files and worker processes at exit)
-        # must not be cut short by a second SIGTERM into a death by signal (-15): it exits 130 as promised.
-        signal.signal(signal.SIGTERM, _exit_interrupted)
-        raise
-    else:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _exit_interrupted(signum: int, frame: Any) -> None:
-    """A second SIGTERM while a stopped command winds down: the one-line message, then exit 130 at once."""
-    print("reasongym: interrupted again while stopping; exiting now", file=sys.stderr, flush=True)
-    os._exit(EXIT_INTERRUPTED)
 
 
 def quiet_threads(environ: MutableMapping[str, str]) -> None:

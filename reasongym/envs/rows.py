@@ -5,6 +5,10 @@ line number (counted from 1) everywhere. Every row is checked as it becomes a :c
 an error names the split, the row (counted from 0, as in the generated ids ``<Name>-<split>-<row>``),
 the column and what is allowed. A missing or non-finite gold answer is refused, never turned into
 the text "None" or "nan", which ``\boxed{None}`` would then match for full reward.
+
+Why this file is long: reading a user's file and checking its rows are one path that every data source
+takes (a file that is a FIFO, a CSV field past Python's default limit, a gold that reads as a missing
+value); split, each half would need the other's line and column bookkeeping.
 """
 
 from __future__ import annotations

@@ -291,5 +291,10 @@ def regrade(
     report.before, report.after, report.settings_differ = _metrics(records), _metrics(regraded), envs.differ
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("x", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(record) + "\n" for record in regraded)
+        try:
+            handle.writelines(json.dumps(record) + "\n" for record in regraded)
+            handle.flush()
+        except BaseException:  # a full disk, Ctrl-C: a partial file would block a rerun with the same --out
+            target.unlink(missing_ok=True)
+            raise
     return report
