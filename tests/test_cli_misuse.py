@@ -144,7 +144,7 @@ def test_train_help_exits_zero_through_the_console_module() -> None:
             lambda d: (d / "c.yaml").write_text("max_new_tokens: 1000000000\n"),
             [*TRAIN, "--config", "{d}/c.yaml"],
             2,
-            "max_new_tokens=1000000000 is not allowed; expected at most 1048576",
+            "max_new_tokens=1000000000 is not allowed; expected an integer in [1, 1048576]",
         ),
         (
             None,
@@ -213,7 +213,7 @@ def test_train_help_exits_zero_through_the_console_module() -> None:
             lambda d: (d / "c.yaml").write_text("group_size: 1000000000000\n"),
             [*TRAIN, "--config", "{d}/c.yaml"],
             2,
-            "group_size=1000000000000 with num_prompts=",
+            "group_size=1000000000000 is not allowed; expected an integer in [1, 1048576]",
         ),
         (
             None,

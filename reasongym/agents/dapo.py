@@ -35,7 +35,7 @@ from reasongym.agents.advantages import (
     zero_variance_groups,
 )
 from reasongym.agents.common import masked_sum
-from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
+from reasongym.agents.config import RolloutConfig, RunConfig, check_field_types
 from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
 from reasongym.agents.policy_losses import POLICY_LOSSES
 from reasongym.agents.presets import shared_configs
@@ -92,18 +92,6 @@ class DAPOConfig:
     def __post_init__(self) -> None:
         check_field_types(self)
         lookup(ADVANTAGE_NORMALIZATIONS, self.advantage_normalization, "advantage_normalization")
-        at_least(self, mu=1, max_extra_rounds=0)
-        at_least_or_none(self, overlong_buffer=0)
-        if not (0 < self.eps_low < 1 and self.eps_high > 0):
-            raise ConfigError(
-                f"eps_low={self.eps_low!r}, eps_high={self.eps_high!r} are not allowed; expected "
-                "0 < eps_low < 1 and eps_high > 0"
-            )
-        if self.overlong_penalty < 0 or self.zero_variance_tolerance < 0:
-            raise ConfigError(
-                "overlong_penalty and zero_variance_tolerance must be >= 0; got "
-                f"{self.overlong_penalty!r}, {self.zero_variance_tolerance!r}"
-            )
         band = self.accuracy_band
         if band is not None and not (len(band) == 2 and 0.0 <= band[0] <= band[1] <= 1.0):
             raise ConfigError(

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +46,7 @@ from torch import Tensor
 from reasongym import distributed
 from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, AdvantageName, group_advantages, lookup
 from reasongym.agents.common import masked_mean, masked_sum
-from reasongym.agents.config import RolloutConfig, RunConfig, at_least, check_field_types
+from reasongym.agents.config import RolloutConfig, RunConfig, check_field_types
 from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
 from reasongym.agents.policy_losses import POLICY_LOSSES, PolicyLossName
 from reasongym.agents.presets import shared_configs
@@ -112,19 +111,9 @@ class GRPOConfig:
             (POLICY_LOSSES, "policy_loss"),
         ):
             lookup(registry, getattr(self, field), field)
-        at_least(self, mu=1)
-        if not 0 < self.clip_eps < 1:
-            raise ConfigError(f"clip_eps={self.clip_eps!r} is not allowed; expected 0 < clip_eps < 1")
-        if not (self.kl_coef >= 0 and math.isfinite(self.kl_coef)):
-            raise ConfigError(f"kl_coef={self.kl_coef!r} is not allowed; expected a finite float >= 0")
         if not all(0 < eps < 1 for eps in self.gspo_clip) or len(self.gspo_clip) != 2:
             raise ConfigError(
                 f"gspo_clip={self.gspo_clip!r} is not allowed; expected (left, right), each in (0, 1)"
-            )
-        if not (self.cispo_max_weight >= 1 and math.isfinite(self.cispo_max_weight)):
-            raise ConfigError(
-                f"cispo_max_weight={self.cispo_max_weight!r} is not allowed; expected a finite float >= 1 "
-                "(below 1 it would shrink the gradient of tokens the policy has not moved)"
             )
 
 

@@ -65,12 +65,6 @@ class ImportanceSamplingConfig:
     def __post_init__(self) -> None:
         check_field_types(self)
         lookup(IMPORTANCE_SAMPLING_CORRECTIONS, self.mode, "importance_sampling.mode")
-        for name in ("clip_max", "clip_min"):
-            value = getattr(self, name)
-            if value is not None and not (value > 0 and math.isfinite(value)):
-                raise ConfigError(
-                    f"importance_sampling.{name}={value!r} is not allowed; expected a finite float > 0 or None"
-                )
         if self.clip_min is not None and self.clip_max is not None and self.clip_min > self.clip_max:
             raise ConfigError(
                 f"importance_sampling.clip_min={self.clip_min!r} is above clip_max={self.clip_max!r}; "

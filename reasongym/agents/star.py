@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +41,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import reasongym
 from reasongym import distributed
-from reasongym.agents.config import RolloutConfig, RunConfig, at_least, at_least_or_none, check_field_types
+from reasongym.agents.config import RolloutConfig, RunConfig, check_field_types
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.rationales import (
     KeptExample,
@@ -136,12 +135,6 @@ class STaRConfig:
     def __post_init__(self) -> None:
         """Raise ConfigError naming the first field whose value is not allowed."""
         check_field_types(self)
-        at_least(self, max_kept_per_problem=1, train_start=0, few_shot_examples=0, sft_steps=1)
-        at_least_or_none(self, num_train_problems=1, patience=1)
-        if not (self.step_growth >= 1 and math.isfinite(self.step_growth)):
-            raise ConfigError(
-                f"step_growth={self.step_growth!r} is not allowed; expected a float >= 1 (1.2 = +20%/iteration)"
-            )
         if self.few_shot_examples > self.train_start:
             raise ConfigError(
                 f"few_shot_examples={self.few_shot_examples} is not allowed with train_start={self.train_start}; "

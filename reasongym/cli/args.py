@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -52,8 +53,11 @@ class ArgParser(argparse.ArgumentParser):
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """A TOML (``.toml``) or YAML (``.yaml``/``.yml``) file as a dict.
 
-    YAML is read with ``yaml.safe_load``: plain values only, so a tag such as ``!!python/object/apply`` is
-    refused (never run), as is nesting deeper than Python's recursion limit.
+    YAML is read with a ``yaml.SafeLoader`` (`_ConfigLoader`): plain values only, so a tag such as
+    ``!!python/object/apply`` is refused (never run), as is nesting deeper than Python's recursion limit. Two
+    departures from YAML 1.1, both as TOML and YAML 1.2 read the text: ``1e-4`` is a number (1.1 wants
+    ``1.0e-4``, and its string ``"1e-4"`` would be refused as "expected a number"), and a key given twice in
+    one mapping is an error (1.1 keeps the last silently).
 
     Raises:
         ConfigError: A missing path or one that is not a regular file, an unknown extension, a parse error,
@@ -98,7 +102,7 @@ def _parse_config_text(text: str, suffix: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text) or {}
+        return yaml.load(text, Loader=_config_loader()) or {}  # noqa: S506 (a SafeLoader subclass)
     except yaml.MarkedYAMLError as exc:  # parse errors, and tags safe_load does not construct
         where = f"line {exc.problem_mark.line + 1}: " if exc.problem_mark else ""
         tag = (
@@ -109,6 +113,37 @@ def _parse_config_text(text: str, suffix: str) -> Any:
         raise ValueError(f"{where}{exc.problem or exc.context}{tag}") from None
     except yaml.YAMLError as exc:
         raise ValueError(" ".join(str(exc).split())) from None
+
+
+def _config_loader() -> type:
+    """A ``yaml.SafeLoader`` that reads YAML 1.2 floats (``1e-4``) and refuses a key repeated in a mapping."""
+    import yaml
+
+    class ConfigLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, typing.Hashable):
+                    continue  # safe_load refuses it itself, with its own message
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r} (each key once per mapping)", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    # The float resolver of YAML 1.1 needs a dot; add 1.2's forms without one (1e-4, -2E+3).
+    ConfigLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        _YAML12_FLOAT,
+        list("-+0123456789."),
+    )
+    return ConfigLoader
+
+
+_YAML12_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+"""A float with an exponent in YAML 1.2's core schema, dot or no dot."""
 
 
 def nest(flat: Mapping[str, Any]) -> dict[str, Any]:

@@ -141,16 +141,23 @@ def _grade(job: EvalJob, cfg: Any) -> Any:
 
 def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
     """Sample a local or served model through the environment; None on ranks other than 0."""
+    from reasongym.evaluation.records import EvalFile
+
+    served_named = _is_served(job, served_flags)
+    model_name, env_id = (
+        (served_flags.model, job.env_id or job.model_path) if served_named else (job.model_path, job.env_id)
+    )
+    if model_name is None or env_id is None:
+        raise UsageError("eval needs MODEL and ENV_ID (or --completions FILE [ENV_ID])")
+    out = job.out or str(Path("evals") / f"{_safe(model_name)}__{_safe(env_id)}.jsonl")
+    EvalFile.check_free(out)  # a second eval on the same --out fails now, not after torch and the model load
+
     from reasongym import distributed
     from reasongym.evaluation import evaluate
 
     process = distributed.init_distributed()  # one process: nothing to join
     served = _served_generator(job, served_flags)  # then MODEL is the environment id
-    model, env_id = (job.model_path, job.env_id) if served is None else (served, job.env_id or job.model_path)
-    if model is None or env_id is None:
-        raise UsageError("eval needs MODEL and ENV_ID (or --completions FILE [ENV_ID])")
-    name = job.model_path if served is None else served_flags.model
-    out = job.out or str(Path("evals") / f"{_safe(name)}__{_safe(env_id)}.jsonl")
+    model = job.model_path if served is None else served
     report = evaluate(
         model, env_id, cfg, out_path=out, resume=job.resume,
         device=job.device or (str(process.device) if process.world_size > 1 else None),
@@ -163,13 +170,20 @@ def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
     return report if process.is_main else None
 
 
-def _served_generator(job: EvalJob, flags: ServedFlags) -> Any:
+def _is_served(job: EvalJob, flags: ServedFlags) -> bool:
+    """Whether the flags name a served model; UsageError for served flags that do not fit together."""
     if flags.model is None and flags.base_url is None:
-        return None
+        return False
     if flags.model is None:
         raise UsageError("--base-url needs --model NAME, the model's name on the server")
     if job.model_path is not None and job.env_id is not None:
         raise UsageError("a served model takes one positional argument: eval --model NAME ENV_ID")
+    return True
+
+
+def _served_generator(job: EvalJob, flags: ServedFlags) -> Any:
+    if not _is_served(job, flags):
+        return None
     from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
 
     return OpenAIGenerator(ServedModelConfig(**dataclasses.asdict(flags)))

@@ -20,14 +20,11 @@ that command's usage line); ``--debug`` shows the traceback too.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import signal
 import sys
-import threading
 import traceback
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +44,7 @@ from reasongym.cli.eval import cmd_eval
 from reasongym.cli.flags import UsageShown
 from reasongym.cli.regrade import add_regrade_parser
 from reasongym.cli.serve import add_serve_parser
+from reasongym.cli.signals import sigterm_as_interrupt
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
 from reasongym.runs.metrics import dumps_strict
 
@@ -310,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_threads(os.environ)
     debug = "--debug" in argv
     try:
-        with _sigterm_as_interrupt():
+        with sigterm_as_interrupt():
             return _dispatch(argv)
     except UsageShown as shown:  # help, which the flag parser printed
         return shown.code
@@ -342,23 +340,6 @@ def _dispatch(argv: list[str]) -> int:
         return cmd_demo(words[1:])
     args = _parse(argv)
     return int(args.run(args))
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (``kill``, a scheduler's stop) stops a command as Ctrl-C does: a trainer saves its last step."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def quiet_threads(environ: MutableMapping[str, str]) -> None:

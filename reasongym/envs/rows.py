@@ -5,6 +5,10 @@ line number (counted from 1) everywhere. Every row is checked as it becomes a :c
 an error names the split, the row (counted from 0, as in the generated ids ``<Name>-<split>-<row>``),
 the column and what is allowed. A missing or non-finite gold answer is refused, never turned into
 the text "None" or "nan", which ``\boxed{None}`` would then match for full reward.
+
+Why this file is long: reading a user's file and checking its rows are one path that every data source
+takes (a file that is a FIFO, a CSV field past Python's default limit, a gold that reads as a missing
+value); split, each half would need the other's line and column bookkeeping.
 """
 
 from __future__ import annotations
@@ -57,13 +61,14 @@ def read_rows(path: Path) -> list[Any]:
     JSON lines (what ``datasets.Dataset.to_json`` writes).
 
     Raises:
-        ConfigError: The file is not UTF-8 text, or a line of a JSON lines file is not valid JSON, holds an
+        ConfigError: The path is not a regular file (a folder, a FIFO that would block), the file is not
+            UTF-8 text, a CSV line is not valid CSV, or a line of a JSON lines file is not valid JSON, holds an
             integer too long to read or is nested too deeply (the message names the file and line).
     """
+    _check_regular_file(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        with io.StringIO(utf8_text(path), newline="") as handle:
-            return list(csv.DictReader(handle))
+        return _csv_rows(path)
     if suffix == ".parquet":
         import pyarrow.parquet
 
@@ -80,6 +85,35 @@ def read_rows(path: Path) -> list[Any]:
             tables = [v for v in data.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
             return tables[0] if len(tables) == 1 else [data]  # else: a one-line JSON lines file
     return _json_lines(path, text)
+
+
+def _check_regular_file(path: Path) -> None:
+    """Raise ConfigError unless ``path`` is a regular file: reading a FIFO blocks until a writer comes (forever,
+    for a command run by hand), and a folder or device is not a data file."""
+    if not path.exists():
+        raise ConfigError(f"data file {str(path)!r} does not exist")
+    if not path.is_file():
+        kind = "a folder" if path.is_dir() else "not a regular file (a pipe, device or socket)"
+        raise ConfigError(f"data file {str(path)!r} is {kind}; expected a {', '.join(DATA_FORMATS)} file")
+
+
+_CSV_FIELD_LIMIT = 1 << 30
+"""Longest CSV field read: Python's csv refuses fields over 131,072 characters by default, which a long
+solution or a problem with an embedded table passes; a gigabyte is beyond any row and bounds the memory."""
+
+
+def _csv_rows(path: Path) -> list[Any]:
+    text = utf8_text(path)
+    previous = csv.field_size_limit(_CSV_FIELD_LIMIT)  # process-wide: restored below
+    try:
+        with io.StringIO(text, newline="") as handle:
+            reader = csv.DictReader(handle)
+            try:
+                return list(reader)
+            except csv.Error as exc:
+                raise ConfigError(f"{path}: line {reader.line_num} is not valid CSV: {exc}") from None
+    finally:
+        csv.field_size_limit(previous)
 
 
 def utf8_text(path: Path) -> str:

@@ -19,14 +19,10 @@ from typing import Any
 from reasongym.errors import ConfigError
 from reasongym.generation.base import SamplingParams
 from reasongym.generation.engines import Engine, check_engine
+from reasongym.ranges import check_ranges
 
 DEFAULT_NUM_PROCEDURAL = 200
 """Problems taken from a procedural environment's test stream when ``num_problems`` is None."""
-MAX_SAMPLES = 1 << 20
-"""Most completions of one problem; all of them are held in memory (the bound of a training batch too)."""
-MAX_SEED = 2**32 - 1
-"""Largest seed of a training run or an evaluation: NumPy's global seed (``np.random.seed``, which every
-trainer sets) takes ``[0, 2**32 - 1]``."""
 
 
 @dataclass(frozen=True)
@@ -65,44 +61,7 @@ class EvalConfig:
 
     def __post_init__(self) -> None:
         """Raise ConfigError naming the first field whose value is not allowed."""
-        checks = [
-            ("n", self.n, _integer(self.n, 1) and self.n <= MAX_SAMPLES, f"an integer in [1, {MAX_SAMPLES}]"),
-            (
-                "num_problems",
-                self.num_problems,
-                self.num_problems is None or _integer(self.num_problems, 1),
-                "an integer >= 1 or None",
-            ),
-            (
-                "difficulty",
-                self.difficulty,
-                self.difficulty is None or _integer(self.difficulty, 1),
-                "an integer >= 1 or None",
-            ),
-            (
-                "temperature",
-                self.temperature,
-                _finite(self.temperature) and self.temperature >= 0,
-                "a finite float >= 0 (0 is greedy)",
-            ),
-            ("top_p", self.top_p, _finite(self.top_p) and 0 < self.top_p <= 1, "a float in (0, 1]"),
-            ("max_new_tokens", self.max_new_tokens, _integer(self.max_new_tokens, 1), "an integer >= 1"),
-            (
-                "seed",
-                self.seed,
-                _integer(self.seed, 0) and self.seed <= MAX_SEED,
-                f"an integer in [0, 2**32 - 1 = {MAX_SEED}]",
-            ),
-            (
-                "batch_size",
-                self.batch_size,
-                self.batch_size is None or _integer(self.batch_size, 1),
-                "an integer >= 1 or None",
-            ),
-        ]
-        for name, value, ok, allowed in checks:
-            if not ok:
-                raise ConfigError(f"{name}={value!r} is not allowed; expected {allowed}")
+        check_ranges(self)
         check_engine(self.engine)
         if not isinstance(self.k, tuple) or any(not _integer(k, 1) for k in self.k):
             raise ConfigError(f"k={self.k!r} is not allowed: each k must be an integer >= 1 (and <= n)")

@@ -31,7 +31,8 @@ from reasongym import __version__
 from reasongym.envs.problem import Problem
 from reasongym.envs.rows import json_value
 from reasongym.errors import ConfigError
-from reasongym.runs.locks import exclusive_lock
+from reasongym.evaluation.record_fields import check_record
+from reasongym.runs.locks import check_free, exclusive_lock
 
 SETTINGS_KEY = "settings"
 """The record field holding what defines the evaluation."""
@@ -71,6 +72,11 @@ class EvalFile:
         self._lock.__enter__()
         if resume:
             self.records, self._keep_bytes, self._newline_missing = _complete_records(self.path)
+
+    @staticmethod
+    def check_free(path: str | os.PathLike[str]) -> None:
+        """Raise ResourceBusyError at once if another process is writing ``path`` (before a model loads)."""
+        check_free(path, what=f"evaluation file {str(path)!r}", hint="pass another out_path (--out)")
 
     def check_settings(self, settings: Mapping[str, Any]) -> None:
         """Refuse to resume into records made with other ``settings``, naming the first field that differs.
@@ -265,7 +271,8 @@ def load_records(
 
     Raises:
         ConfigError: The file does not exist or is not UTF-8, a line other than the last is not a JSON
-            object, or (with ``error``) the last line is cut off. Each message names the file and line.
+            object, a record's field has the wrong type (`reasongym.evaluation.record_fields`), or (with
+            ``error``) the last line is cut off. Each message names the file and line.
     """
     path = Path(path)
     if not path.is_file():
@@ -294,5 +301,6 @@ def load_records(
             break
         if not isinstance(record, dict):
             raise ConfigError(f"{path}:{number} is not a JSON object")
+        check_record(record, f"{path}:{number}")
         records.append(record)
     return records

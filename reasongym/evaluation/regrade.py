@@ -68,6 +68,9 @@ class RegradeReport:
     after: dict[str, float] = field(default_factory=dict)
     versions: dict[tuple[str | None, str], int] = field(default_factory=dict)
     """Regraded records per (verifier version they were graded under, today's version)."""
+    settings_differ: list[str] = field(default_factory=list)
+    """One line per record of another environment, or whose environment options differ from those it was
+    regraded with (the registered ones)."""
 
     def unversioned_changes(self) -> list[Change]:
         """Changes of records graded under today's version: rules changed without a raise, or a judge."""
@@ -96,6 +99,10 @@ class RegradeReport:
         if self.unversioned_changes():
             lines.append(f"  warning: {len(self.unversioned_changes())} verdicts changed under an unchanged verifier "
                          "version (rules changed without a version raise, or a judge that answers differently)")  # fmt: skip
+        if self.settings_differ:
+            lines.append(f"  warning: {len(self.settings_differ)} records name environment settings that differ "
+                         "from those regraded against (a records file never chooses its environment):")  # fmt: skip
+            lines += [f"      {text}" for text in self.settings_differ[:5]]
         lines.append(f"  {'metric':<12}{'before':>10}{'after':>10}")
         lines += [
             f"  {k:<12}{self.before[k]:>10.4f}{self.after.get(k, float('nan')):>10.4f}" for k in self.before
@@ -104,21 +111,53 @@ class RegradeReport:
 
 
 class _Environments:
-    """One made environment per (id, options, seed), kept for the whole file."""
+    """One made environment per (id, problem seed), kept for the whole file.
 
-    def __init__(self) -> None:
+    The environment is the one the user names (``env_id``), else each record's id, always with its registered
+    options: a record's own ``settings.env_config`` (a data folder, a loader option) is compared, never
+    obeyed, so a records file cannot choose the gold answers it is graded against.
+    """
+
+    def __init__(self, named: str | None) -> None:
+        from reasongym.envs import spec
+
+        self.named = None if named is None else spec(named).id
         self._made: dict[str, Any] = {}
+        self.differ: list[str] = []
+        """One line per record whose environment or settings differ from those regraded against."""
 
-    def get(self, env_id: str, options: Mapping[str, Any] | None, seed: int | None) -> Any:
+    def get(self, env_id: str, seed: int | None) -> Any:
         from reasongym.envs import make
 
-        key = json.dumps([env_id, options, seed], sort_keys=True, default=str)
+        key = json.dumps([env_id, seed])
         if key not in self._made:
-            kwargs = dict(options or {})
-            if seed is not None:
-                kwargs["source_kwargs"] = {"seed": seed}
-            self._made[key] = make(env_id, **kwargs).unwrapped
-        return self._made[key]
+            self._made[key] = make(env_id, **({"source_kwargs": {"seed": seed}} if seed is not None else {}))
+        return self._made[key].unwrapped
+
+    def environment_of(self, record: Mapping[str, Any], line: int) -> Any:
+        """The environment to regrade ``record`` in; None (and a line in ``differ``) for another env's record."""
+        from reasongym.envs import spec
+        from reasongym.evaluation.records import env_options
+
+        env_id = spec(record["env_id"]).id
+        if self.named is not None and env_id != self.named:
+            self.differ.append(
+                f"line {line}: its records are of {env_id!r}, not of {self.named!r}; not regraded"
+            )
+            return None
+        seed = record.get("problem_seed", record.get("seed"))
+        try:
+            env = self.get(env_id, seed)
+        except TypeError as exc:  # a seed given to a source that takes none (a dataset)
+            raise ConfigError(f"line {line}: problem seed {seed!r} does not fit {env_id}: {exc}") from None
+        theirs = (record.get("settings") or {}).get("env_config")
+        ours = env_options(env)
+        if theirs is not None and theirs != ours:
+            keys = sorted(k for k in {*theirs, *(ours or {})} if theirs.get(k) != (ours or {}).get(k))
+            self.differ.append(
+                f"line {line}: settings.env_config differs in {keys}; regraded with {env_id}'s own"
+            )
+        return env
 
 
 def _single_turn(env: Any) -> bool:
@@ -127,7 +166,9 @@ def _single_turn(env: Any) -> bool:
     return type(env).step is ReasoningEnv.step
 
 
-def _grade_record(record: Mapping[str, Any], envs: _Environments) -> tuple[list[Verdict], str] | None:
+def _grade_record(
+    record: Mapping[str, Any], envs: _Environments, line: int
+) -> tuple[list[Verdict], str] | None:
     """Today's verdicts of one record and the verifier version that gave them; None if not regradable."""
     completions = record["completions"] if "completions" in record else [record.get("completion")]
     if not all(isinstance(text, str) for text in completions):
@@ -144,9 +185,8 @@ def _grade_record(record: Mapping[str, Any], envs: _Environments) -> tuple[list[
     if "split" not in record or "index" not in record:
         return None
     difficulty = settings.get("difficulty", record.get("difficulty") if "completion" in record else None)
-    seed = record.get("problem_seed", record.get("seed"))
-    env = envs.get(env_id, settings.get("env_config"), seed)
-    if not _single_turn(env):
+    env = envs.environment_of(record, line)
+    if env is None or not _single_turn(env):
         return None
     problem = env.problem_at(int(record["index"]), split=record["split"], difficulty=difficulty)
     return env.score_many(problem, completions), env.verifier_version(problem)
@@ -199,12 +239,17 @@ def _metrics(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return metrics
 
 
-def regrade(path: str | os.PathLike[str], out_path: str | os.PathLike[str] | None = None) -> RegradeReport:
+def regrade(
+    path: str | os.PathLike[str], out_path: str | os.PathLike[str] | None = None, env_id: str | None = None
+) -> RegradeReport:
     """Grade the records of ``path`` again and write them to ``out_path`` (module docstring).
 
     Args:
         path: An evaluation file or a ``samples.jsonl``.
         out_path: The new file; default ``<path stem>.regraded.jsonl`` beside ``path``. It must not exist.
+        env_id: Regrade in this environment (registered options); records of another environment are
+            reported and copied unchanged. None: each record's environment, with its registered options.
+            Either way a record's own environment options are reported where they differ, never used.
 
     Returns:
         The :class:`RegradeReport`: changed verdicts (grouped by reason with ``groups()``), metrics before
@@ -224,10 +269,10 @@ def regrade(path: str | os.PathLike[str], out_path: str | os.PathLike[str] | Non
     records = load_records(source, cut_off_last_line="error")
     if not records:
         raise ConfigError(f"regrade: {str(source)!r} holds no records")
-    report, envs, regraded = RegradeReport(out_path=str(target)), _Environments(), []
+    report, envs, regraded = RegradeReport(out_path=str(target)), _Environments(env_id), []
     for line, record in enumerate(records, start=1):
         report.records += 1
-        graded = _grade_record(record, envs)
+        graded = _grade_record(record, envs, line)
         if graded is None:
             report.not_regradable += 1
             regraded.append(record)
@@ -243,8 +288,13 @@ def regrade(path: str | os.PathLike[str], out_path: str | os.PathLike[str] | Non
                 report.changes.append(Change(line, sample, outcome, verdict.outcome.value, verdict.reason,
                                              (extracted, verdict.extracted), versions))  # fmt: skip
         regraded.append(_updated(dict(record), verdicts, version))
-    report.before, report.after = _metrics(records), _metrics(regraded)
+    report.before, report.after, report.settings_differ = _metrics(records), _metrics(regraded), envs.differ
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("x", encoding="utf-8") as handle:
-        handle.writelines(json.dumps(record) + "\n" for record in regraded)
+        try:
+            handle.writelines(json.dumps(record) + "\n" for record in regraded)
+            handle.flush()
+        except BaseException:  # a full disk, Ctrl-C: a partial file would block a rerun with the same --out
+            target.unlink(missing_ok=True)
+            raise
     return report

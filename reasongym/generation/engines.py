@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import math
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from reasongym.errors import ConfigError
+from reasongym.ranges import check_ranges
 
 Engine = Literal["hf", "vllm", "auto"]
 """The engine names a config takes (``RolloutConfig.engine``, ``EvalConfig.engine``)."""
@@ -54,23 +54,10 @@ class VLLMSettings:
 
     def __post_init__(self) -> None:
         """Raise ConfigError naming the first field whose value is not allowed."""
-        fraction = self.gpu_memory_utilization
-        if not (isinstance(fraction, int | float) and 0 < fraction <= 1):
-            raise ConfigError(
-                f"vllm.gpu_memory_utilization={fraction!r} is not allowed; expected a float in (0, 1]"
-            )
-        gib = self.kv_cache_gib
-        if gib is not None and not (isinstance(gib, int | float) and gib > 0 and math.isfinite(gib)):
-            raise ConfigError(f"vllm.kv_cache_gib={gib!r} is not allowed; expected a float > 0 or None")
+        check_ranges(self)
         if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ConfigError(
                 f"vllm.dtype={self.dtype!r} is not allowed; choose auto, float32, bfloat16 or float16"
-            )
-        if self.max_model_len is not None and not (
-            isinstance(self.max_model_len, int) and self.max_model_len >= 1
-        ):
-            raise ConfigError(
-                f"vllm.max_model_len={self.max_model_len!r} is not allowed; expected an integer >= 1 or None"
             )
 
 

@@ -22,6 +22,8 @@ place, on both sides.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -32,7 +34,7 @@ import shutil
 import time
 import uuid
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +103,8 @@ def save_checkpoint(
     state_json = json.dumps(_encode_state(dict(trainer_state or {}), "trainer_state"), sort_keys=True)
     tmp = folder / f".tmp-step-{step:06d}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
-    _write_contents(tmp, step, model, optimizer, scheduler, state_json, model_state, optimizer_state)
+    with _removed_on_failure(tmp, f"checkpoint step-{step:06d}"):
+        _write_contents(tmp, step, model, optimizer, scheduler, state_json, model_state, optimizer_state)
     final = folder / f"step-{step:06d}"
     if final.exists():  # a resumed run saving the same step again: move the old copy aside first
         shutil.rmtree(final.rename(folder / f".tmp-old-{uuid.uuid4().hex[:8]}"))
@@ -110,6 +113,37 @@ def save_checkpoint(
     _write_pointer(folder, final.name)
     _prune(folder, step, keep_last)
     return final
+
+
+@contextlib.contextmanager
+def _removed_on_failure(tmp: Path, what: str) -> Iterator[None]:
+    """Remove the half-written folder ``tmp`` if the block fails (Ctrl-C too); a full disk is said as such."""
+    try:
+        yield
+    except BaseException as exc:
+        full = disk_full(tmp.parent, exc)
+        shutil.rmtree(tmp, ignore_errors=True)
+        if full:
+            raise CheckpointError(
+                f"the disk is full: {what} could not be written in {str(tmp.parent)!r} (nothing of it is left "
+                "there); free space on that disk, or keep fewer checkpoints (keep_checkpoints), then resume "
+                "with --run-dir"
+            ) from exc
+        raise
+
+
+def disk_full(where: Path, exc: BaseException) -> bool:
+    """Whether ``exc``, raised while writing under ``where``, came from a full disk: ENOSPC, or a writer that
+    words it its own way (torch's ``inline_container.cc ... unexpected pos``, safetensors' ``SafetensorError``)
+    with under 1 MiB left there."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    if not isinstance(exc, Exception):  # Ctrl-C
+        return False
+    try:
+        return shutil.disk_usage(where).free < (1 << 20)
+    except OSError:
+        return False
 
 
 def _write_contents(

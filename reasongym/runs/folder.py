@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -256,10 +257,20 @@ class SamplesWriter:
 def point_latest(root: Path, run: Path | None) -> None:
     """Point ``root/latest`` at the run folder ``run`` (a relative link, replaced atomically); None removes it.
 
-    A ``latest`` that is not a link (a folder of the user's) is left alone, as is a file system without links.
+    A ``latest`` that is not a link (a file or folder of the user's: reasongym only ever writes a link) is left
+    alone with a warning naming it, since it then does not name the newest run (``eval ROOT`` would not find
+    it); a file system without links is left alone silently.
     """
     link = root / LATEST_RUN
     if link.exists() and not link.is_symlink():
+        if run is not None:
+            kind = "folder" if link.is_dir() else "file"
+            warnings.warn(
+                f"{str(link)!r} is a {kind}, not the link reasongym keeps to the newest run, so it is left as it "
+                f"is and does not name {str(run)!r}; remove it to have the next run point it there",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         return
     if run is None:
         link.unlink(missing_ok=True)

@@ -58,6 +58,15 @@ def exclusive_lock(path: str | os.PathLike[str], *, what: str, hint: str) -> Ite
         _release(key)
 
 
+def check_free(path: str | os.PathLike[str], *, what: str, hint: str) -> None:
+    """Raise ResourceBusyError now if another process holds the lock on ``path``, so that a command that will
+    take it fails before minutes of imports and model loading, not after; the lock itself is taken later.
+    A missing file is free (a writer creates the file it locks)."""
+    if Path(path).is_file():
+        with exclusive_lock(path, what=what, hint=hint):
+            pass
+
+
 def is_held(path: str | os.PathLike[str]) -> bool:
     """Whether this process holds the lock on ``path``."""
     return str(Path(path).resolve()) in _HELD

@@ -9,15 +9,17 @@ This module imports neither torch nor matplotlib; the plots are `reasongym.runs.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
+import errno
 import importlib.util
 import json
 import math
 import os
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -208,7 +210,7 @@ def truncate_after_step(path: str | os.PathLike[str], step: int) -> None:
         return
     kept = [record for record in read_metrics(path) if record.get("step", 0) <= step]
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as handle:
+    with _removed_on_failure(tmp, path), tmp.open("w", encoding="utf-8") as handle:
         # An older file may hold bare NaN, which json.loads accepts; it is rewritten as null.
         handle.writelines(dumps_strict(record) + "\n" for record in kept)
         handle.flush()
@@ -241,10 +243,27 @@ def set_aside(path: str | os.PathLike[str]) -> Path | None:
     return target
 
 
+@contextlib.contextmanager
+def _removed_on_failure(tmp: Path, path: Path) -> Iterator[None]:
+    """Remove the temporary file ``tmp`` (written to replace ``path``) if the block fails; a full disk is
+    said as such, naming ``path``."""
+    try:
+        yield
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            full = OSError(
+                f"the disk is full: cannot write {str(path)!r} (nothing of it is left half-written)"
+            )
+            full.errno = exc.errno
+            raise full from exc
+        raise
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` through a temporary file and ``os.replace``, fsynced."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as handle:
+    with _removed_on_failure(tmp, path), tmp.open("w", encoding="utf-8") as handle:
         handle.write(dumps_strict(data, indent=2, sort_keys=True, default=_json_fallback))
         handle.write("\n")
         handle.flush()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -51,14 +52,14 @@ def _logp(model: torch.nn.Module, tokenizer: object, text: str = "12+30=42") -> 
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"rank": -1}, "rank=-1 is not allowed; expected an integer >= 0"),
-        ({"alpha": 0.0}, "lora.alpha=0.0 is not allowed; expected a finite float > 0"),
-        ({"dropout": 1.0}, "lora.dropout=1.0 is not allowed; expected 0 <= dropout < 1"),
+        ({"rank": -1}, "rank=-1 is not allowed; expected an integer in [0, 65536]"),
+        ({"alpha": 0.0}, "lora.alpha=0.0 is not allowed; expected a float in (0, 65536]"),
+        ({"dropout": 1.0}, "lora.dropout=1.0 is not allowed; expected a float in [0, 1)"),
         ({"target_modules": ()}, "lora.target_modules=() is not allowed"),
     ],
 )
 def test_lora_config_refuses_bad_values(overrides: dict[str, object], message: str) -> None:
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         LoRAConfig(**overrides)
 
 

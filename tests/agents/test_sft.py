@@ -43,8 +43,8 @@ def _run(**fields: object) -> RunConfig:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"batch_size": 0}, "batch_size=0 is not allowed; expected an integer >= 1"),
-        ({"max_length": 1}, "max_length=1 is not allowed; expected an integer >= 2"),
+        ({"batch_size": 0}, "batch_size=0 is not allowed; expected an integer in [1, 1048576]"),
+        ({"max_length": 1}, "max_length=1 is not allowed; expected an integer in [2, 2097152]"),
         ({"packing": "yes"}, "packing='yes' is not allowed; expected true or false"),
     ],
 )

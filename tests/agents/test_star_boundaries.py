@@ -32,27 +32,33 @@ from reasongym.errors import ConfigError
     [
         (
             {"step_growth": 0.99},
-            "step_growth=0.99 is not allowed; expected a float >= 1 (1.2 = +20%/iteration)",
+            "step_growth=0.99 is not allowed; expected a float in [1, 100] (1.2 = +20%/iteration)",
         ),
         (
             {"step_growth": math.inf},
-            "step_growth=inf is not allowed; expected a float >= 1 (1.2 = +20%/iteration)",
+            "step_growth=inf is not allowed; expected a float in [1, 100] (1.2 = +20%/iteration)",
         ),
         (
             {"step_growth": math.nan},
-            "step_growth=nan is not allowed; expected a float >= 1 (1.2 = +20%/iteration)",
+            "step_growth=nan is not allowed; expected a float in [1, 100] (1.2 = +20%/iteration)",
         ),
         (
             {"few_shot_examples": 3, "train_start": 2},
             "few_shot_examples=3 is not allowed with train_start=2; few-shot examples come from the problems "
             "before train_start, so set train_start >= 3",
         ),
-        ({"max_kept_per_problem": 0}, "max_kept_per_problem=0 is not allowed; expected an integer >= 1"),
-        ({"train_start": -1}, "train_start=-1 is not allowed; expected an integer >= 0 (0: off)"),
-        ({"few_shot_examples": -1}, "few_shot_examples=-1 is not allowed; expected an integer >= 0 (0: off)"),
-        ({"sft_steps": 0}, "sft_steps=0 is not allowed; expected an integer >= 1"),
-        ({"num_train_problems": 0}, "num_train_problems=0 is not allowed; expected an integer >= 1 or None"),
-        ({"patience": 0}, "patience=0 is not allowed; expected an integer >= 1 or None"),
+        (
+            {"max_kept_per_problem": 0},
+            "max_kept_per_problem=0 is not allowed; expected an integer in [1, 1048576]",
+        ),
+        ({"train_start": -1}, "train_start=-1 is not allowed; expected an integer in [0, 2147483647]"),
+        ({"few_shot_examples": -1}, "few_shot_examples=-1 is not allowed; expected an integer in [0, 1024]"),
+        ({"sft_steps": 0}, "sft_steps=0 is not allowed; expected an integer in [1, 2147483647]"),
+        (
+            {"num_train_problems": 0},
+            "num_train_problems=0 is not allowed; expected an integer in [1, 2147483647] or None",
+        ),
+        ({"patience": 0}, "patience=0 is not allowed; expected an integer in [1, 2147483647] or None"),
     ],
 )
 def test_star_config_messages_are_pinned_whole(overrides: dict, message: str) -> None:
