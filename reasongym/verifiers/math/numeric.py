@@ -139,7 +139,18 @@ def _compare_rationals(gold: Fraction, pred: Fraction, tol: Fraction | None, app
         return Match(True, "equal values")
     if _within_tolerance(gold, pred, tol, approximate, terminates(gold)):
         return Match(True, "equal within the rounding of the decimals")
-    return Match(False, f"{_show(pred)} is not {_show(gold)}")
+    return Match(False, _unequal(pred, gold))
+
+
+def _unequal(pred: Fraction, gold: Fraction) -> str:
+    """'p is not g' for two different values, or their difference where both print alike.
+
+    Six significant digits show 10^400 + 1 and 10^400 the same; the reason must never read 'x is not x'.
+    """
+    shown_pred, shown_gold = _show(pred), _show(gold)
+    if shown_pred != shown_gold:
+        return f"{shown_pred} is not {shown_gold}"
+    return f"the values differ by {_show(pred - gold)} (both about {shown_gold})"
 
 
 def _show(value: Any) -> str:
@@ -327,7 +338,7 @@ def compare_scalars(gold: Node, pred: Node, tol: Fraction | None, symbolic: Symb
         if stated:
             return Match(True, "the decimal is the gold rounded or cut off at its last digit")
         if stated is False:
-            return Match(False, f"{_show(p)} is not {_show(g)}")
+            return Match(False, _unequal(p, g))
         return _compare_rationals(g, p, tol, ast.has_approximate(pred))
     names = ast.free_symbols(gold) | ast.free_symbols(pred)
     if not names:

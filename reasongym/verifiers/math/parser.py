@@ -24,6 +24,7 @@ read top to bottom; atoms (:mod:`atoms`), units (:mod:`quantities`) and matrices
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from reasongym.verifiers.math import matrices
 from reasongym.verifiers.math import nodes as ast
@@ -51,8 +52,35 @@ _IMPLICIT_OPS = frozenset({"(", "{", "lfloor", "lceil", "set{"})
 _IMPLICIT_CMDS = frozenset({"frac", "sqrt", "binom", "begin"})  # 2\begin{pmatrix}...: a scalar times a matrix
 
 
+_TOKEN_NAMES = {
+    "num": "number",
+    "nword": "number word",
+    "ordinal": "ordinal",
+    "part": "fraction word",
+    "colon": "time or ratio",
+}
+"""Token kinds a reason names in words; the others (``word``, ``sym``, ``op``, ...) read as they are."""
+
+
 def _describe(tok: Token) -> str:
-    return "the end of the answer" if tok.kind == "end" else f"{tok.kind} {tok.value!r}"
+    """The token as a person reads it in a reason: its kind and its text, never a node's repr."""
+    if tok.kind == "end":
+        return "the end of the answer"
+    return f"{_TOKEN_NAMES.get(tok.kind, tok.kind)} {_spelled(tok.value)!r}"
+
+
+def _spelled(value: object) -> str:
+    """A token's value in the notation it was written in (a number as its digits, a clock time as h:mm)."""
+    if isinstance(value, ast.Num):
+        if value.decimals is not None and -40 <= value.exp10 <= 0:
+            return f"{Decimal(value.mantissa).scaleb(value.exp10):f}"
+        return str(value.mantissa) if value.exp10 == 0 else f"{value.mantissa}e{value.exp10}"
+    if isinstance(value, ast.Mul) and all(isinstance(f, ast.Num) for f in (*value.num, *value.den)):
+        return "/".join(_spelled(f) for f in (*value.num, *value.den))  # a repeating decimal, as a fraction
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):
+        first, *rest = value[0]  # a clock time's (or ratio's) parts
+        return ":".join([str(first), *(f"{part:02d}" for part in rest)])
+    return str(value)[:40]
 
 
 def _scalar(node: Node, where: str) -> Node:
