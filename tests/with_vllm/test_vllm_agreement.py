@@ -86,6 +86,7 @@ def test_tiny_sampled_logprobs_match_a_forward_pass_and_seeds_repeat(
     assert all(len({c.token_ids for c in group}) > 1 for group in groups)  # n samples, not n copies
 
 
+@pytest.mark.own_engine
 def test_a_tempered_engine_reports_the_tempered_forward_pass(tiny_model: Any) -> None:
     # Issue 42: an engine built with tempered_logprobs (vLLM's processed_logprobs) reports softmax(logits / T)'s
     # log-probs, what the tempered loss computes; raw_logprobs (the shared engine) would not be.
