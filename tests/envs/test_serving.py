@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -84,14 +85,33 @@ def test_sessions_are_concurrent_and_independent(server) -> None:
 
 def test_a_session_past_the_limit_is_refused(server) -> None:
     url, _ = server
-    with GenericEnvClient(base_url=url).sync() as first, GenericEnvClient(base_url=url).sync() as second:
+    with GenericEnvClient(base_url=url).sync() as first:
         first.reset(seed=0)
-        second.reset(seed=0)
-        with (
-            GenericEnvClient(base_url=url).sync() as third,
-            pytest.raises(Exception, match="CAPACITY_REACHED"),
-        ):
-            third.reset(seed=0)
+        with GenericEnvClient(base_url=url).sync() as second:
+            second.reset(seed=0)
+            # openenv-core sends CAPACITY_REACHED and closes at once: the client sees the message, or (when the
+            # close wins the race with its first send) the normal close (code 1000), depending on timing.
+            with (
+                GenericEnvClient(base_url=url).sync() as third,
+                pytest.raises(Exception, match=r"CAPACITY_REACHED|received 1000 \(OK\)"),
+            ):
+                third.reset(seed=0)
+        # the refusal was the limit, not a broken server: with the second session gone, a new one is served
+        _served_within(url, seconds=10.0)  # the server frees the slot when it sees the close: give it time
+        first.reset(seed=1)
+
+
+def _served_within(url: str, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with GenericEnvClient(base_url=url).sync() as client:
+                client.reset(seed=0)
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def test_a_bad_action_or_option_is_a_clear_error(server) -> None:
