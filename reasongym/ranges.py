@@ -113,14 +113,14 @@ FIELD_RANGES: dict[str, Range] = {
         0,
         MAX_LR,
         why="0 trains nothing; AdamW moves each weight by about lr a step, and fine-tuning uses 1e-7 to 1e-4",
-    ),  # fmt: skip
+    ),
     "RunConfig.warmup_steps": _COUNT0,
     "RunConfig.weight_decay": Range(
         0,
         1,
         why="AdamW multiplies each matrix by 1 - lr * weight_decay a step: "
         "common values are 0 to 0.1, and past 1 that factor can turn negative",
-    ),  # fmt: skip
+    ),
     "RunConfig.max_grad_norm": _POSITIVE,
     "RunConfig.micro_batch_size": _COUNT,
     "RunConfig.seed": _SEED,
@@ -152,7 +152,7 @@ FIELD_RANGES: dict[str, Range] = {
     "GRPOConfig.mu": Range(1, 1024),
     "GRPOConfig.cispo_max_weight": Range(
         1, _LARGE, why="below 1 it would shrink the gradient of tokens the policy has not moved"
-    ),  # fmt: skip
+    ),
     # DAPO
     "DAPOConfig.eps_low": _FRACTION_OPEN,
     "DAPOConfig.eps_high": _POSITIVE,

@@ -186,8 +186,14 @@ def openenv_dataset(address: str, n: int, *, seed: int = 0, options: dict[str, A
                 raise ConfigError(
                     f"{env.url} is not a reasongym server: its reset info has no index and split"
                 )
-            rows.append({"prompt": prompt, "index": int(info["index"]), "split": str(info["split"]),
-                         "problem_id": str(info.get("problem_id", ""))})  # fmt: skip
+            rows.append(
+                {
+                    "prompt": prompt,
+                    "index": int(info["index"]),
+                    "split": str(info["split"]),
+                    "problem_id": str(info.get("problem_id", "")),
+                }
+            )
     finally:
         env.close()
     return datasets.Dataset.from_list(rows)

@@ -85,8 +85,10 @@ class RegradeReport:
 
     def table(self) -> str:
         """The changes by reason, then the metrics before and after, as text."""
-        lines = [f"{len(self.changes)} of {self.verdicts} verdicts changed ({self.records} records, "
-                 f"{self.not_regradable} not regradable); written to {self.out_path}"]  # fmt: skip
+        lines = [
+            f"{len(self.changes)} of {self.verdicts} verdicts changed ({self.records} records, "
+            f"{self.not_regradable} not regradable); written to {self.out_path}"
+        ]
         for (before, after, reason), changes in self.groups().items():
             lines.append(f"  {before} -> {after} ({len(changes)}): {reason}")
             for change in changes[:5]:
@@ -94,14 +96,20 @@ class RegradeReport:
                 lines.append(f"      line {change.line} sample {change.sample}: extracted {old!r} -> {new!r}")
         for (old, new), count in sorted(self.versions.items(), key=lambda item: str(item[0])):
             changed = sum(change.versions == (old, new) for change in self.changes)
-            lines.append(f"  graded under {old or 'an unrecorded version'}, now {new}: {count} records, "
-                         f"{changed} verdicts changed")  # fmt: skip
+            lines.append(
+                f"  graded under {old or 'an unrecorded version'}, now {new}: {count} records, "
+                f"{changed} verdicts changed"
+            )
         if self.unversioned_changes():
-            lines.append(f"  warning: {len(self.unversioned_changes())} verdicts changed under an unchanged verifier "
-                         "version (rules changed without a version raise, or a judge that answers differently)")  # fmt: skip
+            lines.append(
+                f"  warning: {len(self.unversioned_changes())} verdicts changed under an unchanged verifier "
+                "version (rules changed without a version raise, or a judge that answers differently)"
+            )
         if self.settings_differ:
-            lines.append(f"  warning: {len(self.settings_differ)} records name environment settings that differ "
-                         "from those regraded against (a records file never chooses its environment):")  # fmt: skip
+            lines.append(
+                f"  warning: {len(self.settings_differ)} records name environment settings that differ "
+                "from those regraded against (a records file never chooses its environment):"
+            )
             lines += [f"      {text}" for text in self.settings_differ[:5]]
         lines.append(f"  {'metric':<12}{'before':>10}{'after':>10}")
         lines += [
@@ -213,12 +221,20 @@ def _updated(record: dict[str, Any], verdicts: list[Verdict], version: str) -> d
     }
     fields: dict[str, Any] = {"verifier": version, "regraded_from": previous}
     if "completions" in record:
-        fields.update(outcomes=[v.outcome.value for v in verdicts], correct=[v.correct for v in verdicts],
-                      extracted=[v.extracted for v in verdicts], reasons=[v.reason for v in verdicts])  # fmt: skip
+        fields.update(
+            outcomes=[v.outcome.value for v in verdicts],
+            correct=[v.correct for v in verdicts],
+            extracted=[v.extracted for v in verdicts],
+            reasons=[v.reason for v in verdicts],
+        )
     else:
         verdict = verdicts[0]
-        fields.update(outcome=verdict.outcome.value, correct=verdict.correct, extracted=verdict.extracted,
-                      reason=verdict.reason)  # fmt: skip
+        fields.update(
+            outcome=verdict.outcome.value,
+            correct=verdict.correct,
+            extracted=verdict.extracted,
+            reason=verdict.reason,
+        )
     return {**record, **fields}
 
 
@@ -258,14 +274,7 @@ def regrade(
     Raises:
         ConfigError: ``path`` is missing or holds no records, or ``out_path`` exists or is ``path``.
     """
-    source = Path(path)
-    if not source.is_file():
-        raise ConfigError(f"regrade: {str(source)!r} is not a file")
-    target = Path(out_path) if out_path is not None else source.with_name(f"{source.stem}.regraded.jsonl")
-    if target.exists():
-        raise ConfigError(
-            f"regrade: {str(target)!r} exists; the regrade writes a new file: pass another out path"
-        )
+    source, target = _paths(path, out_path)
     records = load_records(source, cut_off_last_line="error")
     if not records:
         raise ConfigError(f"regrade: {str(source)!r} holds no records")
@@ -285,16 +294,43 @@ def regrade(
         ):
             report.verdicts += 1
             if outcome != verdict.outcome.value:
-                report.changes.append(Change(line, sample, outcome, verdict.outcome.value, verdict.reason,
-                                             (extracted, verdict.extracted), versions))  # fmt: skip
+                report.changes.append(
+                    Change(
+                        line,
+                        sample,
+                        outcome,
+                        verdict.outcome.value,
+                        verdict.reason,
+                        (extracted, verdict.extracted),
+                        versions,
+                    )
+                )
         regraded.append(_updated(dict(record), verdicts, version))
     report.before, report.after, report.settings_differ = _metrics(records), _metrics(regraded), envs.differ
+    _write_new(target, regraded)
+    return report
+
+
+def _paths(path: str | os.PathLike[str], out_path: str | os.PathLike[str] | None) -> tuple[Path, Path]:
+    """The records file to read and the new file to write; ConfigError unless the one exists and the other not."""
+    source = Path(path)
+    if not source.is_file():
+        raise ConfigError(f"regrade: {str(source)!r} is not a file")
+    target = Path(out_path) if out_path is not None else source.with_name(f"{source.stem}.regraded.jsonl")
+    if target.exists():
+        raise ConfigError(
+            f"regrade: {str(target)!r} exists; the regrade writes a new file: pass another out path"
+        )
+    return source, target
+
+
+def _write_new(target: Path, records: list[dict[str, Any]]) -> None:
+    """Write ``records`` to the new file ``target``; a write that fails leaves no partial file behind."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with target.open("x", encoding="utf-8") as handle:
         try:
-            handle.writelines(json.dumps(record) + "\n" for record in regraded)
+            handle.writelines(json.dumps(record) + "\n" for record in records)
             handle.flush()
         except BaseException:  # a full disk, Ctrl-C: a partial file would block a rerun with the same --out
             target.unlink(missing_ok=True)
             raise
-    return report

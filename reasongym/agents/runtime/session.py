@@ -188,9 +188,8 @@ class RLSession:
         intact checkpoint. ``config_record`` is what ``config.json`` stores (every config, by section)."""
 
         info = distributed.current()
-        life = RunLife.open(
-            run_dir, run_cfg, info=info
-        )  # one lock per job: rank 0 holds it for every process
+        # One lock per job: rank 0 holds it for every process.
+        life = RunLife.open(run_dir, run_cfg, info=info)
         try:
             return cls._build(
                 run_cfg,
