@@ -312,6 +312,8 @@ def test_demo_quick(tmp_path: Path) -> None:
     run_dir = Path(summary["run_dir"])
     assert (run_dir / "metrics.jsonl").is_file() and (run_dir / "metrics.png").is_file()
     assert (run_dir / "checkpoints" / "latest").is_file() and (run_dir / "tokenizer_config.json").is_file()
+    recorded = json.loads((run_dir / "demo.json").read_text())
+    assert recorded["config"]["quick"] is True and recorded["run_dir"] == summary["run_dir"]
 
 
 # ---------------------------------------------------------------------------------------------- errors

@@ -129,3 +129,35 @@ def test_importing_reasongym_and_its_engines_does_not_import_vllm() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False"
+
+
+def test_an_evaluation_decides_its_engine_once_where_the_model_is(
+    with_vllm: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With vLLM installed and a GPU in the machine, ``auto`` on a model object that sits on the CPU samples with
+    ``hf``, and its records say so (they named vLLM before: the records and the sampler decided apart)."""
+    import json
+
+    import torch
+
+    from reasongym.evaluation import evaluate
+    from reasongym.evaluation.loading import eval_engine
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(vllm_engine, "VLLMGenerator", _Refuses)  # sampling with vLLM here fails the test
+    model, tokenizer = tiny_policy(0)
+    assert eval_engine(model, "auto", None) == "hf" and eval_engine("some/model", "auto", None) == "vllm"
+    assert eval_engine(HFGenerator(model, tokenizer), "vllm", None) is None  # a Generator samples itself
+    out = tmp_path / "records.jsonl"
+    options = {"n": 1, "k": (1,), "num_problems": 2, "max_new_tokens": 4, "engine": "auto"}
+    evaluate(
+        model,
+        "reasongym/Arithmetic-v0",
+        tokenizer=tokenizer,
+        out_path=out,
+        progress=False,
+        verbose=False,
+        **options,
+    )
+    settings = json.loads(out.read_text().splitlines()[0])
+    assert "engine" not in json.dumps(settings)

@@ -111,3 +111,31 @@ def test_a_failed_start_leaves_no_empty_folder_but_keeps_one_that_logged(tmp_pat
         life.open_writers({"algo": "x"}, None)
         life.log(1, {"loss/x": 1.0})
     assert not discard_if_empty(logged) and logged.path.is_dir() and latest_checkpoint(logged) is None
+
+
+class _Tokenizer:
+    def save_pretrained(self, path: Path) -> None:
+        (Path(path) / "tokenizer.json").write_text("{}", encoding="utf-8")
+
+
+def test_a_job_folder_is_made_locked_and_recorded_and_removed_when_its_start_fails(tmp_path: Path) -> None:
+    from reasongym.distributed import SINGLE_PROCESS
+    from reasongym.errors import TrainingInterrupted
+    from reasongym.runs.lifecycle import job_folder
+
+    options = {"resume": None, "name": ("grpo", "reasongym/Arith-v0", 3), "info": SINGLE_PROCESS}
+    with job_folder(tmp_path, run_info={"model": "tiny"}, tokenizer=_Tokenizer(), **options) as folder:
+        assert folder.locked_here() and folder.path.name.startswith("grpo-reasongym_Arith-v0-s3-")
+        assert folder.read_run_info() == {"model": "tiny"} and (folder.path / "tokenizer.json").is_file()
+    assert not folder.locked_here() and folder.path.is_dir()  # a job that ends well keeps its folder
+
+    interrupt = TrainingInterrupted("training interrupted at step 0 of 4")
+    with pytest.raises(TrainingInterrupted, match="held nothing to resume and was removed"):
+        with job_folder(tmp_path, run_info=None, tokenizer=None, **options) as failed:
+            raise interrupt
+    assert not failed.path.exists() and (tmp_path / "latest").resolve() == folder.path.resolve()
+
+    with pytest.raises(RuntimeError, match="boom"):
+        with job_folder(tmp_path, run_info=None, tokenizer=None, **{**options, "resume": folder}) as same:
+            raise RuntimeError("boom")
+    assert same.path == folder.path and folder.path.is_dir()  # a resumed run's folder is never removed

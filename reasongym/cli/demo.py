@@ -14,7 +14,6 @@ one, only later.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from dataclasses import asdict, dataclass, make_dataclass, replace
@@ -116,20 +115,26 @@ def run_demo(
     cfg = cfg or DemoConfig()
     if cfg.quick:
         cfg = replace(cfg, eval_problems=4, rl_steps=1)
-    model, tokenizer, run_dir = build(cfg, out_dir)
-    try:
-        return _phases(cfg, model, tokenizer, run_dir, progress)
-    except BaseException:
-        from reasongym.policy.checkpoints import latest_checkpoint
-        from reasongym.runs.folder import RunDir
+    from reasongym import distributed
+    from reasongym.policy.tiny import tiny_policy
+    from reasongym.runs.lifecycle import job_folder
 
-        if latest_checkpoint(run_dir) is None:  # stopped before RL saved anything: leave no empty run folder
-            RunDir(run_dir).discard()
-        raise
+    model, tokenizer = tiny_policy(cfg.seed)
+    with job_folder(
+        out_dir,
+        resume=None,
+        name=(f"demo-{cfg.algo}", ENV_ID, cfg.seed),
+        run_info=None,
+        tokenizer=tokenizer,
+        info=distributed.SINGLE_PROCESS,
+    ) as run:  # stopped before RL logged or saved anything: no empty run folder is left
+        return _phases(cfg, model, tokenizer, run, progress)
 
 
-def _phases(cfg: DemoConfig, model: Any, tokenizer: Any, run_dir: Path, progress: bool) -> dict[str, Any]:
-    """Warm start, evaluate, RL, evaluate, plots, table: the demo's phases in order; its summary."""
+def _phases(cfg: DemoConfig, model: Any, tokenizer: Any, run: Any, progress: bool) -> dict[str, Any]:
+    """Warm start, evaluate, RL, evaluate, plots, table: the demo's phases in order, in the run folder ``run``;
+    its summary (also ``demo.json`` there)."""
+    run_dir = run.path
     clock = [time.perf_counter()]
     _say(
         "warm start: SFT on reference solutions until the held-out probe reaches "
@@ -160,9 +165,7 @@ def _phases(cfg: DemoConfig, model: Any, tokenizer: Any, run_dir: Path, progress
         "total_s": round(sum(timings.values()), 1),
         "plots": [str(p) for p in plots],
     }
-    (run_dir / "demo.json").write_text(
-        json.dumps({"config": asdict(cfg), **summary}, indent=2), encoding="utf-8"
-    )
+    run.write_json("demo.json", {"config": asdict(cfg), **summary})
     return summary
 
 
@@ -176,17 +179,6 @@ def _lap(clock: list[float]) -> float:
 def _say(message: str, show: bool) -> None:
     if show:
         print(message, file=sys.stderr, flush=True)
-
-
-def build(cfg: DemoConfig, out_dir: str | Path) -> tuple[Any, Any, Path]:
-    """The tiny model, its character tokenizer (saved in the run folder), and the new run folder."""
-    from reasongym.policy.tiny import tiny_policy
-    from reasongym.runs.folder import RunDir
-
-    model, tokenizer = tiny_policy(cfg.seed)
-    run = RunDir.create(out_dir, algo=f"demo-{cfg.algo}", env=ENV_ID, seed=cfg.seed)
-    tokenizer.save_pretrained(run.path)
-    return model, tokenizer, run.path
 
 
 def warm_start(cfg: DemoConfig, model: Any, tokenizer: Any, progress: bool = False) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 CPU_STEP_TOKENS = 20_000
@@ -115,28 +116,11 @@ def step_cost(algo: str, configs: Mapping[str, Any], model_name: str, device: An
     return line
 
 
-def after_failure(algo: str, created: list[Any], failure: BaseException) -> None:
-    """A run folder made here that holds nothing yet (no checkpoint, no logged step) is removed; one that logged
-    steps is kept, since its metrics and samples are a record of what ran; an interrupt that saved a checkpoint
-    says how to resume."""
-    from reasongym.errors import TrainingInterrupted
+def with_resume_hint(algo: str, failure: Any) -> None:
+    """Add to an interrupt's message how to resume, when its run folder holds a checkpoint to resume from."""
     from reasongym.policy.checkpoints import latest_checkpoint
-    from reasongym.runs.lifecycle import discard_if_empty
 
-    for folder in created:
-        if latest_checkpoint(folder) is not None:
-            continue
-        if discard_if_empty(folder):
-            if isinstance(failure, TrainingInterrupted):
-                failure.args = (f"{failure}; the run folder held nothing to resume and was removed",)
-        elif isinstance(failure, TrainingInterrupted):
-            # Across processes an interrupt saves no checkpoint (the ranks need not stop at the same step).
-            failure.args = (
-                f"{failure}; no checkpoint to resume from (set --save-every to save one every few steps); "
-                f"the metrics and samples so far are kept in {folder.path}",
-            )
-        return
-    if isinstance(failure, TrainingInterrupted) and failure.run_dir is not None:
+    if failure.run_dir is not None and Path(failure.run_dir).is_dir() and latest_checkpoint(failure.run_dir):
         failure.args = (f"{failure}; resume with `reasongym train {algo} --run-dir {failure.run_dir}`",)
 
 

@@ -26,7 +26,6 @@ import dataclasses
 import difflib
 import sys
 from collections.abc import Mapping
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,7 +34,14 @@ from reasongym.cli.args import UsageError, flatten, read_config_file
 from reasongym.cli.flags import flat_section, parse, trl_names
 from reasongym.cli.inputs import load_training_model, sft_pairs, teacher
 from reasongym.cli.resume import resume_base
-from reasongym.cli.summary import after_failure, eval_split, result_summary, step_cost, stop_at, summary_line
+from reasongym.cli.summary import (
+    eval_split,
+    result_summary,
+    step_cost,
+    stop_at,
+    summary_line,
+    with_resume_hint,
+)
 from reasongym.errors import ConfigError
 from reasongym.generation.engines import check_engine_available
 
@@ -300,7 +306,9 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     interrupted) before anything is saved removes the run folder it made."""
     from reasongym import distributed
     from reasongym.envs import spec
+    from reasongym.errors import TrainingInterrupted
     from reasongym.runs.folder import RunDir, check_root
+    from reasongym.runs.lifecycle import job_folder
 
     run_keys = dataclasses.asdict(job)
     env_id = spec(run_keys["env"]).id  # unknown ids fail here, before any model is built
@@ -326,25 +334,21 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
         info["num_examples"] = int(run_keys["num_examples"])
-    held, created = ExitStack(), []  # the run folder's lock, taken by rank 0 for the whole job
-
-    def open_folder() -> RunDir:
-        folder = resuming or RunDir.create(run_keys["output_dir"], algo=algo, env=env_id, seed=run_cfg.seed)
-        created.extend([] if resuming else [folder])
-        held.enter_context(folder.lock())  # before the first write: a second trainer on it fails here
-        folder.write_run_info(info)
-        tokenizer.save_pretrained(folder.path)  # `reasongym eval RUN_DIR` finds it next to the checkpoints
-        return folder
-
     try:
-        with held:
-            folder = distributed.on_main(open_folder, process)
+        with job_folder(
+            run_keys["output_dir"],
+            resume=resuming,
+            name=(algo, env_id, run_cfg.seed),
+            run_info=info,
+            tokenizer=tokenizer,
+            info=process,
+        ) as folder:
             cost = step_cost(algo, configs, model_name, process.device)
             if cost and process.is_main:
                 print(cost, file=sys.stderr)
             result = _run(algo, configs, run_keys, (model, tokenizer), env_id, folder)
-    except BaseException as failure:
-        after_failure(algo, created, failure)
+    except TrainingInterrupted as failure:
+        with_resume_hint(algo, failure)
         raise
     return {
         "algo": algo,

@@ -19,19 +19,25 @@ EVAL_VLLM = VLLMSettings(gpu_memory_utilization=0.9, sleep=False)
 
 
 def load_generator(
-    model_or_path: Any, *, tokenizer: Any = None, device: str | None = None, engine: str = "hf"
+    model_or_path: Any,
+    *,
+    tokenizer: Any = None,
+    device: str | None = None,
+    engine: str | None = "hf",
+    fall_back: bool = False,
 ) -> tuple[Any, Any]:
     """Turn what ``evaluate`` accepts as a model into ``(generator, tokenizer)``.
 
-    A model (or a path) is sampled by ``engine`` (`reasongym.generation.engines`: ``hf``, ``vllm``, ``auto``).
+    A model (or a path) is sampled by ``engine``, `eval_engine`'s answer (``hf`` or ``vllm``); with
+    ``fall_back`` (``auto`` was asked for) a model vLLM cannot load is sampled with ``hf`` instead.
 
     Raises:
         ConfigError: A model object without a tokenizer, a path that holds no loadable model, or
-            ``engine='vllm'`` without vLLM or for a model it cannot load.
+            ``engine='vllm'`` for a model it cannot load.
     """
-    if hasattr(model_or_path, "generate") and not hasattr(model_or_path, "config"):
+    if _is_generator(model_or_path):
         return model_or_path, tokenizer  # already a Generator (VLLMGenerator, HFGenerator, a served model)
-    from reasongym.generation.sampler import make_generator
+    from reasongym.generation.sampler import build_generator
 
     if isinstance(model_or_path, (str, os.PathLike)):
         model, tokenizer = load_model(model_or_path, device=device)
@@ -41,27 +47,34 @@ def load_generator(
                 "a model object needs its tokenizer: evaluate(model, env_id, tokenizer=tokenizer, ...)"
             )
         model = model_or_path
-    return make_generator(engine, model, tokenizer, settings=EVAL_VLLM), tokenizer
+    chosen = engine or "hf"
+    return build_generator(chosen, model, tokenizer, fall_back=fall_back, settings=EVAL_VLLM), tokenizer
 
 
-def requested_engine(model_or_path: Any, engine: str, device: str | None) -> str | None:
-    """The engine a local model will be sampled by when it is not ``hf`` (for the records' settings).
+def eval_engine(model_or_path: Any, engine: str, device: str | None) -> str | None:
+    """``hf`` or ``vllm``: the engine of an evaluation, decided once, before anything loads (records name it).
 
-    None for ``hf`` and for a Generator given as it is (a served model samples on its server).
+    None for a Generator given as it is (a served model samples on its server). ``auto`` looks at where the model is (a model object) or will be loaded (``device``; None: CUDA when
+    available).
 
     Raises:
-        ConfigError: ``engine='vllm'`` without vLLM installed.
+        ConfigError: An engine name not allowed, or ``engine='vllm'`` without vLLM installed.
     """
-    if engine == "hf" or (hasattr(model_or_path, "generate") and not hasattr(model_or_path, "config")):
+    if _is_generator(model_or_path):
         return None
-    if engine == "auto":
+    device_type = "cpu"  # only ``auto`` reads it
+    if engine == "auto" and hasattr(model_or_path, "parameters"):
+        device_type = next(model_or_path.parameters()).device.type
+    elif engine == "auto":
         import torch
 
-        on_cuda = (device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda")
-        chosen = resolve_engine(engine, "cuda" if on_cuda else "cpu")
-    else:
-        chosen = resolve_engine(engine, "cpu")
-    return None if chosen == "hf" else chosen
+        device_type = (device or ("cuda" if torch.cuda.is_available() else "cpu")).split(":")[0]
+    return resolve_engine(engine, device_type)
+
+
+def _is_generator(model_or_path: Any) -> bool:
+    """Whether ``model_or_path`` samples by itself (a Generator) rather than being a model to sample from."""
+    return hasattr(model_or_path, "generate") and not hasattr(model_or_path, "config")
 
 
 def load_model(path: str | os.PathLike[str], *, device: str | None = None) -> tuple[Any, Any]:

@@ -34,7 +34,7 @@ import gymnasium
 from reasongym import distributed as dist
 from reasongym.envs import make, spec
 from reasongym.evaluation.config import EvalConfig, default_eval_split, problem_indices
-from reasongym.evaluation.loading import load_generator, model_identity, requested_engine
+from reasongym.evaluation.loading import eval_engine, load_generator, model_identity
 from reasongym.evaluation.records import (
     SETTINGS_KEY,
     EvalFile,
@@ -96,11 +96,17 @@ def evaluate(
     """
     cfg = (config or EvalConfig()).replace(**fields)
     env = make(env_id, **dict(env_kwargs or {})) if isinstance(env_id, str) else env_id
-    plan = _Plan.of(cfg, env, env_id, model_or_path, requested_engine(model_or_path, cfg.engine, device))
+    engine = eval_engine(model_or_path, cfg.engine, device)  # the evaluation's one decision, carried below
+    plan = _Plan.of(cfg, env, env_id, model_or_path, engine)
     info = dist.current() if distributed else dist.SINGLE_PROCESS
     with EvalFile(out_path if info.is_main else None, resume=resume) as file:  # rank 0 locks and checks
         load = functools.partial(
-            load_generator, model_or_path, tokenizer=tokenizer, device=device, engine=cfg.engine
+            load_generator,
+            model_or_path,
+            tokenizer=tokenizer,
+            device=device,
+            engine=engine,
+            fall_back=cfg.engine == "auto",
         )
         done = _sample_missing(plan, env, load, file, out_path, resume=resume, progress=progress, info=info)
     report = summarize([done[index] for index in plan.indices], ks=cfg.ks, path=out_path)
@@ -161,9 +167,10 @@ class _Plan:
             "max_new_tokens": cfg.max_new_tokens, "seed": cfg.seed, "difficulty": cfg.difficulty,
             "env_config": env_options(base), "reasongym": package_version(),
         }  # fmt: skip
-        if (
-            engine is not None
-        ):  # not our own sampler: another engine's samples are others (hf records omit it)
+        if engine not in (
+            None,
+            "hf",
+        ):  # another engine's samples are others (our own sampler's records omit it)
             settings["engine"] = engine
         return cls(cfg, split, indices, {**header, SETTINGS_KEY: settings}, settings)
 

@@ -100,8 +100,11 @@ def check_engine_available(engine: str) -> None:
 def resolve_engine(engine: str, device_type: str) -> str:
     """``hf`` or ``vllm`` for a requested engine and the policy's device type (``cuda``, ``cpu``, ...).
 
-    The decision, made once per sampler: `reasongym.generation.sampler.make_generator`, and a training run's
-    `reasongym.agents.runtime.engine.build_sampler`.
+    The one rule, applied once per job and the answer carried from there: a training run's in
+    `reasongym.agents.runtime.engine.build_sampler` (STaR's rationale engine is that sampler), an evaluation's in
+    `reasongym.evaluation.loading.eval_engine`, a sampler built directly in
+    `reasongym.generation.sampler.make_generator`. The command line only checks that a named engine is
+    installed (`check_engine_available`), before any model loads.
 
     Raises:
         ConfigError: ``vllm`` asked for by name and not installed (with how to install it).

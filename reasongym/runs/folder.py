@@ -182,6 +182,13 @@ class RunDir:
         """Write ``run.json`` atomically (strict JSON; a value JSON cannot hold is stored as its string)."""
         write_json_atomic(self.run_info_path, dict(info))
 
+    def write_json(self, name: str, payload: Mapping[str, Any]) -> Path:
+        """Write ``payload`` as the JSON file ``name`` inside the folder, atomically (a run's own summary, such
+        as the demo's ``demo.json``); its path."""
+        path = self.path / name
+        write_json_atomic(path, dict(payload))
+        return path
+
     def read_run_info(self) -> dict[str, Any]:
         """The contents of ``run.json``, or ``{}`` for a run written before it existed.
 

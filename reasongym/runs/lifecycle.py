@@ -2,8 +2,9 @@
 
 A trainer says what a step is; `RunLife` does the rest of what a run needs around its steps:
 
-- the folder: opened or created (`RunDir`), locked by rank 0 for the whole job, and, when a start fails before
-  anything is saved, removed again (`discard_if_empty`, which the command line and the demo call);
+- the folder: created or reopened, locked by rank 0 for the whole job, given its ``run.json`` and tokenizer, and,
+  when a start fails before anything is saved, removed again (`job_folder`, which the command line and the
+  demo enter around their trainer; `RunLife.open` takes the same lock again inside it);
 - the record: ``config.json`` (every config of the run, by section) and the metrics and samples writers;
 - checkpoints: which one to resume from (rank 0 picks it, every rank loads it, a finished run is refused) and
   saving one (rank 0 writes, every rank waits for it);
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -292,3 +293,67 @@ def discard_if_empty(folder: RunDir) -> bool:
         return False
     folder.discard()
     return True
+
+
+@contextmanager
+def job_folder(
+    parent: str | os.PathLike[str],
+    *,
+    resume: RunDir | None,
+    name: tuple[str, str, int],
+    run_info: Mapping[str, Any] | None,
+    tokenizer: Any,
+    info: distributed.DistInfo,
+) -> Iterator[RunDir]:
+    """The run folder of one training job, on every rank, for the job's whole length.
+
+    Rank 0 creates it under ``parent`` (or reopens ``resume``), takes its lock before the first write (a second
+    trainer on it fails here), writes ``run.json`` (``run_info``) and saves the tokenizer beside the checkpoints
+    (`reasongym eval RUN_DIR` finds it there). When the job fails or is interrupted, a folder made here that
+    holds nothing yet (`discard_if_empty`) is removed after the lock is released, and a `TrainingInterrupted`
+    says so.
+
+    Args:
+        parent: Where a new run folder is made.
+        resume: The folder of a run being resumed (never removed), or None for a new one.
+        name: ``(algo, env, seed)`` of a new folder's name.
+        run_info: What ``run.json`` records (the algorithm, model, environment), or None for no ``run.json``.
+        tokenizer: Saved into the folder, or None.
+        info: This process's place in the job.
+    """
+    created: list[RunDir] = []
+    held = ExitStack()
+
+    def open_folder() -> RunDir:
+        algo, env, seed = name
+        folder = resume or RunDir.create(parent, algo=algo, env=env, seed=seed)
+        created.extend([] if resume else [folder])
+        held.enter_context(folder.lock())
+        if run_info is not None:
+            folder.write_run_info(run_info)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(folder.path)
+        return folder
+
+    try:
+        with held:
+            yield distributed.on_main(open_folder, info)
+    except BaseException as failure:
+        for folder in created:
+            _after_failed_start(folder, failure)
+        raise
+
+
+def _after_failed_start(folder: RunDir, failure: BaseException) -> None:
+    """Remove ``folder`` when it holds nothing to resume or read; say what happened in an interrupt's message."""
+    if latest_checkpoint(folder) is not None:
+        return
+    if discard_if_empty(folder):
+        if isinstance(failure, TrainingInterrupted):
+            failure.args = (f"{failure}; the run folder held nothing to resume and was removed",)
+    elif isinstance(failure, TrainingInterrupted):
+        # Across processes an interrupt saves no checkpoint (the ranks need not stop at the same step).
+        failure.args = (
+            f"{failure}; no checkpoint to resume from (set --save-every to save one every few steps); "
+            f"the metrics and samples so far are kept in {folder.path}",
+        )
