@@ -86,9 +86,11 @@ def token_logprobs(
 
 
 def _checked_starts(
-    completion_start: int | Sequence[int] | Tensor, input_ids: Tensor, micro_batch_size: int | None,
+    completion_start: int | Sequence[int] | Tensor,
+    input_ids: Tensor,
+    micro_batch_size: int | None,
     temperature: float,
-) -> Tensor:  # fmt: skip
+) -> Tensor:
     """[B] each row's completion start; ConfigError for one out of range, or a bad micro-batch or temperature."""
     rows, length = input_ids.shape
     starts = torch.as_tensor(completion_start, dtype=torch.long, device=input_ids.device)

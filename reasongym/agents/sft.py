@@ -34,7 +34,7 @@ from reasongym.agents.common import enable_checkpointing, seed_everything
 from reasongym.agents.config import RunConfig, check_field_types, resolve_splits
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime import parallel
-from reasongym.agents.runtime.update import (
+from reasongym.agents.runtime.optimizer import (
     autocast_context,
     build_optimizer,
     check_autocast,

@@ -91,10 +91,14 @@ def cmd_eval(argv: list[str]) -> int:
 
     command = eval_command()
     parsed = parse(
-        command, argv, default=command(job=EvalJob(), sampling=EvalConfig(), served=ServedFlags()),
-        prog="reasongym eval", description="Evaluate a model or stored completions: pass@k, pass^k, maj@k, avg@n.",
-        aliases={"n": ("--num-samples",)}, append=("k",),
-    )  # fmt: skip
+        command,
+        argv,
+        default=command(job=EvalJob(), sampling=EvalConfig(), served=ServedFlags()),
+        prog="reasongym eval",
+        description="Evaluate a model or stored completions: pass@k, pass^k, maj@k, avg@n.",
+        aliases={"n": ("--num-samples",)},
+        append=("k",),
+    )
     job, cfg = parsed.job, parsed.sampling
     report = _grade(job, cfg) if job.completions is not None else _sample(job, cfg, parsed.served)
     if report is None:  # not rank 0: rank 0 prints the report
@@ -134,9 +138,15 @@ def _grade(job: EvalJob, cfg: Any) -> Any:
     from reasongym.evaluation import grade_completions
 
     return grade_completions(
-        job.completions, job.env_id or job.model_path, ks=cfg.k or None, split=cfg.split, out_path=job.out,
-        resume=job.resume, progress=job.progress, verbose=not job.json,
-    )  # fmt: skip
+        job.completions,
+        job.env_id or job.model_path,
+        ks=cfg.k or None,
+        split=cfg.split,
+        out_path=job.out,
+        resume=job.resume,
+        progress=job.progress,
+        verbose=not job.json,
+    )
 
 
 def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
@@ -159,10 +169,16 @@ def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
     served = _served_generator(job, served_flags)  # then MODEL is the environment id
     model = job.model_path if served is None else served
     report = evaluate(
-        model, env_id, cfg, out_path=out, resume=job.resume,
+        model,
+        env_id,
+        cfg,
+        out_path=out,
+        resume=job.resume,
         device=job.device or (str(process.device) if process.world_size > 1 else None),
-        progress=job.progress, verbose=not job.json, distributed=process.world_size > 1,
-    )  # fmt: skip
+        progress=job.progress,
+        verbose=not job.json,
+        distributed=process.world_size > 1,
+    )
     if served is not None:
         served.close()
         print(f"served: {served.counts}", file=sys.stderr)

@@ -141,9 +141,10 @@ def _registry(
             name = f"{nested[cls]}.{item.name}" if cls in nested else item.name
             hint = hints.get(name, "")
             flag = arg(
-                name=name if cls in nested else None, aliases=aliases.get(name),
+                name=name if cls in nested else None,
+                aliases=aliases.get(name),
                 help_behavior_hint=lambda shown, hint=hint: f"(default: {shown}{hint})",
-            )  # fmt: skip
+            )
             tp = types[item.name]  # a type only known at run time: mypy cannot check the Annotated below
             marked = Annotated[tp, flag, UseAppendAction] if name in append else Annotated[tp, flag]  # type: ignore[valid-type]
             fields.append(

@@ -118,8 +118,10 @@ def saved_configs(path: Path, algo: str) -> tuple[dict[str, Any], list[str]]:
         known = [item.name for item in dataclasses.fields(config_class(algo, section))]
         dropped = sorted(set(values) - set(known))
         if dropped:
-            print(f"reasongym: warning: ignoring fields of {path} [{section}] that this version lacks: {dropped}",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"reasongym: warning: ignoring fields of {path} [{section}] that this version lacks: {dropped}",
+                file=sys.stderr,
+            )
         missing.extend(f"{section}.{name}" for name in known if name not in values)
         sections[section] = {key: value for key, value in values.items() if key in known}
     return sections, missing

@@ -350,12 +350,14 @@ def register_dataset(
     name = parse_id(id)[1]
     columns = Columns(question, answer, choices, solution, difficulty, id_column)
     tables = split_tables(data, split)
-    loaders = {
-        name_: table_loader(name, name_, table, answer_type, columns) for name_, table in tables.items()
-    }
-    source = DatasetSource(name, answer_type, loaders)
-    sizes = ", ".join(f"{s} {table_size(t)}" for s, t in tables.items())
+    loaders = {part: table_loader(name, part, table, answer_type, columns) for part, table in tables.items()}
+    sizes = ", ".join(f"{part} {table_size(table)}" for part, table in tables.items())
     register(
-        id, source, description=description or f"user dataset {name}", answer_type=answer_type, size=sizes,
-        env_kwargs={"prompt_template": prompt_template} if prompt_template else None, override=override,
-    )  # fmt: skip
+        id,
+        DatasetSource(name, answer_type, loaders),
+        description=description or f"user dataset {name}",
+        answer_type=answer_type,
+        size=sizes,
+        env_kwargs={"prompt_template": prompt_template} if prompt_template else None,
+        override=override,
+    )

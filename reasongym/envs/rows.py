@@ -32,9 +32,18 @@ from reasongym.envs.sources import check_unique_ids
 from reasongym.errors import ConfigError
 
 __all__ = [
-    "MISSING_GOLD_TEXTS", "Columns", "choice_pairs", "gold_text", "json_value", "problem_maker", "read_rows",
-    "split_tables", "table_loader", "table_size", "utf8_text",
-]  # fmt: skip
+    "MISSING_GOLD_TEXTS",
+    "Columns",
+    "choice_pairs",
+    "gold_text",
+    "json_value",
+    "problem_maker",
+    "read_rows",
+    "split_tables",
+    "table_loader",
+    "table_size",
+    "utf8_text",
+]
 
 DATA_FORMATS = (".jsonl", ".json", ".csv", ".parquet")
 _PROBLEM_FIELDS = tuple(f.name for f in fields(Problem))

@@ -135,9 +135,15 @@ def greedy_pass_at_1(
     """
     processes = (dist.current() if distributed else dist.SINGLE_PROCESS).world_size
     cfg = EvalConfig(
-        n=1, k=(1,), split=split, num_problems=num_problems, difficulty=difficulty, temperature=0.0,
-        max_new_tokens=max_new_tokens, batch_size=-(-num_problems // processes),
-    )  # fmt: skip
+        n=1,
+        k=(1,),
+        split=split,
+        num_problems=num_problems,
+        difficulty=difficulty,
+        temperature=0.0,
+        max_new_tokens=max_new_tokens,
+        batch_size=-(-num_problems // processes),
+    )
     report = evaluate(
         generator, env, cfg, tokenizer=tokenizer, progress=False, verbose=False, distributed=distributed
     )
@@ -163,10 +169,16 @@ class _Plan:
         env_name = spec(env_id).id if isinstance(env_id, str) else getattr(env.spec, "id", None)
         header = {"env_id": env_name, "split": split, "n": cfg.n}
         settings = {
-            **header, **model_identity(model_or_path), "temperature": cfg.temperature, "top_p": cfg.top_p,
-            "max_new_tokens": cfg.max_new_tokens, "seed": cfg.seed, "difficulty": cfg.difficulty,
-            "env_config": env_options(base), "reasongym": package_version(),
-        }  # fmt: skip
+            **header,
+            **model_identity(model_or_path),
+            "temperature": cfg.temperature,
+            "top_p": cfg.top_p,
+            "max_new_tokens": cfg.max_new_tokens,
+            "seed": cfg.seed,
+            "difficulty": cfg.difficulty,
+            "env_config": env_options(base),
+            "reasongym": package_version(),
+        }
         if engine not in (
             None,
             "hf",
@@ -191,8 +203,12 @@ class _Sampler:
         from tqdm.auto import tqdm
 
         cfg, n = self.plan.cfg, self.plan.cfg.n
-        bar = tqdm(total=len(todo), desc=f"eval {self.plan.header['env_id']}", unit="problem",
-                   disable=not self.progress)  # fmt: skip
+        bar = tqdm(
+            total=len(todo),
+            desc=f"eval {self.plan.header['env_id']}",
+            unit="problem",
+            disable=not self.progress,
+        )
         counting = self.progress and getattr(self.generator, "progress", False) is None
         if counting:  # tokens sampled, while a batch runs
             self.generator.progress = TokenCount(lambda: bar)
@@ -200,10 +216,15 @@ class _Sampler:
             for start in range(0, len(todo), self.batch_size):
                 chunk = todo[start : start + self.batch_size]
                 episodes, _ = play_episodes(
-                    self.env, self.generator, self.tokenizer, chunk, params=cfg.sampling(seed=cfg.seed),
-                    split=self.plan.split, difficulty=cfg.difficulty,
+                    self.env,
+                    self.generator,
+                    self.tokenizer,
+                    chunk,
+                    params=cfg.sampling(seed=cfg.seed),
+                    split=self.plan.split,
+                    difficulty=cfg.difficulty,
                     problem_seeds=[cfg.seed + _SEED_STRIDE * index for index in chunk],
-                )  # fmt: skip
+                )
                 for position, index in enumerate(chunk):
                     problem = self.env.unwrapped.problem_at(
                         index, split=self.plan.split, difficulty=cfg.difficulty
@@ -220,9 +241,16 @@ class _Sampler:
 
 
 def _sample_missing(
-    plan: _Plan, env: Any, load: Callable[[], tuple[Any, Any]], file: EvalFile,
-    out_path: str | os.PathLike[str] | None, *, resume: bool, progress: bool, info: dist.DistInfo,
-) -> dict[int, dict[str, Any]]:  # fmt: skip
+    plan: _Plan,
+    env: Any,
+    load: Callable[[], tuple[Any, Any]],
+    file: EvalFile,
+    out_path: str | os.PathLike[str] | None,
+    *,
+    resume: bool,
+    progress: bool,
+    info: dist.DistInfo,
+) -> dict[int, dict[str, Any]]:
     """Sample the problems ``file`` does not hold yet, on every rank; returns every record by index."""
     done, leftover = dist.on_main(lambda: _resumed_records(file, plan.settings, resume), info)
     todo = [index for index in plan.indices if index not in done]

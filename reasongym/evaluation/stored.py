@@ -107,16 +107,24 @@ def _settings(
 ) -> dict[str, Any]:
     """What defines a grading of stored completions: the input file, environment and its options, timeout."""
     return {
-        "completions": str(Path(jsonl_path).resolve()), "env_id": spec(env_id).id if env is not None else None,
-        "split": split, "env_config": env_options(env) if env is not None else None,
-        "timeout": None if env is not None else timeout, "reasongym": package_version(),
-    }  # fmt: skip
+        "completions": str(Path(jsonl_path).resolve()),
+        "env_id": spec(env_id).id if env is not None else None,
+        "split": split,
+        "env_config": env_options(env) if env is not None else None,
+        "timeout": None if env is not None else timeout,
+        "reasongym": package_version(),
+    }
 
 
 def _grade_in_env(
-    env: Any, row: Mapping[str, Any], completions: list[str], line: int, split: str, env_id: str,
+    env: Any,
+    row: Mapping[str, Any],
+    completions: list[str],
+    line: int,
+    split: str,
+    env_id: str,
     ids_by_split: dict[str, dict[str, int]],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """The graded record of a row that indexes into ``env`` by ``index`` or by problem ``id``.
 
     The ids of a split are looked up once and kept in ``ids_by_split``.

@@ -24,8 +24,12 @@ from reasongym.generation.base import Completion, FinishReason
 __all__ = ["FINISH_REASONS", "MalformedAnswer", "read_answer"]
 
 FINISH_REASONS: dict[str, FinishReason] = {
-    "stop": "stop", "eos": "stop", "tool_calls": "stop", "function_call": "stop", "length": "length",
-}  # fmt: skip
+    "stop": "stop",
+    "eos": "stop",
+    "tool_calls": "stop",
+    "function_call": "stop",
+    "length": "length",
+}
 """A server's finish reasons, as ours."""
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 _SHOWN = 80

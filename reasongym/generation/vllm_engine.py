@@ -152,11 +152,14 @@ class VLLMGenerator:
         max_len = settings.max_model_len or int(getattr(model.config, "max_position_embeddings", 2048))
         kv_gib = settings.kv_cache_gib or (None if cuda else _CPU_KV_CACHE_GIB)
         kwargs: dict[str, Any] = {
-            "load_format": "dummy", "dtype": dtype if settings.dtype == "auto" else settings.dtype,
-            "max_model_len": max_len, "seed": seed, "enforce_eager": settings.enforce_eager,
+            "load_format": "dummy",
+            "dtype": dtype if settings.dtype == "auto" else settings.dtype,
+            "max_model_len": max_len,
+            "seed": seed,
+            "enforce_eager": settings.enforce_eager,
             "gpu_memory_utilization": settings.gpu_memory_utilization,
             "enable_sleep_mode": settings.sleep and cuda,
-        }  # fmt: skip
+        }
         if kv_gib is not None:
             kwargs["kv_cache_memory_bytes"] = int(kv_gib * _GIB)
         if self.tempered_logprobs:  # raw_logprobs is vLLM's default: left unnamed, as before
@@ -259,11 +262,18 @@ class VLLMGenerator:
         else:
             seed = None if params.seed is None else params.seed + index * params.n
         return self._vllm.SamplingParams(
-            n=params.n, max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p,
-            top_k=params.top_k, seed=seed,
-            stop=list(params.stop) or None, include_stop_str_in_output=True, stop_token_ids=self.eos_ids,
-            logprobs=0, skip_special_tokens=True,
-        )  # fmt: skip
+            n=params.n,
+            max_tokens=params.max_new_tokens,
+            temperature=params.temperature,
+            top_p=params.top_p,
+            top_k=params.top_k,
+            seed=seed,
+            stop=list(params.stop) or None,
+            include_stop_str_in_output=True,
+            stop_token_ids=self.eos_ids,
+            logprobs=0,
+            skip_special_tokens=True,
+        )
 
     def _assemble(self, rows: list[tuple[list[int], Any]], params: SamplingParams) -> GenerationBatch:
         """Left-pad the prompts, right-pad the completions; decode each text with our tokenizer."""
@@ -292,10 +302,14 @@ class VLLMGenerator:
             ]
         device = self.device
         return GenerationBatch(
-            prompt_ids=prompt_ids.to(device), prompt_mask=prompt_mask.to(device),
-            completion_ids=completion_ids.to(device), completion_mask=completion_mask.to(device),
-            logprobs=logprobs.to(device), texts=tuple(texts), finish_reasons=reasons,
-        )  # fmt: skip
+            prompt_ids=prompt_ids.to(device),
+            prompt_mask=prompt_mask.to(device),
+            completion_ids=completion_ids.to(device),
+            completion_mask=completion_mask.to(device),
+            logprobs=logprobs.to(device),
+            texts=tuple(texts),
+            finish_reasons=reasons,
+        )
 
 
 def _refresh_tied_head(model: torch.nn.Module) -> None:

@@ -335,9 +335,17 @@ def collect_rollouts(
     env = _resolve_env(env_id_or_env)
     try:
         episodes, device = play_episodes(
-            env, generator, tokenizer, indices, params=params, split=split, difficulty=difficulty, hint=hint,
-            max_turns=max_turns, pool=pool,
-        )  # fmt: skip
+            env,
+            generator,
+            tokenizer,
+            indices,
+            params=params,
+            split=split,
+            difficulty=difficulty,
+            hint=hint,
+            max_turns=max_turns,
+            pool=pool,
+        )
     finally:
         if env is not env_id_or_env:
             env.close()
@@ -348,11 +356,20 @@ def collect_rollouts(
 
 def _check_arguments(indices: Sequence[int], params: SamplingParams, max_turns: int | None) -> None:
     checks = [
-        ("indices", indices, not isinstance(indices, str) and len(indices) > 0, "a non-empty sequence of ints"),
-        ("max_turns", max_turns, max_turns is None or (isinstance(max_turns, int) and max_turns >= 1),
-         "None or an integer >= 1"),
+        (
+            "indices",
+            indices,
+            not isinstance(indices, str) and len(indices) > 0,
+            "a non-empty sequence of ints",
+        ),
+        (
+            "max_turns",
+            max_turns,
+            max_turns is None or (isinstance(max_turns, int) and max_turns >= 1),
+            "None or an integer >= 1",
+        ),
         ("params", params, isinstance(params, SamplingParams), "a SamplingParams"),
-    ]  # fmt: skip
+    ]
     for name, value, ok, allowed in checks:
         if not ok:
             raise ConfigError(f"{name}={value!r} is not allowed; expected {allowed}")

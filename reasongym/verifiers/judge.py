@@ -124,8 +124,12 @@ class JudgeVerifier:
                 "the judge needs a server: pass JudgeConfig(base_url=...) or set OPENAI_BASE_URL"
             )
         self.config, self._openai = config, openai
-        self._client = openai.OpenAI(base_url=base_url, api_key=config.api_key or os.environ.get("OPENAI_API_KEY")
-                                     or "EMPTY", timeout=config.timeout, max_retries=0)  # fmt: skip
+        self._client = openai.OpenAI(
+            base_url=base_url,
+            api_key=config.api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+            timeout=config.timeout,
+            max_retries=0,
+        )
         self._slots = threading.BoundedSemaphore(config.max_concurrency)
         self._lock = threading.Lock()
         self.cache: dict[str, bool] = {}

@@ -20,7 +20,8 @@ import torch
 from reasongym import distributed
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import first_kept
-from reasongym.agents.runtime.update import check_autocast, merge_rank_metrics
+from reasongym.agents.runtime.optimizer import check_autocast
+from reasongym.agents.runtime.update import merge_rank_metrics
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.errors import ConfigError
 from reasongym.runs.metrics import read_metrics

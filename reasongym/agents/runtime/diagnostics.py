@@ -79,6 +79,35 @@ class ZeroVarianceWatch:
         return zero_variance_message(zero, right, wrong, self.streak)
 
 
+@dataclass
+class EntropyWatch:
+    """Marks each step whose policy entropy fell below a share of the run's first value; warns once."""
+
+    ratio: float = 0.1
+    """A step's entropy below ``ratio`` times the first counts as collapsed (``RunConfig.entropy_collapse_ratio``)."""
+    initial: float | None = None
+    """The run's first finite entropy (a resumed run keeps its start's, from the checkpoint)."""
+    warned: bool = False
+    """The warning was given (once per run)."""
+
+    def observe(self, metrics: dict[str, float]) -> str | None:
+        """Add ``train/entropy_collapsed`` to a step's metrics; return the warning's text the first time."""
+        entropy = metrics.get("train/entropy")
+        if entropy is None or not math.isfinite(entropy):
+            return None
+        if self.initial is None:
+            self.initial = entropy
+        collapsed = entropy < self.ratio * self.initial
+        metrics["train/entropy_collapsed"] = float(collapsed)
+        if not collapsed or self.warned:
+            return None
+        self.warned = True
+        return (
+            f"policy entropy {entropy:.4f} fell below {self.ratio} x its first value {self.initial:.4f} (entropy "
+            "collapse: exploration is dying; consider clip-higher, a lower lr or a higher temperature)"
+        )
+
+
 def zero_variance_message(zero: float, right: float, wrong: float, steps: int) -> str:
     """Why most groups teach nothing and what to change: too easy (all right), too hard (all wrong), or neither."""
     head = (

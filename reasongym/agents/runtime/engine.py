@@ -35,9 +35,13 @@ from reasongym.policy.lora import adapters_merged
 
 
 def build_sampler(
-    model: torch.nn.Module, tokenizer: Any, rollout: RolloutConfig, adapted: Any, seed: int,
+    model: torch.nn.Module,
+    tokenizer: Any,
+    rollout: RolloutConfig,
+    adapted: Any,
+    seed: int,
     info: distributed.DistInfo,
-) -> Any:  # fmt: skip
+) -> Any:
     """The run's sampler on ``model``: `HFGenerator`, or a vLLM engine built from the (merged) weights.
 
     Raises:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import time
 import warnings
 from collections import defaultdict
@@ -50,9 +49,15 @@ from reasongym import distributed
 from reasongym.agents.common import seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import parallel
-from reasongym.agents.runtime.diagnostics import ZeroVarianceWatch, advantage_metrics, progress_postfix
+from reasongym.agents.runtime.diagnostics import (
+    EntropyWatch,
+    ZeroVarianceWatch,
+    advantage_metrics,
+    progress_postfix,
+)
 from reasongym.agents.runtime.engine import EngineSync, build_sampler, sampling_context
 from reasongym.agents.runtime.heap import HeapTrimmer
+from reasongym.agents.runtime.optimizer import autocast_context, grad_scaler, optimizer_step
 from reasongym.agents.runtime.setup import (
     check_settings,
     optimizer_for,
@@ -62,11 +67,8 @@ from reasongym.agents.runtime.setup import (
 from reasongym.agents.runtime.update import (
     PolicyLoss,
     accumulate_gradients,
-    autocast_context,
     global_totals,
-    grad_scaler,
     merge_rank_metrics,
-    optimizer_step,
     recompute_old_logp,
 )
 from reasongym.errors import ConfigError, TrainingInterrupted
@@ -134,8 +136,6 @@ class RLSession:
     train_split: str = "train"
     eval_split: str = "test"
     cursor: int = 0
-    initial_entropy: float | None = None
-    warned_entropy: bool = False
     history: list[dict[str, float]] = field(default_factory=list)
     evals: list[dict[str, float]] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -166,6 +166,8 @@ class RLSession:
     """The problem cursor after the last finished step: what a checkpoint saved on interrupt records."""
     zero_variance: ZeroVarianceWatch = field(default_factory=ZeroVarianceWatch)
     """Warns once when most groups have had equal rewards for many steps (too easy or too hard)."""
+    entropy: EntropyWatch = field(default_factory=EntropyWatch)
+    """Warns once when the policy's entropy collapses below a share of its first value (kept in checkpoints)."""
 
     @classmethod
     def start(
@@ -257,7 +259,7 @@ class RLSession:
             train_split=train_split,
             eval_split=eval_split,
             cursor=int(state.get("cursor", 0)),
-            initial_entropy=state.get("initial_entropy"),
+            entropy=EntropyWatch(run_cfg.entropy_collapse_ratio, state.get("initial_entropy")),
             info=life.info,
             train_model=train_model,
             scaler=grad_scaler(run_cfg),
@@ -296,7 +298,7 @@ class RLSession:
     def interrupted(self) -> TrainingInterrupted:
         """After Ctrl-C or SIGTERM: save the last finished step (`RunLife.interrupted`), say where."""
         done, state = self.start_step + len(self.history), {"cursor": self.saved_cursor}
-        state["initial_entropy"] = self.initial_entropy
+        state["initial_entropy"] = self.entropy.initial
         save = functools.partial(
             self.life.save,
             done,
@@ -334,9 +336,15 @@ class RLSession:
         started, generating = time.perf_counter(), self.generator.seconds
         with sampling_context(self.engine, self.model, self.adapted, autocast_context(self.run_cfg)):
             batch = collect_rollouts(
-                self.env, self.generator, self.tokenizer, indices, params=self.rollout_cfg.sampling(seed),
-                split=self.train_split, difficulty=self.run_cfg.difficulty, pool=self.env_pool,
-            )  # fmt: skip
+                self.env,
+                self.generator,
+                self.tokenizer,
+                indices,
+                params=self.rollout_cfg.sampling(seed),
+                split=self.train_split,
+                difficulty=self.run_cfg.difficulty,
+                pool=self.env_pool,
+            )
         self.engine.rest()  # a GPU engine frees its memory for the update
         generate_s = self.generator.seconds - generating
         self.phases["generate"] += generate_s
@@ -358,15 +366,16 @@ class RLSession:
         """``rollout/`` metrics of ``batches`` on every rank together (`rollout_metrics` of their rows)."""
 
         rows = {
-            name: None if any(getattr(b, name) is None for b in batches)
+            name: None
+            if any(getattr(b, name) is None for b in batches)
             else torch.cat([getattr(b, name).cpu() for b in batches])
             for name in ROW_TENSORS
-        }  # fmt: skip
+        }
         per_rank = distributed.all_gather_objects(rows, self.info)
         merged = {
             name: None if any(r[name] is None for r in per_rank) else torch.cat([r[name] for r in per_rank])
             for name in ROW_TENSORS
-        }  # fmt: skip
+        }
         return rollout_metrics(merged, self.rollout_cfg.group_size)
 
     @torch.no_grad()
@@ -380,10 +389,13 @@ class RLSession:
         adapters_off = self.adapted.disable_adapter() if self.reference is None else contextlib.nullcontext()
         with adapters_off, parallel.gathered(reference), autocast_context(self.run_cfg):
             logp, _ = token_logprobs(
-                reference, batch.input_ids, batch.attention_mask, batch.completion_start,
+                reference,
+                batch.input_ids,
+                batch.attention_mask,
+                batch.completion_start,
                 micro_batch_size=self.run_cfg.micro_batch_size,
                 temperature=self.rollout_cfg.logprob_temperature,
-            )  # fmt: skip
+            )
         self.phases["reference"] += time.perf_counter() - started
         self.heap()
         return logp * batch.completion_mask
@@ -424,15 +436,9 @@ class RLSession:
         self.model.train()
         for epoch in range(mu):
             started = time.perf_counter()
-            collective = distributed.collective("update", self.info)  # DDP's all-reduce
-            with autocast_context(self.run_cfg), collective:
-                metrics = accumulate_gradients(
-                    self.train_model or self.model, batch, adv, loss, totals, mask=mask, ref_logp=ref_logp,
-                    weights=weights, micro_batch_size=self.run_cfg.micro_batch_size, with_entropy=epoch == 0,
-                    temperature=self.rollout_cfg.logprob_temperature, world_size=self.info.world_size,
-                    scaler=self.scaler, after_pass=self.heap,
-                )  # fmt: skip
-            metrics = merge_rank_metrics(distributed.all_gather_objects(metrics, self.info))
+            metrics = self._backward(
+                batch, adv, loss, totals, mask, (ref_logp, weights), with_entropy=epoch == 0
+            )
             entropy = metrics.pop("train/entropy", entropy)
             stepping = time.perf_counter()
             self.phases["forward_backward"] += stepping - started
@@ -449,16 +455,54 @@ class RLSession:
         metrics.update(advantage_metrics(every_adv))
         return metrics
 
+    def _backward(
+        self,
+        batch: Any,
+        adv: Tensor,
+        loss: PolicyLoss,
+        totals: Any,
+        mask: Tensor,
+        extra: tuple[Tensor | None, Tensor | None],
+        *,
+        with_entropy: bool,
+    ) -> dict[str, float]:
+        """One forward and backward over ``batch`` in micro-batches, under autocast and DDP's all-reduce;
+        every rank's loss metrics merged. ``extra``: the reference log-probs and correction weights, or None."""
+        ref_logp, weights = extra
+        with autocast_context(self.run_cfg), distributed.collective("update", self.info):
+            metrics = accumulate_gradients(
+                self.train_model or self.model,
+                batch,
+                adv,
+                loss,
+                totals,
+                mask=mask,
+                ref_logp=ref_logp,
+                weights=weights,
+                micro_batch_size=self.run_cfg.micro_batch_size,
+                with_entropy=with_entropy,
+                temperature=self.rollout_cfg.logprob_temperature,
+                world_size=self.info.world_size,
+                scaler=self.scaler,
+                after_pass=self.heap,
+            )
+        return merge_rank_metrics(distributed.all_gather_objects(metrics, self.info))
+
     def evaluate(self, step: int) -> dict[str, float]:
         """Held-out greedy pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
 
         self.phases["weight_sync"] += self.engine.ready()
         with sampling_context(self.engine, self.model, self.adapted, autocast_context(self.run_cfg)):
             accuracy = greedy_pass_at_1(
-                self.generator.inner, self.env, tokenizer=self.tokenizer, split=self.eval_split,
-                num_problems=self.run_cfg.eval_problems, difficulty=self.run_cfg.difficulty,
-                max_new_tokens=self.rollout_cfg.max_new_tokens, distributed=self.info.world_size > 1,
-            )  # fmt: skip
+                self.generator.inner,
+                self.env,
+                tokenizer=self.tokenizer,
+                split=self.eval_split,
+                num_problems=self.run_cfg.eval_problems,
+                difficulty=self.run_cfg.difficulty,
+                max_new_tokens=self.rollout_cfg.max_new_tokens,
+                distributed=self.info.world_size > 1,
+            )
         self.engine.rest()
         metrics = {"eval/pass@1": accuracy}
         if self.eval_fn is not None and self.info.is_main:
@@ -481,8 +525,9 @@ class RLSession:
         metrics["perf/step_s"] = elapsed
         tokens = distributed.all_reduce_sum({"tokens": self.generated_tokens}, self.info)["tokens"]
         metrics["perf/tokens_per_s"] = tokens / max(elapsed, 1e-9)
-        self._check_entropy(metrics)
-        self._check_zero_variance(metrics)
+        for message in (self.entropy.observe(metrics), self.zero_variance.observe(metrics)):
+            if message is not None and self.info.is_main:
+                warnings.warn(f"{self.algo}: {message}", RuntimeWarning, stacklevel=2)
         if run.eval_every and (step % run.eval_every == 0 or step == run.max_steps):
             metrics.update(self.evaluate(step))
         self.saved_cursor = self.cursor
@@ -492,7 +537,7 @@ class RLSession:
         if batch is not None:
             self.life.write_samples(step, lambda: _sample_rows(batch, self.rollout_cfg.group_size))
         if self.life.save_due(step):
-            state = {"cursor": self.cursor, "initial_entropy": self.initial_entropy}
+            state = {"cursor": self.cursor, "initial_entropy": self.entropy.initial}
             model_state, optimizer_state = parallel.full_state(self.model, self.optimizer)  # FSDP: gathered
             self.life.save(
                 step,
@@ -506,30 +551,6 @@ class RLSession:
         self.bar.update(1)
         self.bar.set_postfix(progress_postfix(metrics))
         self.life.release()  # a Ctrl-C held during the step stops the run here
-
-    def _check_zero_variance(self, metrics: dict[str, float]) -> None:
-        message = self.zero_variance.observe(metrics)
-        if message is not None and self.info.is_main:
-            warnings.warn(f"{self.algo}: {message}", RuntimeWarning, stacklevel=3)
-
-    def _check_entropy(self, metrics: dict[str, float]) -> None:
-        entropy = metrics.get("train/entropy")
-        if entropy is None or not math.isfinite(entropy):
-            return
-        if self.initial_entropy is None:
-            self.initial_entropy = entropy
-        ratio = self.run_cfg.entropy_collapse_ratio
-        collapsed = entropy < ratio * self.initial_entropy
-        metrics["train/entropy_collapsed"] = float(collapsed)
-        if collapsed and not self.warned_entropy and self.info.is_main:
-            self.warned_entropy = True
-            warnings.warn(
-                f"{self.algo}: policy entropy {entropy:.4f} fell below {ratio} x its first value "
-                f"{self.initial_entropy:.4f} (entropy collapse: exploration is dying; consider clip-higher, a "
-                "lower lr or a higher temperature)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
 
     def _log(self, step: int, metrics: Mapping[str, float]) -> None:
         self.life.log(step, metrics)

@@ -20,7 +20,7 @@ from reasongym import distributed
 from reasongym.agents.common import disable_dropout, enable_checkpointing
 from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.runtime import parallel
-from reasongym.agents.runtime.update import build_optimizer, check_autocast, restore_optimizer
+from reasongym.agents.runtime.optimizer import build_optimizer, check_autocast, restore_optimizer
 from reasongym.errors import ConfigError
 from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, record_base
 from reasongym.policy.checkpoints import load_checkpoint, load_optimizer_states

@@ -12,7 +12,6 @@ import dataclasses
 import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,7 +20,6 @@ from torch import Tensor
 
 from reasongym import distributed
 from reasongym.agents.common import masked_mean, token_logprobs
-from reasongym.agents.config import RunConfig
 from reasongym.agents.runtime import parallel
 from reasongym.errors import ConfigError
 from reasongym.rollouts.batch import RolloutBatch
@@ -187,6 +185,7 @@ def accumulate_gradients(
         world_size: Processes whose gradients are averaged (1: none); ``scaler``: fp16 autocast's
             ``torch.amp.GradScaler``, or None; ``after_pass``: called after each micro-batch's backward.
     """
+    inputs = _LossInputs(batch, adv, loss, totals, mask, ref_logp, weights, temperature, world_size, scaler)
     rows = batch.input_ids.shape[0]
     size = micro_batch_size or max(rows, 1)
     sums: dict[str, float] = defaultdict(float)
@@ -198,10 +197,7 @@ def accumulate_gradients(
             if index >= count:  # no rows left here; other ranks still have some
                 _backward_nothing(model)
                 continue
-            metrics, entropy = _backward_part(
-                model, batch, part, adv, loss, totals, mask, (ref_logp, weights), with_entropy, temperature,
-                world_size, scaler,
-            )  # fmt: skip
+            metrics, entropy = _backward_part(model, inputs, part, with_entropy)
         _accumulate(sums, metrics)
         entropy_sum += entropy
         if after_pass is not None:  # this micro-batch's graph is gone: its activations can go back
@@ -213,26 +209,50 @@ def accumulate_gradients(
     return result
 
 
+@dataclass(frozen=True)
+class _LossInputs:
+    """What each micro-batch's loss reads of the whole batch (its rows sliced), and how its backward runs."""
+
+    batch: Any
+    adv: Tensor
+    loss: PolicyLoss
+    totals: BatchTotals
+    mask: Tensor
+    ref_logp: Tensor | None
+    weights: Tensor | None
+    temperature: float
+    world_size: int
+    scaler: Any
+
+
 def _backward_part(
-    model: torch.nn.Module, batch: Any, part: slice, adv: Tensor, loss: PolicyLoss, totals: BatchTotals,
-    mask: Tensor, extra: tuple[Tensor | None, Tensor | None], with_entropy: bool, temperature: float,
-    world_size: int, scaler: Any,
-) -> tuple[dict[str, float], float]:  # fmt: skip
-    """Forward and backward one micro-batch (rows ``part``); its loss metrics and summed token entropy.
-    ``extra``: the [B, T] reference log-probs and correction weights of the whole batch (each may be None);
-    ``temperature``: what the logits are divided by before the log-probs and entropy."""
+    model: torch.nn.Module, inputs: _LossInputs, part: slice, with_entropy: bool
+) -> tuple[dict[str, float], float]:
+    """Forward and backward one micro-batch (rows ``part``); its loss metrics and summed token entropy. The
+    logits are divided by ``inputs.temperature`` before the log-probs and entropy."""
+    batch, mask = inputs.batch, inputs.mask
     logp, entropy = token_logprobs(
-        model, batch.input_ids[part], batch.attention_mask[part], batch.completion_start,
-        with_entropy=with_entropy, temperature=temperature,
-    )  # fmt: skip
-    ref, weights = (None if x is None else x[part] for x in extra)
-    kwargs = {} if weights is None else {"weights": weights}  # a loss without a correction needs no argument
-    value, metrics = loss(
-        logp=logp, old_logp=batch.old_logp[part], ref_logp=ref, adv=adv[part], mask=mask[part], totals=totals,
+        model,
+        batch.input_ids[part],
+        batch.attention_mask[part],
+        batch.completion_start,
+        with_entropy=with_entropy,
+        temperature=inputs.temperature,
+    )
+    ref = None if inputs.ref_logp is None else inputs.ref_logp[part]
+    # A loss without an off-policy correction takes no ``weights`` argument.
+    kwargs = {} if inputs.weights is None else {"weights": inputs.weights[part]}
+    value, metrics = inputs.loss(
+        logp=logp,
+        old_logp=batch.old_logp[part],
+        ref_logp=ref,
+        adv=inputs.adv[part],
+        mask=mask[part],
+        totals=inputs.totals,
         **kwargs,
-    )  # fmt: skip
-    scaled = value * world_size if world_size > 1 else value
-    (scaler.scale(scaled) if scaler is not None else scaled).backward()
+    )
+    scaled = value * inputs.world_size if inputs.world_size > 1 else value
+    (inputs.scaler.scale(scaled) if inputs.scaler is not None else scaled).backward()
     metrics["loss/total"] = float(value.detach())
     return metrics, float((entropy * mask[part]).sum()) if entropy is not None else 0.0
 
@@ -279,116 +299,3 @@ def _finish(sums: Mapping[str, float]) -> dict[str, float]:
         else value / weight
         for key, value in sums.items()
     }
-
-
-# ---------------------------------------------------------------------------------------------- precision
-
-
-_AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-def check_autocast(run: RunConfig, model: torch.nn.Module) -> None:
-    """Raise ConfigError when ``run.autocast`` asks for mixed precision on a model that is not on CUDA."""
-    if run.autocast == "off":
-        return
-    device = next(model.parameters()).device
-    if device.type != "cuda":
-        raise ConfigError(
-            f"autocast={run.autocast!r} is not allowed for a model on {device}: mixed precision is for CUDA "
-            "(a CPU trains in float32, and its bf16 autocast is slower); use autocast='off' or move the "
-            "model to a GPU"
-        )
-
-
-def autocast_context(run: RunConfig) -> Any:
-    """CUDA autocast in ``run.autocast``'s dtype, or a context that does nothing when it is ``off``."""
-    if run.autocast == "off":
-        return nullcontext()
-    return torch.autocast("cuda", dtype=_AUTOCAST_DTYPES[run.autocast])
-
-
-def grad_scaler(run: RunConfig) -> Any:
-    """A ``torch.amp.GradScaler``, enabled for fp16 autocast (float16 gradients underflow without one); a
-    disabled scaler passes losses and steps through unchanged, so a trainer needs no second code path."""
-    return torch.amp.GradScaler("cuda", enabled=run.autocast == "fp16")
-
-
-# ---------------------------------------------------------------------------------------------- optimizer
-
-
-def build_optimizer(model: torch.nn.Module, run: RunConfig) -> tuple[torch.optim.AdamW, Any]:
-    """AdamW over the trainable parameters (weight decay on matrices only) and ``run``'s lr schedule."""
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    groups = [
-        {"params": [p for p in trainable if p.ndim >= 2], "weight_decay": run.weight_decay},
-        {"params": [p for p in trainable if p.ndim < 2], "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW([g for g in groups if g["params"]], lr=run.lr)
-    return optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, _schedule(run))
-
-
-def _schedule(run: RunConfig) -> Callable[[int], float]:
-    """The multiplier of ``run.lr`` after ``step`` optimizer steps: linear warmup, then constant or cosine."""
-    warmup, total, cosine = run.warmup_steps, run.max_steps, run.lr_schedule == "cosine"
-
-    def multiplier(step: int) -> float:
-        if step < warmup:
-            return step / warmup
-        if not cosine:
-            return 1.0
-        progress = min(1.0, (step - warmup) / max(1, total - warmup))
-        return 0.5 * (1.0 + math.cos(math.pi * progress))
-
-    return multiplier
-
-
-def _grad_norm(params: list[torch.nn.Parameter], max_norm: float | None) -> float:
-    """Clip the global gradient norm to ``max_norm`` (None: no clipping); returns it before clipping."""
-    norm = torch.nn.utils.clip_grad_norm_(params, max_norm or math.inf)
-    return float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)  # FSDP: a sharded DTensor
-
-
-def restore_optimizer(optimizer: torch.optim.Optimizer, scheduler: Any, run: RunConfig) -> None:
-    """After loading a checkpoint: apply ``run``'s learning rate and schedule, which a resume may change.
-
-    A scheduler's state carries the learning rate it was built with; without this a resumed run would
-    announce a new ``lr`` and keep training with the old one.
-    """
-    scheduler.base_lrs = [run.lr for _ in optimizer.param_groups]
-    scheduler.lr_lambdas = [_schedule(run) for _ in optimizer.param_groups]
-    for group in optimizer.param_groups:
-        group["initial_lr"] = run.lr
-        group["lr"] = run.lr * scheduler.lr_lambdas[0](scheduler.last_epoch)
-
-
-def optimizer_step(
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
-    scheduler: Any,
-    run: RunConfig,
-    *,
-    scaler: Any = None,
-) -> dict[str, float]:
-    """Clip, then step unless the gradient is non-finite (weights untouched); advance the schedule; clear.
-
-    With fp16's ``scaler`` the gradients are unscaled before clipping, and the scale adapts (it shrinks
-    after a non-finite step, as `torch.amp.GradScaler` does).
-
-    Returns:
-        ``train/grad_norm``, ``train/skipped_nonfinite`` and ``train/lr`` (the rate this step used).
-    """
-    params = [p for p in model.parameters() if p.grad is not None]
-    if scaler is not None and params:
-        scaler.unscale_(optimizer)
-    norm = _grad_norm(params, run.max_grad_norm) if params else 0.0
-    lr = optimizer.param_groups[0]["lr"]
-    skipped = not math.isfinite(norm)
-    if not skipped and scaler is not None:
-        scaler.step(optimizer)
-    elif not skipped:
-        optimizer.step()
-    if scaler is not None and params:
-        scaler.update()
-    scheduler.step()  # the schedule follows the step count, skipped steps included
-    optimizer.zero_grad(set_to_none=True)
-    return {"train/grad_norm": norm, "train/skipped_nonfinite": float(skipped), "train/lr": lr}

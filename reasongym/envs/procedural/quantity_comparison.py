@@ -60,17 +60,41 @@ class _Pair:
 
 
 _PAIRS = (
-    _Pair("kg", "g", 1000, "heavier", "They weigh the same", ("heaviest", "lightest"), "grams",
-          ("feathers", "iron", "sand", "rice", "flour", "cotton")),
-    _Pair("t", "kg", 1000, "heavier", "They weigh the same", ("heaviest", "lightest"), "kilograms",
-          ("steel", "hay", "coal", "wood")),
+    _Pair(
+        "kg",
+        "g",
+        1000,
+        "heavier",
+        "They weigh the same",
+        ("heaviest", "lightest"),
+        "grams",
+        ("feathers", "iron", "sand", "rice", "flour", "cotton"),
+    ),
+    _Pair(
+        "t",
+        "kg",
+        1000,
+        "heavier",
+        "They weigh the same",
+        ("heaviest", "lightest"),
+        "kilograms",
+        ("steel", "hay", "coal", "wood"),
+    ),
     _Pair("km", "m", 1000, "longer", "They are the same length", ("longest", "shortest"), "metres"),
     _Pair("m", "cm", 100, "longer", "They are the same length", ("longest", "shortest"), "centimetres"),
     _Pair("hours", "minutes", 60, "longer", "They last the same time", ("longest", "shortest"), "minutes"),
     _Pair("minutes", "seconds", 60, "longer", "They last the same time", ("longest", "shortest"), "seconds"),
-    _Pair("L", "mL", 1000, "more", "They are the same amount", ("most", "least"), "millilitres",
-          ("water", "juice", "milk", "oil")),
-)  # fmt: skip
+    _Pair(
+        "L",
+        "mL",
+        1000,
+        "more",
+        "They are the same amount",
+        ("most", "least"),
+        "millilitres",
+        ("water", "juice", "milk", "oil"),
+    ),
+)
 _VEHICLES = {"car": (40, 120), "bus": (30, 80), "train": (60, 200), "cyclist": (10, 30), "runner": (6, 15)}
 """Speed ranges in km/h that make each traveller plausible."""
 

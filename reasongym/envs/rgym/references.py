@@ -109,8 +109,13 @@ def solve_rush_hour(board: str) -> str:
 def plan_boxnet(initial_state: dict[str, list[str]]) -> list[dict[str, str]]:
     """A plan that moves every box, one square per step, to the nearest target of its colour."""
     squares = {key: tuple(float(v) for v in _COORDINATES.findall(key)) for key in initial_state}
-    targets = [(item[7:], where) for key, items in initial_state.items() for item in items
-               if item.startswith("target_") for where in [squares[key]]]  # fmt: skip
+    targets = [
+        (item[7:], where)
+        for key, items in initial_state.items()
+        for item in items
+        if item.startswith("target_")
+        for where in [squares[key]]
+    ]
     plan: list[dict[str, str]] = []
     for key, items in initial_state.items():
         for box in (item for item in items if item.startswith("box_")):
