@@ -222,6 +222,8 @@ class ReasoningEnv(gymnasium.Env[str, str]):
         """Build the environment; see the class docstring for the arguments."""
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ConfigError(f"render_mode {render_mode!r} is not supported; allowed: None, 'ansi'")
+        if isinstance(source_kwargs, ReasoningEnvConfig):  # ReasoningEnv(source, ReasoningEnvConfig(...))
+            raise ConfigError("a ReasoningEnvConfig is passed by keyword: ReasoningEnv(source, config=...)")
         base = config if config is not None else ReasoningEnvConfig()
         merged = {f.name: getattr(base, f.name) for f in fields(ReasoningEnvConfig)}
         merged.update(options)

@@ -185,3 +185,10 @@ def test_reward_function_refuses_a_dataset_of_another_environment(
         reward_function(ReasoningEnv(DatasetSource.from_problems("quiz", "choice", {"test": QUIZ[::-1]})))(
             data["prompt"], ["(A)"] * len(QUIZ), **columns
         )
+
+
+def test_a_config_given_where_the_source_options_go_is_refused_by_name() -> None:
+    from reasongym.envs.core import ReasoningEnvConfig
+
+    with pytest.raises(ConfigError, match=r"passed by keyword: ReasoningEnv\(source, config=\.\.\.\)"):
+        ReasoningEnv(DatasetSource.from_problems("quiz", "choice", {"test": QUIZ}), ReasoningEnvConfig())  # type: ignore[arg-type]
