@@ -124,18 +124,20 @@ def test_a_job_folder_is_made_locked_and_recorded_and_removed_when_its_start_fai
     from reasongym.runs.lifecycle import job_folder
 
     options = {"resume": None, "name": ("grpo", "reasongym/Arith-v0", 3), "info": SINGLE_PROCESS}
-    with job_folder(tmp_path, run_info={"model": "tiny"}, tokenizer=_Tokenizer(), **options) as folder:
+    with job_folder(tmp_path, run_info={"model": "tiny"}, **options) as job:
+        folder = job.folder
+        job.keep_tokenizer(_Tokenizer())
         assert folder.locked_here() and folder.path.name.startswith("grpo-reasongym_Arith-v0-s3-")
         assert folder.read_run_info() == {"model": "tiny"} and (folder.path / "tokenizer.json").is_file()
     assert not folder.locked_here() and folder.path.is_dir()  # a job that ends well keeps its folder
 
     interrupt = TrainingInterrupted("training interrupted at step 0 of 4")
     with pytest.raises(TrainingInterrupted, match="held nothing to resume and was removed"):
-        with job_folder(tmp_path, run_info=None, tokenizer=None, **options) as failed:
+        with job_folder(tmp_path, run_info=None, **options) as failed:
             raise interrupt
     assert not failed.path.exists() and (tmp_path / "latest").resolve() == folder.path.resolve()
 
     with pytest.raises(RuntimeError, match="boom"):
-        with job_folder(tmp_path, run_info=None, tokenizer=None, **{**options, "resume": folder}) as same:
+        with job_folder(tmp_path, run_info=None, **{**options, "resume": folder}) as same:
             raise RuntimeError("boom")
     assert same.path == folder.path and folder.path.is_dir()  # a resumed run's folder is never removed

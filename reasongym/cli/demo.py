@@ -125,10 +125,10 @@ def run_demo(
         resume=None,
         name=(f"demo-{cfg.algo}", ENV_ID, cfg.seed),
         run_info=None,
-        tokenizer=tokenizer,
         info=distributed.SINGLE_PROCESS,
-    ) as run:  # stopped before RL logged or saved anything: no empty run folder is left
-        return _phases(cfg, model, tokenizer, run, progress)
+    ) as job:  # stopped before RL logged or saved anything: no empty run folder is left
+        job.keep_tokenizer(tokenizer)
+        return _phases(cfg, model, tokenizer, job.folder, progress)
 
 
 def _phases(cfg: DemoConfig, model: Any, tokenizer: Any, run: Any, progress: bool) -> dict[str, Any]:

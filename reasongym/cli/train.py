@@ -320,17 +320,13 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
             "(the model the run was started from, e.g. 'tiny')"
         )
     run_cfg = configs["run"]
-    if (
-        resuming is None
-    ):  # a read-only --output-dir, or a split the environment lacks, fails before the model loads
+    if resuming is None:  # a read-only --output-dir or a missing split fails before the model loads
         check_root(run_keys["output_dir"])
     held_out = eval_split(env_id, run_cfg)
     model_name = str(run_keys.get("model") or "tiny")
     process = distributed.init_distributed(timeout_s=job.collective_timeout)  # one process: nothing to join
     if "rollout" in configs:  # an engine that is not installed fails here, before any model or folder
         check_engine_available(configs["rollout"].engine)  # which engine samples is decided once, in the run
-    model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
-    model.to(process.device)
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
         info["num_examples"] = int(run_keys["num_examples"])
@@ -340,20 +336,22 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
             resume=resuming,
             name=(algo, env_id, run_cfg.seed),
             run_info=info,
-            tokenizer=tokenizer,
             info=process,
-        ) as folder:
+        ) as run:  # locked before the model loads: a second trainer on the folder is refused at once
+            model, tokenizer = load_training_model(model_name, seed=run_cfg.seed)
+            model.to(process.device)
+            run.keep_tokenizer(tokenizer)
             cost = step_cost(algo, configs, model_name, process.device)
             if cost and process.is_main:
                 print(cost, file=sys.stderr)
-            result = _run(algo, configs, run_keys, (model, tokenizer), env_id, folder)
+            result = _run(algo, configs, run_keys, (model, tokenizer), env_id, run.folder)
     except TrainingInterrupted as failure:
         with_resume_hint(algo, failure)
         raise
     return {
         "algo": algo,
         "env": env_id,
-        "run_dir": str(folder.path),
+        "run_dir": str(run.path),
         **result_summary(result),
         "summary": summary_line(algo, result, run_cfg, held_out, stop_at(configs)),
     }

@@ -2,9 +2,9 @@
 
 A trainer says what a step is; `RunLife` does the rest of what a run needs around its steps:
 
-- the folder: created or reopened, locked by rank 0 for the whole job, given its ``run.json`` and tokenizer, and,
-  when a start fails before anything is saved, removed again (`job_folder`, which the command line and the
-  demo enter around their trainer; `RunLife.open` takes the same lock again inside it);
+- the folder: created or reopened, locked by rank 0 for the whole job before the model loads, given its
+  ``run.json`` and tokenizer, and removed again when a start fails before anything is saved (`job_folder`,
+  which the command line and the demo enter around their trainer; `RunLife.open` takes the same lock again);
 - the record: ``config.json`` (every config of the run, by section) and the metrics and samples writers;
 - checkpoints: which one to resume from (rank 0 picks it, every rank loads it, a finished run is refused) and
   saving one (rank 0 writes, every rank waits for it);
@@ -14,7 +14,8 @@ A trainer says what a step is; `RunLife` does the rest of what a run needs aroun
 
 Every write into a run folder during training happens here, on rank 0 only (`RunLife.writes`); a trainer that
 writes a file of its own into the folder (STaR's kept rationales and base weights, the KL reference's record)
-does it through `RunLife.write` or `RunLife.on_main`. Without a run folder (``run_dir=None``) nothing is written and nothing is resumed.
+does it through `RunLife.write` or `RunLife.on_main`. Without a run folder (``run_dir=None``) nothing is
+written and nothing is resumed.
 """
 
 from __future__ import annotations
@@ -295,6 +296,26 @@ def discard_if_empty(folder: RunDir) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class Job:
+    """The run folder of one training job, as `job_folder` hands it to the command that trains in it."""
+
+    folder: RunDir
+    """The locked run folder (every rank knows it; rank 0 holds the lock)."""
+    info: distributed.DistInfo
+    """This process's place in the job."""
+
+    @property
+    def path(self) -> Path:
+        """The run folder's path."""
+        return self.folder.path
+
+    def keep_tokenizer(self, tokenizer: Any) -> None:
+        """Save the tokenizer beside the checkpoints (rank 0): `reasongym eval RUN_DIR` finds it there."""
+        if self.info.is_main:
+            tokenizer.save_pretrained(self.folder.path)
+
+
 @contextmanager
 def job_folder(
     parent: str | os.PathLike[str],
@@ -302,23 +323,20 @@ def job_folder(
     resume: RunDir | None,
     name: tuple[str, str, int],
     run_info: Mapping[str, Any] | None,
-    tokenizer: Any,
     info: distributed.DistInfo,
-) -> Iterator[RunDir]:
+) -> Iterator[Job]:
     """The run folder of one training job, on every rank, for the job's whole length.
 
-    Rank 0 creates it under ``parent`` (or reopens ``resume``), takes its lock before the first write (a second
-    trainer on it fails here), writes ``run.json`` (``run_info``) and saves the tokenizer beside the checkpoints
-    (`reasongym eval RUN_DIR` finds it there). When the job fails or is interrupted, a folder made here that
-    holds nothing yet (`discard_if_empty`) is removed after the lock is released, and a `TrainingInterrupted`
-    says so.
+    Rank 0 creates it under ``parent`` (or reopens ``resume``), takes its lock before anything is loaded or
+    written (a second trainer on it fails here, at once) and writes ``run.json`` (``run_info``). When the job
+    fails or is interrupted, a folder made here that holds nothing yet (`discard_if_empty`) is removed after
+    the lock is released, and a `TrainingInterrupted` says so.
 
     Args:
         parent: Where a new run folder is made.
         resume: The folder of a run being resumed (never removed), or None for a new one.
         name: ``(algo, env, seed)`` of a new folder's name.
         run_info: What ``run.json`` records (the algorithm, model, environment), or None for no ``run.json``.
-        tokenizer: Saved into the folder, or None.
         info: This process's place in the job.
     """
     created: list[RunDir] = []
@@ -331,13 +349,11 @@ def job_folder(
         held.enter_context(folder.lock())
         if run_info is not None:
             folder.write_run_info(run_info)
-        if tokenizer is not None:
-            tokenizer.save_pretrained(folder.path)
         return folder
 
     try:
         with held:
-            yield distributed.on_main(open_folder, info)
+            yield Job(distributed.on_main(open_folder, info), info)
     except BaseException as failure:
         for folder in created:
             _after_failed_start(folder, failure)
