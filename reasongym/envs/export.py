@@ -63,7 +63,7 @@ def to_dataset(
     env_or_id: gymnasium.Env | str,
     n: int | None,
     *,
-    split: str = "train",
+    split: str | None = None,
     seed: int = 0,
     difficulty: int | None = None,
     hint: bool = False,
@@ -74,7 +74,8 @@ def to_dataset(
     Args:
         env_or_id: A ReasoningEnv (wrapped or not) or a registered id.
         n: Number of distinct problems; None takes a whole finite split.
-        split: The split to draw from.
+        split: The split to draw from; None: ``train`` where the environment has one, else the split it serves
+            by default (a dataset registered with one split serves that split).
         seed: Chooses which problems, and their order.
         difficulty: Restrict to one difficulty level.
         hint: Show the gold answer in each prompt (STaR rationalization data).
@@ -93,6 +94,8 @@ def to_dataset(
     import datasets
 
     env = _as_env(env_or_id)
+    if split is None:
+        split = "train" if "train" in env.source.splits() else env.source.default_split
     level = env.config.difficulty if difficulty is None else difficulty
     rng = np.random.default_rng(seed)
     rows: dict[str, list[Any]] = defaultdict(list)
