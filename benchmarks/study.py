@@ -64,7 +64,7 @@ from reasongym.policy.tiny import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_learning import ShuffledRewards  # noqa: E402
+from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 DIFFICULTY = 1
@@ -94,7 +94,8 @@ class Arm:
     fields: dict[str, Any] = field(default_factory=dict)
     """Config fields on top of the ``tiny`` preset."""
     patch: str | None = None
-    """A change the configs cannot express: ``shuffled`` rewards, or DAPO's ``sample_level`` loss."""
+    """A change the configs cannot express: ``shuffled`` rewards (`controls.RecordedVerdicts`), or DAPO's
+    ``sample_level`` loss."""
 
 
 ARMS: dict[str, Arm] = {
@@ -267,11 +268,13 @@ def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: ar
     )  # fmt: skip
     train = train_dapo if arm.algo == "dapo" else train_grpo
     meter = Meter(tokenizer, args.eval_problems)
-    patch = {"shuffled": lambda: ShuffledRewards(seed), "sample_level": SampleLevelLoss}.get(arm.patch or "")
+    # Every RL arm through the same wrapper; the control's rewards are drawn from earlier ones (controls.py).
+    env = RecordedVerdicts(reasongym.make(ENV), RunVerdicts(seed), shuffle=arm.patch == "shuffled")
+    patch = SampleLevelLoss if arm.patch == "sample_level" else nullcontext
     started = time.process_time()
-    with TokenBudget(args.budget_tokens, meter) as budget, (patch or nullcontext)():
+    with TokenBudget(args.budget_tokens, meter) as budget, patch():
         history = train(
-            configs[arm.algo], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
+            configs[arm.algo], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"]
         ).history
     tail = history[-5:]
     return {
