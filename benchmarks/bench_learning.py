@@ -49,9 +49,14 @@ MAX_NEW_TOKENS = 72
 def evaluate(model: torch.nn.Module, tokenizer: object, problems: int) -> float:
     """Greedy pass@1 on the first ``problems`` test problems of the environment."""
     return greedy_pass_at_1(
-        HFGenerator(model, tokenizer), ENV, tokenizer=tokenizer, split="test", num_problems=problems,
-        difficulty=DIFFICULTY, max_new_tokens=MAX_NEW_TOKENS,
-    )  # fmt: skip
+        HFGenerator(model, tokenizer),
+        ENV,
+        tokenizer=tokenizer,
+        split="test",
+        num_problems=problems,
+        difficulty=DIFFICULTY,
+        max_new_tokens=MAX_NEW_TOKENS,
+    )
 
 
 def run_arm(
@@ -61,9 +66,14 @@ def run_arm(
     started, cpu_started = time.perf_counter(), time.process_time()
     algo = "dapo" if name == "dapo" else "grpo"
     configs = preset_configs(
-        "tiny", algo, max_steps=args.steps, lr=args.lr, seed=args.seed, difficulty=DIFFICULTY,
+        "tiny",
+        algo,
+        max_steps=args.steps,
+        lr=args.lr,
+        seed=args.seed,
+        difficulty=DIFFICULTY,
         progress_bar=False,
-    )  # fmt: skip
+    )
     train = train_dapo if algo == "dapo" else train_grpo
     # Every arm through the same wrapper; the control's verdicts are drawn from earlier ones (controls.py).
     env = RecordedVerdicts(reasongym.make(ENV), RunVerdicts(args.seed), shuffle=name == "shuffled_control")
@@ -104,8 +114,10 @@ def main() -> None:
     warm = warm_start(model, tokenizer, ENV, target_accuracy=args.target, run=sft_run)
     sft_seconds = time.perf_counter() - started
     before = evaluate(model, tokenizer, args.eval_problems)
-    print(f"warm start: {warm.steps} SFT steps in {sft_seconds:.0f}s, probe {warm.probe_accuracy:.3f}, "
-          f"test pass@1 {before:.3f} on {args.eval_problems} problems")  # fmt: skip
+    print(
+        f"warm start: {warm.steps} SFT steps in {sft_seconds:.0f}s, probe {warm.probe_accuracy:.3f}, "
+        f"test pass@1 {before:.3f} on {args.eval_problems} problems"
+    )
     results: dict[str, dict[str, float]] = {}
     for arm in args.arms.split(","):
         results[arm] = run_arm(arm, copy.deepcopy(model), tokenizer, args)

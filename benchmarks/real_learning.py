@@ -125,21 +125,40 @@ class Setting:
 
 PRESETS = {
     "cpu": Setting(
-        model="", env_id="reasongym/Arithmetic-v0", difficulty=1, instruction="Reply with the number only.",
-        eval_env_ids=("reasongym/Arithmetic-v0",), max_new_tokens=16, temperature=0.7,
-        warm_start=None, num_prompts=8, group_size=8, lr=1e-5,
-        budget_tokens=16_000, eval_problems=300,
+        model="",
+        env_id="reasongym/Arithmetic-v0",
+        difficulty=1,
+        instruction="Reply with the number only.",
+        eval_env_ids=("reasongym/Arithmetic-v0",),
+        max_new_tokens=16,
+        temperature=0.7,
+        warm_start=None,
+        num_prompts=8,
+        group_size=8,
+        lr=1e-5,
+        budget_tokens=16_000,
+        eval_problems=300,
     ),
     # One 80-140 GB GPU: an 0.5B instruct model (1.5B fits too: --model), GSM8K word problems with room to
     # reason, 64 prompts x 8 samples per step in micro-batches of 16 rows, about 260 steps of 40M tokens.
     "gpu": Setting(
-        model="Qwen/Qwen2.5-0.5B-Instruct", env_id="reasongym/GSM8K-v0", difficulty=None, instruction=None,
-        eval_env_ids=("reasongym/GSM8K-v0", "reasongym/MATH500-v0"), max_new_tokens=1024, temperature=1.0,
-        warm_start=None, num_prompts=64,
-        group_size=8, lr=1e-6, budget_tokens=40_000_000, eval_problems=500, autocast="bf16",
+        model="Qwen/Qwen2.5-0.5B-Instruct",
+        env_id="reasongym/GSM8K-v0",
+        difficulty=None,
+        instruction=None,
+        eval_env_ids=("reasongym/GSM8K-v0", "reasongym/MATH500-v0"),
+        max_new_tokens=1024,
+        temperature=1.0,
+        warm_start=None,
+        num_prompts=64,
+        group_size=8,
+        lr=1e-6,
+        budget_tokens=40_000_000,
+        eval_problems=500,
+        autocast="bf16",
         engine="vllm",
     ),
-}  # fmt: skip
+}
 
 
 class BudgetSpent(Exception):
@@ -163,8 +182,12 @@ class Budget:
     def _before(self) -> None:
         recent = self.verdicts.correct[-256:]
         if recent:  # per-batch progress: an arm takes minutes
-            print(f"  tokens {self.tokens}/{self.budget}: train accuracy of the last {len(recent)} episodes "
-                  f"{np.mean(recent):.3f}", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"  tokens {self.tokens}/{self.budget}: train accuracy of the last {len(recent)} episodes "
+                f"{np.mean(recent):.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
         if not self.half_done and self.tokens >= self.budget // 2:
             self.half_done = True
             self.on_half(self.tokens)
@@ -229,9 +252,14 @@ def held_out(model: Any, tokenizer: Any, setting: Setting) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for position, env_id in enumerate(setting.eval_env_ids):
         batch = collect_rollouts(
-            make_env(setting, env_id), HFGenerator(model, tokenizer), tokenizer, list(range(setting.eval_problems)),
-            params=params, split="test", difficulty=setting.difficulty if position == 0 else None,
-        )  # fmt: skip
+            make_env(setting, env_id),
+            HFGenerator(model, tokenizer),
+            tokenizer,
+            list(range(setting.eval_problems)),
+            params=params,
+            split="test",
+            difficulty=setting.difficulty if position == 0 else None,
+        )
         name = env_id.split("/")[-1]
         results[f"{name}/accuracy"] = round(float(batch.correct.float().mean()), 4)
         results[f"{name}/extracted_rate"] = round(
@@ -248,14 +276,28 @@ def held_out(model: Any, tokenizer: Any, setting: Setting) -> dict[str, Any]:
 def rl_configs(setting: Setting, name: str, seed: int, max_steps: int = 1_000_000) -> dict[str, Any]:
     """The configs of GRPO or DAPO (``name``) in ``setting``: the ``default`` preset with the setting's sizes."""
     return preset_configs(
-        "default", name, max_steps=max_steps, num_prompts=setting.num_prompts, group_size=setting.group_size,
-        max_new_tokens=setting.max_new_tokens, temperature=setting.temperature, difficulty=setting.difficulty,
-        lr=setting.lr, seed=seed, autocast=setting.autocast, engine=setting.engine, progress_bar=False,
+        "default",
+        name,
+        max_steps=max_steps,
+        num_prompts=setting.num_prompts,
+        group_size=setting.group_size,
+        max_new_tokens=setting.max_new_tokens,
+        temperature=setting.temperature,
+        difficulty=setting.difficulty,
+        lr=setting.lr,
+        seed=seed,
+        autocast=setting.autocast,
+        engine=setting.engine,
+        progress_bar=False,
         tempered_logprobs=setting.tempered_logprobs,
-        samples_every=0, eval_every=0, gradient_checkpointing=False,
+        samples_every=0,
+        eval_every=0,
+        gradient_checkpointing=False,
         micro_batch_size=16,  # a whole 128-row batch at once held 14 GB of activations
-        **({"kl": "off"} if name == "grpo" else {}),  # as DAPO: the reference's forward pass costs a third more
-    )  # fmt: skip
+        **(
+            {"kl": "off"} if name == "grpo" else {}
+        ),  # as DAPO: the reference's forward pass costs a third more
+    )
 
 
 def rl_arm(run: ArmRun) -> int:
@@ -265,7 +307,9 @@ def rl_arm(run: ArmRun) -> int:
     configs = rl_configs(setting, name, run.seed)
     trainer = train_grpo if name == "grpo" else train_dapo
     # The sampler the trainer would build (a vLLM engine with engine="vllm"), with the budget mixed in.
-    sampler = build_sampler(run.model, run.tokenizer, configs["rollout"], None, run.seed, distributed.current())
+    sampler = build_sampler(
+        run.model, run.tokenizer, configs["rollout"], None, run.seed, distributed.current()
+    )
     sampler = budgeted(sampler, run)
     # the run folder's metrics.jsonl holds the clip fractions
     with tempfile.TemporaryDirectory(prefix="real-learning-") as folder:
@@ -315,10 +359,21 @@ def star_arm(run: ArmRun) -> int:
     env = RecordedVerdicts(make_env(setting), run.verdicts, shuffle=run.shuffled)
     problems = max(1, setting.budget_tokens // (4 * setting.group_size * max(4, setting.max_new_tokens // 2)))
     configs = preset_configs(
-        "default", "star", max_steps=1_000, group_size=setting.group_size, temperature=setting.temperature,
-        max_new_tokens=setting.max_new_tokens, difficulty=setting.difficulty, lr=setting.lr, seed=seed,
-        autocast=setting.autocast, eval_problems=8, progress_bar=False, rationalize=False, num_train_problems=problems,
-    )  # fmt: skip
+        "default",
+        "star",
+        max_steps=1_000,
+        group_size=setting.group_size,
+        temperature=setting.temperature,
+        max_new_tokens=setting.max_new_tokens,
+        difficulty=setting.difficulty,
+        lr=setting.lr,
+        seed=seed,
+        autocast=setting.autocast,
+        eval_problems=8,
+        progress_bar=False,
+        rationalize=False,
+        num_train_problems=problems,
+    )
     sampler = budgeted(HFGenerator(run.model, run.tokenizer), run)
     try:
         train_star(
@@ -386,27 +441,38 @@ def smoke(setting: Setting, steps: int) -> dict[str, Any]:
     before = held_out(model, tokenizer, setting)
     configs = rl_configs(setting, "grpo", seed=0, max_steps=steps)
     started = time.perf_counter()
-    result = train_grpo(configs["grpo"], model, tokenizer, make_env(setting), run=configs["run"],
-                        rollout=configs["rollout"])  # fmt: skip
+    result = train_grpo(
+        configs["grpo"], model, tokenizer, make_env(setting), run=configs["run"], rollout=configs["rollout"]
+    )
     wall = time.perf_counter() - started
     after = held_out(model, tokenizer, setting)
     steady = result.history[1:] or result.history  # the first step pays for warm-up (engine build, kernels)
     return {
-        "steps": len(result.history), "wall_s": round(wall, 1),
+        "steps": len(result.history),
+        "wall_s": round(wall, 1),
         "step_s": round(float(np.mean([h["perf/step_s"] for h in steady])), 2),
         "tokens_per_s": round(float(np.mean([h["perf/tokens_per_s"] for h in steady])), 1),
         "reward_curve": [round(h["rollout/reward_mean"], 4) for h in result.history],
-        "accuracy_before": before["accuracy"], "accuracy_after": after["accuracy"],
+        "accuracy_before": before["accuracy"],
+        "accuracy_after": after["accuracy"],
         **{f"after/{k}": v for k, v in after.items() if "/" in k},
-    }  # fmt: skip
+    }
 
 
 def dry(setting: Setting) -> Setting:
     """``setting`` shrunk to seconds on a CPU: the tiny random model, a few short samples, our sampler."""
     return dataclasses.replace(
-        setting, model="tiny", max_new_tokens=8, num_prompts=2, group_size=2, budget_tokens=48, eval_problems=4,
-        autocast="off", engine="hf", warm_start=None,
-    )  # fmt: skip
+        setting,
+        model="tiny",
+        max_new_tokens=8,
+        num_prompts=2,
+        group_size=2,
+        budget_tokens=48,
+        eval_problems=4,
+        autocast="off",
+        engine="hf",
+        warm_start=None,
+    )
 
 
 def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
@@ -468,8 +534,11 @@ def interval(
         rows_a, rows_b = rng.integers(0, len(a), len(a)), rng.integers(0, len(b), len(b))
         draws[rep] = a[np.ix_(rows_a, columns)].mean() - b[np.ix_(rows_b, columns)].mean()
     low, high = np.percentile(draws, [2.5, 97.5])
-    return {"difference": round(float(a.mean() - b.mean()), 4), "ci95": [round(float(low), 4), round(float(high), 4)],
-            "clear_of_zero": bool(low > 0)}  # fmt: skip
+    return {
+        "difference": round(float(a.mean() - b.mean()), 4),
+        "ci95": [round(float(low), 4), round(float(high), 4)],
+        "clear_of_zero": bool(low > 0),
+    }
 
 
 def accuracy_interval(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -488,24 +557,35 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
     runs["start"] = [start]
     arms = {
         arm: {
-            "seeds": len(records), "accuracy": round(float(np.mean([r["accuracy"] for r in records])), 4),
-            "accuracy_ci95": accuracy_interval(records)["ci95"], "accuracy_by_seed": [r["accuracy"] for r in records],
+            "seeds": len(records),
+            "accuracy": round(float(np.mean([r["accuracy"] for r in records])), 4),
+            "accuracy_ci95": accuracy_interval(records)["ci95"],
+            "accuracy_by_seed": [r["accuracy"] for r in records],
             "sampled_tokens": int(np.mean([r["sampled_tokens"] for r in records])),
             "train_cpu_seconds": round(float(np.mean([r["train_cpu_seconds"] for r in records])), 1),
         }
-        for arm, records in runs.items() if arm != "start"
-    }  # fmt: skip
+        for arm, records in runs.items()
+        if arm != "start"
+    }
     bar: dict[str, Any] = {}
     for arm in VERIFIER_ARMS:
         if arm in runs and f"{arm}_shuffled" in runs:
             vs_control, vs_start = interval(runs, arm, f"{arm}_shuffled"), interval(runs, arm, "start")
             beats = all(c["clear_of_zero"] and c["difference"] >= BAR_POINTS for c in (vs_control, vs_start))
             in_time = max(r["train_cpu_seconds"] for r in runs[arm]) <= BAR_CPU_SECONDS
-            bar[arm] = {"vs_control": vs_control, "vs_start": vs_start, "within_cpu_budget": in_time,
-                        "holds": beats and in_time}  # fmt: skip
-    summary = {"setting": {**dataclasses.asdict(setting), "model": Path(setting.model).name},
-               "start_accuracy": start["accuracy"], "arms": arms, "bar": bar,
-               "bar_holds": any(result["holds"] for result in bar.values())}  # fmt: skip
+            bar[arm] = {
+                "vs_control": vs_control,
+                "vs_start": vs_start,
+                "within_cpu_budget": in_time,
+                "holds": beats and in_time,
+            }
+    summary = {
+        "setting": {**dataclasses.asdict(setting), "model": Path(setting.model).name},
+        "start_accuracy": start["accuracy"],
+        "arms": arms,
+        "bar": bar,
+        "bar_holds": any(result["holds"] for result in bar.values()),
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     level = "" if setting.difficulty is None else f" level {setting.difficulty}"
     plot(runs, start, out / "accuracy.png", f"{Path(setting.model).name}, {setting.env_id}{level}")
@@ -536,11 +616,20 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
         axes.fill_between(tokens, values.min(axis=0), values.max(axis=0), color=color, alpha=0.12)
         final = accuracy_interval(records)
         low, high = final["ci95"]
-        axes.errorbar(tokens[-1], final["difference"], yerr=[[final["difference"] - low], [high - final["difference"]]],
-                      color=color, capsize=4)  # fmt: skip
+        axes.errorbar(
+            tokens[-1],
+            final["difference"],
+            yerr=[[final["difference"] - low], [high - final["difference"]]],
+            color=color,
+            capsize=4,
+        )
     if "sft" in runs:
-        axes.axhline(float(np.mean([r["accuracy"] for r in runs["sft"]])), color="gray", linestyle=":",
-                     label="SFT on gold answers (reference)")  # fmt: skip
+        axes.axhline(
+            float(np.mean([r["accuracy"] for r in runs["sft"]])),
+            color="gray",
+            linestyle=":",
+            label="SFT on gold answers (reference)",
+        )
     axes.set_xlabel("sampled completion tokens")
     axes.set_ylabel("held-out greedy accuracy")
     axes.set_title(f"{title}: mean of seeds, their range, 95% interval at the end", fontsize=9)
@@ -560,22 +649,42 @@ def warm_started(setting: Setting, folder: Path) -> Setting:
 
         model, tokenizer = load(setting, 0)
         configs = preset_configs(
-            "default", "sft", max_steps=400, lr=setting.lr, batch_size=8, eval_every=10, eval_problems=64,
-            eval_split="validation", difficulty=setting.difficulty, eval_max_new_tokens=setting.max_new_tokens,
+            "default",
+            "sft",
+            max_steps=400,
+            lr=setting.lr,
+            batch_size=8,
+            eval_every=10,
+            eval_problems=64,
+            eval_split="validation",
+            difficulty=setting.difficulty,
+            eval_max_new_tokens=setting.max_new_tokens,
             progress_bar=False,
-        )  # fmt: skip
-        done = warm_start(model, tokenizer, setting.env_id, target_accuracy=setting.warm_start, run=configs["run"],
-                          sft=configs["sft"])  # fmt: skip
+        )
+        done = warm_start(
+            model,
+            tokenizer,
+            setting.env_id,
+            target_accuracy=setting.warm_start,
+            run=configs["run"],
+            sft=configs["sft"],
+        )
         print(json.dumps({"warm_start": dataclasses.asdict(done)}), file=sys.stderr, flush=True)
         save_policy(model, tokenizer, folder)
     return dataclasses.replace(setting, model=str(folder))
 
 
 NUMERIC_FIELDS: dict[str, tuple[type, ...]] = {
-    "max_new_tokens": (int,), "num_prompts": (int,), "group_size": (int,), "budget_tokens": (int,),
-    "eval_problems": (int,), "difficulty": (int, type(None)), "temperature": (float, int), "lr": (float, int),
+    "max_new_tokens": (int,),
+    "num_prompts": (int,),
+    "group_size": (int,),
+    "budget_tokens": (int,),
+    "eval_problems": (int,),
+    "difficulty": (int, type(None)),
+    "temperature": (float, int),
+    "lr": (float, int),
     "warm_start": (float, int, type(None)),
-}  # fmt: skip
+}
 """The `Setting` fields that take numbers, and the JSON types allowed: a word there would fail an arm later."""
 BOOL_FIELDS = ("tempered_logprobs",)
 """The `Setting` fields that take JSON ``true`` or ``false``."""
@@ -616,8 +725,10 @@ def check_same_setting(out: Path, setting: Setting) -> None:
         k: (v, current.get(k)) for k, v in json.loads(recorded.read_text()).items() if current.get(k) != v
     }
     if changed:
-        raise SystemExit(f"{out} holds runs of another setting (field: (recorded, now)): {changed}; "
-                         "use another --out-dir, or remove the folder to start over")  # fmt: skip
+        raise SystemExit(
+            f"{out} holds runs of another setting (field: (recorded, now)): {changed}; "
+            "use another --out-dir, or remove the folder to start over"
+        )
 
 
 def main() -> None:

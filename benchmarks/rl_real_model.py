@@ -94,9 +94,14 @@ def evaluate(model, tokenizer, problems: int, max_new_tokens: int) -> dict[str, 
     params = SamplingParams(temperature=0.0, max_new_tokens=max_new_tokens)
     started = time.process_time()
     batch = collect_rollouts(
-        ENV, HFGenerator(model, tokenizer), tokenizer, list(range(problems)), params=params,
-        split="test", difficulty=1,
-    )  # fmt: skip
+        ENV,
+        HFGenerator(model, tokenizer),
+        tokenizer,
+        list(range(problems)),
+        params=params,
+        split="test",
+        difficulty=1,
+    )
     return {
         "accuracy": round(float(batch.correct.float().mean()), 4),
         "boxed_rate": round(sum("\\boxed{" in text for text in batch.texts) / problems, 4),
@@ -114,18 +119,36 @@ def train(model, tokenizer, args: argparse.Namespace, shuffled: bool) -> dict[st
     # Both arms through the same wrapper; the control's rewards (bonus included) are drawn from earlier ones.
     wrapped = RecordedVerdicts(env, RunVerdicts(args.seed), shuffle=shuffled)
     configs = preset_configs(
-        "default", "grpo", max_steps=100_000, num_prompts=2, group_size=8, max_new_tokens=args.max_new_tokens,
-        difficulty=1, lr=5e-5, kl="k3_loss", kl_coef=0.04, mu=1, progress_bar=False, samples_every=0,
-        seed=args.seed, lora={"rank": 16, "alpha": 32.0},
-        gradient_checkpointing=False, micro_batch_size=None,  # memory is not the limit here; CPU time is
-    )  # fmt: skip
+        "default",
+        "grpo",
+        max_steps=100_000,
+        num_prompts=2,
+        group_size=8,
+        max_new_tokens=args.max_new_tokens,
+        difficulty=1,
+        lr=5e-5,
+        kl="k3_loss",
+        kl_coef=0.04,
+        mu=1,
+        progress_bar=False,
+        samples_every=0,
+        seed=args.seed,
+        lora={"rank": 16, "alpha": 32.0},
+        gradient_checkpointing=False,
+        micro_batch_size=None,  # memory is not the limit here; CPU time is
+    )
     sampler = Budgeted(HFGenerator(model, tokenizer), args.budget)
     started = time.perf_counter()
     try:
         train_grpo(
-            configs["grpo"], model, tokenizer, wrapped, run=configs["run"], rollout=configs["rollout"],
+            configs["grpo"],
+            model,
+            tokenizer,
+            wrapped,
+            run=configs["run"],
+            rollout=configs["rollout"],
             generator=sampler,
-        )  # fmt: skip
+        )
     except BudgetSpent:
         pass
     per_step = [EPISODES[i : i + 16] for i in range(0, len(EPISODES), 16)]
