@@ -40,8 +40,15 @@ def worker(out: str, steps: int) -> None:
     configs = preset_configs(
         "tiny", "grpo", max_steps=steps, difficulty=1, progress_bar=False, samples_every=0
     )
-    train_grpo(configs["grpo"], model, tokenizer, "reasongym/Arithmetic-v0", run=configs["run"],
-               rollout=configs["rollout"], run_dir=out)  # fmt: skip
+    train_grpo(
+        configs["grpo"],
+        model,
+        tokenizer,
+        "reasongym/Arithmetic-v0",
+        run=configs["run"],
+        rollout=configs["rollout"],
+        run_dir=out,
+    )
     distributed.cleanup()
 
 
@@ -50,8 +57,14 @@ def measure(processes: int, threads: int, steps: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, __file__, "--worker", folder, "--steps", str(steps)]
         if processes > 1:
-            command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                       f"--nproc-per-node={processes}", *command[1:]]  # fmt: skip
+            command = [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                f"--nproc-per-node={processes}",
+                *command[1:],
+            ]
         env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800)
@@ -81,15 +94,21 @@ def main() -> None:
         return
     results = {name: measure(*shape, args.steps) for name, shape in CONFIGS.items()}
     for name, result in results.items():
-        print(f"{name:<24} {result['step_s']:>7.3f} s/step  {result['samples_per_s']:>7.1f} samples/s  "
-              f"(sampling {result['generate_s']:.3f} s, update {result['train_s']:.3f} s)")  # fmt: skip
+        print(
+            f"{name:<24} {result['step_s']:>7.3f} s/step  {result['samples_per_s']:>7.1f} samples/s  "
+            f"(sampling {result['generate_s']:.3f} s, update {result['train_s']:.3f} s)"
+        )
     one = results["1 process x 2 threads"]["step_s"]
     summary = {
         "configs": results,
-        "speedup_2_processes_vs_1x1": round(results["1 process x 1 thread"]["step_s"] / results["2 processes x 1 thread"]["step_s"], 3),
+        "speedup_2_processes_vs_1x1": round(
+            results["1 process x 1 thread"]["step_s"] / results["2 processes x 1 thread"]["step_s"], 3
+        ),
         "speedup_2_processes_vs_1x2": round(one / results["2 processes x 1 thread"]["step_s"], 3),
-        "global_batch": "16 prompts x 8 samples", "steps": args.steps, "cpu_count": os.cpu_count(),
-    }  # fmt: skip
+        "global_batch": "16 prompts x 8 samples",
+        "steps": args.steps,
+        "cpu_count": os.cpu_count(),
+    }
     print(json.dumps(summary))
 
 

@@ -71,9 +71,15 @@ def _generate_tokens(model: Any, tokenizer: Any, prompts: list[str], new_tokens:
     torch.manual_seed(seed)
     with torch.no_grad():
         out = model.generate(
-            **inputs, do_sample=True, temperature=1.0, top_k=0, top_p=1.0, max_new_tokens=new_tokens,
-            eos_token_id=stop, pad_token_id=tokenizer.pad_token_id or stop,
-        )  # fmt: skip
+            **inputs,
+            do_sample=True,
+            temperature=1.0,
+            top_k=0,
+            top_p=1.0,
+            max_new_tokens=new_tokens,
+            eos_token_id=stop,
+            pad_token_id=tokenizer.pad_token_id or stop,
+        )
     new = out[:, inputs["input_ids"].shape[1] :]
     counted = 0
     for row in new.tolist():
@@ -93,8 +99,9 @@ def sampling(model: Any, tokenizer: Any, rows: list[int], new_tokens: int, repea
     built = time.perf_counter()
     ours = HFGenerator(model, tokenizer)
     report: dict[str, Any] = {
-        "vllm_import_s": round(imported - started, 1), "vllm_engine_start_s": round(built - imported, 1),
-    }  # fmt: skip
+        "vllm_import_s": round(imported - started, 1),
+        "vllm_engine_start_s": round(built - imported, 1),
+    }
     for count in rows:
         prompts = _prompts(tokenizer, count)
         runs = _runs(engine, ours, model, tokenizer, prompts, new_tokens)
@@ -149,8 +156,20 @@ def grpo(model_path: str, steps: int) -> dict[str, Any]:
     """`real_grpo_step.py` per configuration (LoRA r16), each in its own process."""
     report: dict[str, Any] = {}
     for impl, engine in (("ours", "hf"), ("ours", "vllm"), ("trl", "vllm")):
-        command = [sys.executable, str(HERE / "real_grpo_step.py"), "--impl", impl, "--mode", "lora",
-                   "--engine", engine, "--model", model_path, "--steps", str(steps)]  # fmt: skip
+        command = [
+            sys.executable,
+            str(HERE / "real_grpo_step.py"),
+            "--impl",
+            impl,
+            "--mode",
+            "lora",
+            "--engine",
+            engine,
+            "--model",
+            model_path,
+            "--steps",
+            str(steps),
+        ]
         env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1")}
         done = subprocess.run(command, capture_output=True, text=True, env=env)
         key = f"{impl}_{engine}"
@@ -185,9 +204,11 @@ def main() -> None:
     model, tokenizer = load_policy(args.model)
     model.eval()
     results: dict[str, Any] = {
-        "model": args.model, "new_tokens": args.new_tokens, "torch_threads": torch.get_num_threads(),
+        "model": args.model,
+        "new_tokens": args.new_tokens,
+        "torch_threads": torch.get_num_threads(),
         "load_average_1m_before": round(load[0], 2),
-    }  # fmt: skip
+    }
     results["sampling"] = sampling(model, tokenizer, args.rows, args.new_tokens, args.repeats)
     if args.grpo:
         results["grpo"] = grpo(args.model, args.grpo_steps)

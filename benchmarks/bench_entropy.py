@@ -94,7 +94,7 @@ def warm_model(seed: int, args: argparse.Namespace, out: Path) -> tuple[torch.nn
     return model, tokenizer
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument(
@@ -113,35 +113,42 @@ def main() -> None:
     parser.add_argument(
         "--sft-max-steps", type=int, default=800, help="most warm-start SFT steps (the schedule's length)"
     )
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    arms = args.arms.split(",")
-    curves: dict[tuple[str, int], list[dict[str, float]]] = {}
-    for seed in [int(s) for s in args.seeds.split(",")]:
-        model, tokenizer = warm_model(seed, args, out)
-        for arm in arms:
-            configs = preset_configs(
-                "tiny", "dapo", max_steps=args.steps, mu=args.mu, lr=args.lr, num_prompts=args.prompts,
-                group_size=args.group, temperature=args.temperature, eps_high=ARMS[arm], dynamic_sampling=False,
-                seed=seed, difficulty=args.difficulty, progress_bar=False, samples_every=0,
-            )  # fmt: skip
-            run, rollout = configs["run"], configs["rollout"]
-            history = train_dapo(
-                configs["dapo"], copy.deepcopy(model), tokenizer, ENV, run=run, rollout=rollout
-            ).history
-            curves[arm, seed] = [{"step": i + 1, **{k: h[k] for k in KEYS}} for i, h in enumerate(history)]
-            first, last = (
-                history[0]["train/entropy"],
-                statistics.mean(h["train/entropy"] for h in history[-5:]),
-            )
-            print(f"seed {seed} {arm}: entropy {first:.4f} -> {last:.4f} (last 5)", flush=True)
-    with (out / "entropy.jsonl").open("w") as handle:
-        for (arm, seed), rows in curves.items():
-            for row in rows:
-                handle.write(json.dumps({"arm": arm, "seed": seed, **row}) + "\n")
-    plot(curves, out / "entropy.png")
+    return parser.parse_args()
+
+
+def train_arm(
+    arm: str, seed: int, model: torch.nn.Module, tokenizer: object, args: argparse.Namespace
+) -> list[dict[str, float]]:
+    """DAPO with the arm's ``eps_high`` on a copy of the warm start; the logged `KEYS` of every step."""
+    configs = preset_configs(
+        "tiny",
+        "dapo",
+        max_steps=args.steps,
+        mu=args.mu,
+        lr=args.lr,
+        num_prompts=args.prompts,
+        group_size=args.group,
+        temperature=args.temperature,
+        eps_high=ARMS[arm],
+        dynamic_sampling=False,
+        seed=seed,
+        difficulty=args.difficulty,
+        progress_bar=False,
+        samples_every=0,
+    )
+    run, rollout = configs["run"], configs["rollout"]
+    history = train_dapo(
+        configs["dapo"], copy.deepcopy(model), tokenizer, ENV, run=run, rollout=rollout
+    ).history
+    first, last = history[0]["train/entropy"], statistics.mean(h["train/entropy"] for h in history[-5:])
+    print(f"seed {seed} {arm}: entropy {first:.4f} -> {last:.4f} (last 5)", flush=True)
+    return [{"step": i + 1, **{k: h[k] for k in KEYS}} for i, h in enumerate(history)]
+
+
+def summarize(
+    curves: dict[tuple[str, int], list[dict[str, float]]], arms: list[str], args: argparse.Namespace
+) -> dict[str, object]:
+    """Per arm: the entropy ratio (last 5 steps over the first) with its interval over seeds, and the clips."""
     summary: dict[str, object] = {"settings": {k: v for k, v in vars(args).items() if k != "out"}}
     for arm in arms:
         runs = [rows for (name, _), rows in curves.items() if name == arm]
@@ -159,7 +166,26 @@ def main() -> None:
             "clip_low_mean": statistics.mean(r["train/clip_low_frac"] for rows in runs for r in rows),
             "acc_last5": statistics.mean(r["rollout/correct_rate"] for rows in runs for r in rows[-5:]),
         }
-    print(json.dumps(summary))
+    return summary
+
+
+def main() -> None:
+    args = parse_args()
+    torch.set_num_threads(1)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    arms = args.arms.split(",")
+    curves: dict[tuple[str, int], list[dict[str, float]]] = {}
+    for seed in [int(s) for s in args.seeds.split(",")]:
+        model, tokenizer = warm_model(seed, args, out)
+        for arm in arms:
+            curves[arm, seed] = train_arm(arm, seed, model, tokenizer, args)
+    with (out / "entropy.jsonl").open("w") as handle:
+        for (arm, seed), rows in curves.items():
+            for row in rows:
+                handle.write(json.dumps({"arm": arm, "seed": seed, **row}) + "\n")
+    plot(curves, out / "entropy.png")
+    print(json.dumps(summarize(curves, arms, args)))
 
 
 if __name__ == "__main__":

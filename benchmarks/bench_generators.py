@@ -174,14 +174,22 @@ def _roots_forms(gold: str, question: str) -> dict[str, str]:
     roots = [r.strip() for r in gold.split(",")]
     variable = _VARIABLE.search(question)
     name = variable[1] if variable else "x"
-    return {"as_given": gold, "reversed": ", ".join(reversed(roots)),
-            "variable_equals": ", ".join(f"{name} = {r}" for r in roots)}  # fmt: skip
+    return {
+        "as_given": gold,
+        "reversed": ", ".join(reversed(roots)),
+        "variable_equals": ", ".join(f"{name} = {r}" for r in roots),
+    }
 
 
 def _countdown_forms(expression: str, target: str) -> dict[str, str]:
     tight = expression.replace(" ", "")
-    return {"as_given": expression, "unspaced": tight, "spaced": re.sub(r"([-+*/])", r" \1 ", tight),
-            "equals_target": f"{expression} = {target}", "times_sign": expression.replace("*", "×")}  # fmt: skip
+    return {
+        "as_given": expression,
+        "unspaced": tight,
+        "spaced": re.sub(r"([-+*/])", r" \1 ", tight),
+        "equals_target": f"{expression} = {target}",
+        "times_sign": expression.replace("*", "×"),
+    }
 
 
 def _forms_of(ours: str, problem: Any) -> dict[str, str]:
@@ -192,8 +200,9 @@ def _forms_of(ours: str, problem: Any) -> dict[str, str]:
         target = re.search(r"target=(-?\d+)", problem.answer)
         return _countdown_forms(str(expression), target[1] if target else "")
     builder: Callable[[str, str], dict[str, str]] = {
-        "Fractions": _fraction_forms, "PolynomialRoots": _roots_forms
-    }.get(ours, _integer_forms)  # fmt: skip
+        "Fractions": _fraction_forms,
+        "PolynomialRoots": _roots_forms,
+    }.get(ours, _integer_forms)
     return builder(problem.answer, problem.question)
 
 
@@ -242,9 +251,20 @@ def smollm2_accuracy(pairs: list[str], args: argparse.Namespace) -> dict[str, di
     for ours in pairs:
         for side, (levels, env_id) in _levels(ours).items():
             for level in levels:
-                report = evaluate(model, env_id, tokenizer=tokenizer, n=1, temperature=0.0, split="test",
-                                  difficulty=level, num_problems=args.model_problems, batch_size=args.model_problems,
-                                  max_new_tokens=args.max_new_tokens, progress=False, verbose=False)  # fmt: skip
+                report = evaluate(
+                    model,
+                    env_id,
+                    tokenizer=tokenizer,
+                    n=1,
+                    temperature=0.0,
+                    split="test",
+                    difficulty=level,
+                    num_problems=args.model_problems,
+                    batch_size=args.model_problems,
+                    max_new_tokens=args.max_new_tokens,
+                    progress=False,
+                    verbose=False,
+                )
                 out.setdefault(ours, {}).setdefault(side, {})[str(level)] = report.metrics["pass@1"]
                 print(f"SmolLM2 {env_id} level {level}: pass@1 {report.metrics['pass@1']:.3f}", flush=True)
     return out

@@ -28,6 +28,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -120,7 +121,6 @@ def trl_step_seconds(args: argparse.Namespace) -> dict[str, float]:
     """Median seconds per optimizer step of TRL's GRPOTrainer on the same model and prompts."""
     from datasets import Dataset
     from transformers import TrainerCallback
-    from trl import GRPOConfig as TRLConfig
     from trl import GRPOTrainer
 
     import reasongym
@@ -145,26 +145,51 @@ def trl_step_seconds(args: argparse.Namespace) -> dict[str, float]:
 
         def on_log(
             self, _args: object, _state: object, _control: object, logs: dict | None = None, **k: object
-        ) -> None:  # noqa: E501
+        ) -> None:
             if logs and "completions/mean_length" in logs:
                 lengths.append(logs["completions/mean_length"])
 
     with tempfile.TemporaryDirectory() as out:
-        config = TRLConfig(
-            output_dir=out, per_device_train_batch_size=args.prompts * args.group, num_generations=args.group,
-            max_completion_length=args.tokens, gradient_accumulation_steps=1, steps_per_generation=1,
-            max_steps=args.warmup + args.steps, learning_rate=1e-4, beta=0.0, loss_type="grpo", use_cpu=True,
-            report_to=[], logging_steps=1, save_strategy="no", temperature=1.0, disable_tqdm=True, seed=0,
-            dataloader_num_workers=0, bf16=False, fp16=False,
-        )  # fmt: skip
         trainer = GRPOTrainer(
-            model=model, reward_funcs=correctness, args=config, train_dataset=dataset, processing_class=tokenizer,
+            model=model,
+            reward_funcs=correctness,
+            args=_trl_config(args, out),
+            train_dataset=dataset,
+            processing_class=tokenizer,
             callbacks=[Clock()],
-        )  # fmt: skip
+        )
         stamps.append(_stamp())
         trainer.train()
     mean_len = statistics.mean(lengths[args.warmup :]) if len(lengths) > args.warmup else float("nan")
     return {**_durations(stamps, args.warmup), "completion_tokens": mean_len * args.prompts * args.group}
+
+
+def _trl_config(args: argparse.Namespace, output_dir: str) -> Any:
+    """TRL's GRPOConfig for the same batch as ours: no KL, one update per batch, CPU, nothing saved."""
+    from trl import GRPOConfig as TRLConfig
+
+    return TRLConfig(
+        output_dir=output_dir,
+        per_device_train_batch_size=args.prompts * args.group,
+        num_generations=args.group,
+        max_completion_length=args.tokens,
+        gradient_accumulation_steps=1,
+        steps_per_generation=1,
+        max_steps=args.warmup + args.steps,
+        learning_rate=1e-4,
+        beta=0.0,
+        loss_type="grpo",
+        use_cpu=True,
+        report_to=[],
+        logging_steps=1,
+        save_strategy="no",
+        temperature=1.0,
+        disable_tqdm=True,
+        seed=0,
+        dataloader_num_workers=0,
+        bf16=False,
+        fp16=False,
+    )
 
 
 def floor_seconds(args: argparse.Namespace) -> dict[str, float]:
@@ -214,8 +239,10 @@ def main() -> None:
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore")
     params = sum(p.numel() for p in tiny_policy(0)[0].parameters())
-    print(f"model: {params / 1e6:.2f}M params; batch {args.prompts} prompts x {args.group} samples x "
-          f"{args.tokens} tokens; 1 thread")  # fmt: skip
+    print(
+        f"model: {params / 1e6:.2f}M params; batch {args.prompts} prompts x {args.group} samples x "
+        f"{args.tokens} tokens; 1 thread"
+    )
     results = {
         "floor": floor_seconds(args),
         "grpo": ours("grpo", args),
@@ -232,15 +259,17 @@ def main() -> None:
     summary: dict[str, float | None] = {}
     for clock, suffix in (("step_s", ""), ("step_wall_s", "_wall")):
         trl = results.get("trl", {}).get(clock)
-        summary.update({
-            f"ratio{suffix}": results["grpo"][clock] / trl if trl else None,
-            f"ratio_dapo{suffix}": results["dapo"][clock] / trl if trl else None,
-            f"floor_ratio{suffix}": results["grpo"][clock] / results["floor"][clock],
-            f"grpo_s_per_step{suffix}": results["grpo"][clock],
-            f"dapo_s_per_step{suffix}": results["dapo"][clock],
-            f"trl_s_per_step{suffix}": trl,
-            f"floor_s{suffix}": results["floor"][clock],
-        })  # fmt: skip
+        summary.update(
+            {
+                f"ratio{suffix}": results["grpo"][clock] / trl if trl else None,
+                f"ratio_dapo{suffix}": results["dapo"][clock] / trl if trl else None,
+                f"floor_ratio{suffix}": results["grpo"][clock] / results["floor"][clock],
+                f"grpo_s_per_step{suffix}": results["grpo"][clock],
+                f"dapo_s_per_step{suffix}": results["dapo"][clock],
+                f"trl_s_per_step{suffix}": trl,
+                f"floor_s{suffix}": results["floor"][clock],
+            }
+        )
     summary.update({f"grpo_{phase}_wall_s": results["grpo"][f"{phase}_s"] for phase in PHASES})
     print(json.dumps(summary))
 

@@ -103,8 +103,18 @@ def real_answers(server: Any, args: argparse.Namespace, records: Path) -> list[s
 
     settings = ServedModelConfig(model=server.model, base_url=server.base_url, max_concurrency=1)
     with OpenAIGenerator(settings) as generator:
-        evaluate(generator, ENV, split="validation", num_problems=args.questions, n=1, temperature=0.0,
-                 max_new_tokens=args.max_new_tokens, out_path=records, progress=False, verbose=False)  # fmt: skip
+        evaluate(
+            generator,
+            ENV,
+            split="validation",
+            num_problems=args.questions,
+            n=1,
+            temperature=0.0,
+            max_new_tokens=args.max_new_tokens,
+            out_path=records,
+            progress=False,
+            verbose=False,
+        )
     by_index = {int(record["index"]): record["completions"][0] for record in load_records(records)}
     return [by_index[i] for i in range(args.questions)]
 
@@ -142,35 +152,25 @@ def grade(
 ) -> dict[str, Any]:
     """Grade every answer by rule and by judge, then again from the cache, then by a judge reading the file."""
     import reasongym
-    from reasongym.verifiers.judge import JudgeConfig, JudgeVerifier, judge_for
+    from reasongym.verifiers.judge import JudgeConfig, judge_for
 
-    config = JudgeConfig(model=server.model, base_url=server.base_url, timeout=timeout, max_concurrency=1,
-                         cache_path=str(cache))  # fmt: skip
+    config = JudgeConfig(
+        model=server.model,
+        base_url=server.base_url,
+        timeout=timeout,
+        max_concurrency=1,
+        cache_path=str(cache),
+    )
     rule_env, judge_env = reasongym.make(ENV).unwrapped, reasongym.make(ENV, judge=config).unwrapped
     judge = judge_for(config)
-    rows, start = [], time.perf_counter()
-    for problem, texts in zip(problems, answers, strict=True):
-        kinds, completions = list(texts), list(texts.values())
-        for kind, text, rule, verdict in zip(kinds, completions, rule_env.score_many(problem, completions),
-                                             judge_env.score_many(problem, completions), strict=True):  # fmt: skip
-            rows.append({"id": problem.id, "kind": kind, "gold": problem.answer, "completion": text,
-                         "rule": bool(rule.correct), "judge": verdict.correct, "judge_outcome": verdict.outcome.value,
-                         "judge_reply": verdict.extracted})  # fmt: skip
+    start = time.perf_counter()
+    rows = _graded_rows(rule_env, judge_env, problems, answers)
     first_s, first_requests = time.perf_counter() - start, judge.requests
     items = [
         (p.question, p.answer, text)
         for p, texts in zip(problems, answers, strict=True)
         for text in texts.values()
     ]
-    start = time.perf_counter()
-    again = judge.verify_many(items)
-    again_s, again_requests = time.perf_counter() - start, judge.requests - first_requests
-    later = JudgeVerifier(config)
-    start = time.perf_counter()
-    from_file = later.verify_many(items)
-    file_s = time.perf_counter() - start
-    later.close()
-    cached_rows = [row for row in rows if row["judge"] is not None]
     return {
         "rows": rows,
         "first": {
@@ -178,27 +178,78 @@ def grade(
             "requests": first_requests,
             "seconds": first_s,
             "s_per_request": first_s / max(first_requests, 1),
-        },  # fmt: skip
+        },
+        **_cached_passes(judge, config, items, rows),
+        "cached_verdicts": sum(row["judge"] is not None for row in rows),
+    }
+
+
+def _graded_rows(
+    rule_env: Any, judge_env: Any, problems: list[Any], answers: list[dict[str, str]]
+) -> list[dict[str, Any]]:
+    """One row per answer: its kind, the rule verifier's verdict and the judge's (with its raw reply)."""
+    rows = []
+    for problem, texts in zip(problems, answers, strict=True):
+        kinds, completions = list(texts), list(texts.values())
+        for kind, text, rule, verdict in zip(
+            kinds,
+            completions,
+            rule_env.score_many(problem, completions),
+            judge_env.score_many(problem, completions),
+            strict=True,
+        ):
+            rows.append(
+                {
+                    "id": problem.id,
+                    "kind": kind,
+                    "gold": problem.answer,
+                    "completion": text,
+                    "rule": bool(rule.correct),
+                    "judge": verdict.correct,
+                    "judge_outcome": verdict.outcome.value,
+                    "judge_reply": verdict.extracted,
+                }
+            )
+    return rows
+
+
+def _cached_passes(judge: Any, config: Any, items: list[tuple], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The same items again: by the same judge (its memory), then by a new judge reading the cache file."""
+    from reasongym.verifiers.judge import JudgeVerifier
+
+    first_requests, start = judge.requests, time.perf_counter()
+    again = judge.verify_many(items)
+    again_s, again_requests = time.perf_counter() - start, judge.requests - first_requests
+    later = JudgeVerifier(config)
+    start = time.perf_counter()
+    from_file = later.verify_many(items)
+    file_s = time.perf_counter() - start
+    later.close()
+    cache = Path(config.cache_path)  # absent when no verdict could be cached (all ungradable)
+    cached_lines = len(cache.read_text().splitlines()) if cache.exists() else 0
+
+    def same(verdicts: list[Any]) -> int:
+        return sum(
+            v.correct == r["judge"] for v, r in zip(verdicts, rows, strict=True) if r["judge"] is not None
+        )
+
+    def hits(verdicts: list[Any]) -> int:
+        return sum(v.reason == "The judge's cached verdict." for v in verdicts)
+
+    return {
         "same_process": {
             "requests": again_requests,
             "seconds": again_s,
-            "hits": sum(v.reason == "The judge's cached verdict." for v in again),
-            "same_verdicts": sum(
-                v.correct == r["judge"] for v, r in zip(again, rows, strict=True) if r["judge"] is not None
-            ),
-        },  # fmt: skip
+            "hits": hits(again),
+            "same_verdicts": same(again),
+        },
         "from_file": {
             "requests": later.requests,
             "seconds": file_s,
-            "cached_lines": len(cache.read_text().splitlines()),
-            "hits": sum(v.reason == "The judge's cached verdict." for v in from_file),
-            "same_verdicts": sum(
-                v.correct == r["judge"]
-                for v, r in zip(from_file, rows, strict=True)
-                if r["judge"] is not None
-            ),
-        },  # fmt: skip
-        "cached_verdicts": len(cached_rows),
+            "cached_lines": cached_lines,
+            "hits": hits(from_file),
+            "same_verdicts": same(from_file),
+        },
     }
 
 
@@ -209,10 +260,14 @@ def _print(result: dict[str, Any]) -> None:
     for name, row in result["by_kind"].items():
         agree = "-" if row["agreement"] is None else f"{row['agreement']:.2f}"
         kap = "-" if row["kappa"] is None else f"{row['kappa']:.2f}"
-        print(f"{name:<12}{row['n']:4d}{row['rule_correct']:9d}{row['judge_correct']:9d}{row['judge_incorrect']:11d}"
-              f"{row['ungradable']:6d}{agree:>7}{kap:>7}")  # fmt: skip
-    print(f"cache: first pass {result['first']}, same process {result['same_process']}, "
-          f"from the file {result['from_file']}")  # fmt: skip
+        print(
+            f"{name:<12}{row['n']:4d}{row['rule_correct']:9d}{row['judge_correct']:9d}{row['judge_incorrect']:11d}"
+            f"{row['ungradable']:6d}{agree:>7}{kap:>7}"
+        )
+    print(
+        f"cache: first pass {result['first']}, same process {result['same_process']}, "
+        f"from the file {result['from_file']}"
+    )
 
 
 def main() -> None:
@@ -242,8 +297,10 @@ def main() -> None:
     _print(result)
     for row in rows:
         if row["judge"] is not None and row["judge"] != row["rule"]:
-            print(f"  disagree {row['kind']}: gold {row['gold']} rule {row['rule']} judge {row['judge']}: "
-                  f"{row['completion'][-90:]!r}")  # fmt: skip
+            print(
+                f"  disagree {row['kind']}: gold {row['gold']} rule {row['rule']} judge {row['judge']}: "
+                f"{row['completion'][-90:]!r}"
+            )
     print(json.dumps(result))
 
 

@@ -3,8 +3,9 @@
 One run: build the tiny policy, SFT it (the ``tiny`` preset's SFT) on reference solutions of
 Arithmetic-v0 level 1 until a validation probe reaches ``--target`` (about a third), measure greedy
 pass@1 on ``--eval-problems`` test problems, then train three copies of that model from rewards (the
-``tiny`` preset's GRPO and DAPO): GRPO, DAPO, and GRPO with the rewards of each batch randomly permuted
-(a negative control: the same updates, no information about correctness). Each arm is evaluated again
+``tiny`` preset's GRPO and DAPO): GRPO, DAPO, and GRPO with each reward replaced by one drawn from the run's earlier rewards
+(a negative control, ``benchmarks/controls.py``: the same updates and reward rate, no information about
+correctness). Each arm is evaluated again
 on the same test problems. Prints a table and, last, one JSON object.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_learning.py            # about 10 minutes on one core
@@ -19,20 +20,24 @@ from __future__ import annotations
 
 import argparse
 import copy
-import dataclasses
 import json
+import sys
 import time
+from pathlib import Path
 
 import torch
 
+import reasongym
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import train_dapo
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.runtime.session import RLSession
 from reasongym.agents.warm_start import warm_start
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
 from reasongym.policy.tiny import tiny_policy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 DIFFICULTY = 1
@@ -44,31 +49,14 @@ MAX_NEW_TOKENS = 72
 def evaluate(model: torch.nn.Module, tokenizer: object, problems: int) -> float:
     """Greedy pass@1 on the first ``problems`` test problems of the environment."""
     return greedy_pass_at_1(
-        HFGenerator(model, tokenizer), ENV, tokenizer=tokenizer, split="test", num_problems=problems,
-        difficulty=DIFFICULTY, max_new_tokens=MAX_NEW_TOKENS,
-    )  # fmt: skip
-
-
-class ShuffledRewards:
-    """Context manager: while active, every rollout batch's rewards are randomly permuted (the control)."""
-
-    def __init__(self, seed: int) -> None:
-        self.generator = torch.Generator().manual_seed(seed)
-        self.original = RLSession.rollouts
-
-    def __enter__(self) -> ShuffledRewards:
-        original, generator = self.original, self.generator
-
-        def shuffled(session: RLSession, num_prompts: int) -> object:
-            batch = original(session, num_prompts)
-            order = torch.randperm(len(batch.rewards), generator=generator).to(batch.rewards.device)
-            return dataclasses.replace(batch, rewards=batch.rewards[order])
-
-        RLSession.rollouts = shuffled
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        RLSession.rollouts = self.original
+        HFGenerator(model, tokenizer),
+        ENV,
+        tokenizer=tokenizer,
+        split="test",
+        num_problems=problems,
+        difficulty=DIFFICULTY,
+        max_new_tokens=MAX_NEW_TOKENS,
+    )
 
 
 def run_arm(
@@ -78,16 +66,18 @@ def run_arm(
     started, cpu_started = time.perf_counter(), time.process_time()
     algo = "dapo" if name == "dapo" else "grpo"
     configs = preset_configs(
-        "tiny", algo, max_steps=args.steps, lr=args.lr, seed=args.seed, difficulty=DIFFICULTY,
+        "tiny",
+        algo,
+        max_steps=args.steps,
+        lr=args.lr,
+        seed=args.seed,
+        difficulty=DIFFICULTY,
         progress_bar=False,
-    )  # fmt: skip
+    )
     train = train_dapo if algo == "dapo" else train_grpo
-    run, rollout = configs["run"], configs["rollout"]
-    if name == "shuffled_control":
-        with ShuffledRewards(args.seed):
-            result = train(configs[algo], model, tokenizer, ENV, run=run, rollout=rollout)
-    else:
-        result = train(configs[algo], model, tokenizer, ENV, run=run, rollout=rollout)
+    # Every arm through the same wrapper; the control's verdicts are drawn from earlier ones (controls.py).
+    env = RecordedVerdicts(reasongym.make(ENV), RunVerdicts(args.seed), shuffle=name == "shuffled_control")
+    result = train(configs[algo], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"])
     rl_seconds, rl_cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     history = result.history
     return {
@@ -124,8 +114,10 @@ def main() -> None:
     warm = warm_start(model, tokenizer, ENV, target_accuracy=args.target, run=sft_run)
     sft_seconds = time.perf_counter() - started
     before = evaluate(model, tokenizer, args.eval_problems)
-    print(f"warm start: {warm.steps} SFT steps in {sft_seconds:.0f}s, probe {warm.probe_accuracy:.3f}, "
-          f"test pass@1 {before:.3f} on {args.eval_problems} problems")  # fmt: skip
+    print(
+        f"warm start: {warm.steps} SFT steps in {sft_seconds:.0f}s, probe {warm.probe_accuracy:.3f}, "
+        f"test pass@1 {before:.3f} on {args.eval_problems} problems"
+    )
     results: dict[str, dict[str, float]] = {}
     for arm in args.arms.split(","):
         results[arm] = run_arm(arm, copy.deepcopy(model), tokenizer, args)

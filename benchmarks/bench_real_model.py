@@ -161,9 +161,10 @@ def measure_grpo_step(source: str, steps: int) -> dict[str, object]:
             print(done.stderr[-2000:], file=sys.stderr, flush=True)
             lines = done.stdout.strip().splitlines()
             rows[f"{impl}_{mode}"] = (
-                json.loads(lines[-1]) if done.returncode == 0 and lines
+                json.loads(lines[-1])
+                if done.returncode == 0 and lines
                 else {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
-            )  # fmt: skip
+            )
     for mode in ("lora", "full"):
         ours, trl = rows[f"ours_{mode}"], rows[f"trl_{mode}"]
         if "step_s" in ours and "step_s" in trl:

@@ -94,8 +94,10 @@ def measure_overhead(seconds: float, tasks: list[str] | None = None) -> dict[str
     test = [row["test_overhead"] for row in rows.values()]
     print(f"{'task':28s} {'direct/s':>10s} {'train/s':>10s} {'x':>6s} {'test/s':>10s} {'x':>6s}")
     for name, row in rows.items():
-        print(f"{name:28s} {row['direct_per_s']:10.0f} {row['train_per_s']:10.0f} {row['train_overhead']:6.2f} "
-              f"{row['test_per_s']:10.0f} {row['test_overhead']:6.2f}")  # fmt: skip
+        print(
+            f"{name:28s} {row['direct_per_s']:10.0f} {row['train_per_s']:10.0f} {row['train_overhead']:6.2f} "
+            f"{row['test_per_s']:10.0f} {row['test_overhead']:6.2f}"
+        )
     summary = {
         "tasks": len(rows),
         "train_overhead_median": statistics.median(train),
@@ -107,9 +109,17 @@ def measure_overhead(seconds: float, tasks: list[str] | None = None) -> dict[str
 
 
 GRADER_TASKS = (
-    "basic_arithmetic", "chain_sum", "decimal_chain_sum", "products", "gcd", "leg_counting",
-    "gsm_symbolic", "simple_equations", "polynomial_equations", "simple_integration",
-)  # fmt: skip
+    "basic_arithmetic",
+    "chain_sum",
+    "decimal_chain_sum",
+    "products",
+    "gcd",
+    "leg_counting",
+    "gsm_symbolic",
+    "simple_equations",
+    "polynomial_equations",
+    "simple_integration",
+)
 """Ten of the 27 tasks graded by our math verifier: integers, decimals, word problems, equations, roots
 and antiderivatives (the forms where their string comparison, first-number, distance or sympy scorers differ)."""
 
@@ -136,9 +146,19 @@ def _sample_task(
     from reasongym.policy.loading import format_prompt
 
     if not args.hinted:
-        evaluate(model, f"reasoning_gym/{name}-v0", tokenizer=tokenizer, n=args.samples,
-                 num_problems=args.problems, temperature=0.8, max_new_tokens=args.max_new_tokens,
-                 out_path=part, batch_size=args.problems, progress=False, verbose=False)  # fmt: skip
+        evaluate(
+            model,
+            f"reasoning_gym/{name}-v0",
+            tokenizer=tokenizer,
+            n=args.samples,
+            num_problems=args.problems,
+            temperature=0.8,
+            max_new_tokens=args.max_new_tokens,
+            out_path=part,
+            batch_size=args.problems,
+            progress=False,
+            verbose=False,
+        )
         records = load_records(part)
         part.unlink()
         return records
@@ -147,8 +167,16 @@ def _sample_task(
     prompts = [format_prompt(tokenizer, env.messages(problem, hint=True)) for problem in problems]
     params = SamplingParams(n=args.samples, max_new_tokens=args.max_new_tokens, temperature=0.8, seed=0)
     samples = HFGenerator(model, tokenizer).generate(prompts, params)
-    return [{"index": i, "split": "test", "difficulty": None, "hinted": True,
-             "completions": [c.text for c in completions]} for i, completions in enumerate(samples)]  # fmt: skip
+    return [
+        {
+            "index": i,
+            "split": "test",
+            "difficulty": None,
+            "hinted": True,
+            "completions": [c.text for c in completions],
+        }
+        for i, completions in enumerate(samples)
+    ]
 
 
 def _sample(path: Path, tasks: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -207,10 +235,21 @@ def _grade_both(record: dict[str, Any]) -> list[dict[str, Any]]:
             _their_score(env, problem, answer),
             _their_score(env, problem, extract_answer(completion)),
         )
-        rows.append({"task": record["task"], "index": record["index"], "gold": problem.answer, "answer": answer,
-                     "ours": bool(verdict.correct), "outcome": verdict.outcome.value, "reason": verdict.reason,
-                     "their_score": score, "theirs": None if score is None else score >= 1,
-                     "their_pipeline": None if pipeline is None else pipeline >= 1, "completion": completion})  # fmt: skip
+        rows.append(
+            {
+                "task": record["task"],
+                "index": record["index"],
+                "gold": problem.answer,
+                "answer": answer,
+                "ours": bool(verdict.correct),
+                "outcome": verdict.outcome.value,
+                "reason": verdict.reason,
+                "their_score": score,
+                "theirs": None if score is None else score >= 1,
+                "their_pipeline": None if pipeline is None else pipeline >= 1,
+                "completion": completion,
+            }
+        )
     return rows
 
 
@@ -243,12 +282,16 @@ def compare_graders(args: argparse.Namespace) -> dict[str, Any]:
         f"{'task':24s} {'n':>4s} {'ours':>5s} {'theirs':>7s} {'pipeline':>9s} {'ours-only':>10s} {'theirs-only':>12s} {'skip':>5s}"
     )
     for name, c in per_task.items():
-        print(f"{name:24s} {c['completions']:4d} {c['ours_correct']:5d} {c['theirs_correct']:7d} "
-              f"{c['pipeline_correct']:9d} {c['ours_only']:10d} {c['theirs_only']:12d} {c['skipped']:5d}")  # fmt: skip
+        print(
+            f"{name:24s} {c['completions']:4d} {c['ours_correct']:5d} {c['theirs_correct']:7d} "
+            f"{c['pipeline_correct']:9d} {c['ours_only']:10d} {c['theirs_only']:12d} {c['skipped']:5d}"
+        )
     disagreements = [row for row in rows if row["theirs"] is not None and row["ours"] != row["theirs"]]
     for row in disagreements:
-        print(f"  {row['task']}: gold {row['gold']!r} answer {row['answer']!r:.60} ours {row['ours']} "
-              f"theirs {row['their_score']:.3g} ({row['reason'][:60]})")  # fmt: skip
+        print(
+            f"  {row['task']}: gold {row['gold']!r} answer {row['answer']!r:.60} ours {row['ours']} "
+            f"theirs {row['their_score']:.3g} ({row['reason'][:60]})"
+        )
     if args.disagreements:
         Path(args.disagreements).write_text(
             "".join(json.dumps(row) + "\n" for row in disagreements), encoding="utf-8"
@@ -265,11 +308,19 @@ def run_grpo(steps: int) -> dict[str, Any]:
     model, tokenizer = tiny_policy(seed=0)
     configs = preset_configs("tiny", "grpo", max_steps=steps, num_prompts=4, progress_bar=False)
     start = time.perf_counter()
-    result = train_grpo(configs["grpo"], model, tokenizer, "reasoning_gym/basic_arithmetic-v0",
-                        run=configs["run"], rollout=configs["rollout"])  # fmt: skip
+    result = train_grpo(
+        configs["grpo"],
+        model,
+        tokenizer,
+        "reasoning_gym/basic_arithmetic-v0",
+        run=configs["run"],
+        rollout=configs["rollout"],
+    )
     seconds = time.perf_counter() - start
-    history = [{k: v for k, v in row.items() if k.startswith(("rollout/reward_mean", "loss/policy"))}
-               for row in result.history]  # fmt: skip
+    history = [
+        {k: v for k, v in row.items() if k.startswith(("rollout/reward_mean", "loss/policy"))}
+        for row in result.history
+    ]
     print(f"GRPO: {steps} steps in {seconds:.1f} s; {history}")
     return {"steps": steps, "seconds": seconds, "history": history}
 

@@ -88,13 +88,23 @@ def replay(seed: int, perturbation: int, args: argparse.Namespace, env: object, 
         return {"probe": accuracy}
 
     run = RunConfig(
-        max_steps=1000, lr=3e-3, lr_schedule="cosine", warmup_steps=10, seed=seed, progress_bar=False,
+        max_steps=1000,
+        lr=3e-3,
+        lr_schedule="cosine",
+        warmup_steps=10,
+        seed=seed,
+        progress_bar=False,
         eval_every=10,
-    )  # fmt: skip
+    )
     train_sft(
-        SFTConfig(batch_size=16), model, tokenizer, _pairs(env, tokenizer), run=run, eval_fn=probe,
+        SFTConfig(batch_size=16),
+        model,
+        tokenizer,
+        _pairs(env, tokenizer),
+        run=run,
+        eval_fn=probe,
         stop_when=lambda step: step >= LAST_STEP or (step >= args.fixed_stop and "probe_step" in seen),
-    )  # fmt: skip
+    )
     return {k: v for k, v in seen.items() if k != "evals"}
 
 

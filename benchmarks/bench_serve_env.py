@@ -113,8 +113,11 @@ def _summary(episodes: int, seconds: float, steps: list[float]) -> dict[str, flo
 
 def _timed(name: str, run: Callable[[], dict[str, float]]) -> dict[str, float]:
     result = run()
-    print(f"{name:>10}: {result['episodes_per_s']:>8.1f} episodes/s, step median {result['step_ms_median']} ms, "
-          f"p95 {result['step_ms_p95']} ms", flush=True)  # fmt: skip
+    print(
+        f"{name:>10}: {result['episodes_per_s']:>8.1f} episodes/s, step median {result['step_ms_median']} ms, "
+        f"p95 {result['step_ms_p95']} ms",
+        flush=True,
+    )
     return result
 
 

@@ -31,6 +31,7 @@ import os
 import statistics
 import tempfile
 import time
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch loads
 
@@ -102,9 +103,16 @@ def _warm_start(
         (format_prompt(tokenizer, base.messages(p, hint=True)), pairs[i][1]) for i, p in enumerate(hinted)
     ]
     run = RunConfig(
-        max_steps=args.warm_steps, lr=3e-3, lr_schedule="cosine", warmup_steps=10, seed=seed, progress_bar=False,
-        eval_every=10, eval_problems=64, eval_split="validation",
-    )  # fmt: skip
+        max_steps=args.warm_steps,
+        lr=3e-3,
+        lr_schedule="cosine",
+        warmup_steps=10,
+        seed=seed,
+        progress_bar=False,
+        eval_every=10,
+        eval_problems=64,
+        eval_split="validation",
+    )
     sft = SFTConfig(batch_size=16, stop_at_accuracy=args.warm_target, eval_max_new_tokens=64)
     return train_sft(sft, model, tokenizer, pairs, run=run, env=env).steps
 
@@ -126,60 +134,62 @@ def _rows(seed: int, results: dict[str, STaRResult]) -> list[str]:
     return rows
 
 
-def main() -> None:
-    """Warm-start per seed, run every arm from that base, print the table, end with a JSON line."""
-    args = _parse_args()
-    device = "cuda" if args.device == "auto" and torch.cuda.is_available() else args.device
-    device = "cpu" if device == "auto" else device
-    started = time.perf_counter()
-    tokenizer = make_char_tokenizer()
-    env = reasongym.make("reasongym/Arithmetic-v0", difficulty=1, prompt_template="{question}")
-    root = args.run_root or tempfile.mkdtemp(prefix="bench_star_")
-    arms = args.arms.split(",")
-    gains: dict[str, list[float]] = {arm: [] for arm in arms}
-    per_seed: dict[str, dict[str, object]] = {}
-    for seed in [int(s) for s in args.seeds.split(",")]:
-        model = make_tiny_model(tokenizer, seed=seed).to(device)
-        warm_steps = _warm_start(model, tokenizer, env, args, seed)
-        base = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        # Fine-tuning: cosine over each iteration's steps after 5 warmup steps, at --lr.
-        run = RunConfig(
-            max_steps=args.iterations, lr=args.lr, lr_schedule="cosine", warmup_steps=5,
-            eval_problems=args.eval_size, seed=seed, progress_bar=False,
-        )  # fmt: skip
-        rollout = RolloutConfig(group_size=args.samples, temperature=args.temperature, max_new_tokens=64)
-        cfg = STaRConfig(
-            num_train_problems=args.train_problems, sft_steps=args.sft_steps, sft=SFTConfig(batch_size=16)
+def _run_seed(
+    seed: int, env: Any, tokenizer: Any, args: argparse.Namespace, device: str, root: str
+) -> tuple[int, dict[str, STaRResult]]:
+    """Warm-start the seed's model, then run every arm from that base; the warm start's steps and the results."""
+    model = make_tiny_model(tokenizer, seed=seed).to(device)
+    warm_steps = _warm_start(model, tokenizer, env, args, seed)
+    base = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    # Fine-tuning: cosine over each iteration's steps after 5 warmup steps, at --lr.
+    run = RunConfig(
+        max_steps=args.iterations,
+        lr=args.lr,
+        lr_schedule="cosine",
+        warmup_steps=5,
+        eval_problems=args.eval_size,
+        seed=seed,
+        progress_bar=False,
+    )
+    rollout = RolloutConfig(group_size=args.samples, temperature=args.temperature, max_new_tokens=64)
+    cfg = STaRConfig(
+        num_train_problems=args.train_problems, sft_steps=args.sft_steps, sft=SFTConfig(batch_size=16)
+    )
+    results: dict[str, STaRResult] = {}
+    for name in args.arms.split(","):
+        model.load_state_dict(base)  # every arm starts from the same warm-started base
+        folder = os.path.join(root, f"seed-{seed}", name)
+        results[name] = train_star(
+            dataclasses.replace(cfg, **ARMS[name]),
+            model,
+            tokenizer,
+            env,
+            run=run,
+            rollout=rollout,
+            run_dir=folder,
         )
-        results: dict[str, STaRResult] = {}
-        for name in arms:
-            model.load_state_dict(base)  # every arm starts from the same warm-started base
-            folder = os.path.join(root, f"seed-{seed}", name)
-            results[name] = train_star(
-                dataclasses.replace(cfg, **ARMS[name]), model, tokenizer, env, run=run, rollout=rollout,
-                run_dir=folder,
-            )  # fmt: skip
-            gains[name].append(results[name].accuracy_gain)
-        print(f"(warm start: {warm_steps} SFT steps)")
-        print("\n".join(_rows(seed, results)), flush=True)
-        per_seed[str(seed)] = {
-            "warm_steps": warm_steps,
-            "initial_accuracy": round(next(iter(results.values())).initial_accuracy, 4),
-            **{
-                f"{name}_by_iteration": [round(s.accuracy_after, 4) for s in r.iterations]
-                for name, r in results.items()
-            },
-            **{
-                f"{name}_kept_rationalized": [s.kept_rationalized for s in r.iterations]
-                for name, r in results.items()
-            },
-            **{
-                f"{name}_dropped": [s.rationalized_unfaithful for s in r.iterations]
-                for name, r in results.items()
-            },
-        }
+    return warm_steps, results
+
+
+def _seed_record(warm_steps: int, results: dict[str, STaRResult]) -> dict[str, object]:
+    """A seed's line of the JSON: per arm, accuracy, rationalized kept and unfaithful dropped per iteration."""
+    record: dict[str, object] = {
+        "warm_steps": warm_steps,
+        "initial_accuracy": round(next(iter(results.values())).initial_accuracy, 4),
+    }
+    for name, result in results.items():
+        record[f"{name}_by_iteration"] = [round(s.accuracy_after, 4) for s in result.iterations]
+    for name, result in results.items():
+        record[f"{name}_kept_rationalized"] = [s.kept_rationalized for s in result.iterations]
+    for name, result in results.items():
+        record[f"{name}_dropped"] = [s.rationalized_unfaithful for s in result.iterations]
+    return record
+
+
+def _gains(gains: dict[str, list[float]]) -> dict[str, object]:
+    """Each arm's mean accuracy gain over seeds with its interval, and its difference to the filter alone."""
     summary: dict[str, object] = {}
-    for name in arms:
+    for name in gains:
         mean, half = interval(gains[name])
         summary[GAIN_KEYS[name]] = round(mean, 4)
         summary[f"{name}_gain_ci95"] = round(half, 4)
@@ -189,6 +199,28 @@ def main() -> None:
             )
             summary[f"{name}_minus_filter"] = round(diff, 4)
             summary[f"{name}_minus_filter_ci95"] = round(diff_half, 4)
+    return summary
+
+
+def main() -> None:
+    """Warm-start per seed, run every arm from that base, print the table, end with a JSON line."""
+    args = _parse_args()
+    device = "cuda" if args.device == "auto" and torch.cuda.is_available() else args.device
+    device = "cpu" if device == "auto" else device
+    started = time.perf_counter()
+    tokenizer = make_char_tokenizer()
+    env = reasongym.make("reasongym/Arithmetic-v0", difficulty=1, prompt_template="{question}")
+    root = args.run_root or tempfile.mkdtemp(prefix="bench_star_")
+    gains: dict[str, list[float]] = {arm: [] for arm in args.arms.split(",")}
+    per_seed: dict[str, dict[str, object]] = {}
+    for seed in [int(s) for s in args.seeds.split(",")]:
+        warm_steps, results = _run_seed(seed, env, tokenizer, args, device, root)
+        for name, result in results.items():
+            gains[name].append(result.accuracy_gain)
+        print(f"(warm start: {warm_steps} SFT steps)")
+        print("\n".join(_rows(seed, results)), flush=True)
+        per_seed[str(seed)] = _seed_record(warm_steps, results)
+    summary = _gains(gains)
     summary.update(
         {"per_seed": per_seed, "seconds": round(time.perf_counter() - started, 1), "device": device}
     )

@@ -134,9 +134,15 @@ def check_sampler(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]
         started = time.perf_counter()
         with torch.no_grad():
             out = model.generate(
-                **inputs, do_sample=True, max_new_tokens=work["new_tokens"], temperature=1.0, top_k=0,
-                top_p=1.0, pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-            )  # fmt: skip
+                **inputs,
+                do_sample=True,
+                max_new_tokens=work["new_tokens"],
+                temperature=1.0,
+                top_k=0,
+                top_p=1.0,
+                pad_token_id=tokenizer.pad_token_id,
+                eos_token_id=tokenizer.eos_token_id,
+            )
         _synchronize(device)
         return out[:, inputs["input_ids"].shape[1] :].numel() / (time.perf_counter() - started)
 
@@ -144,9 +150,11 @@ def check_sampler(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]
     rates = [(ours(seed), theirs(seed)) for seed in range(work["repeats"])]
     mine, generate = statistics.median(r[0] for r in rates), statistics.median(r[1] for r in rates)
     return {
-        "ours_tokens_per_s": round(mine, 1), "generate_tokens_per_s": round(generate, 1),
-        "ratio": round(mine / generate, 3), **work,
-    }  # fmt: skip
+        "ours_tokens_per_s": round(mine, 1),
+        "generate_tokens_per_s": round(generate, 1),
+        "ratio": round(mine / generate, 3),
+        **work,
+    }
 
 
 def _grpo(
@@ -155,11 +163,25 @@ def _grpo(
     """``steps`` GRPO steps of a fresh model (resumed from ``run_dir`` when it holds a checkpoint)."""
     model, tokenizer = _model(sizes, device)
     configs = preset_configs(
-        "tiny", "grpo", max_steps=steps, kl="k3_loss", difficulty=1, progress_bar=False, samples_every=0,
-        **sizes["grpo"], **fields,
-    )  # fmt: skip
-    result = train_grpo(configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"],
-                        run_dir=run_dir)  # fmt: skip
+        "tiny",
+        "grpo",
+        max_steps=steps,
+        kl="k3_loss",
+        difficulty=1,
+        progress_bar=False,
+        samples_every=0,
+        **sizes["grpo"],
+        **fields,
+    )
+    result = train_grpo(
+        configs["grpo"],
+        model,
+        tokenizer,
+        ENV,
+        run=configs["run"],
+        rollout=configs["rollout"],
+        run_dir=run_dir,
+    )
     return list(result.history), model
 
 
@@ -202,9 +224,10 @@ def check_process_group(sizes: dict[str, Any], device: torch.device) -> dict[str
                 wrapped = type(model).__name__
                 resumed, _ = _grpo(sizes, device, steps=3, run_dir=Path(folder), parallelism=parallelism)
             report[parallelism] = {
-                "model_class": wrapped, "steps": len(first) + len(resumed),
+                "model_class": wrapped,
+                "steps": len(first) + len(resumed),
                 "step_s": round(statistics.mean(h["perf/step_s"] for h in first + resumed), 3),
-            }  # fmt: skip
+            }
             if parallelism == "fsdp" and not wrapped.startswith("FSDP"):
                 raise RuntimeError(
                     f"parallelism='fsdp' left the model a {wrapped}, not a sharded FSDP module"
@@ -262,9 +285,15 @@ def _generated(model: Any, tokenizer: Any, prompts: list[str], new_tokens: int, 
     torch.manual_seed(max(seed, 0))
     with torch.no_grad():
         out = model.generate(
-            **inputs, do_sample=True, max_new_tokens=new_tokens, temperature=1.0, top_k=0, top_p=1.0,
-            pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-        )  # fmt: skip
+            **inputs,
+            do_sample=True,
+            max_new_tokens=new_tokens,
+            temperature=1.0,
+            top_k=0,
+            top_p=1.0,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+        )
     return float((out[:, inputs["input_ids"].shape[1] :] != tokenizer.pad_token_id).sum())
 
 
@@ -277,9 +306,13 @@ def check_grpo_engines(sizes: dict[str, Any], device: torch.device) -> dict[str,
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats(device)
         history, _ = _grpo(
-            sizes, device, steps=3, autocast=autocast, engine=engine,
+            sizes,
+            device,
+            steps=3,
+            autocast=autocast,
+            engine=engine,
             lora={"rank": 16, "alpha": 32.0},
-        )  # fmt: skip
+        )
         steady = history[1:]
         peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
         report[engine] = {
@@ -350,9 +383,10 @@ def main() -> int:
     sizes = SIZES["dry" if dry else "gpu"]
     started = time.perf_counter()
     results: dict[str, Any] = {
-        "dry": dry, "device": torch.cuda.get_device_name(device) if not dry else "cpu",
+        "dry": dry,
+        "device": torch.cuda.get_device_name(device) if not dry else "cpu",
         "torch": torch.__version__,
-    }  # fmt: skip
+    }
     _section("sampler", lambda: check_sampler(sizes, device), results)
     _section("grpo", lambda: check_grpo(sizes, device), results)
     _section("nccl" if not dry else "process_group", lambda: check_process_group(sizes, device), results)

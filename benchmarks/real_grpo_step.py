@@ -29,6 +29,7 @@ import resource
 import statistics
 import sys
 import time
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -52,13 +53,16 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--model", required=True, help="a .gguf file or a model folder")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument(
-        "--engine", choices=["hf", "vllm"], default="hf",
+        "--engine",
+        choices=["hf", "vllm"],
+        default="hf",
         help="who samples: ours, our sampler (hf) or an in-process vLLM engine; TRL: vLLM in colocate mode",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--memory-saving", action="store_true",
+        "--memory-saving",
+        action="store_true",
         help="ours only: the default preset's gradient checkpointing and micro-batches of 2 rows (what it costs)",
-    )  # fmt: skip
+    )
     return parser.parse_args()
 
 
@@ -72,11 +76,23 @@ def run_ours(
     from reasongym.agents import preset_configs, train_grpo
 
     configs = preset_configs(
-        "default", "grpo", max_steps=steps, num_prompts=PROMPTS, group_size=GROUP, max_new_tokens=NEW_TOKENS,
-        difficulty=1, lr=LR, kl="k3_loss", kl_coef=KL, mu=1, progress_bar=False, samples_every=0,
-        lora={"rank": RANK if mode == "lora" else 0, "alpha": ALPHA}, engine=engine,
+        "default",
+        "grpo",
+        max_steps=steps,
+        num_prompts=PROMPTS,
+        group_size=GROUP,
+        max_new_tokens=NEW_TOKENS,
+        difficulty=1,
+        lr=LR,
+        kl="k3_loss",
+        kl_coef=KL,
+        mu=1,
+        progress_bar=False,
+        samples_every=0,
+        lora={"rank": RANK if mode == "lora" else 0, "alpha": ALPHA},
+        engine=engine,
         **memory,
-    )  # fmt: skip
+    )
     from reasongym.agents.runtime.session import RLSession
 
     finish_step = RLSession.finish_step
@@ -95,11 +111,9 @@ def run_ours(
 def run_trl(model, tokenizer, mode: str, steps: int, engine: str = "hf") -> list[float]:
     """Seconds of each of ``steps`` steps of TRL's ``GRPOTrainer`` on the same batch shape; ``engine='vllm'``:
     TRL samples with vLLM in colocate mode (its engine loads the model from ``model.name_or_path``)."""
-    import tempfile
-
     from datasets import Dataset
     from transformers import TrainerCallback
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     env = reasongym.make(ENV).unwrapped
     problems = [env.problem_at(i, difficulty=1) for i in range(PROMPTS * steps)]
@@ -119,28 +133,65 @@ def run_trl(model, tokenizer, mode: str, steps: int, engine: str = "hf") -> list
             self.seconds.append(time.perf_counter() - self.started)
             STEP_ENDS.append(time.process_time())
 
-    peft_config = None
-    if mode == "lora":
-        from peft import LoraConfig
-
-        peft_config = LoraConfig(
-            r=RANK, lora_alpha=ALPHA, lora_dropout=0.0, target_modules=list(LORA_TARGET_MODULES),
-            task_type="CAUSAL_LM",
-        )  # fmt: skip
-    args = GRPOConfig(
-        output_dir=tempfile.mkdtemp(), per_device_train_batch_size=PROMPTS * GROUP, num_generations=GROUP,
-        max_completion_length=NEW_TOKENS, max_steps=steps, beta=KL, learning_rate=LR, num_iterations=1,
-        use_cpu=True, report_to="none", save_strategy="no", logging_steps=1, gradient_checkpointing=False,
-        temperature=1.0, disable_dropout=True, seed=0, bf16=False,  # TRL turns bf16 on by default: float32 like ours
-        **({"use_vllm": True, "vllm_mode": "colocate", "vllm_max_model_length": 1024} if engine == "vllm" else {}),
-    )  # fmt: skip
     timer = Timer()
     trainer = GRPOTrainer(
-        model=model, reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer,
-        peft_config=peft_config, callbacks=[timer],
-    )  # fmt: skip
+        model=model,
+        reward_funcs=reward,
+        args=_trl_config(steps, engine),
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=_trl_lora(mode),
+        callbacks=[timer],
+    )
     trainer.train()
     return timer.seconds
+
+
+def _trl_config(steps: int, engine: str) -> Any:
+    """TRL's GRPOConfig for our batch shape and settings (float32, one update per batch, on the CPU)."""
+    import tempfile
+
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=tempfile.mkdtemp(),
+        per_device_train_batch_size=PROMPTS * GROUP,
+        num_generations=GROUP,
+        max_completion_length=NEW_TOKENS,
+        max_steps=steps,
+        beta=KL,
+        learning_rate=LR,
+        num_iterations=1,
+        use_cpu=True,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        gradient_checkpointing=False,
+        temperature=1.0,
+        disable_dropout=True,
+        seed=0,
+        bf16=False,  # TRL turns bf16 on by default: float32 like ours
+        **(
+            {"use_vllm": True, "vllm_mode": "colocate", "vllm_max_model_length": 1024}
+            if engine == "vllm"
+            else {}
+        ),
+    )
+
+
+def _trl_lora(mode: str) -> Any:
+    """Our LoRA settings as peft's config for TRL (None for full fine-tuning)."""
+    if mode != "lora":
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=RANK,
+        lora_alpha=ALPHA,
+        lora_dropout=0.0,
+        target_modules=list(LORA_TARGET_MODULES),
+        task_type="CAUSAL_LM",
+    )
 
 
 def _steady_cpu() -> float | None:
@@ -161,14 +212,22 @@ def main() -> None:
         seconds = run_trl(model, tokenizer, args.mode, args.steps, args.engine)
     print(f"{args.impl} {args.mode}: step seconds {[round(s, 1) for s in seconds]}", file=sys.stderr)
     steady = seconds[1:] or seconds
-    print(json.dumps({
-        "impl": args.impl, "mode": args.mode, "engine": args.engine, "memory_saving": args.memory_saving,
-        "step_s": round(statistics.median(steady), 2),
-        "first_step_s": round(seconds[0], 2), "steps": len(seconds),
-        "cpu_s_per_step": round((time.process_time() - started) / max(len(seconds), 1), 2),
-        "steady_cpu_s_per_step": _steady_cpu(),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "impl": args.impl,
+                "mode": args.mode,
+                "engine": args.engine,
+                "memory_saving": args.memory_saving,
+                "step_s": round(statistics.median(steady), 2),
+                "first_step_s": round(seconds[0], 2),
+                "steps": len(seconds),
+                "cpu_s_per_step": round((time.process_time() - started) / max(len(seconds), 1), 2),
+                "steady_cpu_s_per_step": _steady_cpu(),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ Arms, each given the same number of sampled completion tokens (``budget_tokens``
 - ``grpo``, ``dapo``: the library's trainers on the verifier's reward;
 - ``star``: STaR's filter loop (rationalization off: only verified samples of the policy are kept);
 - ``grpo_shuffled``, ``dapo_shuffled``, ``star_shuffled``: the same, but every verdict is replaced by one
-  drawn from the earlier verdicts of the run (same reward rate, no relation to the completion);
+  drawn from the earlier verdicts of the run (``benchmarks/controls.py``: same reward rate, no relation to
+  the completion);
 - ``sft``: the reference: supervised fine-tuning on gold answers (``The answer is N.``).
 
 Held-out greedy accuracy on the first ``eval_problems`` test problems is measured before training (once; all
@@ -42,22 +43,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import json
 import os
-import random
 import sys
 import tempfile
 import time
-from collections import deque
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
@@ -72,6 +70,9 @@ from reasongym.agents.star import train_star  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
 from reasongym.policy.loading import format_prompt, load_policy  # noqa: E402
 from reasongym.rollouts.batch import collect_rollouts  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ARMS = ("grpo", "grpo_shuffled", "dapo", "dapo_shuffled", "star", "star_shuffled", "sft")
 VERIFIER_ARMS = ("grpo", "dapo", "star")
@@ -124,21 +125,40 @@ class Setting:
 
 PRESETS = {
     "cpu": Setting(
-        model="", env_id="reasongym/Arithmetic-v0", difficulty=1, instruction="Reply with the number only.",
-        eval_env_ids=("reasongym/Arithmetic-v0",), max_new_tokens=16, temperature=0.7,
-        warm_start=None, num_prompts=8, group_size=8, lr=1e-5,
-        budget_tokens=16_000, eval_problems=300,
+        model="",
+        env_id="reasongym/Arithmetic-v0",
+        difficulty=1,
+        instruction="Reply with the number only.",
+        eval_env_ids=("reasongym/Arithmetic-v0",),
+        max_new_tokens=16,
+        temperature=0.7,
+        warm_start=None,
+        num_prompts=8,
+        group_size=8,
+        lr=1e-5,
+        budget_tokens=16_000,
+        eval_problems=300,
     ),
     # One 80-140 GB GPU: an 0.5B instruct model (1.5B fits too: --model), GSM8K word problems with room to
     # reason, 64 prompts x 8 samples per step in micro-batches of 16 rows, about 260 steps of 40M tokens.
     "gpu": Setting(
-        model="Qwen/Qwen2.5-0.5B-Instruct", env_id="reasongym/GSM8K-v0", difficulty=None, instruction=None,
-        eval_env_ids=("reasongym/GSM8K-v0", "reasongym/MATH500-v0"), max_new_tokens=1024, temperature=1.0,
-        warm_start=None, num_prompts=64,
-        group_size=8, lr=1e-6, budget_tokens=40_000_000, eval_problems=500, autocast="bf16",
+        model="Qwen/Qwen2.5-0.5B-Instruct",
+        env_id="reasongym/GSM8K-v0",
+        difficulty=None,
+        instruction=None,
+        eval_env_ids=("reasongym/GSM8K-v0", "reasongym/MATH500-v0"),
+        max_new_tokens=1024,
+        temperature=1.0,
+        warm_start=None,
+        num_prompts=64,
+        group_size=8,
+        lr=1e-6,
+        budget_tokens=40_000_000,
+        eval_problems=500,
+        autocast="bf16",
         engine="vllm",
     ),
-}  # fmt: skip
+}
 
 
 class BudgetSpent(Exception):
@@ -154,15 +174,20 @@ class Budget:
     """
 
     budget: int
-    on_half: Any
+    on_half: Callable[[int], None]
+    verdicts: RunVerdicts
     tokens: int
     half_done: bool
 
     def _before(self) -> None:
-        recent = VERDICTS.log[-256:]
+        recent = self.verdicts.correct[-256:]
         if recent:  # per-batch progress: an arm takes minutes
-            print(f"  tokens {self.tokens}/{self.budget}: train accuracy of the last {len(recent)} episodes "
-                  f"{np.mean(recent):.3f}", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"  tokens {self.tokens}/{self.budget}: train accuracy of the last {len(recent)} episodes "
+                f"{np.mean(recent):.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
         if not self.half_done and self.tokens >= self.budget // 2:
             self.half_done = True
             self.on_half(self.tokens)
@@ -182,66 +207,35 @@ class Budget:
         return groups
 
 
-def budgeted(sampler: Any, budget: int, on_half: Any) -> Any:
-    """``sampler`` (an `HFGenerator` or a vLLM engine) with `Budget` mixed into its class."""
+def budgeted(sampler: Any, run: ArmRun) -> Any:
+    """``sampler`` (an `HFGenerator` or a vLLM engine) with `Budget` mixed into its class, for ``run``."""
     sampler.__class__ = type(f"Budgeted{type(sampler).__name__}", (Budget, type(sampler)), {})
-    sampler.budget, sampler.on_half, sampler.tokens, sampler.half_done = budget, on_half, 0, False
+    sampler.budget, sampler.on_half, sampler.verdicts = run.setting.budget_tokens, run.on_half, run.verdicts
+    sampler.tokens, sampler.half_done = 0, False
     return sampler
 
 
-class Verdicts:
-    """The verdicts of one run so far, and the seeded draws of a shuffled control."""
+@dataclass
+class ArmRun:
+    """One (arm, seed) being trained: what its trainer function (`rl_arm`, `star_arm`, `sft_arm`) gets."""
 
-    def __init__(self, seed: int) -> None:
-        self.seen: deque[float] = deque(maxlen=512)
-        self.rng = random.Random(seed)
-        self.log: list[float] = []
+    setting: Setting
+    arm: str
+    """``grpo``, ``grpo_shuffled``, ..., ``sft`` (`ARMS`)."""
+    model: Any
+    tokenizer: Any
+    seed: int
+    on_half: Callable[[int], None]
+    """Called with the tokens sampled so far once half the budget is spent (the half-way evaluation)."""
+    verdicts: RunVerdicts
+    """The run's real verdicts, and its control's draws (`benchmarks/controls.py`)."""
+    train_steps: list[dict[str, Any]] = field(default_factory=list)
+    """An RL arm's logged steps (their ``train/`` metrics), for its record's clip fractions."""
 
-    def shuffled(self, value: float) -> float:
-        self.seen.append(value)
-        return self.rng.choice(self.seen)
-
-
-VERDICTS = Verdicts(0)
-"""Module state, because trainers step pickled copies of the environment: a pool per copy would hand a
-copy's k-th episode its own reward with probability 1/k, leaking the real signal."""
-
-
-class Recorded(gymnasium.Wrapper):
-    """Logs each finished episode's real correctness; with ``shuffle``, replaces its reward by an earlier one."""
-
-    def __init__(self, env: gymnasium.Env, shuffle: bool) -> None:
-        super().__init__(env)
-        self.shuffle = shuffle
-
-    def step(self, action: str) -> tuple:
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        if terminated or truncated:
-            VERDICTS.log.append(float(bool(info.get("correct"))))
-            reward = VERDICTS.shuffled(float(reward)) if self.shuffle else reward
-        return observation, reward, terminated, truncated, info
-
-
-def recorded_scores(env: Any, shuffle: bool) -> Any:
-    """The unwrapped env, logging each verdict of ``score``; with ``shuffle``, its ``correct`` is drawn from
-    earlier verdicts (STaR's control).
-
-    STaR looks through wrappers (``env.unwrapped``) and filters with ``env.score``, so this changes the class
-    of the one env object instead of wrapping it.
-    """
-    base = env.unwrapped
-    original = type(base)
-
-    class Recorded(original):  # type: ignore[misc, valid-type]
-        def score(self, problem: Any, text: str) -> Any:
-            verdict = original.score(self, problem, text)
-            VERDICTS.log.append(float(verdict.correct))
-            if not shuffle:
-                return verdict
-            return dataclasses.replace(verdict, correct=bool(VERDICTS.shuffled(float(verdict.correct))))
-
-    base.__class__ = Recorded
-    return base
+    @property
+    def shuffled(self) -> bool:
+        """Whether this is a shuffled-reward control."""
+        return self.arm.endswith("_shuffled")
 
 
 def make_env(setting: Setting, env_id: str | None = None) -> Any:
@@ -258,9 +252,14 @@ def held_out(model: Any, tokenizer: Any, setting: Setting) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for position, env_id in enumerate(setting.eval_env_ids):
         batch = collect_rollouts(
-            make_env(setting, env_id), HFGenerator(model, tokenizer), tokenizer, list(range(setting.eval_problems)),
-            params=params, split="test", difficulty=setting.difficulty if position == 0 else None,
-        )  # fmt: skip
+            make_env(setting, env_id),
+            HFGenerator(model, tokenizer),
+            tokenizer,
+            list(range(setting.eval_problems)),
+            params=params,
+            split="test",
+            difficulty=setting.difficulty if position == 0 else None,
+        )
         name = env_id.split("/")[-1]
         results[f"{name}/accuracy"] = round(float(batch.correct.float().mean()), 4)
         results[f"{name}/extracted_rate"] = round(
@@ -277,41 +276,59 @@ def held_out(model: Any, tokenizer: Any, setting: Setting) -> dict[str, Any]:
 def rl_configs(setting: Setting, name: str, seed: int, max_steps: int = 1_000_000) -> dict[str, Any]:
     """The configs of GRPO or DAPO (``name``) in ``setting``: the ``default`` preset with the setting's sizes."""
     return preset_configs(
-        "default", name, max_steps=max_steps, num_prompts=setting.num_prompts, group_size=setting.group_size,
-        max_new_tokens=setting.max_new_tokens, temperature=setting.temperature, difficulty=setting.difficulty,
-        lr=setting.lr, seed=seed, autocast=setting.autocast, engine=setting.engine, progress_bar=False,
+        "default",
+        name,
+        max_steps=max_steps,
+        num_prompts=setting.num_prompts,
+        group_size=setting.group_size,
+        max_new_tokens=setting.max_new_tokens,
+        temperature=setting.temperature,
+        difficulty=setting.difficulty,
+        lr=setting.lr,
+        seed=seed,
+        autocast=setting.autocast,
+        engine=setting.engine,
+        progress_bar=False,
         tempered_logprobs=setting.tempered_logprobs,
-        samples_every=0, eval_every=0, gradient_checkpointing=False,
+        samples_every=0,
+        eval_every=0,
+        gradient_checkpointing=False,
         micro_batch_size=16,  # a whole 128-row batch at once held 14 GB of activations
-        **({"kl": "off"} if name == "grpo" else {}),  # as DAPO: the reference's forward pass costs a third more
-    )  # fmt: skip
+        **(
+            {"kl": "off"} if name == "grpo" else {}
+        ),  # as DAPO: the reference's forward pass costs a third more
+    )
 
 
-def rl_arm(setting: Setting, arm: str, model: Any, tokenizer: Any, seed: int, on_half: Any) -> int:
-    """GRPO or DAPO (``arm``, with ``_shuffled`` for the control) until the budget is spent; tokens sampled."""
-    name = arm.removesuffix("_shuffled")
-    env = Recorded(make_env(setting), shuffle=arm.endswith("_shuffled"))
-    configs = rl_configs(setting, name, seed)
+def rl_arm(run: ArmRun) -> int:
+    """GRPO or DAPO (``run.arm``, with ``_shuffled`` for the control) until the budget is spent; tokens sampled."""
+    setting, name = run.setting, run.arm.removesuffix("_shuffled")
+    env = RecordedVerdicts(make_env(setting), run.verdicts, shuffle=run.shuffled)
+    configs = rl_configs(setting, name, run.seed)
     trainer = train_grpo if name == "grpo" else train_dapo
     # The sampler the trainer would build (a vLLM engine with engine="vllm"), with the budget mixed in.
-    sampler = build_sampler(model, tokenizer, configs["rollout"], None, seed, distributed.current())
-    sampler = budgeted(sampler, setting.budget_tokens, on_half)
-    with tempfile.TemporaryDirectory(
-        prefix="real-learning-"
-    ) as folder:  # its metrics.jsonl: the clip fractions
+    sampler = build_sampler(
+        run.model, run.tokenizer, configs["rollout"], None, run.seed, distributed.current()
+    )
+    sampler = budgeted(sampler, run)
+    # the run folder's metrics.jsonl holds the clip fractions
+    with tempfile.TemporaryDirectory(prefix="real-learning-") as folder:
         try:
-            trainer(configs[name], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"],
-                    generator=sampler, run_dir=folder)  # fmt: skip
+            trainer(
+                configs[name],
+                run.model,
+                run.tokenizer,
+                env,
+                run=configs["run"],
+                rollout=configs["rollout"],
+                generator=sampler,
+                run_dir=folder,
+            )
         except BudgetSpent:
             pass
         lines = (Path(folder) / "metrics.jsonl").read_text().splitlines()
-    TRAIN_STEPS.clear()
-    TRAIN_STEPS.extend(row for row in map(json.loads, lines) if "train/clip_low_frac" in row)
+    run.train_steps[:] = [row for row in map(json.loads, lines) if "train/clip_low_frac" in row]
     return sampler.tokens
-
-
-TRAIN_STEPS: list[dict[str, Any]] = []
-"""The last RL arm's logged steps (its ``train/`` metrics), read by `run_arm` into the arm's record."""
 
 
 def clip_record(steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -329,7 +346,7 @@ def clip_record(steps: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def star_arm(setting: Setting, arm: str, model: Any, tokenizer: Any, seed: int, on_half: Any) -> int:
+def star_arm(run: ArmRun) -> int:
     """STaR's filter loop (``star``, or ``star_shuffled``) until the budget is spent; tokens sampled.
 
     Each iteration samples ``group_size`` completions of as many training problems as a quarter of the budget
@@ -337,25 +354,46 @@ def star_arm(setting: Setting, arm: str, model: Any, tokenizer: Any, seed: int, 
     paper's loop, rationalization off): about four iterations spend the budget (the last one may go past
     it, since the budget is checked before each iteration's sampling). Samples with our sampler.
     """
-    env = recorded_scores(make_env(setting), shuffle=arm.endswith("_shuffled"))
+    setting, seed = run.setting, run.seed
+    # STaR grades through env.score on env.unwrapped: the wrapper is its own unwrapped (controls.py)
+    env = RecordedVerdicts(make_env(setting), run.verdicts, shuffle=run.shuffled)
     problems = max(1, setting.budget_tokens // (4 * setting.group_size * max(4, setting.max_new_tokens // 2)))
     configs = preset_configs(
-        "default", "star", max_steps=1_000, group_size=setting.group_size, temperature=setting.temperature,
-        max_new_tokens=setting.max_new_tokens, difficulty=setting.difficulty, lr=setting.lr, seed=seed,
-        autocast=setting.autocast, eval_problems=8, progress_bar=False, rationalize=False, num_train_problems=problems,
-    )  # fmt: skip
-    sampler = budgeted(HFGenerator(model, tokenizer), setting.budget_tokens, on_half)
+        "default",
+        "star",
+        max_steps=1_000,
+        group_size=setting.group_size,
+        temperature=setting.temperature,
+        max_new_tokens=setting.max_new_tokens,
+        difficulty=setting.difficulty,
+        lr=setting.lr,
+        seed=seed,
+        autocast=setting.autocast,
+        eval_problems=8,
+        progress_bar=False,
+        rationalize=False,
+        num_train_problems=problems,
+    )
+    sampler = budgeted(HFGenerator(run.model, run.tokenizer), run)
     try:
-        train_star(configs["star"], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"],
-                   rationale_generator=sampler)  # fmt: skip
+        train_star(
+            configs["star"],
+            run.model,
+            run.tokenizer,
+            env,
+            run=configs["run"],
+            rollout=configs["rollout"],
+            rationale_generator=sampler,
+        )
     except BudgetSpent:
         pass
     return sampler.tokens
 
 
-def sft_arm(setting: Setting, model: Any, tokenizer: Any, seed: int, on_half: Any) -> int:
+def sft_arm(run: ArmRun) -> int:
     """The reference: one epoch on gold answers in the instructed format (``The answer is N.``), as many
     problems as an RL arm samples completions of (if they take half the longest completion). Samples nothing."""
+    setting, tokenizer = run.setting, run.tokenizer
     env = make_env(setting).unwrapped
     examples = setting.budget_tokens // (setting.group_size * max(4, setting.max_new_tokens // 2))
     pairs = []
@@ -366,16 +404,22 @@ def sft_arm(setting: Setting, model: Any, tokenizer: Any, seed: int, on_half: An
             pairs.append((format_prompt(tokenizer, env.messages(problem)), completion))
     steps = max(1, len(pairs) // 8)
     configs = preset_configs(
-        "default", "sft", max_steps=steps, lr=setting.lr, seed=seed, batch_size=8, autocast=setting.autocast,
+        "default",
+        "sft",
+        max_steps=steps,
+        lr=setting.lr,
+        seed=run.seed,
+        batch_size=8,
+        autocast=setting.autocast,
         progress_bar=False,
-    )  # fmt: skip
+    )
 
     def halfway(step: int) -> bool:
         if step == steps // 2:
-            on_half(step * 8)
+            run.on_half(step * 8)
         return False
 
-    train_sft(configs["sft"], model, tokenizer, pairs, run=configs["run"], stop_when=halfway)
+    train_sft(configs["sft"], run.model, tokenizer, pairs, run=configs["run"], stop_when=halfway)
     return 0
 
 
@@ -397,34 +441,42 @@ def smoke(setting: Setting, steps: int) -> dict[str, Any]:
     before = held_out(model, tokenizer, setting)
     configs = rl_configs(setting, "grpo", seed=0, max_steps=steps)
     started = time.perf_counter()
-    result = train_grpo(configs["grpo"], model, tokenizer, make_env(setting), run=configs["run"],
-                        rollout=configs["rollout"])  # fmt: skip
+    result = train_grpo(
+        configs["grpo"], model, tokenizer, make_env(setting), run=configs["run"], rollout=configs["rollout"]
+    )
     wall = time.perf_counter() - started
     after = held_out(model, tokenizer, setting)
     steady = result.history[1:] or result.history  # the first step pays for warm-up (engine build, kernels)
     return {
-        "steps": len(result.history), "wall_s": round(wall, 1),
+        "steps": len(result.history),
+        "wall_s": round(wall, 1),
         "step_s": round(float(np.mean([h["perf/step_s"] for h in steady])), 2),
         "tokens_per_s": round(float(np.mean([h["perf/tokens_per_s"] for h in steady])), 1),
         "reward_curve": [round(h["rollout/reward_mean"], 4) for h in result.history],
-        "accuracy_before": before["accuracy"], "accuracy_after": after["accuracy"],
+        "accuracy_before": before["accuracy"],
+        "accuracy_after": after["accuracy"],
         **{f"after/{k}": v for k, v in after.items() if "/" in k},
-    }  # fmt: skip
+    }
 
 
 def dry(setting: Setting) -> Setting:
     """``setting`` shrunk to seconds on a CPU: the tiny random model, a few short samples, our sampler."""
     return dataclasses.replace(
-        setting, model="tiny", max_new_tokens=8, num_prompts=2, group_size=2, budget_tokens=48, eval_problems=4,
-        autocast="off", engine="hf", warm_start=None,
-    )  # fmt: skip
+        setting,
+        model="tiny",
+        max_new_tokens=8,
+        num_prompts=2,
+        group_size=2,
+        budget_tokens=48,
+        eval_problems=4,
+        autocast="off",
+        engine="hf",
+        warm_start=None,
+    )
 
 
 def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
     """Train one arm from the starting model; its held-out curve, sampled tokens and CPU-seconds."""
-    global VERDICTS
-    VERDICTS = Verdicts(seed)
-    TRAIN_STEPS.clear()
     torch.manual_seed(seed)
     model, tokenizer = load(setting, seed)
     curve: list[dict[str, Any]] = []
@@ -435,24 +487,33 @@ def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
         curve.append({"tokens": tokens, **{k: v for k, v in result.items() if k != "correct"}})
         print(json.dumps({"arm": arm, "seed": seed, **curve[-1]}), file=sys.stderr, flush=True)
 
-    trainer = (
-        sft_arm
-        if arm == "sft"
-        else functools.partial(star_arm if arm.startswith("star") else rl_arm, arm=arm)
-    )
-    tokens = trainer(setting, model=model, tokenizer=tokenizer, seed=seed, on_half=evaluate_at)
+    run = ArmRun(setting, arm, model, tokenizer, seed, on_half=evaluate_at, verdicts=RunVerdicts(seed))
+    trainer = sft_arm if arm == "sft" else star_arm if arm.startswith("star") else rl_arm
+    tokens = trainer(run)
     train_cpu = time.process_time() - started - sum(point["eval_cpu_seconds"] for point in curve)
     final = held_out(model, tokenizer, setting)
     curve.append({"tokens": tokens, **{k: v for k, v in final.items() if k != "correct"}})
-    log = VERDICTS.log
+    return {
+        "arm": arm,
+        "seed": seed,
+        "sampled_tokens": tokens,
+        "train_cpu_seconds": round(train_cpu, 1),
+        "accuracy": final["accuracy"],
+        "correct": final["correct"],
+        "curve": curve,
+        **train_correct_record(run.verdicts.correct),
+        **clip_record(run.train_steps),
+    }
+
+
+def train_correct_record(log: list[bool]) -> dict[str, Any]:
+    """The real training accuracy of an arm's episodes: how many, and in the first and last quarter."""
     quarter = max(1, len(log) // 4)
     return {
-        "arm": arm, "seed": seed, "sampled_tokens": tokens, "train_cpu_seconds": round(train_cpu, 1),
-        "accuracy": final["accuracy"], "correct": final["correct"], "curve": curve, "episodes": len(log),
+        "episodes": len(log),
         "train_correct_first_quarter": round(float(np.mean(log[:quarter])), 4) if log else None,
         "train_correct_last_quarter": round(float(np.mean(log[-quarter:])), 4) if log else None,
-        **clip_record(TRAIN_STEPS),
-    }  # fmt: skip
+    }
 
 
 def interval(
@@ -473,8 +534,11 @@ def interval(
         rows_a, rows_b = rng.integers(0, len(a), len(a)), rng.integers(0, len(b), len(b))
         draws[rep] = a[np.ix_(rows_a, columns)].mean() - b[np.ix_(rows_b, columns)].mean()
     low, high = np.percentile(draws, [2.5, 97.5])
-    return {"difference": round(float(a.mean() - b.mean()), 4), "ci95": [round(float(low), 4), round(float(high), 4)],
-            "clear_of_zero": bool(low > 0)}  # fmt: skip
+    return {
+        "difference": round(float(a.mean() - b.mean()), 4),
+        "ci95": [round(float(low), 4), round(float(high), 4)],
+        "clear_of_zero": bool(low > 0),
+    }
 
 
 def accuracy_interval(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -493,24 +557,35 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
     runs["start"] = [start]
     arms = {
         arm: {
-            "seeds": len(records), "accuracy": round(float(np.mean([r["accuracy"] for r in records])), 4),
-            "accuracy_ci95": accuracy_interval(records)["ci95"], "accuracy_by_seed": [r["accuracy"] for r in records],
+            "seeds": len(records),
+            "accuracy": round(float(np.mean([r["accuracy"] for r in records])), 4),
+            "accuracy_ci95": accuracy_interval(records)["ci95"],
+            "accuracy_by_seed": [r["accuracy"] for r in records],
             "sampled_tokens": int(np.mean([r["sampled_tokens"] for r in records])),
             "train_cpu_seconds": round(float(np.mean([r["train_cpu_seconds"] for r in records])), 1),
         }
-        for arm, records in runs.items() if arm != "start"
-    }  # fmt: skip
+        for arm, records in runs.items()
+        if arm != "start"
+    }
     bar: dict[str, Any] = {}
     for arm in VERIFIER_ARMS:
         if arm in runs and f"{arm}_shuffled" in runs:
             vs_control, vs_start = interval(runs, arm, f"{arm}_shuffled"), interval(runs, arm, "start")
             beats = all(c["clear_of_zero"] and c["difference"] >= BAR_POINTS for c in (vs_control, vs_start))
             in_time = max(r["train_cpu_seconds"] for r in runs[arm]) <= BAR_CPU_SECONDS
-            bar[arm] = {"vs_control": vs_control, "vs_start": vs_start, "within_cpu_budget": in_time,
-                        "holds": beats and in_time}  # fmt: skip
-    summary = {"setting": {**dataclasses.asdict(setting), "model": Path(setting.model).name},
-               "start_accuracy": start["accuracy"], "arms": arms, "bar": bar,
-               "bar_holds": any(result["holds"] for result in bar.values())}  # fmt: skip
+            bar[arm] = {
+                "vs_control": vs_control,
+                "vs_start": vs_start,
+                "within_cpu_budget": in_time,
+                "holds": beats and in_time,
+            }
+    summary = {
+        "setting": {**dataclasses.asdict(setting), "model": Path(setting.model).name},
+        "start_accuracy": start["accuracy"],
+        "arms": arms,
+        "bar": bar,
+        "bar_holds": any(result["holds"] for result in bar.values()),
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     level = "" if setting.difficulty is None else f" level {setting.difficulty}"
     plot(runs, start, out / "accuracy.png", f"{Path(setting.model).name}, {setting.env_id}{level}")
@@ -541,11 +616,20 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
         axes.fill_between(tokens, values.min(axis=0), values.max(axis=0), color=color, alpha=0.12)
         final = accuracy_interval(records)
         low, high = final["ci95"]
-        axes.errorbar(tokens[-1], final["difference"], yerr=[[final["difference"] - low], [high - final["difference"]]],
-                      color=color, capsize=4)  # fmt: skip
+        axes.errorbar(
+            tokens[-1],
+            final["difference"],
+            yerr=[[final["difference"] - low], [high - final["difference"]]],
+            color=color,
+            capsize=4,
+        )
     if "sft" in runs:
-        axes.axhline(float(np.mean([r["accuracy"] for r in runs["sft"]])), color="gray", linestyle=":",
-                     label="SFT on gold answers (reference)")  # fmt: skip
+        axes.axhline(
+            float(np.mean([r["accuracy"] for r in runs["sft"]])),
+            color="gray",
+            linestyle=":",
+            label="SFT on gold answers (reference)",
+        )
     axes.set_xlabel("sampled completion tokens")
     axes.set_ylabel("held-out greedy accuracy")
     axes.set_title(f"{title}: mean of seeds, their range, 95% interval at the end", fontsize=9)
@@ -565,22 +649,42 @@ def warm_started(setting: Setting, folder: Path) -> Setting:
 
         model, tokenizer = load(setting, 0)
         configs = preset_configs(
-            "default", "sft", max_steps=400, lr=setting.lr, batch_size=8, eval_every=10, eval_problems=64,
-            eval_split="validation", difficulty=setting.difficulty, eval_max_new_tokens=setting.max_new_tokens,
+            "default",
+            "sft",
+            max_steps=400,
+            lr=setting.lr,
+            batch_size=8,
+            eval_every=10,
+            eval_problems=64,
+            eval_split="validation",
+            difficulty=setting.difficulty,
+            eval_max_new_tokens=setting.max_new_tokens,
             progress_bar=False,
-        )  # fmt: skip
-        done = warm_start(model, tokenizer, setting.env_id, target_accuracy=setting.warm_start, run=configs["run"],
-                          sft=configs["sft"])  # fmt: skip
+        )
+        done = warm_start(
+            model,
+            tokenizer,
+            setting.env_id,
+            target_accuracy=setting.warm_start,
+            run=configs["run"],
+            sft=configs["sft"],
+        )
         print(json.dumps({"warm_start": dataclasses.asdict(done)}), file=sys.stderr, flush=True)
         save_policy(model, tokenizer, folder)
     return dataclasses.replace(setting, model=str(folder))
 
 
 NUMERIC_FIELDS: dict[str, tuple[type, ...]] = {
-    "max_new_tokens": (int,), "num_prompts": (int,), "group_size": (int,), "budget_tokens": (int,),
-    "eval_problems": (int,), "difficulty": (int, type(None)), "temperature": (float, int), "lr": (float, int),
+    "max_new_tokens": (int,),
+    "num_prompts": (int,),
+    "group_size": (int,),
+    "budget_tokens": (int,),
+    "eval_problems": (int,),
+    "difficulty": (int, type(None)),
+    "temperature": (float, int),
+    "lr": (float, int),
     "warm_start": (float, int, type(None)),
-}  # fmt: skip
+}
 """The `Setting` fields that take numbers, and the JSON types allowed: a word there would fail an arm later."""
 BOOL_FIELDS = ("tempered_logprobs",)
 """The `Setting` fields that take JSON ``true`` or ``false``."""
@@ -621,8 +725,10 @@ def check_same_setting(out: Path, setting: Setting) -> None:
         k: (v, current.get(k)) for k, v in json.loads(recorded.read_text()).items() if current.get(k) != v
     }
     if changed:
-        raise SystemExit(f"{out} holds runs of another setting (field: (recorded, now)): {changed}; "
-                         "use another --out-dir, or remove the folder to start over")  # fmt: skip
+        raise SystemExit(
+            f"{out} holds runs of another setting (field: (recorded, now)): {changed}; "
+            "use another --out-dir, or remove the folder to start over"
+        )
 
 
 def main() -> None:

@@ -8,7 +8,8 @@ formatted completions from the rest. GRPO with LoRA r16 (alpha 32) on the
 attention and MLP projections, lr 5e-5, 2 prompts x 8 samples per step, KL 0.04 to the base (the model
 with its adapters off), until ``--budget`` CPU seconds of the process are spent (checked before each
 rollout batch, so the last step finishes). The control trains the same way, but each episode's reward is
-drawn from the rewards of earlier episodes (the same distribution, no relation to the completion).
+drawn from the rewards of earlier episodes (``benchmarks/controls.py``: the same distribution, no relation
+to the completion).
 
 Before and after, greedy pass@1, boxed-answer rate and extracted-answer rate (the verifier falls back to the
 last number) on the first
@@ -25,10 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import sys
 import time
-from collections import deque
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -43,6 +42,9 @@ from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
 from reasongym.policy.loading import load_policy  # noqa: E402
 from reasongym.policy.lora import merge  # noqa: E402
 from reasongym.rollouts.batch import collect_rollouts  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 EPISODES: list[tuple[bool, bool]] = []
@@ -87,32 +89,19 @@ class FormatBonus(gymnasium.Wrapper):
         return observation, reward, terminated, truncated, info
 
 
-class ShuffledReward(gymnasium.Wrapper):
-    """Replaces each final reward by one drawn from the rewards of earlier episodes (seeded).
-
-    The pool of earlier rewards is shared by every pickled copy of the wrapper (see `EPISODES`): a pool per
-    copy would hand a copy's k-th episode its own reward with probability 1/k, leaking the real signal.
-    """
-
-    seen: deque[float] = deque(maxlen=256)
-    rng = random.Random(0)
-
-    def step(self, action: str) -> tuple:
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        if terminated or truncated:
-            ShuffledReward.seen.append(float(reward))
-            reward = ShuffledReward.rng.choice(ShuffledReward.seen)
-        return observation, reward, terminated, truncated, info
-
-
 def evaluate(model, tokenizer, problems: int, max_new_tokens: int) -> dict[str, float]:
     """Greedy pass@1 and answer-format rates on the first ``problems`` test problems of level 1."""
     params = SamplingParams(temperature=0.0, max_new_tokens=max_new_tokens)
     started = time.process_time()
     batch = collect_rollouts(
-        ENV, HFGenerator(model, tokenizer), tokenizer, list(range(problems)), params=params,
-        split="test", difficulty=1,
-    )  # fmt: skip
+        ENV,
+        HFGenerator(model, tokenizer),
+        tokenizer,
+        list(range(problems)),
+        params=params,
+        split="test",
+        difficulty=1,
+    )
     return {
         "accuracy": round(float(batch.correct.float().mean()), 4),
         "boxed_rate": round(sum("\\boxed{" in text for text in batch.texts) / problems, 4),
@@ -127,22 +116,39 @@ def train(model, tokenizer, args: argparse.Namespace, shuffled: bool) -> dict[st
     """GRPO with LoRA until ``args.budget`` CPU seconds are spent; the reward curve's start and end."""
     EPISODES.clear()
     env = FormatBonus(reasongym.make(ENV), args.format_bonus)
-    ShuffledReward.seen.clear()
-    ShuffledReward.rng.seed(args.seed)
-    wrapped = ShuffledReward(env) if shuffled else env
+    # Both arms through the same wrapper; the control's rewards (bonus included) are drawn from earlier ones.
+    wrapped = RecordedVerdicts(env, RunVerdicts(args.seed), shuffle=shuffled)
     configs = preset_configs(
-        "default", "grpo", max_steps=100_000, num_prompts=2, group_size=8, max_new_tokens=args.max_new_tokens,
-        difficulty=1, lr=5e-5, kl="k3_loss", kl_coef=0.04, mu=1, progress_bar=False, samples_every=0,
-        seed=args.seed, lora={"rank": 16, "alpha": 32.0},
-        gradient_checkpointing=False, micro_batch_size=None,  # memory is not the limit here; CPU time is
-    )  # fmt: skip
+        "default",
+        "grpo",
+        max_steps=100_000,
+        num_prompts=2,
+        group_size=8,
+        max_new_tokens=args.max_new_tokens,
+        difficulty=1,
+        lr=5e-5,
+        kl="k3_loss",
+        kl_coef=0.04,
+        mu=1,
+        progress_bar=False,
+        samples_every=0,
+        seed=args.seed,
+        lora={"rank": 16, "alpha": 32.0},
+        gradient_checkpointing=False,
+        micro_batch_size=None,  # memory is not the limit here; CPU time is
+    )
     sampler = Budgeted(HFGenerator(model, tokenizer), args.budget)
     started = time.perf_counter()
     try:
         train_grpo(
-            configs["grpo"], model, tokenizer, wrapped, run=configs["run"], rollout=configs["rollout"],
+            configs["grpo"],
+            model,
+            tokenizer,
+            wrapped,
+            run=configs["run"],
+            rollout=configs["rollout"],
             generator=sampler,
-        )  # fmt: skip
+        )
     except BudgetSpent:
         pass
     per_step = [EPISODES[i : i + 16] for i in range(0, len(EPISODES), 16)]

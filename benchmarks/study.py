@@ -64,7 +64,7 @@ from reasongym.policy.tiny import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_learning import ShuffledRewards  # noqa: E402
+from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 DIFFICULTY = 1
@@ -94,7 +94,8 @@ class Arm:
     fields: dict[str, Any] = field(default_factory=dict)
     """Config fields on top of the ``tiny`` preset."""
     patch: str | None = None
-    """A change the configs cannot express: ``shuffled`` rewards, or DAPO's ``sample_level`` loss."""
+    """A change the configs cannot express: ``shuffled`` rewards (`controls.RecordedVerdicts`), or DAPO's
+    ``sample_level`` loss."""
 
 
 ARMS: dict[str, Arm] = {
@@ -135,11 +136,20 @@ ARMS: dict[str, Arm] = {
 QUICK_ARMS = ("grpo", "dapo", "shuffled_reward")
 TEMPERED_ARMS = ("grpo_mu4_t07", "grpo_mu4_t07_untempered")
 FAMILY_ARMS = (
-    "grpo", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline", "grpo_mu4", "gspo_mu4", "cispo_mu4",
-)  # fmt: skip
+    "grpo",
+    "rloo",
+    "reinforce_plus_plus",
+    "reinforce_plus_plus_baseline",
+    "grpo_mu4",
+    "gspo_mu4",
+    "cispo_mu4",
+)
 STAR_FIELDS = {
-    "num_train_problems": 256, "train_start": STAR_TRAIN_START, "group_size": 4, "temperature": 0.5,
-}  # fmt: skip
+    "num_train_problems": 256,
+    "train_start": STAR_TRAIN_START,
+    "group_size": 4,
+    "temperature": 0.5,
+}
 """STaR samples 4 rationales at T = 0.5 for 256 problems per iteration (the tiny preset's greedy single
 rationale for 128 problems would need some 20 iterations, with fine-tuning growing 20% each, to spend the
 budget): about 70k tokens per iteration."""
@@ -161,9 +171,14 @@ class Meter:
         """Greedy pass@1 on the first ``eval_problems`` test problems (its CPU time kept apart)."""
         started = time.process_time()
         accuracy = greedy_pass_at_1(
-            HFGenerator(model, self.tokenizer), ENV, tokenizer=self.tokenizer, split="test",
-            num_problems=self.eval_problems, difficulty=DIFFICULTY, max_new_tokens=MAX_NEW_TOKENS,
-        )  # fmt: skip
+            HFGenerator(model, self.tokenizer),
+            ENV,
+            tokenizer=self.tokenizer,
+            split="test",
+            num_problems=self.eval_problems,
+            difficulty=DIFFICULTY,
+            max_new_tokens=MAX_NEW_TOKENS,
+        )
         self.eval_cpu_s += time.process_time() - started
         return accuracy
 
@@ -219,9 +234,15 @@ class SampleLevelLoss(AbstractContextManager["SampleLevelLoss"]):
 
 
 def sample_level_dapo_loss(
-    logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None, adv: torch.Tensor,
-    mask: torch.Tensor, totals: Any = None, *, cfg: Any,
-) -> tuple[torch.Tensor, dict[str, float]]:  # fmt: skip
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    ref_logp: torch.Tensor | None,
+    adv: torch.Tensor,
+    mask: torch.Tensor,
+    totals: Any = None,
+    *,
+    cfg: Any,
+) -> tuple[torch.Tensor, dict[str, float]]:
     """DAPO's clip-higher surrogate, aggregated per sequence then over the batch's sequences."""
     check_loss_shapes(logp, old_logp, None, adv, mask)
     mask = mask.to(logp.dtype)  # [B, T]
@@ -262,16 +283,24 @@ class CountingGenerator:
 def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: argparse.Namespace) -> dict:
     """GRPO or DAPO from the warm start until ``budget`` sampled tokens; held-out accuracy along the way."""
     configs = preset_configs(
-        "tiny", arm.algo, max_steps=1_000_000, seed=seed, difficulty=DIFFICULTY, progress_bar=False,
-        samples_every=0, **arm.fields,
-    )  # fmt: skip
+        "tiny",
+        arm.algo,
+        max_steps=1_000_000,
+        seed=seed,
+        difficulty=DIFFICULTY,
+        progress_bar=False,
+        samples_every=0,
+        **arm.fields,
+    )
     train = train_dapo if arm.algo == "dapo" else train_grpo
     meter = Meter(tokenizer, args.eval_problems)
-    patch = {"shuffled": lambda: ShuffledRewards(seed), "sample_level": SampleLevelLoss}.get(arm.patch or "")
+    # Every RL arm through the same wrapper; the control's rewards are drawn from earlier ones (controls.py).
+    env = RecordedVerdicts(reasongym.make(ENV), RunVerdicts(seed), shuffle=arm.patch == "shuffled")
+    patch = SampleLevelLoss if arm.patch == "sample_level" else nullcontext
     started = time.process_time()
-    with TokenBudget(args.budget_tokens, meter) as budget, (patch or nullcontext)():
+    with TokenBudget(args.budget_tokens, meter) as budget, patch():
         history = train(
-            configs[arm.algo], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
+            configs[arm.algo], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"]
         ).history
     tail = history[-5:]
     return {
@@ -294,9 +323,14 @@ def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: ar
 def run_sft(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: argparse.Namespace) -> dict:
     """More SFT on gold solutions of new problems, on as many completion tokens as the others sample."""
     configs = preset_configs(
-        "tiny", "sft", seed=seed, difficulty=DIFFICULTY, progress_bar=False, stop_at_accuracy=None,
+        "tiny",
+        "sft",
+        seed=seed,
+        difficulty=DIFFICULTY,
+        progress_bar=False,
+        stop_at_accuracy=None,
         max_steps=1,
-    )  # fmt: skip
+    )
     batch = configs["sft"].batch_size
     env = reasongym.make(ENV, difficulty=DIFFICULTY)
     probe = sft_pairs_from_env(env, 64, split="train", tokenizer=tokenizer, start=SFT_GOLD_START)
@@ -308,9 +342,13 @@ def run_sft(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: a
     meter = Meter(tokenizer, args.eval_problems)
     started = time.process_time()
     result = train_sft(
-        configs["sft"], model, tokenizer, pairs, run=run,
+        configs["sft"],
+        model,
+        tokenizer,
+        pairs,
+        run=run,
         eval_fn=lambda m: {"accuracy": meter.evaluate(m)},
-    )  # fmt: skip
+    )
     cumulative = [0.0]
     for metrics in result.history:
         cumulative.append(cumulative[-1] + metrics["train/tokens"])
@@ -349,13 +387,28 @@ def run_star(
     while counter.tokens < args.budget_tokens:
         iterations += 1
         configs = preset_configs(
-            "tiny", "star", max_steps=iterations, seed=seed, difficulty=DIFFICULTY, progress_bar=False,
-            eval_problems=args.eval_problems, eval_split="test", **STAR_FIELDS, **arm.fields,
-        )  # fmt: skip
+            "tiny",
+            "star",
+            max_steps=iterations,
+            seed=seed,
+            difficulty=DIFFICULTY,
+            progress_bar=False,
+            eval_problems=args.eval_problems,
+            eval_split="test",
+            **STAR_FIELDS,
+            **arm.fields,
+        )
         result = train_star(
-            configs["star"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"],
-            run_dir=folder, generator=counter, on_step=hook,
-        )  # fmt: skip
+            configs["star"],
+            model,
+            tokenizer,
+            ENV,
+            run=configs["run"],
+            rollout=configs["rollout"],
+            run_dir=folder,
+            generator=counter,
+            on_step=hook,
+        )
         curve.append({"tokens": float(counter.tokens), "accuracy": result.final_accuracy})
     return {
         "curve": curve,
@@ -413,9 +466,11 @@ def warm_model(seed: int, meter: Meter, cache: Path) -> tuple[torch.nn.Module, A
         result = train_sft(configs["sft"], model, tokenizer, pairs, run=configs["run"], env=env)
         probes = [m["eval/pass@1"] for m in result.history if "eval/pass@1" in m]
         record = {
-            "seed": seed, "sft_steps": result.steps, "probe_accuracy": probes[-1] if probes else 0.0,
+            "seed": seed,
+            "sft_steps": result.steps,
+            "probe_accuracy": probes[-1] if probes else 0.0,
             "cpu_s": time.process_time() - started,
-        }  # fmt: skip
+        }
         cache.mkdir(parents=True, exist_ok=True)
         save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
         record_path.write_text(json.dumps(record))
@@ -493,8 +548,13 @@ def diagnostics_table(records: list[dict]) -> str:
         if not runs:
             continue
         cells = []
-        for key, form in (("clip_low_frac", "{:.4f}"), ("clip_high_frac", "{:.4f}"), ("ratio_max", "{:.3f}"),
-                          ("zero_std_group_frac", "{:.2f}"), ("advantage_std", "{:.2f}")):  # fmt: skip
+        for key, form in (
+            ("clip_low_frac", "{:.4f}"),
+            ("clip_high_frac", "{:.4f}"),
+            ("ratio_max", "{:.3f}"),
+            ("zero_std_group_frac", "{:.2f}"),
+            ("advantage_std", "{:.2f}"),
+        ):
             values = [r[key] for r in runs if key in r]
             cells.append(form.format(statistics.mean(values)) if values else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -544,7 +604,8 @@ def _load(path: Path, settings: dict) -> list[dict]:
     return [r for r in records if r.get("settings") == settings]
 
 
-def main() -> None:
+def _parse_args() -> tuple[argparse.Namespace, list[str]]:
+    """The flags, and the arms they name."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="study_out")
     parser.add_argument("--seeds", default="0,1,2", help="e.g. 0,1,2 or 0-9")
@@ -557,13 +618,30 @@ def main() -> None:
     parser.add_argument("--family", action="store_true", help=f"only {', '.join(FAMILY_ARMS)}")
     parser.add_argument("--tempered", action="store_true", help=f"only {', '.join(TEMPERED_ARMS)}")
     args = parser.parse_args()
-    torch.set_num_threads(1)
     named = {"quick": QUICK_ARMS, "family": FAMILY_ARMS, "tempered": TEMPERED_ARMS}
     chosen = [arms for flag, arms in named.items() if getattr(args, flag)]
     arms = list(chosen[0]) if chosen else args.arms.split(",")
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         parser.error(f"unknown arms {unknown}; choose from {list(ARMS)}")
+    return args, arms
+
+
+def _report(records: list[dict], warm: dict[int, dict], out: Path, settings: dict) -> None:
+    """Write and print the tables and the plot; end with the JSON line."""
+    table, numbers = summarize(records, warm)
+    (out / "table.md").write_text(table + "\n")
+    (out / "diagnostics.md").write_text(diagnostics_table(records) + "\n")
+    plot(records, warm, out / "accuracy_vs_tokens.png")
+    print(table)
+    print(diagnostics_table(records))
+    cpu = sum(r["cpu_s"] + r.get("eval_cpu_s", 0.0) for r in records) + sum(w["cpu_s"] for w in warm.values())
+    print(json.dumps({"arms": numbers, "settings": settings, "seeds": sorted(warm), "cpu_s_total": cpu}))
+
+
+def main() -> None:
+    args, arms = _parse_args()
+    torch.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     settings = {"budget_tokens": args.budget_tokens, "eval_problems": args.eval_problems}
@@ -597,14 +675,7 @@ def main() -> None:
                 f"{record['cpu_s']:.0f} CPU-s (+{record.get('eval_cpu_s', 0):.0f} evaluating)",
                 flush=True,
             )
-    table, numbers = summarize(records, warm)
-    (out / "table.md").write_text(table + "\n")
-    (out / "diagnostics.md").write_text(diagnostics_table(records) + "\n")
-    plot(records, warm, out / "accuracy_vs_tokens.png")
-    print(table)
-    print(diagnostics_table(records))
-    cpu = sum(r["cpu_s"] + r.get("eval_cpu_s", 0.0) for r in records) + sum(w["cpu_s"] for w in warm.values())
-    print(json.dumps({"arms": numbers, "settings": settings, "seeds": sorted(warm), "cpu_s_total": cpu}))
+    _report(records, warm, out, settings)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""benchmarks/real_learning.py: its dry pass (every arm, the summary, resuming), its statistics and its control."""
+"""benchmarks/real_learning.py: its dry pass (every arm, the summary, resuming) and its statistics (its control:
+tests/test_bench_controls.py)."""
 
 from __future__ import annotations
 
@@ -84,16 +85,6 @@ def test_the_interval_resamples_seeds_and_problems() -> None:
     apart = [{"correct": [1] * 100 + [0] * 100}, {"correct": [0] * 200}]
     spread = module.interval({"a": apart, "b": [{"correct": [0] * 200}]}, "a", "b")
     assert spread["ci95"][0] <= 0.05 and spread["ci95"][1] >= 0.45
-
-
-def test_the_shuffled_control_keeps_the_reward_rate_and_loses_the_relation_to_the_completion() -> None:
-    module = _module()
-    verdicts = module.Verdicts(seed=0)
-    rng = np.random.default_rng(0)
-    real = (rng.random(4000) < 0.3).astype(float)
-    shuffled = np.array([verdicts.shuffled(value) for value in real])
-    assert abs(shuffled.mean() - real.mean()) < 0.05
-    assert abs(np.corrcoef(real[500:], shuffled[500:])[0, 1]) < 0.1
 
 
 def test_a_setting_field_that_does_not_exist_is_named_with_the_fields_allowed() -> None:
