@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,11 @@ from reasongym.envs.problem import Problem
 from reasongym.envs.sources import DatasetSource
 from reasongym.generation import Completion, SamplingParams
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+
+# torchrun runs this file as a script, with only its own folder on the path: the repository root joins it for the
+# tests' one tiny-model shape.
+sys.path.append(str(Path(__file__).resolve().parents[2]))
+from tests.conftest import TINY_SHAPE  # noqa: E402
 
 COMMON = {
     "max_steps": 2,
@@ -129,7 +135,7 @@ def tiny_model() -> tuple[torch.nn.Module, Any]:
     """The float64 tiny model and its character tokenizer."""
     torch.set_num_threads(1)
     tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64).double()
+    model = make_tiny_model(tokenizer, **TINY_SHAPE).double()
     return model, tokenizer
 
 

@@ -24,6 +24,7 @@ from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 from reasongym.rollouts.batch import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
 from reasongym.rollouts.env_pool import EnvPool, step_all
 from reasongym.rollouts.env_pool import episode_envs as _episode_envs
+from tests.conftest import TINY_SHAPE
 
 torch.set_num_threads(1)
 
@@ -40,7 +41,7 @@ def tokenizer():
 
 @pytest.fixture(scope="module")
 def model(tokenizer):
-    return make_tiny_model(tokenizer)
+    return make_tiny_model(tokenizer, **TINY_SHAPE)
 
 
 @pytest.fixture(scope="module")

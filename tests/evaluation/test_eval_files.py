@@ -81,12 +81,10 @@ def test_a_file_without_settings_is_refused_on_resume_but_still_compares(tmp_pat
     assert load_report(out).num_problems == 3  # reading old files still works
 
 
-def test_a_run_folder_that_trained_on_is_another_checkpoint(tmp_path: Path) -> None:
+def test_a_run_folder_that_trained_on_is_another_checkpoint(tmp_path: Path, tiny) -> None:
     from reasongym.policy.checkpoints import save_checkpoint
-    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
-    tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, hidden_size=16, num_layers=1, intermediate_size=32)
+    model, tokenizer = tiny()
     run = tmp_path / "run"
     save_checkpoint(run, 1, model=model)
     tokenizer.save_pretrained(run)
