@@ -25,9 +25,12 @@ def _module():
 
 def _run(*flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *flags], capture_output=True, text=True, timeout=600,
+        [sys.executable, str(SCRIPT), *flags],
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.slow
@@ -103,8 +106,10 @@ def test_a_setting_field_that_does_not_exist_is_named_with_the_fields_allowed() 
     with pytest.raises(SystemExit, match="budget_tokens must be a number .int.; got 'lots'"):
         module.parse_overrides(["budget_tokens=lots"])
     assert module.parse_overrides(["lr=1e-5", "instruction=null", "model=some/folder"]) == {
-        "lr": 1e-5, "instruction": None, "model": "some/folder",
-    }  # fmt: skip
+        "lr": 1e-5,
+        "instruction": None,
+        "model": "some/folder",
+    }
     with pytest.raises(SystemExit, match="tempered_logprobs must be true or false; got 'no'"):
         module.parse_overrides(["tempered_logprobs=no"])
     assert module.parse_overrides(["tempered_logprobs=false"]) == {"tempered_logprobs": False}

@@ -32,9 +32,17 @@ def saved_tiny(tiny) -> Callable[..., Path]:
 def _session(model: torch.nn.Module, tokenizer: object, run_dir: Path) -> RLSession:
     configs = preset_configs("default", "grpo", max_steps=2, num_prompts=2, group_size=2, progress_bar=False)
     return RLSession.start(
-        configs["run"], configs["rollout"], model, tokenizer, ENV, algo="grpo", config_record={},
-        run_dir=run_dir, generator=None, with_reference=True,
-    )  # fmt: skip
+        configs["run"],
+        configs["rollout"],
+        model,
+        tokenizer,
+        ENV,
+        algo="grpo",
+        config_record={},
+        run_dir=run_dir,
+        generator=None,
+        with_reference=True,
+    )
 
 
 def test_a_loaded_model_is_recorded_by_source_and_a_changed_one_by_its_weights(

@@ -73,16 +73,21 @@ def test_each_rank_samples_with_its_own_seed_and_rank_0_with_the_seed_itself() -
 
 
 def test_rank_metrics_merge_as_one_batch() -> None:
-    merged = merge_rank_metrics([
-        {"loss/policy": 0.25, "train/tokens": 3.0, "train/ratio_mean": 1.0, "train/ratio_max": 1.2},
-        {"loss/policy": 0.5, "train/tokens": 1.0, "train/ratio_mean": 2.0, "train/ratio_max": 1.1},
-        {"train/tokens": 0.0, "train/entropy": 0.0},  # a rank without rows weighs nothing
-    ])  # fmt: skip
+    merged = merge_rank_metrics(
+        [
+            {"loss/policy": 0.25, "train/tokens": 3.0, "train/ratio_mean": 1.0, "train/ratio_max": 1.2},
+            {"loss/policy": 0.5, "train/tokens": 1.0, "train/ratio_mean": 2.0, "train/ratio_max": 1.1},
+            {"train/tokens": 0.0, "train/entropy": 0.0},  # a rank without rows weighs nothing
+        ]
+    )
     # losses are shares of one normalised loss: 0.25 + 0.5; means weigh 3 and 1 tokens: (3 + 2) / 4
     assert merged == {
-        "loss/policy": 0.75, "train/tokens": 4.0, "train/ratio_mean": 1.25, "train/ratio_max": 1.2,
+        "loss/policy": 0.75,
+        "train/tokens": 4.0,
+        "train/ratio_mean": 1.25,
+        "train/ratio_max": 1.2,
         "train/entropy": 0.0,
-    }  # fmt: skip
+    }
 
 
 def test_fewer_prompts_than_processes_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -90,8 +95,15 @@ def test_fewer_prompts_than_processes_is_refused(monkeypatch: pytest.MonkeyPatch
     model, tokenizer = worker.tiny_model()
     configs = preset_configs("tiny", "grpo", num_prompts=3, progress_bar=False)
     with pytest.raises(ConfigError, match=r"num_prompts=3 is not allowed with 4 processes; .* >= 4"):
-        worker.train_grpo(configs["grpo"], model, tokenizer, worker.counting_env(), run=configs["run"],
-                          rollout=configs["rollout"], generator=worker.ScriptedPolicy())  # fmt: skip
+        worker.train_grpo(
+            configs["grpo"],
+            model,
+            tokenizer,
+            worker.counting_env(),
+            run=configs["run"],
+            rollout=configs["rollout"],
+            generator=worker.ScriptedPolicy(),
+        )
 
 
 def test_fsdp_is_refused_where_it_is_not_implemented(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -98,8 +98,12 @@ def test_a_stalled_rank_is_named_within_the_collective_timeout(tmp_path: Path, m
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
     process = subprocess.Popen(
         [*command, str(Path(__file__).with_name("stall_worker.py")), mode, str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     lines, seen_lines = [], []
     try:
         for line in process.stderr:  # until rank 0 says what it waited for (the stalled rank never returns)

@@ -43,12 +43,26 @@ def test_grpo_runs_logs_and_checkpoints(tmp_path: object, kl: str, tiny, small_c
     records = read_metrics(tmp_path)
     logged = set().union(*records)
     for key in (
-        "rollout/reward_mean", "rollout/correct_rate", "rollout/zero_std_group_frac", "rollout/truncation_rate",
-        "rollout/len_correct_mean", "train/clip_low_frac", "train/clip_high_frac", "train/entropy",
-        "train/ratio_max", "train/approx_kl_old", "perf/generate_s", "perf/verify_s", "perf/train_s",
-        "perf/forward_backward_s", "perf/optimizer_s", "perf/housekeeping_s",
-        "perf/tokens_per_s", "eval/pass@1", "loss/policy",
-    ):  # fmt: skip
+        "rollout/reward_mean",
+        "rollout/correct_rate",
+        "rollout/zero_std_group_frac",
+        "rollout/truncation_rate",
+        "rollout/len_correct_mean",
+        "train/clip_low_frac",
+        "train/clip_high_frac",
+        "train/entropy",
+        "train/ratio_max",
+        "train/approx_kl_old",
+        "perf/generate_s",
+        "perf/verify_s",
+        "perf/train_s",
+        "perf/forward_backward_s",
+        "perf/optimizer_s",
+        "perf/housekeeping_s",
+        "perf/tokens_per_s",
+        "eval/pass@1",
+        "loss/policy",
+    ):
         assert key in logged, key
     phases = ("generate", "verify", "reference", "forward_backward", "optimizer", "housekeeping")
     for row in result.history:  # the phases add up to the step (what bench_grpo.py prints per phase)
@@ -126,10 +140,14 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path: object, tiny, small_co
 @pytest.mark.parametrize(
     ("aggregation", "policy_loss"),
     [
-        ("seq_mean_token_mean", "ppo_clip"), ("token_mean", "ppo_clip"), ("constant", "ppo_clip"),
-        ("seq_mean_token_mean", "gspo"), ("token_mean", "gspo_token"), ("token_mean", "cispo"),
+        ("seq_mean_token_mean", "ppo_clip"),
+        ("token_mean", "ppo_clip"),
+        ("constant", "ppo_clip"),
+        ("seq_mean_token_mean", "gspo"),
+        ("token_mean", "gspo_token"),
+        ("token_mean", "cispo"),
     ],
-)  # fmt: skip
+)
 def test_micro_batches_through_the_model_give_the_full_batch_gradient(
     aggregation: str, policy_loss: str, tiny, small_configs
 ) -> None:
@@ -190,14 +208,21 @@ def test_gradient_checkpointing_recomputes_the_same_gradient_and_refuses_other_m
 def test_accumulate_gradients_reports_entropy(tiny, small_configs) -> None:
     model, _ = tiny()
     batch = SimpleNamespace(
-        input_ids=torch.randint(5, 60, (2, 6)), attention_mask=torch.ones(2, 6, dtype=torch.long),
-        completion_start=3, old_logp=torch.zeros(2, 3),
-    )  # fmt: skip
+        input_ids=torch.randint(5, 60, (2, 6)),
+        attention_mask=torch.ones(2, 6, dtype=torch.long),
+        completion_start=3,
+        old_logp=torch.zeros(2, 3),
+    )
     cfg = small_configs("grpo", kl="off")["grpo"]
     metrics = accumulate_gradients(
-        model, batch, torch.zeros(2), functools.partial(grpo_loss, cfg=cfg), BatchTotals(2, 6.0, 3),
-        mask=torch.ones(2, 3), with_entropy=True,
-    )  # fmt: skip
+        model,
+        batch,
+        torch.zeros(2),
+        functools.partial(grpo_loss, cfg=cfg),
+        BatchTotals(2, 6.0, 3),
+        mask=torch.ones(2, 3),
+        with_entropy=True,
+    )
     vocab = model.config.vocab_size
     assert 0 < metrics["train/entropy"] <= torch.log(torch.tensor(float(vocab))).item() + 1e-4
 

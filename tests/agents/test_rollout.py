@@ -496,8 +496,9 @@ def test_a_text_only_generator_gives_the_same_grpo_loss_and_gradient(model, toke
     params = SamplingParams(max_new_tokens=16, temperature=1.0, seed=7)
     indices = list(range(12))
     full = collect_rollouts(ENV_ID, HFGenerator(model, tokenizer), tokenizer, indices, params=params)
-    text = collect_rollouts(ENV_ID, TextOnly(HFGenerator(model, tokenizer)), tokenizer, indices,
-                            params=params)  # fmt: skip
+    text = collect_rollouts(
+        ENV_ID, TextOnly(HFGenerator(model, tokenizer)), tokenizer, indices, params=params
+    )
     assert full.old_logp_known and not text.old_logp_known
     # An untrained model also samples special tokens, which no text can carry: compare the rows whose
     # text gives back the sampled tokens (the reconstruction of everything else, EOS included, is exact).
