@@ -33,7 +33,7 @@ def _run(*flags: str, env: dict[str, str] | None = None) -> subprocess.Completed
     )
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # trains every arm of the benchmark
 def test_the_dry_pass_trains_every_arm_summarizes_and_resumes_without_retraining(tmp_path: Path) -> None:
     flags = (
         "--dry",
@@ -115,7 +115,7 @@ def test_a_setting_field_that_does_not_exist_is_named_with_the_fields_allowed() 
     assert module.parse_overrides(["tempered_logprobs=false"]) == {"tempered_logprobs": False}
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # the GPU recipe's trainings, on a CPU
 def test_the_gpu_recipe_runs_its_smoke_pass_on_the_cpu(tmp_path: Path) -> None:
     data = os.environ.get("REASONGYM_DATA_DIR")
     if not data or not (Path(data) / "gsm8k").exists():

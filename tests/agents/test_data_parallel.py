@@ -168,7 +168,7 @@ def one_process_grpo(tmp_path_factory: pytest.TempPathFactory) -> tuple[torch.nn
     return model, folder
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 def test_two_grpo_processes_take_the_steps_of_one(tmp_path: Path, one_process_grpo: tuple) -> None:
     done = _launch("grpo", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -184,7 +184,7 @@ def test_two_grpo_processes_take_the_steps_of_one(tmp_path: Path, one_process_gr
     ]
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 @pytest.mark.parametrize("parallelism", ["ddp", "fsdp"])
 def test_two_dapo_processes_take_the_steps_of_one_when_dynamic_sampling_drops_groups(
     tmp_path: Path, parallelism: str
@@ -207,7 +207,7 @@ def test_two_dapo_processes_take_the_steps_of_one_when_dynamic_sampling_drops_gr
     assert rows[0][0] == 0 and rows[1][0] > 0
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 @pytest.mark.parametrize("parallelism", ["ddp", "fsdp"])
 def test_a_killed_two_process_run_resumes_to_the_weights_of_one_process(
     tmp_path: Path, one_process_grpo: tuple, parallelism: str
@@ -224,7 +224,7 @@ def test_a_killed_two_process_run_resumes_to_the_weights_of_one_process(
     _assert_same_metrics(tmp_path / "run", folder, ("rollout/reward_mean", "train/tokens"))
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 def test_star_processes_fine_tune_on_every_ranks_rationales(tmp_path: Path) -> None:
     # Per-process batch 6 on 2 processes is the batch of 12 of one process: all 12 kept rationales.
     done = _launch("star", str(tmp_path), "--sft-batch-size", "6")
@@ -239,7 +239,7 @@ def test_star_processes_fine_tune_on_every_ranks_rationales(tmp_path: Path) -> N
     assert [r["step"] for r in read_metrics(tmp_path / "run")] == [0, 1, 2]
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 def test_an_evaluation_killed_on_two_processes_resumes_on_one(tmp_path: Path) -> None:
     expected = tmp_path / "one" / "eval.jsonl"
     worker.evaluate_counting(expected, distributed=False)

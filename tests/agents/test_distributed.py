@@ -50,7 +50,7 @@ def test_shards_are_disjoint_balanced_and_cover_everything(rank: int, expected: 
     assert distributed.shard(list(range(7)), info) == expected
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 def test_two_ranks_average_their_gradients_and_keep_identical_weights(tmp_path: Path) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
@@ -88,7 +88,7 @@ def test_two_ranks_average_their_gradients_and_keep_identical_weights(tmp_path: 
         torch.testing.assert_close(ranks[0][name], tensor, rtol=0, atol=tolerance)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 @pytest.mark.parametrize(
     ("mode", "seen"), [("sleep", "is still at collective 1 (barrier)"), ("stop", "not heard from")]
 )

@@ -28,7 +28,7 @@ def _half_right(session: rl_loop.RLSession, num_prompts: int, original=rl_loop.R
     return dataclasses.replace(batch, rewards=correct.float(), correct=correct)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a training per estimator
 @pytest.mark.parametrize("estimator", NEW_ESTIMATORS)
 def test_each_estimator_gives_the_full_batch_gradient_with_micro_batches(
     estimator: str, monkeypatch: pytest.MonkeyPatch, tiny, small_configs, train
@@ -53,7 +53,7 @@ def test_each_estimator_gives_the_full_batch_gradient_with_micro_batches(
     assert history[0]["train/advantage_std"] > 0
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a training per estimator
 @pytest.mark.parametrize("estimator", NEW_ESTIMATORS)
 def test_dynamic_sampling_keeps_working_with_each_estimator(
     estimator: str, monkeypatch: pytest.MonkeyPatch, tiny, small_configs, train
@@ -77,7 +77,7 @@ def test_batch_advantages_in_one_process_are_group_advantages() -> None:
     torch.testing.assert_close(batch_advantages(rewards, 3, cfg, SINGLE_PROCESS), expected)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a training
 def test_truncated_completions_leave_the_loss(tiny, small_configs, train) -> None:
     # 4 new tokens: the random-init model never finishes an answer, so every completion is truncated.
     model, tokenizer = tiny()
@@ -91,7 +91,7 @@ def test_truncated_completions_leave_the_loss(tiny, small_configs, train) -> Non
     assert kept.history[0]["train/tokens"] > 0  # the control: without the option the same rows count
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a training
 def test_diagnostics_are_logged_and_hopeless_groups_warn_once(
     tmp_path: object, tiny, small_configs, train
 ) -> None:
