@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,29 +21,41 @@ if DATA_DIR.is_dir():
 
 
 SLOW_FILES: dict[str, str] = {
-    "tests/agents/test_data_parallel.py": "several processes (torchrun)",
-    "tests/agents/test_distributed.py": "several processes",
     "tests/test_launchers.py": "several processes (torchrun, accelerate launch)",
     "tests/served/test_served_real.py": "a real model behind a real server",
     "tests/with_vllm": "vLLM",
     "tests/test_first_hour.py": "a new user's first hour: installs and trainings",
-    "tests/test_real_learning.py": "a real model trained",
     "tests/test_gpu_check.py": "the GPU check's trainings, on a CPU",
     "tests/agents/test_rl_learning.py": "long training",
-    "tests/agents/test_policy_family_smoke.py": "a training per policy-loss variant",
 }
 """Test files that are slow as a whole, and why; `pytest -m "not slow"` (the README's quick command) leaves them
-out. Single slow tests carry ``@pytest.mark.slow`` themselves, and a test that uses the real model (the
-``smollm2`` fixtures) is slow wherever it lives."""
+out. Single slow tests carry ``@pytest.mark.slow`` themselves (with the reason beside it), so that the quick
+tests of a file with a few slow ones still run; a test that uses the real model (the ``smollm2`` fixtures) is
+slow wherever it lives."""
 REAL_MODEL_FIXTURES = frozenset({"smollm2", "smollm2_gguf"})
+SLOW_REASONING_GYM_TASKS = frozenset(
+    "sokoban knight_swap futoshiki rush_hour arc_agi zebra_puzzles puzzle24 intermediate_integration sudoku"
+    " group_anagrams acre figlet_font codeio word_ladder".split()
+)
+"""The reasoning-gym tasks whose per-task checks (tests/envs/test_all_envs.py, test_reasoning_gym.py) only the
+full suite runs: their generators search for a puzzle, integrate with sympy or load a data file, 1 to 17 s a
+task on 2 loaded cores (67 s together), where the other 91 tasks take 7 s in all."""
+_REASONING_GYM_TASK = re.compile(r"\[reasoning_gym/(\w+)-v\d+\]")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``slow`` what `SLOW_FILES` names and every test that loads the real model."""
+    """Mark ``slow`` what `SLOW_FILES` names, every test that loads the real model, and the per-task checks of
+    `SLOW_REASONING_GYM_TASKS`."""
     for item in items:
         where = Path(str(item.path)).relative_to(REPO_ROOT).as_posix()
         real_model = REAL_MODEL_FIXTURES & set(getattr(item, "fixturenames", ()))
-        if real_model or any(where == name or where.startswith(name + "/") for name in SLOW_FILES):
+        task = _REASONING_GYM_TASK.search(item.name)
+        slow_task = task is not None and task.group(1) in SLOW_REASONING_GYM_TASKS
+        if (
+            real_model
+            or slow_task
+            or any(where == name or where.startswith(name + "/") for name in SLOW_FILES)
+        ):
             item.add_marker(pytest.mark.slow)
 
 

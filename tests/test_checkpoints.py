@@ -64,8 +64,12 @@ def test_a_checkpoint_restores_weights_optimizer_scheduler_rngs_and_trainer_stat
         tmp_path, 12, model=model, optimizer=optimizer, scheduler=scheduler, trainer_state=state
     )
     expected_draws = (random.random(), np.random.rand(), torch.rand(1).item())
-    expected_rngs = (generator.initial_seed(), torch.rand(2, generator=generator), state["np_rng"].random(),
-                     state["py_rng"].random())  # fmt: skip
+    expected_rngs = (
+        generator.initial_seed(),
+        torch.rand(2, generator=generator),
+        state["np_rng"].random(),
+        state["py_rng"].random(),
+    )
 
     other, other_optimizer, other_scheduler = _model_and_optimizer(seed=1)
     random.seed(99), np.random.seed(99), torch.manual_seed(99)
@@ -79,8 +83,12 @@ def test_a_checkpoint_restores_weights_optimizer_scheduler_rngs_and_trainer_stat
     assert other_scheduler.state_dict() == scheduler.state_dict()
     assert (random.random(), np.random.rand(), torch.rand(1).item()) == expected_draws
     assert restored["cursor"] == {"epoch": 2, "index": 5} and restored["order"] == (3, 1, 2)
-    got_rngs = (restored["data_rng"].initial_seed(), torch.rand(2, generator=restored["data_rng"]),
-                restored["np_rng"].random(), restored["py_rng"].random())  # fmt: skip
+    got_rngs = (
+        restored["data_rng"].initial_seed(),
+        torch.rand(2, generator=restored["data_rng"]),
+        restored["np_rng"].random(),
+        restored["py_rng"].random(),
+    )
     assert got_rngs[0] == expected_rngs[0] and torch.equal(got_rngs[1], expected_rngs[1])
     assert got_rngs[2:] == expected_rngs[2:]
 

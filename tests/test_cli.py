@@ -138,17 +138,43 @@ def test_train_then_eval_the_run_folder_then_compare(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     train = run_cli(
-        "train", "sft", "--env", ENV, "--difficulty", "1", "--num-examples", "8", "--max-steps", "2",
-        "--batch-size", "4", "--output-dir", str(tmp_path / "runs"), "--no-progress-bar",
-    )  # fmt: skip
+        "train",
+        "sft",
+        "--env",
+        ENV,
+        "--difficulty",
+        "1",
+        "--num-examples",
+        "8",
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "4",
+        "--output-dir",
+        str(tmp_path / "runs"),
+        "--no-progress-bar",
+    )
     assert train.returncode == 0, train.stderr
     summary = json.loads(train.stdout.splitlines()[-1])
     assert summary["steps"] == 2 and Path(summary["run_dir"]).is_dir()
     outputs = [tmp_path / "eval0.jsonl", tmp_path / "eval1.jsonl"]
     evaluated = run_cli(
-        "eval", summary["run_dir"], ENV, "--difficulty", "1", "--num-problems", "3", "--n", "2",
-        "--max-new-tokens", "8", "--out", str(outputs[0]), "--json", "--no-progress",
-    )  # fmt: skip
+        "eval",
+        summary["run_dir"],
+        ENV,
+        "--difficulty",
+        "1",
+        "--num-problems",
+        "3",
+        "--n",
+        "2",
+        "--max-new-tokens",
+        "8",
+        "--out",
+        str(outputs[0]),
+        "--json",
+        "--no-progress",
+    )
     assert evaluated.returncode == 0, evaluated.stderr
     report = json.loads(evaluated.stdout.splitlines()[-1])
     assert report["num_problems"] == 3

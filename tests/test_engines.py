@@ -100,14 +100,39 @@ def test_hf_weights_names_a_lora_model_by_its_plain_names() -> None:
 @pytest.mark.slow  # two command-line processes
 @pytest.mark.skipif(engine_module.vllm_installed(), reason="vLLM is installed here")
 def test_train_and_eval_with_engine_vllm_fail_at_once_without_it(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "reasongym", "train", "grpo", "--model", "tiny", "--env",
-               "reasongym/Arithmetic-v0", "--engine", "vllm", "--output-dir", str(tmp_path / "runs")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "reasongym",
+        "train",
+        "grpo",
+        "--model",
+        "tiny",
+        "--env",
+        "reasongym/Arithmetic-v0",
+        "--engine",
+        "vllm",
+        "--output-dir",
+        str(tmp_path / "runs"),
+    ]
     out = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert out.returncode != 0
     assert "engine='vllm' needs the vllm package" in out.stderr and "pip install" in out.stderr
     assert not (tmp_path / "runs").exists()  # refused before any run folder was made
-    command = [sys.executable, "-m", "reasongym", "eval", "tiny", "reasongym/Arithmetic-v0", "--engine", "vllm",
-               "--num-problems", "1", "--out", str(tmp_path / "e.jsonl")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "reasongym",
+        "eval",
+        "tiny",
+        "reasongym/Arithmetic-v0",
+        "--engine",
+        "vllm",
+        "--num-problems",
+        "1",
+        "--out",
+        str(tmp_path / "e.jsonl"),
+    ]
     out = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert out.returncode != 0 and "engine='vllm' needs the vllm package" in out.stderr
 

@@ -70,9 +70,13 @@ def _interrupt_after_first_step(args: list[str], root: Path, signum: int) -> sub
         "from reasongym.cli import main; sys.exit(main(sys.argv[1:]))"
     )
     process = subprocess.Popen(
-        [sys.executable, "-c", code, "train", *args], cwd=root, env=_env(), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [sys.executable, "-c", code, "train", *args],
+        cwd=root,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and process.poll() is None:
         logged = [path for path in root.glob("runs/*/*/metrics.jsonl") if path.stat().st_size]
@@ -282,9 +286,14 @@ def test_trls_names_are_other_names_of_our_flags(ours: str, trl: str, value: flo
 
     layers = _Layers.read("grpo", [])
     parsed = parse(
-        train_command("grpo"), [trl, str(value)], default=layers.default, prog="reasongym train grpo",
-        description="", nested=_nested("grpo"), aliases=trl_names("grpo"),
-    )  # fmt: skip
+        train_command("grpo"),
+        [trl, str(value)],
+        default=layers.default,
+        prog="reasongym train grpo",
+        description="",
+        nested=_nested("grpo"),
+        aliases=trl_names("grpo"),
+    )
     section = {"lr": parsed.run, "group_size": parsed.rollout, "kl_coef": parsed.grpo}[ours]
     assert getattr(section, ours) == value
 
@@ -411,8 +420,17 @@ def test_the_metrics_picture_merges_equal_panels_and_leaves_flags_out(tmp_path: 
     with MetricsWriter(tmp_path, tensorboard=False) as writer:
         for step in range(1, 31):
             share = step / 30
-            writer.log(step, {"rollout/reward_mean": share, "rollout/correct_rate": share, "train/entropy": 1 - share,
-                              "train/entropy_collapsed": float(step > 20), "loss/policy": 0.1, "loss/total": 0.1})  # fmt: skip
+            writer.log(
+                step,
+                {
+                    "rollout/reward_mean": share,
+                    "rollout/correct_rate": share,
+                    "train/entropy": 1 - share,
+                    "train/entropy_collapsed": float(step > 20),
+                    "loss/policy": 0.1,
+                    "loss/total": 0.1,
+                },
+            )
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     panels = _panels(records, ("rollout/reward_mean", "rollout/correct_rate", "train/entropy", "loss/"))
     assert [(title, [label for label, _, _ in series]) for title, series in panels] == [
@@ -467,9 +485,12 @@ def test_ctrl_c_sends_no_queued_request_and_leaves_a_working_client() -> None:
     )
     with fake_server([Reply(delay=60)] * 2) as server:
         process = subprocess.Popen(
-            [sys.executable, "-c", child, server.base_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, env=_env(),
-        )  # fmt: skip
+            [sys.executable, "-c", child, server.base_url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
         deadline = time.monotonic() + 60
         while len(server.requests) < 2 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.05)
@@ -489,11 +510,19 @@ def test_the_evaluation_table_says_how_it_sampled_and_what_it_means(
     from reasongym.evaluation.report import comparability_warning, format_report, summarize
 
     records = [
-        {"index": i, "env_id": ENV, "split": "test", "kind": "math", "completions": ["a", "b"],
-         "extracted": ["1", "2"], "correct": [i == 0, False], "finish_reasons": ["length", "stop"],
-         "settings": {"temperature": 0.7}}
+        {
+            "index": i,
+            "env_id": ENV,
+            "split": "test",
+            "kind": "math",
+            "completions": ["a", "b"],
+            "extracted": ["1", "2"],
+            "correct": [i == 0, False],
+            "finish_reasons": ["length", "stop"],
+            "settings": {"temperature": 0.7},
+        }
         for i in range(3)
-    ]  # fmt: skip
+    ]
     report = summarize(records, ks=(1,))
     table = format_report(report)
     assert table.splitlines()[0] == f"{ENV} (test, 3 problems, n=2, temperature 0.7)"

@@ -14,6 +14,7 @@ from reasongym.errors import ConfigError
 from reasongym.generation import GenerationBatch, HFGenerator, SamplingParams
 from reasongym.generation.sampling import RowRNG, sample_tokens, top_p_filter
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+from tests.conftest import TINY_SHAPE
 
 PROMPTS = ["1+1=", "What is 12 * 7? Answer:", "x"]
 
@@ -25,7 +26,7 @@ def tokenizer():
 
 @pytest.fixture(scope="module")
 def model(tokenizer):
-    return make_tiny_model(tokenizer, seed=0)
+    return make_tiny_model(tokenizer, **TINY_SHAPE, seed=0)
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +141,8 @@ def test_tempered_logprobs_are_what_a_tempered_forward_pass_gives(
     assert float((batch.logprobs - raw.logprobs).abs().max()) > 1e-2  # the control: they are not the raw ones
 
 
-def test_qwen2_architecture_generates_consistent_logprobs(tokenizer) -> None:
-    qwen = make_tiny_model(tokenizer, hidden_size=32, num_heads=2, num_layers=1, arch="qwen2")
+def test_qwen2_architecture_generates_consistent_logprobs(tiny) -> None:
+    qwen, tokenizer = tiny(arch="qwen2")
     batch = HFGenerator(qwen, tokenizer).generate_batch(PROMPTS, SamplingParams(max_new_tokens=8, seed=0))
     with torch.no_grad():
         logp, _ = token_logprobs(qwen, batch.input_ids, batch.attention_mask, batch.completion_start)
@@ -387,11 +388,8 @@ def test_bad_batch_size_is_rejected(model, tokenizer) -> None:
         HFGenerator(model, tokenizer, batch_size=0)
 
 
-def test_prompt_seeds_make_each_prompts_samples_independent_of_the_others() -> None:
+def test_prompt_seeds_make_each_prompts_samples_independent_of_the_others(generator: HFGenerator) -> None:
     # Issue 28, item 7: what evaluation needs so that a resume, batched otherwise, samples the same.
-    tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64)
-    generator = HFGenerator(model, tokenizer)
     params = SamplingParams(n=3, max_new_tokens=12, temperature=1.0)
     together = generator.generate(["What is 1?", "b", "Say cc"], replace(params, prompt_seeds=(1, 2, 3)))
     alone = generator.generate(["b"], replace(params, prompt_seeds=(2,)))

@@ -47,10 +47,17 @@ def test_regrade_never_reads_a_data_folder_named_by_the_records(
     first = json.loads(real[0])
     _write(planted / "test.jsonl", [{**first, "answer": "999"}, *map(json.loads, real[1:])])
     record = {
-        "index": 0, "env_id": SVAMP, "split": "test", "n": 1, "completions": ["The answer is \\boxed{999}."],
-        "extracted": ["999"], "outcomes": ["wrong"], "correct": [False], "verifier": "math/v2",
+        "index": 0,
+        "env_id": SVAMP,
+        "split": "test",
+        "n": 1,
+        "completions": ["The answer is \\boxed{999}."],
+        "extracted": ["999"],
+        "outcomes": ["wrong"],
+        "correct": [False],
+        "verifier": "math/v2",
         "settings": {"env_config": {"source_kwargs": {"data_dir": str(planted)}}},
-    }  # fmt: skip
+    }
     code, out, err = _run(["regrade", str(_write(tmp_path / "r.jsonl", [record]))], capsys)
     assert code == 0, err
     summary = json.loads(out.splitlines()[-1])
@@ -63,8 +70,17 @@ def test_regrade_never_reads_a_data_folder_named_by_the_records(
 def test_regrade_against_a_named_environment_reports_records_of_another(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    record = {"index": 0, "env_id": ENV, "split": "test", "n": 1, "completions": ["51"], "extracted": ["51"],
-              "outcomes": ["correct"], "correct": [True], "verifier": "math/v2"}  # fmt: skip
+    record = {
+        "index": 0,
+        "env_id": ENV,
+        "split": "test",
+        "n": 1,
+        "completions": ["51"],
+        "extracted": ["51"],
+        "outcomes": ["correct"],
+        "correct": [True],
+        "verifier": "math/v2",
+    }
     code, out, err = _run(["regrade", str(_write(tmp_path / "r.jsonl", [record])), SVAMP], capsys)
     assert code == 0, err
     summary = json.loads(out.splitlines()[-1])
@@ -74,8 +90,16 @@ def test_regrade_against_a_named_environment_reports_records_of_another(
 
 # ---------------------------------------------------------------------------------------------- item 9
 
-GRADED = {"index": 0, "env_id": ENV, "split": "test", "n": 2, "completions": ["1", "2"],
-          "extracted": ["1", "2"], "outcomes": ["wrong", "wrong"], "correct": [False, False]}  # fmt: skip
+GRADED = {
+    "index": 0,
+    "env_id": ENV,
+    "split": "test",
+    "n": 2,
+    "completions": ["1", "2"],
+    "extracted": ["1", "2"],
+    "outcomes": ["wrong", "wrong"],
+    "correct": [False, False],
+}
 
 
 @pytest.mark.parametrize(
@@ -153,8 +177,18 @@ def _config_classes() -> list[type]:
     from reasongym.evaluation.config import EvalConfig
     from reasongym.generation.engines import VLLMSettings
 
-    return [LoRAConfig, RunConfig, RolloutConfig, VLLMSettings, ImportanceSamplingConfig, GRPOConfig,
-            DAPOConfig, STaRConfig, SFTConfig, EvalConfig]  # fmt: skip
+    return [
+        LoRAConfig,
+        RunConfig,
+        RolloutConfig,
+        VLLMSettings,
+        ImportanceSamplingConfig,
+        GRPOConfig,
+        DAPOConfig,
+        STaRConfig,
+        SFTConfig,
+        EvalConfig,
+    ]
 
 
 def _numeric_fields(cls: type) -> list[str]:
@@ -238,8 +272,11 @@ def test_data_from_a_fifo_fails_at_once(tmp_path: Path) -> None:
     argv = ["data", "reasongym/SVAMP-v0", "--out", str(tmp_path / "out"), "--split", "test"]
     done = subprocess.run(
         [sys.executable, "-m", "reasongym", *argv, "--from", str(tmp_path / "pipe.jsonl")],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 2, done.stderr
     assert "pipe.jsonl' is not a regular file (a pipe, device or socket)" in done.stderr
 
@@ -280,10 +317,16 @@ def test_a_second_eval_on_a_locked_out_fails_before_its_model_loads(
 
     out = tmp_path / "out.jsonl"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom reasongym.runs.locks import exclusive_lock\n"
-         f"with exclusive_lock({str(out)!r}, what='x', hint='y'):\n    print('held', flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom reasongym.runs.locks import exclusive_lock\n"
+            f"with exclusive_lock({str(out)!r}, what='x', hint='y'):\n    print('held', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         # A model path that does not exist fails at its load: the lock must be named first.
@@ -319,9 +362,12 @@ def test_a_second_sigterm_exits_130_with_the_message() -> None:
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-c", _TWO_SIGTERMS], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", _TWO_SIGTERMS],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
-    )  # fmt: skip
+    )
     assert done.returncode == 130, (done.returncode, done.stderr)
     assert done.stderr.splitlines()[-1] == "reasongym: interrupted again while stopping; exiting now"
 

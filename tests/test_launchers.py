@@ -21,9 +21,24 @@ from reasongym.runs.metrics import read_metrics
 
 ENV = "reasongym/Arithmetic-v0"
 TRAIN = [
-    "train", "grpo", "--model", "tiny", "--env", ENV, "--difficulty", "1", "--max-steps", "2", "--num-prompts", "2",
-    "--group-size", "2", "--max-new-tokens", "8", "--no-progress-bar",
-]  # fmt: skip
+    "train",
+    "grpo",
+    "--model",
+    "tiny",
+    "--env",
+    ENV,
+    "--difficulty",
+    "1",
+    "--max-steps",
+    "2",
+    "--num-prompts",
+    "2",
+    "--group-size",
+    "2",
+    "--max-new-tokens",
+    "8",
+    "--no-progress-bar",
+]
 EVAL = {"n": 2, "num_problems": 6, "batch_size": 2, "temperature": 1.0, "difficulty": 1, "max_new_tokens": 12}
 
 
@@ -33,8 +48,19 @@ def _run(command: list[str]) -> subprocess.CompletedProcess:
 
 
 def _torchrun(*args: str) -> subprocess.CompletedProcess:
-    return _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                 "-m", "reasongym", *args])  # fmt: skip
+    return _run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "reasongym",
+            *args,
+        ]
+    )
 
 
 def _one_run_folder(root: Path, done: subprocess.CompletedProcess) -> Path:
@@ -61,16 +87,33 @@ def test_torchrun_trains_one_run(torchrun_run: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("accelerate") is None and not Path(sys.executable).with_name("accelerate").exists(),
-                    reason="accelerate is not installed")  # fmt: skip
+@pytest.mark.skipif(
+    shutil.which("accelerate") is None and not Path(sys.executable).with_name("accelerate").exists(),
+    reason="accelerate is not installed",
+)
 def test_accelerate_launch_trains_one_run(tmp_path: Path) -> None:
     with socket.socket() as probe:  # accelerate's default port may be taken by another job
         probe.bind(("127.0.0.1", 0))
         port = str(probe.getsockname()[1])
     launcher = str(Path(sys.executable).with_name("accelerate"))
     # --multi_gpu is accelerate's switch for its torchrun launcher; without CUDA the processes use gloo.
-    command = [launcher, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-               "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", port, "-m", "reasongym"]  # fmt: skip
+    command = [
+        launcher,
+        "launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        port,
+        "-m",
+        "reasongym",
+    ]
     _one_run_folder(tmp_path, _run([*command, *TRAIN, "--output-dir", str(tmp_path)]))
 
 
@@ -81,8 +124,15 @@ def test_torchrun_evaluation_resumes_one_process_records_in_problem_order(
     expected = tmp_path / "one.jsonl"
     evaluate(str(torchrun_run), ENV, out_path=expected, progress=False, verbose=False, device="cpu", **EVAL)
     shared = tmp_path / "shared.jsonl"  # one process did the first 2 problems; 2 processes do the rest
-    evaluate(str(torchrun_run), ENV, out_path=shared, progress=False, verbose=False, device="cpu",
-             **{**EVAL, "num_problems": 2})  # fmt: skip
+    evaluate(
+        str(torchrun_run),
+        ENV,
+        out_path=shared,
+        progress=False,
+        verbose=False,
+        device="cpu",
+        **{**EVAL, "num_problems": 2},
+    )
     # --num-samples: torchrun's parser would take --n for an abbreviation of one of its own flags
     flags = [
         f"--{key.replace('_', '-')}={value}"

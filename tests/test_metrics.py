@@ -121,11 +121,13 @@ def test_resuming_rewrites_bare_nan_of_an_older_file_as_null(tmp_path: Path) -> 
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ({"a": float("nan"), "b": [1.0, float("-inf")], "c": {"d": np.float64("inf")}},
-         {"a": None, "b": [1.0, None], "c": {"d": None}}),
+        (
+            {"a": float("nan"), "b": [1.0, float("-inf")], "c": {"d": np.float64("inf")}},
+            {"a": None, "b": [1.0, None], "c": {"d": None}},
+        ),
         ({"n": np.float32(0.5), "i": 3, "s": "NaN"}, {"n": 0.5, "i": 3, "s": "NaN"}),
     ],
-)  # fmt: skip
+)
 def test_dumps_strict_writes_null_for_every_non_finite_number(value: object, expected: object) -> None:
     assert _strict_loads(dumps_strict(value)) == expected
 

@@ -13,6 +13,7 @@ import torch
 from reasongym.errors import ConfigError
 from reasongym.policy.loading import end_of_turn_id, format_prompt, load_policy
 from reasongym.policy.tiny import SPECIAL_TOKENS, make_char_tokenizer, make_tiny_model
+from tests.conftest import TINY_SHAPE
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_tiny_model_is_deterministic_in_seed_and_leaves_global_rng(tokenizer) ->
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
 def test_tiny_model_config_matches_tokenizer(tokenizer, arch: str) -> None:
-    model = make_tiny_model(tokenizer, hidden_size=32, num_heads=2, num_layers=1, arch=arch)
+    model = make_tiny_model(tokenizer, **TINY_SHAPE, arch=arch)
     assert model.config.model_type == arch
     assert model.config.vocab_size == len(tokenizer)
     assert (model.config.pad_token_id, model.config.eos_token_id) == (
@@ -81,8 +82,8 @@ def test_tiny_model_rejects_bad_settings(tokenizer, kwargs: dict, message: str) 
         make_tiny_model(tokenizer, **kwargs)
 
 
-def test_save_and_load_policy_round_trip(tokenizer, tmp_path: Path) -> None:
-    model = make_tiny_model(tokenizer, seed=3)
+def test_save_and_load_policy_round_trip(tiny, tmp_path: Path) -> None:
+    model, tokenizer = tiny(seed=3)
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     loaded_model, loaded_tokenizer = load_policy(str(tmp_path))
@@ -94,8 +95,8 @@ def test_save_and_load_policy_round_trip(tokenizer, tmp_path: Path) -> None:
     torch.testing.assert_close(loaded_model(input_ids=ids).logits, model(input_ids=ids).logits)
 
 
-def test_load_policy_sets_a_pad_token_when_missing(tokenizer, tmp_path: Path) -> None:
-    make_tiny_model(tokenizer).save_pretrained(tmp_path)
+def test_load_policy_sets_a_pad_token_when_missing(tiny, tmp_path: Path) -> None:
+    tiny()[0].save_pretrained(tmp_path)
     no_pad = make_char_tokenizer()
     no_pad.pad_token = None
     no_pad.save_pretrained(tmp_path)
@@ -232,10 +233,10 @@ def test_end_of_turn_id(template: str | None, expected: int | None) -> None:
     assert end_of_turn_id(tokenizer) == expected
 
 
-def test_load_policy_stops_generation_on_the_end_of_turn_token(tmp_path: Path) -> None:
-    tokenizer = make_char_tokenizer()
+def test_load_policy_stops_generation_on_the_end_of_turn_token(tmp_path: Path, tiny) -> None:
+    model, tokenizer = tiny()
     tokenizer.chat_template = END_WITH_BOS
-    make_tiny_model(tokenizer).save_pretrained(tmp_path)
+    model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     model, _ = load_policy(tmp_path)
     assert model.generation_config.eos_token_id == [2, 1]  # EOS kept, end-of-turn added

@@ -26,12 +26,15 @@ def _module():
 
 def _run(*flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *flags], capture_output=True, text=True, timeout=600,
+        [sys.executable, str(SCRIPT), *flags],
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
-    )  # fmt: skip
+    )
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # trains every arm of the benchmark
 def test_the_dry_pass_trains_every_arm_summarizes_and_resumes_without_retraining(tmp_path: Path) -> None:
     flags = (
         "--dry",
@@ -94,14 +97,16 @@ def test_a_setting_field_that_does_not_exist_is_named_with_the_fields_allowed() 
     with pytest.raises(SystemExit, match="budget_tokens must be a number .int.; got 'lots'"):
         module.parse_overrides(["budget_tokens=lots"])
     assert module.parse_overrides(["lr=1e-5", "instruction=null", "model=some/folder"]) == {
-        "lr": 1e-5, "instruction": None, "model": "some/folder",
-    }  # fmt: skip
+        "lr": 1e-5,
+        "instruction": None,
+        "model": "some/folder",
+    }
     with pytest.raises(SystemExit, match="tempered_logprobs must be true or false; got 'no'"):
         module.parse_overrides(["tempered_logprobs=no"])
     assert module.parse_overrides(["tempered_logprobs=false"]) == {"tempered_logprobs": False}
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # the GPU recipe's trainings, on a CPU
 def test_the_gpu_recipe_runs_its_smoke_pass_on_the_cpu(tmp_path: Path) -> None:
     data = os.environ.get("REASONGYM_DATA_DIR")
     if not data or not (Path(data) / "gsm8k").exists():

@@ -13,14 +13,30 @@ from reasongym.agents.algorithms import ALGORITHMS, preset_configs
 
 SMALL: dict[str, dict[str, Any]] = {
     "grpo": {
-        "max_steps": 2, "num_prompts": 2, "group_size": 3, "max_new_tokens": 12, "lr": 1e-3, "mu": 2,
-        "difficulty": 1, "progress_bar": False, "samples_every": 1, "eval_problems": 3,
+        "max_steps": 2,
+        "num_prompts": 2,
+        "group_size": 3,
+        "max_new_tokens": 12,
+        "lr": 1e-3,
+        "mu": 2,
+        "difficulty": 1,
+        "progress_bar": False,
+        "samples_every": 1,
+        "eval_problems": 3,
     },
     "dapo": {
-        "max_steps": 2, "num_prompts": 2, "group_size": 3, "max_new_tokens": 12, "overlong_buffer": 4,
-        "lr": 1e-3, "mu": 2, "difficulty": 1, "progress_bar": False, "max_extra_rounds": 1,
+        "max_steps": 2,
+        "num_prompts": 2,
+        "group_size": 3,
+        "max_new_tokens": 12,
+        "overlong_buffer": 4,
+        "lr": 1e-3,
+        "mu": 2,
+        "difficulty": 1,
+        "progress_bar": False,
+        "max_extra_rounds": 1,
     },
-}  # fmt: skip
+}
 """A few seconds of each RL trainer on the tiny model: 2 steps of 2 prompts x 3 samples of 12 tokens."""
 
 

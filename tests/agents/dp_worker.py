@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,11 @@ from reasongym.envs.sources import DatasetSource
 from reasongym.generation import Completion, SamplingParams
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
+# torchrun runs this file as a script, with only its own folder on the path: the repository root joins it for the
+# tests' one tiny-model shape.
+sys.path.append(str(Path(__file__).resolve().parents[2]))
+from tests.conftest import TINY_SHAPE  # noqa: E402
+
 COMMON = {
     "max_steps": 2,
     "lr": 1e-4,
@@ -47,22 +53,41 @@ COMMON = {
 SETTINGS: dict[str, dict[str, Any]] = {
     # batch_std needs every rank's rewards; the KL reference is written by rank 0 and read by all.
     "grpo": {
-        **COMMON, "num_prompts": 4, "group_size": 4, "max_new_tokens": 72, "micro_batch_size": 3, "mu": 2,
-        "kl": "k3_loss", "advantage_normalization": "batch_std",
+        **COMMON,
+        "num_prompts": 4,
+        "group_size": 4,
+        "max_new_tokens": 72,
+        "micro_batch_size": 3,
+        "mu": 2,
+        "kl": "k3_loss",
+        "advantage_normalization": "batch_std",
     },
     # The HOPELESS groups are dropped by dynamic sampling; in step 1 rank 0 of 2 keeps none of its own.
     # REINFORCE++-baseline whitens over every rank's kept groups, an uneven split that is gathered whole.
     "dapo": {
-        **COMMON, "num_prompts": 4, "group_size": 4, "max_new_tokens": 72, "micro_batch_size": 3, "mu": 2,
-        "max_extra_rounds": 3, "advantage_normalization": "reinforce_plus_plus_baseline",
+        **COMMON,
+        "num_prompts": 4,
+        "group_size": 4,
+        "max_new_tokens": 72,
+        "micro_batch_size": 3,
+        "mu": 2,
+        "max_extra_rounds": 3,
+        "advantage_normalization": "reinforce_plus_plus_baseline",
     },
     # Two outer iterations; each fine-tunes 2 steps on the 12 rationales (8 direct, 4 hinted) with a
     # per-process batch of 12 / processes (--sft-batch-size), so that one step sees them all either way.
     "star": {
-        "max_steps": 2, "lr": 1e-4, "eval_problems": 3, "progress_bar": False, "num_train_problems": 12,
-        "sft_steps": 2, "step_growth": 1.0, "group_size": 1, "max_new_tokens": 72,
+        "max_steps": 2,
+        "lr": 1e-4,
+        "eval_problems": 3,
+        "progress_bar": False,
+        "num_train_problems": 12,
+        "sft_steps": 2,
+        "step_growth": 1.0,
+        "group_size": 1,
+        "max_new_tokens": 72,
     },
-}  # fmt: skip
+}
 
 
 def counting_env(size: int = 64) -> ReasoningEnv:
@@ -120,16 +145,25 @@ def evaluate_counting(out_path: Path, *, distributed: bool, generator: Any = Non
     from reasongym.evaluation import evaluate
 
     return evaluate(
-        generator or SeededPolicy(), counting_env(), n=2, num_problems=10, batch_size=2, temperature=1.0,
-        seed=5, out_path=out_path, progress=False, verbose=False, distributed=distributed,
-    )  # fmt: skip
+        generator or SeededPolicy(),
+        counting_env(),
+        n=2,
+        num_problems=10,
+        batch_size=2,
+        temperature=1.0,
+        seed=5,
+        out_path=out_path,
+        progress=False,
+        verbose=False,
+        distributed=distributed,
+    )
 
 
 def tiny_model() -> tuple[torch.nn.Module, Any]:
     """The float64 tiny model and its character tokenizer."""
     torch.set_num_threads(1)
     tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64).double()
+    model = make_tiny_model(tokenizer, **TINY_SHAPE).double()
     return model, tokenizer
 
 
@@ -147,12 +181,29 @@ def train(algo: str, run_dir: Path | None, *, kill_at_eval: int | None = None, *
     configs = preset_configs("tiny", algo, **{**SETTINGS[algo], **overrides})
     env, policy = counting_env(), ScriptedPolicy(STAR_HOPELESS if algo == "star" else HOPELESS)
     if algo == "star":
-        result = train_star(configs["star"], model, tokenizer, env, run=configs["run"],
-                            rollout=configs["rollout"], run_dir=run_dir, generator=policy)  # fmt: skip
+        result = train_star(
+            configs["star"],
+            model,
+            tokenizer,
+            env,
+            run=configs["run"],
+            rollout=configs["rollout"],
+            run_dir=run_dir,
+            generator=policy,
+        )
         return model, result
     trainer = {"grpo": train_grpo, "dapo": train_dapo}[algo]
-    result = trainer(configs[algo], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"],
-                     run_dir=run_dir, generator=policy, eval_fn=eval_fn)  # fmt: skip
+    result = trainer(
+        configs[algo],
+        model,
+        tokenizer,
+        env,
+        run=configs["run"],
+        rollout=configs["rollout"],
+        run_dir=run_dir,
+        generator=policy,
+        eval_fn=eval_fn,
+    )
     return model, result
 
 

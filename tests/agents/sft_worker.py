@@ -20,9 +20,16 @@ from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 RESUME_RUN = RunConfig(
-    lr=3e-3, lr_schedule="cosine", max_steps=6, warmup_steps=2, save_every=2, keep_checkpoints=2,
-    seed=3, progress_bar=False, tensorboard=False,
-)  # fmt: skip
+    lr=3e-3,
+    lr_schedule="cosine",
+    max_steps=6,
+    warmup_steps=2,
+    save_every=2,
+    keep_checkpoints=2,
+    seed=3,
+    progress_bar=False,
+    tensorboard=False,
+)
 DDP_RUN = RunConfig(lr=1e-2, max_steps=1, max_grad_norm=None, progress_bar=False, tensorboard=False)
 DDP_CONFIG = SFTConfig(batch_size=4)
 
@@ -53,8 +60,15 @@ def run_resumable(run_dir: str, kill_after: int | None = None) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         return False
 
-    train_sft(SFTConfig(batch_size=8), model, tokenizer, addition_pairs(40), run=RESUME_RUN, run_dir=run_dir,
-              stop_when=stop_when)  # fmt: skip
+    train_sft(
+        SFTConfig(batch_size=8),
+        model,
+        tokenizer,
+        addition_pairs(40),
+        run=RESUME_RUN,
+        run_dir=run_dir,
+        stop_when=stop_when,
+    )
 
 
 def run_data_parallel(out_dir: str) -> None:

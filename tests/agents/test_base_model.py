@@ -4,6 +4,7 @@ weights in the run folder), rebuilds its KL reference from that record, and refu
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,27 +15,40 @@ from reasongym.agents.runtime.session import RLSession
 from reasongym.errors import ConfigError
 from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, source_of
 from reasongym.policy.loading import load_base, load_policy, save_policy
-from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 ENV = "reasongym/Arithmetic-v0"
 
 
-def _saved_tiny(folder: Path, seed: int = 0) -> Path:
-    tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, intermediate_size=64, seed=seed)
-    return save_policy(model, tokenizer, folder)
+@pytest.fixture
+def saved_tiny(tiny) -> Callable[..., Path]:
+    """``saved_tiny(folder, seed=0)``: the tiny model saved as a model folder there."""
+
+    def save(folder: Path, seed: int = 0) -> Path:
+        return save_policy(*tiny(seed=seed), folder)
+
+    return save
 
 
 def _session(model: torch.nn.Module, tokenizer: object, run_dir: Path) -> RLSession:
     configs = preset_configs("default", "grpo", max_steps=2, num_prompts=2, group_size=2, progress_bar=False)
     return RLSession.start(
-        configs["run"], configs["rollout"], model, tokenizer, ENV, algo="grpo", config_record={},
-        run_dir=run_dir, generator=None, with_reference=True,
-    )  # fmt: skip
+        configs["run"],
+        configs["rollout"],
+        model,
+        tokenizer,
+        ENV,
+        algo="grpo",
+        config_record={},
+        run_dir=run_dir,
+        generator=None,
+        with_reference=True,
+    )
 
 
-def test_a_loaded_model_is_recorded_by_source_and_a_changed_one_by_its_weights(tmp_path: Path) -> None:
-    model, tokenizer = load_policy(_saved_tiny(tmp_path / "model"))
+def test_a_loaded_model_is_recorded_by_source_and_a_changed_one_by_its_weights(
+    tmp_path: Path, saved_tiny
+) -> None:
+    model, tokenizer = load_policy(saved_tiny(tmp_path / "model"))
     assert source_of(model)["source"] == str((tmp_path / "model").resolve())
     session = _session(model, tokenizer, tmp_path / "run")
     session.close()
@@ -48,8 +62,10 @@ def test_a_loaded_model_is_recorded_by_source_and_a_changed_one_by_its_weights(t
     assert (tmp_path / "other" / REFERENCE_FILE).exists() and not (tmp_path / "other" / BASE_FILE).exists()
 
 
-def test_a_resume_from_a_changed_model_rebuilds_the_reference_from_the_source(tmp_path: Path) -> None:
-    model, tokenizer = load_policy(_saved_tiny(tmp_path / "model"))
+def test_a_resume_from_a_changed_model_rebuilds_the_reference_from_the_source(
+    tmp_path: Path, saved_tiny
+) -> None:
+    model, tokenizer = load_policy(saved_tiny(tmp_path / "model"))
     original = {name: tensor.clone() for name, tensor in model.state_dict().items()}
     _session(model, tokenizer, tmp_path / "run").close()
     with torch.no_grad():
@@ -63,10 +79,10 @@ def test_a_resume_from_a_changed_model_rebuilds_the_reference_from_the_source(tm
         session.close()
 
 
-def test_a_source_whose_weights_changed_is_refused(tmp_path: Path) -> None:
-    model, tokenizer = load_policy(_saved_tiny(tmp_path / "model"))
+def test_a_source_whose_weights_changed_is_refused(tmp_path: Path, saved_tiny) -> None:
+    model, tokenizer = load_policy(saved_tiny(tmp_path / "model"))
     _session(model, tokenizer, tmp_path / "run").close()
-    _saved_tiny(tmp_path / "model", seed=1)  # the folder now holds other weights
+    saved_tiny(tmp_path / "model", seed=1)  # the folder now holds other weights
     with pytest.raises(
         ConfigError, match="names .* as the run's starting model, but the weights there changed"
     ):

@@ -11,6 +11,7 @@ import torch
 from reasongym.agents.common import masked_mean, masked_sum, seed_everything, token_logprobs
 from reasongym.errors import ConfigError
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
+from tests.conftest import TINY_SHAPE
 
 # (prompt, completion) pairs of different lengths, so batches need padding on both sides.
 PAIRS = [("1+1=", "2<"), ("What is 6*7?", " 42, so \\boxed{42}"), ("x", "yz")]
@@ -23,7 +24,7 @@ def tokenizer():
 
 @pytest.fixture(scope="module")
 def model(tokenizer):
-    return make_tiny_model(tokenizer, seed=1)
+    return make_tiny_model(tokenizer, **TINY_SHAPE, seed=1)
 
 
 def _naive(model, tokenizer, temperature: float = 1.0) -> list[tuple[torch.Tensor, torch.Tensor]]:

@@ -16,9 +16,17 @@ ENV = "reasongym/Arithmetic-v0"
 
 def _session(configs: dict[str, object], model: object, tokenizer: object) -> rl_loop.RLSession:
     return rl_loop.RLSession.start(
-        configs["run"], configs["rollout"], model, tokenizer, ENV, algo="dapo", config_record={}, run_dir=None,
-        generator=None, with_reference=False,
-    )  # fmt: skip
+        configs["run"],
+        configs["rollout"],
+        model,
+        tokenizer,
+        ENV,
+        algo="dapo",
+        config_record={},
+        run_dir=None,
+        generator=None,
+        with_reference=False,
+    )
 
 
 def _first_of_group_zero_right(
@@ -45,8 +53,15 @@ def test_dapo_runs_and_logs_dynamic_sampling(
     )
     assert result.steps == 2
     logged = set().union(*read_metrics(tmp_path))
-    for key in ("dapo/dropped_groups", "dapo/extra_rounds", "dapo/partial_batch", "dapo/kept_groups",
-                "train/clip_high_frac", "rollout/len_wrong_mean", "perf/generate_s"):  # fmt: skip
+    for key in (
+        "dapo/dropped_groups",
+        "dapo/extra_rounds",
+        "dapo/partial_batch",
+        "dapo/kept_groups",
+        "train/clip_high_frac",
+        "rollout/len_wrong_mean",
+        "perf/generate_s",
+    ):
         assert key in logged, key
     for record in result.history:
         assert record["dapo/extra_rounds"] == 1  # one group per round: a second round was needed

@@ -74,16 +74,21 @@ def test_each_rank_samples_with_its_own_seed_and_rank_0_with_the_seed_itself() -
 
 
 def test_rank_metrics_merge_as_one_batch() -> None:
-    merged = merge_rank_metrics([
-        {"loss/policy": 0.25, "train/tokens": 3.0, "train/ratio_mean": 1.0, "train/ratio_max": 1.2},
-        {"loss/policy": 0.5, "train/tokens": 1.0, "train/ratio_mean": 2.0, "train/ratio_max": 1.1},
-        {"train/tokens": 0.0, "train/entropy": 0.0},  # a rank without rows weighs nothing
-    ])  # fmt: skip
+    merged = merge_rank_metrics(
+        [
+            {"loss/policy": 0.25, "train/tokens": 3.0, "train/ratio_mean": 1.0, "train/ratio_max": 1.2},
+            {"loss/policy": 0.5, "train/tokens": 1.0, "train/ratio_mean": 2.0, "train/ratio_max": 1.1},
+            {"train/tokens": 0.0, "train/entropy": 0.0},  # a rank without rows weighs nothing
+        ]
+    )
     # losses are shares of one normalised loss: 0.25 + 0.5; means weigh 3 and 1 tokens: (3 + 2) / 4
     assert merged == {
-        "loss/policy": 0.75, "train/tokens": 4.0, "train/ratio_mean": 1.25, "train/ratio_max": 1.2,
+        "loss/policy": 0.75,
+        "train/tokens": 4.0,
+        "train/ratio_mean": 1.25,
+        "train/ratio_max": 1.2,
         "train/entropy": 0.0,
-    }  # fmt: skip
+    }
 
 
 def test_fewer_prompts_than_processes_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,8 +96,15 @@ def test_fewer_prompts_than_processes_is_refused(monkeypatch: pytest.MonkeyPatch
     model, tokenizer = worker.tiny_model()
     configs = preset_configs("tiny", "grpo", num_prompts=3, progress_bar=False)
     with pytest.raises(ConfigError, match=r"num_prompts=3 is not allowed with 4 processes; .* >= 4"):
-        worker.train_grpo(configs["grpo"], model, tokenizer, worker.counting_env(), run=configs["run"],
-                          rollout=configs["rollout"], generator=worker.ScriptedPolicy())  # fmt: skip
+        worker.train_grpo(
+            configs["grpo"],
+            model,
+            tokenizer,
+            worker.counting_env(),
+            run=configs["run"],
+            rollout=configs["rollout"],
+            generator=worker.ScriptedPolicy(),
+        )
 
 
 def test_fsdp_is_refused_where_it_is_not_implemented(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,7 +169,7 @@ def one_process_grpo(tmp_path_factory: pytest.TempPathFactory) -> tuple[torch.nn
     return model, folder
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 def test_two_grpo_processes_take_the_steps_of_one(tmp_path: Path, one_process_grpo: tuple) -> None:
     done = _launch("grpo", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -173,7 +185,7 @@ def test_two_grpo_processes_take_the_steps_of_one(tmp_path: Path, one_process_gr
     ]
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 @pytest.mark.parametrize("parallelism", ["ddp", "fsdp"])
 def test_two_dapo_processes_take_the_steps_of_one_when_dynamic_sampling_drops_groups(
     tmp_path: Path, parallelism: str
@@ -196,7 +208,7 @@ def test_two_dapo_processes_take_the_steps_of_one_when_dynamic_sampling_drops_gr
     assert rows[0][0] == 0 and rows[1][0] > 0
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 @pytest.mark.parametrize("parallelism", ["ddp", "fsdp"])
 def test_a_killed_two_process_run_resumes_to_the_weights_of_one_process(
     tmp_path: Path, one_process_grpo: tuple, parallelism: str
@@ -213,7 +225,7 @@ def test_a_killed_two_process_run_resumes_to_the_weights_of_one_process(
     _assert_same_metrics(tmp_path / "run", folder, ("rollout/reward_mean", "train/tokens"))
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 def test_star_processes_fine_tune_on_every_ranks_rationales(tmp_path: Path) -> None:
     # Per-process batch 6 on 2 processes is the batch of 12 of one process: all 12 kept rationales.
     done = _launch("star", str(tmp_path), "--sft-batch-size", "6")
@@ -228,7 +240,7 @@ def test_star_processes_fine_tune_on_every_ranks_rationales(tmp_path: Path) -> N
     assert [r["step"] for r in read_metrics(tmp_path / "run")] == [0, 1, 2]
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 def test_an_evaluation_killed_on_two_processes_resumes_on_one(tmp_path: Path) -> None:
     expected = tmp_path / "one" / "eval.jsonl"
     worker.evaluate_counting(expected, distributed=False)

@@ -50,7 +50,7 @@ def test_shards_are_disjoint_balanced_and_cover_everything(rank: int, expected: 
     assert distributed.shard(list(range(7)), info) == expected
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 def test_two_ranks_average_their_gradients_and_keep_identical_weights(tmp_path: Path) -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
@@ -88,7 +88,7 @@ def test_two_ranks_average_their_gradients_and_keep_identical_weights(tmp_path: 
         torch.testing.assert_close(ranks[0][name], tensor, rtol=0, atol=tolerance)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # two processes under torchrun
 @pytest.mark.parametrize(
     ("mode", "seen"), [("sleep", "is still at collective 1 (barrier)"), ("stop", "not heard from")]
 )
@@ -98,8 +98,12 @@ def test_a_stalled_rank_is_named_within_the_collective_timeout(tmp_path: Path, m
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
     process = subprocess.Popen(
         [*command, str(Path(__file__).with_name("stall_worker.py")), mode, str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     lines, seen_lines = [], []
     try:
         for line in process.stderr:  # until rank 0 says what it waited for (the stalled rank never returns)

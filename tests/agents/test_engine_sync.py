@@ -117,9 +117,13 @@ def test_the_correction_weighs_by_the_sampler_trainer_ratio(tiny, small_configs,
     masked = {"importance_sampling": {"mode": "token_mask", "clip_max": 3.0, "clip_min": 0.8}}
     model, tokenizer = tiny()
     row = train(
-        "grpo", _grpo(small_configs, max_steps=1, **masked), model, tokenizer, ENV,
+        "grpo",
+        _grpo(small_configs, max_steps=1, **masked),
+        model,
+        tokenizer,
+        ENV,
         generator=CopyEngine(model, tokenizer, shift=0.3),
-    ).history[0]  # fmt: skip
+    ).history[0]
     assert row["sampler/masked_frac"] == 1.0 and row["sampler/weight_mean"] == 0.0  # rho 0.74 < 0.8: all out
 
 
@@ -130,8 +134,13 @@ def test_lora_pushes_the_merged_weights_under_plain_names(tiny, small_configs, t
     one_step, tokenizer = tiny()
     two_steps = copy.deepcopy(one_step)
     engine = CopyEngine(two_steps, tokenizer)  # built on the plain model: its names have no peft parts
-    train("grpo", {**configs, "run": small_configs("grpo", **{**_LORA, "max_steps": 1})["run"]}, one_step,
-          tokenizer, _env())  # fmt: skip
+    train(
+        "grpo",
+        {**configs, "run": small_configs("grpo", **{**_LORA, "max_steps": 1})["run"]},
+        one_step,
+        tokenizer,
+        _env(),
+    )
     expected = merge(one_step)
     train("grpo", configs, two_steps, tokenizer, _env(), generator=engine)
     assert engine.pushes == 2  # at the start, and before step 2

@@ -20,7 +20,6 @@ from reasongym.envs.problem import Problem
 from reasongym.envs.sources import DatasetSource
 from reasongym.errors import ConfigError
 from reasongym.generation import HFGenerator, SamplingParams
-from reasongym.policy.tiny import make_char_tokenizer
 from reasongym.rollouts.batch import collect_rollouts
 from reasongym.runs.metrics import read_metrics
 
@@ -44,12 +43,26 @@ def test_grpo_runs_logs_and_checkpoints(tmp_path: object, kl: str, tiny, small_c
     records = read_metrics(tmp_path)
     logged = set().union(*records)
     for key in (
-        "rollout/reward_mean", "rollout/correct_rate", "rollout/zero_std_group_frac", "rollout/truncation_rate",
-        "rollout/len_correct_mean", "train/clip_low_frac", "train/clip_high_frac", "train/entropy",
-        "train/ratio_max", "train/approx_kl_old", "perf/generate_s", "perf/verify_s", "perf/train_s",
-        "perf/forward_backward_s", "perf/optimizer_s", "perf/housekeeping_s",
-        "perf/tokens_per_s", "eval/pass@1", "loss/policy",
-    ):  # fmt: skip
+        "rollout/reward_mean",
+        "rollout/correct_rate",
+        "rollout/zero_std_group_frac",
+        "rollout/truncation_rate",
+        "rollout/len_correct_mean",
+        "train/clip_low_frac",
+        "train/clip_high_frac",
+        "train/entropy",
+        "train/ratio_max",
+        "train/approx_kl_old",
+        "perf/generate_s",
+        "perf/verify_s",
+        "perf/train_s",
+        "perf/forward_backward_s",
+        "perf/optimizer_s",
+        "perf/housekeeping_s",
+        "perf/tokens_per_s",
+        "eval/pass@1",
+        "loss/policy",
+    ):
         assert key in logged, key
     phases = ("generate", "verify", "reference", "forward_backward", "optimizer", "housekeeping")
     for row in result.history:  # the phases add up to the step (what bench_grpo.py prints per phase)
@@ -127,10 +140,14 @@ def test_resume_reproduces_an_uninterrupted_run(tmp_path: object, tiny, small_co
 @pytest.mark.parametrize(
     ("aggregation", "policy_loss"),
     [
-        ("seq_mean_token_mean", "ppo_clip"), ("token_mean", "ppo_clip"), ("constant", "ppo_clip"),
-        ("seq_mean_token_mean", "gspo"), ("token_mean", "gspo_token"), ("token_mean", "cispo"),
+        ("seq_mean_token_mean", "ppo_clip"),
+        ("token_mean", "ppo_clip"),
+        ("constant", "ppo_clip"),
+        ("seq_mean_token_mean", "gspo"),
+        ("token_mean", "gspo_token"),
+        ("token_mean", "cispo"),
     ],
-)  # fmt: skip
+)
 def test_micro_batches_through_the_model_give_the_full_batch_gradient(
     aggregation: str, policy_loss: str, tiny, small_configs
 ) -> None:
@@ -191,14 +208,21 @@ def test_gradient_checkpointing_recomputes_the_same_gradient_and_refuses_other_m
 def test_accumulate_gradients_reports_entropy(tiny, small_configs) -> None:
     model, _ = tiny()
     batch = SimpleNamespace(
-        input_ids=torch.randint(5, 60, (2, 6)), attention_mask=torch.ones(2, 6, dtype=torch.long),
-        completion_start=3, old_logp=torch.zeros(2, 3),
-    )  # fmt: skip
+        input_ids=torch.randint(5, 60, (2, 6)),
+        attention_mask=torch.ones(2, 6, dtype=torch.long),
+        completion_start=3,
+        old_logp=torch.zeros(2, 3),
+    )
     cfg = small_configs("grpo", kl="off")["grpo"]
     metrics = accumulate_gradients(
-        model, batch, torch.zeros(2), functools.partial(grpo_loss, cfg=cfg), BatchTotals(2, 6.0, 3),
-        mask=torch.ones(2, 3), with_entropy=True,
-    )  # fmt: skip
+        model,
+        batch,
+        torch.zeros(2),
+        functools.partial(grpo_loss, cfg=cfg),
+        BatchTotals(2, 6.0, 3),
+        mask=torch.ones(2, 3),
+        with_entropy=True,
+    )
     vocab = model.config.vocab_size
     assert 0 < metrics["train/entropy"] <= torch.log(torch.tensor(float(vocab))).item() + 1e-4
 
@@ -266,32 +290,45 @@ def test_a_split_the_source_lacks_names_the_available_ones(
         )
 
 
-def _dropout_models(tokenizer: object) -> dict[str, torch.nn.Module]:
-    from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+def _with_dropout(arch: str, tiny) -> tuple[torch.nn.Module, object]:
+    """The tiny model with 0.5 attention dropout (llama), or a GPT-2 of its width and depth (0.1 dropout
+    everywhere)."""
+    from transformers import GPT2Config, GPT2LMHeadModel, LlamaForCausalLM
 
-    ids = {
-        "vocab_size": len(tokenizer),
-        "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-    }
-    llama = LlamaConfig(
-        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=4,
-        attention_dropout=0.5, pad_token_id=tokenizer.pad_token_id, **ids,
-    )  # fmt: skip
-    gpt2 = GPT2Config(n_embd=32, n_layer=1, n_head=4, n_positions=64, **ids)  # 0.1 dropout everywhere
+    tiny_model, tokenizer = tiny()
+    config = tiny_model.config
     torch.manual_seed(0)
-    return {"llama": LlamaForCausalLM(llama), "gpt2": GPT2LMHeadModel(gpt2)}
+    if arch == "llama":
+        config.attention_dropout = 0.5
+        return LlamaForCausalLM(config), tokenizer
+    gpt2 = GPT2Config(
+        n_embd=config.hidden_size,
+        n_layer=config.num_hidden_layers,
+        n_head=config.num_attention_heads,
+        n_positions=64,
+        vocab_size=config.vocab_size,
+        bos_token_id=config.bos_token_id,
+        eos_token_id=config.eos_token_id,
+    )
+    return GPT2LMHeadModel(gpt2), tokenizer
 
 
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
-def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str, small_configs) -> None:
-    tokenizer = make_char_tokenizer()
-    model = _dropout_models(tokenizer)[arch]
+def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str, tiny, small_configs) -> None:
+    model, tokenizer = _with_dropout(arch, tiny)
     cfg = small_configs("grpo", kl="off")
     RLSession.start(
-        cfg["run"], cfg["rollout"], model, tokenizer, ENV, algo="grpo", config_record={}, run_dir=None,
-        generator=None, with_reference=False,
-    )  # fmt: skip
+        cfg["run"],
+        cfg["rollout"],
+        model,
+        tokenizer,
+        ENV,
+        algo="grpo",
+        config_record={},
+        run_dir=None,
+        generator=None,
+        with_reference=False,
+    )
     ids = torch.randint(5, 60, (2, 10))
     mask = torch.ones_like(ids)
     model.eval()

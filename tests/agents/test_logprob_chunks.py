@@ -10,7 +10,6 @@ import torch
 
 from reasongym.agents import common
 from reasongym.agents.common import token_logprobs
-from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 
 def _both_ways(
@@ -48,10 +47,10 @@ def _check(results: list, atol: float) -> None:
 
 @pytest.mark.parametrize("head", ["trained", "frozen"])
 def test_chunked_head_equals_full_logits_on_the_tiny_model(
-    monkeypatch: pytest.MonkeyPatch, head: str
+    monkeypatch: pytest.MonkeyPatch, tiny, head: str
 ) -> None:
     torch.manual_seed(0)
-    model = make_tiny_model(make_char_tokenizer(), hidden_size=32, num_layers=2, intermediate_size=64)
+    model, _ = tiny()
     model.lm_head.weight.requires_grad_(head == "trained")  # frozen: LoRA's case, the gradient in closed form
     ids = torch.randint(4, 60, (3, 11))
     mask = torch.ones_like(ids)

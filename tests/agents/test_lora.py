@@ -29,18 +29,31 @@ pytestmark = pytest.mark.filterwarnings("ignore:`is_gradient_checkpointing` is d
 
 def _configs(**overrides: object) -> dict[str, object]:
     base = {
-        "max_steps": 2, "num_prompts": 2, "group_size": 3, "max_new_tokens": 12, "lr": 1e-2, "mu": 2,
-        "difficulty": 1, "progress_bar": False, "samples_every": 0, "lora": {"rank": 4},
-    }  # fmt: skip
+        "max_steps": 2,
+        "num_prompts": 2,
+        "group_size": 3,
+        "max_new_tokens": 12,
+        "lr": 1e-2,
+        "mu": 2,
+        "difficulty": 1,
+        "progress_bar": False,
+        "samples_every": 0,
+        "lora": {"rank": 4},
+    }
     return preset_configs("default", "grpo", **{**base, **overrides})
 
 
 def _train(configs: dict[str, object], model: object, tokenizer: object, run_dir: Path) -> object:
     tokenizer.save_pretrained(run_dir)
     return train_grpo(
-        configs["grpo"], model, tokenizer, DigitReward(reasongym.make(ENV)), run=configs["run"],
-        rollout=configs["rollout"], run_dir=run_dir,
-    )  # fmt: skip
+        configs["grpo"],
+        model,
+        tokenizer,
+        DigitReward(reasongym.make(ENV)),
+        run=configs["run"],
+        rollout=configs["rollout"],
+        run_dir=run_dir,
+    )
 
 
 def _logp(model: torch.nn.Module, tokenizer: object, text: str = "12+30=42") -> torch.Tensor:
@@ -104,9 +117,16 @@ def test_kl_reference_is_the_model_with_its_adapters_off_and_a_resume_restores_t
     trained_logp = _logp(model, tokenizer)
     fresh, _ = tiny()  # the same seed: the same base weights
     session = RLSession.start(
-        *(_configs(max_steps=2)[key] for key in ("run", "rollout")), fresh, tokenizer, ENV, algo="grpo",
-        config_record={}, run_dir=tmp_path, generator=None, with_reference=True,
-    )  # fmt: skip
+        *(_configs(max_steps=2)[key] for key in ("run", "rollout")),
+        fresh,
+        tokenizer,
+        ENV,
+        algo="grpo",
+        config_record={},
+        run_dir=tmp_path,
+        generator=None,
+        with_reference=True,
+    )
     try:
         assert session.resumed_from == 1 and session.reference is None and is_adapted(session.adapted)
         torch.testing.assert_close(_logp(fresh, tokenizer), trained_logp, rtol=0, atol=0)
@@ -200,10 +220,31 @@ def test_cli_trains_with_lora_flags_and_evaluates_the_run(
     from reasongym.cli import main
 
     args = [
-        "train", "grpo", "--env", ENV, "--difficulty", "1", "--max-steps", "1", "--num-prompts", "2",
-        "--group-size", "2", "--max-new-tokens", "8", "--lora.rank", "2", "--lora.alpha", "4",
-        "--lora.target-modules", "q_proj", "v_proj", "--output-dir", str(tmp_path), "--no-progress-bar",
-    ]  # fmt: skip
+        "train",
+        "grpo",
+        "--env",
+        ENV,
+        "--difficulty",
+        "1",
+        "--max-steps",
+        "1",
+        "--num-prompts",
+        "2",
+        "--group-size",
+        "2",
+        "--max-new-tokens",
+        "8",
+        "--lora.rank",
+        "2",
+        "--lora.alpha",
+        "4",
+        "--lora.target-modules",
+        "q_proj",
+        "v_proj",
+        "--output-dir",
+        str(tmp_path),
+        "--no-progress-bar",
+    ]
     assert main(args) == 0
     run_dir = Path(json.loads(capsys.readouterr().out.splitlines()[-1])["run_dir"])
     saved = json.loads((run_dir / "config.json").read_text())["run"]["lora"]

@@ -215,11 +215,17 @@ VALID = "['batch_std', 'group_std', 'none', 'reinforce_plus_plus', 'reinforce_pl
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("group", f"advantage_normalization='group' is not allowed; valid names: {VALID}; did you mean 'group_std'?"),
-        ("std", f"advantage_normalization='std' is not allowed; valid names: {VALID}; did you mean 'group_std'?"),
+        (
+            "group",
+            f"advantage_normalization='group' is not allowed; valid names: {VALID}; did you mean 'group_std'?",
+        ),
+        (
+            "std",
+            f"advantage_normalization='std' is not allowed; valid names: {VALID}; did you mean 'group_std'?",
+        ),
         ("zzz", f"advantage_normalization='zzz' is not allowed; valid names: {VALID}"),
     ],
-)  # fmt: skip
+)
 def test_an_unknown_name_suggests_the_nearest_one_only_when_there_is_one(name: str, message: str) -> None:
     with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
         group_advantages(torch.zeros(2), 2, name)

@@ -316,9 +316,20 @@ def test_per_micro_batch_normalisation_would_break_invariance() -> None:
 # ------------------------------------------------------------------------------ parity with TRL's GRPOTrainer
 
 
-def _trl_loss(loss_type: str, logp: torch.Tensor, old: torch.Tensor, ref: torch.Tensor, adv: torch.Tensor,
-              mask: torch.Tensor, *, beta: float, eps_low: float, eps_high: float, max_len: int,
-              level: str = "token") -> torch.Tensor:  # fmt: skip
+def _trl_loss(
+    loss_type: str,
+    logp: torch.Tensor,
+    old: torch.Tensor,
+    ref: torch.Tensor,
+    adv: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    beta: float,
+    eps_low: float,
+    eps_high: float,
+    max_len: int,
+    level: str = "token",
+) -> torch.Tensor:
     """Call trl/trainer/grpo_trainer.py ``GRPOTrainer._compute_loss`` itself, with a stand-in ``self``."""
     trl_grpo = pytest.importorskip("trl.trainer.grpo_trainer")
     accelerator = SimpleNamespace(
@@ -327,12 +338,24 @@ def _trl_loss(loss_type: str, logp: torch.Tensor, old: torch.Tensor, ref: torch.
     args = SimpleNamespace(delta=None, use_bias_correction_kl=False, steps_per_generation=1)
     fake = SimpleNamespace(
         _get_per_token_logps_and_entropies=lambda *a, **k: (logp, torch.zeros_like(logp), None),
-        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level=level,
-        beta=beta, args=args, loss_type=loss_type, epsilon_low=eps_low, epsilon_high=eps_high,
-        use_vllm=False, vllm_importance_sampling_correction=False, model=SimpleNamespace(training=True),
-        current_gradient_accumulation_steps=1, accelerator=accelerator, max_completion_length=max_len,
-        aux_loss_enabled=False, _entropy_bonus_enabled=False, _metrics=defaultdict(lambda: defaultdict(list)),
-    )  # fmt: skip
+        top_entropy_quantile=1.0,
+        off_policy_mask_threshold=None,
+        importance_sampling_level=level,
+        beta=beta,
+        args=args,
+        loss_type=loss_type,
+        epsilon_low=eps_low,
+        epsilon_high=eps_high,
+        use_vllm=False,
+        vllm_importance_sampling_correction=False,
+        model=SimpleNamespace(training=True),
+        current_gradient_accumulation_steps=1,
+        accelerator=accelerator,
+        max_completion_length=max_len,
+        aux_loss_enabled=False,
+        _entropy_bonus_enabled=False,
+        _metrics=defaultdict(lambda: defaultdict(list)),
+    )
     inputs = {
         "prompt_ids": torch.zeros(logp.shape[0], 1, dtype=torch.long),
         "prompt_mask": torch.ones(logp.shape[0], 1, dtype=torch.long),
@@ -364,7 +387,7 @@ TRL_PARITY = {
         0.08,
         0.0,
         lambda: GRPOConfig(policy_loss="gspo", gspo_clip=(0.05, 0.08), kl="off"),
-    ),  # fmt: skip
+    ),
     "cispo": (
         "cispo",
         "token",
@@ -374,7 +397,7 @@ TRL_PARITY = {
         lambda: GRPOConfig(
             policy_loss="cispo", cispo_max_weight=1.3, loss_aggregation="token_mean", kl="off"
         ),
-    ),  # fmt: skip
+    ),
 }
 
 
@@ -386,9 +409,18 @@ def test_parity_with_trl_grpo_trainer(name: str) -> None:
     old, ref, adv, mask = case["old"], case["ref"], case["adv"], case["mask"]
     theirs = case["theta"].clone().requires_grad_(True)
     expected = _trl_loss(
-        loss_type, theirs, old, ref, adv, mask, beta=beta, eps_low=eps_low, eps_high=eps_high, max_len=5,
+        loss_type,
+        theirs,
+        old,
+        ref,
+        adv,
+        mask,
+        beta=beta,
+        eps_low=eps_low,
+        eps_high=eps_high,
+        max_len=5,
         level=level,
-    )  # fmt: skip
+    )
     expected.backward()
     ours = case["theta"].clone().requires_grad_(True)
     cfg = make_cfg()
@@ -410,17 +442,32 @@ def _trl_end_to_end(model: torch.nn.Module, inputs: dict[str, torch.Tensor], tem
     add_fused_lm_head(model, temperature=temperature, outputs=("log_probs", "entropy"))
     trainer = trl_grpo.GRPOTrainer
     accelerator = SimpleNamespace(
-        num_processes=1, gather=lambda x: x, reduce=lambda x, reduction: x, sync_gradients=True,
-        autocast=contextlib.nullcontext, is_main_process=True,
-    )  # fmt: skip
+        num_processes=1,
+        gather=lambda x: x,
+        reduce=lambda x, reduction: x,
+        sync_gradients=True,
+        autocast=contextlib.nullcontext,
+        is_main_process=True,
+    )
     fake = SimpleNamespace(
-        top_entropy_quantile=1.0, off_policy_mask_threshold=None, importance_sampling_level="token", beta=0.04,
-        args=SimpleNamespace(delta=None, use_bias_correction_kl=False, steps_per_generation=1), loss_type="grpo",
-        epsilon_low=0.2, epsilon_high=0.2, use_vllm=False, vllm_importance_sampling_correction=False,
-        model=SimpleNamespace(training=True), current_gradient_accumulation_steps=1, accelerator=accelerator,
-        max_completion_length=inputs["completion_ids"].shape[1], aux_loss_enabled=False,
-        _entropy_bonus_enabled=False, _metrics=defaultdict(lambda: defaultdict(list)),
-    )  # fmt: skip
+        top_entropy_quantile=1.0,
+        off_policy_mask_threshold=None,
+        importance_sampling_level="token",
+        beta=0.04,
+        args=SimpleNamespace(delta=None, use_bias_correction_kl=False, steps_per_generation=1),
+        loss_type="grpo",
+        epsilon_low=0.2,
+        epsilon_high=0.2,
+        use_vllm=False,
+        vllm_importance_sampling_correction=False,
+        model=SimpleNamespace(training=True),
+        current_gradient_accumulation_steps=1,
+        accelerator=accelerator,
+        max_completion_length=inputs["completion_ids"].shape[1],
+        aux_loss_enabled=False,
+        _entropy_bonus_enabled=False,
+        _metrics=defaultdict(lambda: defaultdict(list)),
+    )
     fake._get_per_token_logps_and_entropies = functools.partial(
         trainer._get_per_token_logps_and_entropies, fake
     )
@@ -465,10 +512,15 @@ def test_parity_with_trl_end_to_end_at_temperature_07(tiny) -> None:
     ref = (logp + 0.3 * torch.randn(rows, width, generator=gen)) * mask  # [B, T]
     adv = torch.randn(rows, generator=gen)  # [B]
     inputs = {
-        "prompt_ids": prompt_ids, "prompt_mask": torch.ones_like(prompt_ids), "completion_ids": completion_ids,
-        "completion_mask": mask, "advantages": adv, "old_per_token_logps": old, "ref_per_token_logps": ref,
+        "prompt_ids": prompt_ids,
+        "prompt_mask": torch.ones_like(prompt_ids),
+        "completion_ids": completion_ids,
+        "completion_mask": mask,
+        "advantages": adv,
+        "old_per_token_logps": old,
+        "ref_per_token_logps": ref,
         "num_items_in_batch": mask.sum(),
-    }  # fmt: skip
+    }
     trl_logp, trl_entropy, trl_loss = _trl_end_to_end(theirs, inputs, T)
     live = mask.bool()  # [B, T]
     torch.testing.assert_close(logp[live], trl_logp[live].float(), rtol=1e-5, atol=1e-5)

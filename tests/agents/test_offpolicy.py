@@ -56,8 +56,12 @@ def test_weights_by_hand(mode: str, band: dict[str, float | None], expected: lis
 
 def test_every_trl_mode_is_registered() -> None:
     assert set(IMPORTANCE_SAMPLING_CORRECTIONS) == {
-        "off", "token_truncate", "token_mask", "sequence_truncate", "sequence_mask",
-    }  # fmt: skip
+        "off",
+        "token_truncate",
+        "token_mask",
+        "sequence_truncate",
+        "sequence_mask",
+    }
 
 
 def test_mismatch_metrics_by_hand() -> None:

@@ -28,7 +28,7 @@ def _half_right(session: rl_loop.RLSession, num_prompts: int, original=rl_loop.R
     return dataclasses.replace(batch, rewards=correct.float(), correct=correct)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a training per estimator
 @pytest.mark.parametrize("estimator", NEW_ESTIMATORS)
 def test_each_estimator_gives_the_full_batch_gradient_with_micro_batches(
     estimator: str, monkeypatch: pytest.MonkeyPatch, tiny, small_configs, train
@@ -53,7 +53,7 @@ def test_each_estimator_gives_the_full_batch_gradient_with_micro_batches(
     assert history[0]["train/advantage_std"] > 0
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a training per estimator
 @pytest.mark.parametrize("estimator", NEW_ESTIMATORS)
 def test_dynamic_sampling_keeps_working_with_each_estimator(
     estimator: str, monkeypatch: pytest.MonkeyPatch, tiny, small_configs, train
@@ -77,7 +77,7 @@ def test_batch_advantages_in_one_process_are_group_advantages() -> None:
     torch.testing.assert_close(batch_advantages(rewards, 3, cfg, SINGLE_PROCESS), expected)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a training
 def test_truncated_completions_leave_the_loss(tiny, small_configs, train) -> None:
     # 4 new tokens: the random-init model never finishes an answer, so every completion is truncated.
     model, tokenizer = tiny()
@@ -91,25 +91,39 @@ def test_truncated_completions_leave_the_loss(tiny, small_configs, train) -> Non
     assert kept.history[0]["train/tokens"] > 0  # the control: without the option the same rows count
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # a training
 def test_diagnostics_are_logged_and_hopeless_groups_warn_once(
     tmp_path: object, tiny, small_configs, train
 ) -> None:
     # The random-init model gets every problem wrong: every group has zero variance, all wrong, every step.
     model, tokenizer = tiny()
     configs = small_configs(
-        "grpo", max_steps=rl_loop.ZeroVarianceWatch().steps + 1, num_prompts=2, group_size=2,
-        max_new_tokens=4, kl="off", samples_every=0, eval_every=0,
-    )  # fmt: skip
+        "grpo",
+        max_steps=rl_loop.ZeroVarianceWatch().steps + 1,
+        num_prompts=2,
+        group_size=2,
+        max_new_tokens=4,
+        kl="off",
+        samples_every=0,
+        eval_every=0,
+    )
     with pytest.warns(RuntimeWarning, match=r"100% of the groups .*all wrong: 100%.*too hard") as caught:
         train("grpo", configs, model, tokenizer, ENV, run_dir=tmp_path)
     assert sum("teaches nothing" in str(w.message) for w in caught) == 1  # once, though the streak goes on
     logged = set().union(*read_metrics(tmp_path))
     for key in (
-        "rollout/zero_std_group_frac", "rollout/all_correct_group_frac", "rollout/all_wrong_group_frac",
-        "rollout/truncation_rate", "train/clip_low_frac", "train/clip_high_frac", "train/ratio_min",
-        "train/ratio_mean", "train/ratio_max", "train/advantage_mean", "train/advantage_std",
-    ):  # fmt: skip
+        "rollout/zero_std_group_frac",
+        "rollout/all_correct_group_frac",
+        "rollout/all_wrong_group_frac",
+        "rollout/truncation_rate",
+        "train/clip_low_frac",
+        "train/clip_high_frac",
+        "train/ratio_min",
+        "train/ratio_mean",
+        "train/ratio_max",
+        "train/advantage_mean",
+        "train/advantage_std",
+    ):
         assert key in logged, key
 
 
@@ -142,8 +156,14 @@ def test_advantage_metrics_and_the_short_form() -> None:
         "train/advantage_mean": 1.0,
         "train/advantage_std": pytest.approx(math.sqrt(2.0)),  # population std: sqrt((0 + 4 + 4 + 0) / 4)
     }
-    postfix = progress_postfix({
-        "rollout/reward_mean": 0.5, "rollout/correct_rate": 0.25, "rollout/zero_std_group_frac": 0.625,
-        "train/clip_low_frac": 0.01, "train/clip_high_frac": 0.02, "perf/tokens_per_s": 123.4,
-    })  # fmt: skip
+    postfix = progress_postfix(
+        {
+            "rollout/reward_mean": 0.5,
+            "rollout/correct_rate": 0.25,
+            "rollout/zero_std_group_frac": 0.625,
+            "train/clip_low_frac": 0.01,
+            "train/clip_high_frac": 0.02,
+            "perf/tokens_per_s": 123.4,
+        }
+    )
     assert postfix == {"reward": "0.500", "acc": "0.250", "zero_var": "0.62", "clip": "0.030", "tok_s": "123"}

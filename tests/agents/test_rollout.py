@@ -24,6 +24,7 @@ from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 from reasongym.rollouts.batch import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
 from reasongym.rollouts.env_pool import EnvPool, step_all
 from reasongym.rollouts.env_pool import episode_envs as _episode_envs
+from tests.conftest import TINY_SHAPE
 
 torch.set_num_threads(1)
 
@@ -40,7 +41,7 @@ def tokenizer():
 
 @pytest.fixture(scope="module")
 def model(tokenizer):
-    return make_tiny_model(tokenizer)
+    return make_tiny_model(tokenizer, **TINY_SHAPE)
 
 
 @pytest.fixture(scope="module")
@@ -495,8 +496,9 @@ def test_a_text_only_generator_gives_the_same_grpo_loss_and_gradient(model, toke
     params = SamplingParams(max_new_tokens=16, temperature=1.0, seed=7)
     indices = list(range(12))
     full = collect_rollouts(ENV_ID, HFGenerator(model, tokenizer), tokenizer, indices, params=params)
-    text = collect_rollouts(ENV_ID, TextOnly(HFGenerator(model, tokenizer)), tokenizer, indices,
-                            params=params)  # fmt: skip
+    text = collect_rollouts(
+        ENV_ID, TextOnly(HFGenerator(model, tokenizer)), tokenizer, indices, params=params
+    )
     assert full.old_logp_known and not text.old_logp_known
     # An untrained model also samples special tokens, which no text can carry: compare the rows whose
     # text gives back the sampled tokens (the reconstruction of everything else, EOS included, is exact).

@@ -189,9 +189,21 @@ def test_a_second_trainer_on_the_same_run_folder_fails_at_once(tmp_path: Path) -
         _wait_for(started, first)
         config_before = (run / "config.json").read_text()
         second = _python(
-            "-m", "reasongym", "train", "grpo", "--run-dir", str(run), "--model", "tiny", "--env", ENV,
-            "--max-steps", "3", "--lr", "0.5",
-        )  # fmt: skip
+            "-m",
+            "reasongym",
+            "train",
+            "grpo",
+            "--run-dir",
+            str(run),
+            "--model",
+            "tiny",
+            "--env",
+            ENV,
+            "--max-steps",
+            "3",
+            "--lr",
+            "0.5",
+        )
         _, stderr = second.communicate(timeout=300)
         assert second.returncode == 1, stderr
         assert f"run folder {str(run)!r} is in use by another process (pid {first.pid})" in stderr
@@ -230,8 +242,15 @@ def test_every_trainer_takes_the_run_folder_lock(tmp_path: Path, trainer: str, g
                 )
             else:
                 configs = preset_configs("tiny", "star", max_steps=1, progress_bar=False)
-                train_star(STaRConfig(num_train_problems=2), model, tokenizer, ENV, run=configs["run"],
-                           rollout=configs["rollout"], run_dir=tmp_path / "run")  # fmt: skip
+                train_star(
+                    STaRConfig(num_train_problems=2),
+                    model,
+                    tokenizer,
+                    ENV,
+                    run=configs["run"],
+                    rollout=configs["rollout"],
+                    run_dir=tmp_path / "run",
+                )
     finally:
         release.touch()
         holder.communicate(timeout=60)

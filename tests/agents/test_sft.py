@@ -138,10 +138,16 @@ def test_a_non_finite_step_is_skipped_and_leaves_the_weights_alone(tmp_path: Pat
     snapshots = []
     model.register_forward_hook(poison)
     result = train_sft(
-        SFTConfig(batch_size=4), model, tokenizer, worker.addition_pairs(12), run=_run(lr=1e-2, max_steps=3),
+        SFTConfig(batch_size=4),
+        model,
+        tokenizer,
+        worker.addition_pairs(12),
+        run=_run(lr=1e-2, max_steps=3),
         run_dir=tmp_path,
-        stop_when=lambda step: snapshots.append({k: v.clone() for k, v in model.state_dict().items()}) or False,
-    )  # fmt: skip
+        stop_when=lambda step: (
+            snapshots.append({k: v.clone() for k, v in model.state_dict().items()}) or False
+        ),
+    )
     skipped = [m["train/skipped_nonfinite"] for m in result.history]
     assert skipped == [0.0, 1.0, 0.0]
     for name, before in snapshots[0].items():
@@ -231,11 +237,18 @@ def test_a_resume_with_no_steps_left_is_refused_before_touching_the_model(tmp_pa
     fresh, _ = worker.tiny_setup()
     before = {k: v.clone() for k, v in fresh.state_dict().items()}
     with pytest.raises(ConfigError, match="already trained 2 of 2 steps; raise total steps to continue"):
-        train_sft(cfg, fresh, tokenizer, worker.addition_pairs(8), run=_run(lr=1e-2, max_steps=2),
-                  run_dir=RunDir.open(tmp_path))  # fmt: skip
+        train_sft(
+            cfg,
+            fresh,
+            tokenizer,
+            worker.addition_pairs(8),
+            run=_run(lr=1e-2, max_steps=2),
+            run_dir=RunDir.open(tmp_path),
+        )
     assert all(torch.equal(before[k], v) for k, v in fresh.state_dict().items())
-    result = train_sft(cfg, fresh, tokenizer, worker.addition_pairs(8), run=_run(lr=1e-2, max_steps=3),
-                       run_dir=tmp_path)  # fmt: skip
+    result = train_sft(
+        cfg, fresh, tokenizer, worker.addition_pairs(8), run=_run(lr=1e-2, max_steps=3), run_dir=tmp_path
+    )
     assert result.resumed_from == 2 and result.steps == 3 and len(result.history) == 1
 
 

@@ -49,9 +49,14 @@ class ScriptedGenerator:
     """
 
     def __init__(
-        self, problems: dict[int, object], *, solves: set[int], hinted_solves: set[int] = frozenset(),
-        mentions_hint: set[int] = frozenset(), truncated: set[int] = frozenset(),
-    ) -> None:  # fmt: skip
+        self,
+        problems: dict[int, object],
+        *,
+        solves: set[int],
+        hinted_solves: set[int] = frozenset(),
+        mentions_hint: set[int] = frozenset(),
+        truncated: set[int] = frozenset(),
+    ) -> None:
         self.problems, self.solves, self.hinted_solves = problems, solves, hinted_solves
         self.mentions_hint, self.truncated = mentions_hint, truncated
         self.hinted_prompts: list[str] = []
@@ -86,9 +91,14 @@ def _short_arithmetic() -> object:
 
 def _loop_config(**overrides: object) -> dict[str, object]:
     settings = dict(
-        max_steps=3, num_train_problems=6, eval_problems=4, max_new_tokens=8, sft_steps=2, sft={"batch_size": 4},
+        max_steps=3,
+        num_train_problems=6,
+        eval_problems=4,
+        max_new_tokens=8,
+        sft_steps=2,
+        sft={"batch_size": 4},
         **QUIET,
-    )  # fmt: skip
+    )
     return preset_configs("default", "star", **{**settings, **overrides})
 
 
@@ -312,9 +322,13 @@ def test_hinted_successes_never_count_as_the_policys_own(tmp_path: Path, tiny) -
         json.loads(line) for line in (tmp_path / "iteration-001" / "kept.jsonl").read_text().splitlines()
     ]
     assert [(line["index"], line["source"]) for line in lines] == [
-        (0, "direct"), (1, "direct"), (2, "rationalized"), (3, "rationalized"), (4, "rationalized"),
+        (0, "direct"),
+        (1, "direct"),
+        (2, "rationalized"),
+        (3, "rationalized"),
+        (4, "rationalized"),
         (5, "rationalized"),
-    ]  # fmt: skip
+    ]
     assert all("Hint" not in line["prompt"] and line["problem_id"] for line in lines)
     logged = read_metrics(tmp_path)[-1]
     assert (logged["star/kept_direct"], logged["star/kept_rationalized"], logged["star/kept_total"]) == (
@@ -381,12 +395,25 @@ def test_a_crashed_run_resumes_from_the_last_completed_iteration(tmp_path: Path,
             raise _Crash("simulated crash")
 
     with pytest.raises(_Crash):
-        _star(cfg, *tiny(num_heads=2), env, run_dir=tmp_path / "crashed", generator=_scripted(env, cfg, **scripted),
-              on_step=crash_in_iteration_2)  # fmt: skip
+        _star(
+            cfg,
+            *tiny(num_heads=2),
+            env,
+            run_dir=tmp_path / "crashed",
+            generator=_scripted(env, cfg, **scripted),
+            on_step=crash_in_iteration_2,
+        )
     steps_run.clear()
     resumed_model, _ = tiny(num_heads=2)
-    resumed = _star(cfg, resumed_model, tokenizer, env, run_dir=tmp_path / "crashed",
-                         generator=_scripted(env, cfg, **scripted), on_step=lambda i, s, m: steps_run.append((i, s)))  # fmt: skip
+    resumed = _star(
+        cfg,
+        resumed_model,
+        tokenizer,
+        env,
+        run_dir=tmp_path / "crashed",
+        generator=_scripted(env, cfg, **scripted),
+        on_step=lambda i, s, m: steps_run.append((i, s)),
+    )
 
     assert resumed.resumed_from == 1 and [i for i, s in steps_run if s == "generate"] == [2, 3]
     assert resumed.iterations == full.iterations and resumed.initial_accuracy == full.initial_accuracy
@@ -410,8 +437,14 @@ def test_named_steps_run_in_order_and_the_plot_is_drawn(tmp_path: Path, tiny) ->
     env = _short_arithmetic()
     cfg = _loop_config(max_steps=1)
     steps: list[str] = []
-    _star(cfg, *tiny(num_heads=2), env, run_dir=tmp_path, generator=_scripted(env, cfg, solves={1}),
-               on_step=lambda i, s, m: steps.append(s))  # fmt: skip
+    _star(
+        cfg,
+        *tiny(num_heads=2),
+        env,
+        run_dir=tmp_path,
+        generator=_scripted(env, cfg, solves={1}),
+        on_step=lambda i, s, m: steps.append(s),
+    )
     assert tuple(steps) == STEP_NAMES
     assert (tmp_path / "accuracy.png").stat().st_size > 0 and (tmp_path / "base_model.safetensors").is_file()
     config = json.loads((tmp_path / "config.json").read_text())
@@ -440,9 +473,19 @@ def _warm_start(model: torch.nn.Module, tokenizer: object, env: object, steps: i
 
 
 LEARNING_CONFIG = preset_configs(
-    "default", "star", max_steps=3, group_size=4, temperature=0.5, max_new_tokens=64, num_train_problems=256,
-    eval_problems=128, sft_steps=40, warmup_steps=5, sft={"batch_size": 16}, **QUIET,
-)  # fmt: skip
+    "default",
+    "star",
+    max_steps=3,
+    group_size=4,
+    temperature=0.5,
+    max_new_tokens=64,
+    num_train_problems=256,
+    eval_problems=128,
+    sft_steps=40,
+    warmup_steps=5,
+    sft={"batch_size": 16},
+    **QUIET,
+)
 
 
 @pytest.mark.slow
@@ -482,8 +525,14 @@ def test_rationales_can_come_from_another_model_and_evaluation_stays_on_the_poli
             seen_by_policy.extend(prompts)
             return super().generate(prompts, params)
 
-    result = _star(cfg, *tiny(num_heads=2), env, run_dir=tmp_path, generator=_Policy(train, solves=set()),
-                   rationale_generator=teacher)  # fmt: skip
+    result = _star(
+        cfg,
+        *tiny(num_heads=2),
+        env,
+        run_dir=tmp_path,
+        generator=_Policy(train, solves=set()),
+        rationale_generator=teacher,
+    )
     (stats,) = result.iterations
     assert (stats.kept_direct, stats.kept_rationalized) == (3, 2)  # the teacher's rationales were kept
     assert teacher.hinted_prompts and seen_by_policy  # the policy was evaluated ...

@@ -126,9 +126,16 @@ def test_sft_steps_refuse_iterations_before_the_first(iteration: int) -> None:
 
 def _stats(**overrides: object) -> IterationStats:
     values = dict(
-        iteration=2, accuracy_before=0.25, accuracy_after=0.5, train_accuracy=0.75, kept_direct=3,
-        kept_rationalized=4, rationalization_attempts=5, sft_steps=6, sft_final_loss=0.125,
-    )  # fmt: skip
+        iteration=2,
+        accuracy_before=0.25,
+        accuracy_after=0.5,
+        train_accuracy=0.75,
+        kept_direct=3,
+        kept_rationalized=4,
+        rationalization_attempts=5,
+        sft_steps=6,
+        sft_final_loss=0.125,
+    )
     return IterationStats(**{**values, **overrides})
 
 
@@ -320,9 +327,12 @@ def test_the_faithfulness_check_keeps_the_rationales_that_stand_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     loop, kept, hinted, faithful = _rationalize_loop(
-        monkeypatch, [True, False, False], faithful_rationalization=True, max_kept_per_problem=2,
+        monkeypatch,
+        [True, False, False],
+        faithful_rationalization=True,
+        max_kept_per_problem=2,
         drop_hint_mentions=False,
-    )  # fmt: skip
+    )
     params = SimpleNamespace(max_new_tokens=33)
     problems = ["problem 9", "problem 3", "problem 7"]  # indices 9, 3, 7: matched back by index, not order
     assert loop.rationalize(problems, [9, 3, 7], params) == ([kept[0]], 2)
@@ -382,11 +392,15 @@ def test_held_out_accuracy_is_greedy_pass_at_1_on_the_tasks_eval_split(
         (
             ("POLICY", "ENV"),
             {
-                "tokenizer": "TOK", "split": "test", "num_problems": 12, "difficulty": 3, "max_new_tokens": 77,
+                "tokenizer": "TOK",
+                "split": "test",
+                "num_problems": 12,
+                "difficulty": 3,
+                "max_new_tokens": 77,
                 "distributed": False,  # one process here
             },
         )
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize(("world_size", "shared"), [(1, False), (2, True), (3, True)])

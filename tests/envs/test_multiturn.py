@@ -182,7 +182,7 @@ def test_long_results_are_cut() -> None:
         "stray-close",
         "call-inside-call",
         "unclosed-run",
-    ],  # fmt: skip
+    ],
 )
 def test_the_first_complete_call_is_found(text: str, expected: tuple[str, str] | None) -> None:
     call = find_tool_call(text)

@@ -56,8 +56,13 @@ def test_listing_imports_no_reasoning_gym_task() -> None:
 
 def test_list_shows_the_source_of_each_environment() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-m", "reasongym", "list", "--json"], capture_output=True,
-                         text=True, check=True, env=env)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "reasongym", "list", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
     rows = {row["id"]: row for row in map(json.loads, out.stdout.splitlines())}
     assert rows["reasoning_gym/gcd-v0"]["source"].startswith("reasoning-gym ")
     assert rows["reasongym/Arithmetic-v0"]["source"] == "reasongym"
@@ -101,8 +106,11 @@ def test_the_task_checks_take_seconds_in_all() -> None:
 
 
 def test_problem_i_is_a_pure_function_of_seed_split_level_and_index() -> None:
-    one, two, other = _env("basic_arithmetic"), _env("basic_arithmetic"), reasongym.make(
-        "reasoning_gym/basic_arithmetic-v0", source_kwargs={"seed": 1}).unwrapped  # fmt: skip
+    one, two, other = (
+        _env("basic_arithmetic"),
+        _env("basic_arithmetic"),
+        reasongym.make("reasoning_gym/basic_arithmetic-v0", source_kwargs={"seed": 1}).unwrapped,
+    )
     for index in range(5):
         assert one.problem_at(index, "test", 2) == two.problem_at(index, "test", 2)
     assert [one.problem_at(i, "train").question for i in range(5)] != [
@@ -112,8 +120,10 @@ def test_problem_i_is_a_pure_function_of_seed_split_level_and_index() -> None:
 
 def test_train_validation_and_test_streams_share_no_question() -> None:
     env = _env("gcd")  # level 1: small numbers, so a question repeats within a split
-    questions = {split: {env.problem_at(i, split, 1).question for i in range(150)} for split in
-                 ("train", "validation", "test")}  # fmt: skip
+    questions = {
+        split: {env.problem_at(i, split, 1).question for i in range(150)}
+        for split in ("train", "validation", "test")
+    }
     assert not questions["train"] & questions["test"]
     assert not questions["train"] & questions["validation"]
     assert not questions["validation"] & questions["test"]

@@ -77,6 +77,7 @@ def test_a_server_that_never_answers_times_out() -> None:
         listener.close()
 
 
+@pytest.mark.slow  # a server of its own, killed
 def test_a_server_that_dies_mid_session_is_a_one_line_error() -> None:
     with serve_env(ENV_ID) as (url, process):
         env = RemoteEnv(url, timeout_s=5)
@@ -90,6 +91,7 @@ def test_a_server_that_dies_mid_session_is_a_one_line_error() -> None:
         assert "\n" not in str(err.value)
 
 
+@pytest.mark.slow  # `openenv init`, then a server of its own
 def test_openenvs_own_echo_example(tmp_path: Path) -> None:
     """OpenEnv's example environment, made by its own `openenv init` and served by uvicorn."""
     openenv = shutil.which("openenv", path=str(Path(sys.executable).parent))

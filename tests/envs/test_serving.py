@@ -151,6 +151,7 @@ def test_a_body_over_the_limit_is_refused_unread(server) -> None:
     assert "over 65536 bytes" in body["detail"]
 
 
+@pytest.mark.slow  # a server of its own (the module's server serves the quick tests)
 def test_the_server_stops_on_sigterm() -> None:
     with serve_env(ENV_ID) as (_, process):
         os.kill(process.pid, signal.SIGTERM)

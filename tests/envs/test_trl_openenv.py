@@ -33,10 +33,23 @@ def test_trl_grpo_trains_two_steps_on_a_served_env(tmp_path: Path) -> None:
             return rewards
 
         config = trl.GRPOConfig(
-            output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=2, max_completion_length=8,
-            max_steps=2, learning_rate=1e-4, beta=0.0, use_cpu=True, report_to=[], logging_steps=1,
-            save_strategy="no", disable_tqdm=True, seed=0, dataloader_num_workers=0, bf16=False, fp16=False,
-        )  # fmt: skip
+            output_dir=str(tmp_path),
+            per_device_train_batch_size=4,
+            num_generations=2,
+            max_completion_length=8,
+            max_steps=2,
+            learning_rate=1e-4,
+            beta=0.0,
+            use_cpu=True,
+            report_to=[],
+            logging_steps=1,
+            save_strategy="no",
+            disable_tqdm=True,
+            seed=0,
+            dataloader_num_workers=0,
+            bf16=False,
+            fp16=False,
+        )
         trainer = trl.GRPOTrainer(
             model=model, reward_funcs=reward, args=config, train_dataset=dataset, processing_class=tokenizer
         )

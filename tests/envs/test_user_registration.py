@@ -280,7 +280,7 @@ ONE = {"question": "What is 0 + 1?", "answer": "1"}
         "null-question",
         "no-rows",
         "a-split-without-rows",
-    ],  # fmt: skip
+    ],
 )
 def test_bad_rows_are_refused_at_registration_naming_the_row(
     rows: object, options: dict, message: str, env_id: str

@@ -62,8 +62,12 @@ def test_records_store_their_settings_and_the_same_settings_resume(tmp_path: Pat
     _evaluate(out, num_problems=2)
     settings = load_records(out)[0]["settings"]
     assert {key: settings[key] for key in ("temperature", "top_p", "seed", "max_new_tokens", "n")} == {
-        "temperature": 0.6, "top_p": 1.0, "seed": 0, "max_new_tokens": 512, "n": 2,
-    }  # fmt: skip
+        "temperature": 0.6,
+        "top_p": 1.0,
+        "seed": 0,
+        "max_new_tokens": 512,
+        "n": 2,
+    }
     assert settings["model"] == "ScriptedGenerator" and settings["reasongym"]
     generator = ScriptedGenerator()
     _evaluate(out, generator=generator)  # one more problem, same settings: resumed
@@ -81,12 +85,10 @@ def test_a_file_without_settings_is_refused_on_resume_but_still_compares(tmp_pat
     assert load_report(out).num_problems == 3  # reading old files still works
 
 
-def test_a_run_folder_that_trained_on_is_another_checkpoint(tmp_path: Path) -> None:
+def test_a_run_folder_that_trained_on_is_another_checkpoint(tmp_path: Path, tiny) -> None:
     from reasongym.policy.checkpoints import save_checkpoint
-    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
-    tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, hidden_size=16, num_layers=1, intermediate_size=32)
+    model, tokenizer = tiny()
     run = tmp_path / "run"
     save_checkpoint(run, 1, model=model)
     tokenizer.save_pretrained(run)
@@ -124,9 +126,14 @@ print(report.num_problems)
 def _python(*args: str, **kwargs: object) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     return subprocess.Popen(
-        [sys.executable, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, **kwargs,
-    )  # fmt: skip
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def _wait_for(path: Path, process: subprocess.Popen, seconds: float = 120) -> None:
@@ -143,8 +150,17 @@ def test_a_second_evaluation_on_the_same_file_fails_at_once(tmp_path: Path) -> N
     first = _python("-c", HOLDER, str(out), str(started), str(release))
     try:
         _wait_for(started, first)
-        second = _python("-m", "reasongym", "eval", "--completions", str(tmp_path / "c.jsonl"), ENV,
-                         "--out", str(out), "--no-progress")  # fmt: skip
+        second = _python(
+            "-m",
+            "reasongym",
+            "eval",
+            "--completions",
+            str(tmp_path / "c.jsonl"),
+            ENV,
+            "--out",
+            str(out),
+            "--no-progress",
+        )
         (tmp_path / "c.jsonl").write_text('{"index": 0, "completion": "7"}\n', encoding="utf-8")
         _, stderr = second.communicate(timeout=120)
         assert second.returncode == 1, stderr

@@ -20,11 +20,17 @@ ENV = "reasongym/Arithmetic-v0"
 # A verdict pinned from before commit c021dd1: the extractor read 'The answer is 3.</think>' as '3.</think>',
 # wrong; today the </think> ends the sentence and the answer is 3.
 OLD_THINK_VERDICT = {
-    "index": 0, "id": "0", "kind": "math", "gold": "3", "n": 2,
+    "index": 0,
+    "id": "0",
+    "kind": "math",
+    "gold": "3",
+    "n": 2,
     "completions": ["The answer is 3.</think>", "The answer is \\boxed{4}."],
-    "extracted": ["3.</think>", "4"], "outcomes": ["wrong", "wrong"], "correct": [False, False],
+    "extracted": ["3.</think>", "4"],
+    "outcomes": ["wrong", "wrong"],
+    "correct": [False, False],
     "verifier": "math/v0",
-}  # fmt: skip
+}
 
 
 def _write(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -52,8 +58,10 @@ def test_a_record_graded_under_a_pinned_older_verdict_changes_and_is_reported(tm
 
 def test_environment_records_are_rebuilt_from_their_replay_fields(tmp_path: Path) -> None:
     env = reasongym.make(ENV).unwrapped
-    rows = [{"index": i, "completions": [format_final_answer("math", env.problem_at(i, "test").answer), "zzz"]}
-            for i in range(3)]  # fmt: skip
+    rows = [
+        {"index": i, "completions": [format_final_answer("math", env.problem_at(i, "test").answer), "zzz"]}
+        for i in range(3)
+    ]
     graded = tmp_path / "graded.jsonl"
     grade_completions(
         _write(tmp_path / "in.jsonl", rows), ENV, out_path=graded, progress=False, verbose=False
@@ -72,10 +80,25 @@ def test_a_training_sample_row_replays_from_the_step_info(tmp_path: Path) -> Non
     env.reset(seed=0, options={"index": 4, "difficulty": 2})
     completion = format_final_answer("math", env.problem.answer)
     info = env.step(completion)[4]
-    assert info["replay"] == {"env_id": ENV, "split": "train", "index": 4, "difficulty": 2, "seed": 7,
-                              "problem_id": env.problem.id}  # fmt: skip
-    row = {"step": 1, "prompt": "...", "completion": completion, "reward": 0.0, "correct": False,
-           "outcome": "wrong", "extracted": None, **info["replay"], "verifier": "math/v0"}  # fmt: skip
+    assert info["replay"] == {
+        "env_id": ENV,
+        "split": "train",
+        "index": 4,
+        "difficulty": 2,
+        "seed": 7,
+        "problem_id": env.problem.id,
+    }
+    row = {
+        "step": 1,
+        "prompt": "...",
+        "completion": completion,
+        "reward": 0.0,
+        "correct": False,
+        "outcome": "wrong",
+        "extracted": None,
+        **info["replay"],
+        "verifier": "math/v0",
+    }
     report = regrade(_write(tmp_path / "samples.jsonl", [row]))
     assert [(c.before, c.after) for c in report.changes] == [("wrong", "correct")]
     (new,) = map(json.loads, Path(report.out_path).read_text().splitlines())
@@ -103,9 +126,17 @@ def test_a_record_from_before_the_version_raise_reports_its_changes_and_versions
         (3, 4, "unparseable", "wrong", (None, "24982 * 400")),
         (4, 4, "unparseable", "wrong", ("109, not 32 + 35 which is 77", "109")),
         (5, 1, "unparseable", "wrong", ("220 is the result of the calculation", "220")),
-        (6, 3, "unparseable", "wrong", ("only as good as the last step-step process that gets you to the final answer",
-                                        "you to the final answer")),
-    ]  # fmt: skip
+        (
+            6,
+            3,
+            "unparseable",
+            "wrong",
+            (
+                "only as good as the last step-step process that gets you to the final answer",
+                "you to the final answer",
+            ),
+        ),
+    ]
     assert all(c.versions == ("math/v1", "math/v3") for c in report.changes)
     assert report.unversioned_changes() == []
     groups = {key: len(found) for key, found in report.groups().items()}
@@ -153,8 +184,12 @@ def test_reasoning_gym_records_regrade_with_the_tasks_grader(tmp_path: Path) -> 
 
 def test_the_command_prints_the_changes_and_a_json_summary(tmp_path: Path) -> None:
     old = _write(tmp_path / "old.jsonl", [OLD_THINK_VERDICT])
-    out = subprocess.run([sys.executable, "-m", "reasongym", "regrade", str(old), "--out", str(tmp_path / "n.jsonl")],
-                         capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "reasongym", "regrade", str(old), "--out", str(tmp_path / "n.jsonl")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     summary = json.loads(out.stdout.splitlines()[-1])
     assert (summary["changed"], summary["before"]["accuracy"], summary["after"]["accuracy"]) == (1, 0.0, 0.5)
     assert summary["versions"] == {"math/v0 -> math/v3": 1} and summary["changed_under_same_version"] == 0

@@ -191,20 +191,16 @@ def test_a_completion_that_once_crashed_grading_is_refused(tmp_path: Path) -> No
     assert load_records(out)[0]["outcomes"] == ["refused", "correct"]
 
 
-def test_a_model_object_without_its_tokenizer_is_refused() -> None:
-    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
-
-    model = make_tiny_model(make_char_tokenizer())
+def test_a_model_object_without_its_tokenizer_is_refused(tiny) -> None:
+    model, _ = tiny()
     with pytest.raises(ConfigError, match="needs its tokenizer"):
         evaluate(model, ENV, num_problems=1, progress=False, verbose=False)
 
 
-def test_a_tiny_model_runs_end_to_end(tmp_path: Path, quiet_eval) -> None:
-    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
-
-    tokenizer = make_char_tokenizer()
+def test_a_tiny_model_runs_end_to_end(tmp_path: Path, quiet_eval, tiny) -> None:
+    model, tokenizer = tiny()
     report = quiet_eval(
-        make_tiny_model(tokenizer),
+        model,
         tokenizer=tokenizer,
         n=2,
         num_problems=3,
@@ -216,13 +212,11 @@ def test_a_tiny_model_runs_end_to_end(tmp_path: Path, quiet_eval) -> None:
     assert all(len(r["completions"]) == 2 for r in load_records(tmp_path / "e.jsonl"))
 
 
-def test_a_run_folder_loads_its_latest_checkpoint_and_needs_a_tokenizer(tmp_path: Path) -> None:
+def test_a_run_folder_loads_its_latest_checkpoint_and_needs_a_tokenizer(tmp_path: Path, tiny) -> None:
     from reasongym.evaluation.loading import load_model
     from reasongym.policy.checkpoints import resolve_weights, save_checkpoint
-    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
-    tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)
+    model, tokenizer = tiny()
     for step in (1, 2):
         save_checkpoint(tmp_path, step, model=model)
     with pytest.raises(ConfigError, match="no tokenizer found"):
@@ -232,20 +226,18 @@ def test_a_run_folder_loads_its_latest_checkpoint_and_needs_a_tokenizer(tmp_path
     tokenizer.save_pretrained(tmp_path)
     assert resolve_weights(tmp_path) == (tmp_path / "checkpoints" / "step-000002", tmp_path)
     loaded, loaded_tokenizer = load_model(tmp_path, device="cpu")
-    assert loaded.config.hidden_size == 32 and loaded_tokenizer.padding_side == "left"
+    assert loaded.config.hidden_size == model.config.hidden_size and loaded_tokenizer.padding_side == "left"
 
 
 # ----------------------------------------------------------- issue 28, item 7: resumes and the model's identity
 
 
 @pytest.fixture
-def tiny_folder(tmp_path: Path) -> Path:
+def tiny_folder(tmp_path: Path, tiny) -> Path:
     """A tiny random-init model saved as a model folder."""
     from reasongym.policy.loading import save_policy
-    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
-    tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)
+    model, tokenizer = tiny()
     save_policy(model, tokenizer, tmp_path / "model")
     return tmp_path / "model"
 
@@ -273,33 +265,25 @@ def test_a_resumed_evaluation_samples_what_an_uninterrupted_one_did_in_any_batch
 
 
 def test_other_weights_at_the_same_path_are_another_evaluation(
-    tmp_path: Path, quiet_eval, tiny_folder: Path
+    tmp_path: Path, quiet_eval, tiny_folder: Path, tiny
 ) -> None:
     from reasongym.policy.loading import save_policy
-    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
     out = tmp_path / "e.jsonl"
     quiet_eval(str(tiny_folder), n=1, num_problems=2, max_new_tokens=4, out_path=out)
     (record,) = {r["settings"]["weights"] for r in load_records(out)}
     assert record.startswith("sha256:")
-    tokenizer = make_char_tokenizer()
-    other = make_tiny_model(
-        tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64, seed=1
-    )
+    other, tokenizer = tiny(seed=1)
     save_policy(other, tokenizer, tiny_folder)  # retrained weights saved over the old ones
     with pytest.raises(ConfigError, match=r"another evaluation: weights='sha256:"):
         quiet_eval(str(tiny_folder), n=1, num_problems=3, max_new_tokens=4, out_path=out)
 
 
-def test_a_checkpoint_is_identified_by_the_weights_its_manifest_records(tmp_path: Path) -> None:
-    import json
-
+def test_a_checkpoint_is_identified_by_the_weights_its_manifest_records(tmp_path: Path, tiny) -> None:
     from reasongym.evaluation.loading import model_identity
     from reasongym.policy.checkpoints import save_checkpoint
-    from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
-    tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64)
+    model, tokenizer = tiny()
     path = save_checkpoint(tmp_path, 1, model=model)
     tokenizer.save_pretrained(tmp_path)
     digest = json.loads((path / "checkpoint.json").read_text())["sha256"]["model.safetensors"]

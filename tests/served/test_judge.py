@@ -32,9 +32,17 @@ def _judge(url: str, **settings: object) -> JudgeVerifier:
 
 @pytest.mark.parametrize(
     ("reply", "expected"),
-    [("CORRECT", True), (" incorrect.\n", False), ("Correct", True), ("CORRECT!", None), ("yes", None),
-     ("The answer is CORRECT", None), ("", None), ("CORRECT INCORRECT", None)],
-)  # fmt: skip
+    [
+        ("CORRECT", True),
+        (" incorrect.\n", False),
+        ("Correct", True),
+        ("CORRECT!", None),
+        ("yes", None),
+        ("The answer is CORRECT", None),
+        ("", None),
+        ("CORRECT INCORRECT", None),
+    ],
+)
 def test_replies_parse_strictly(reply: str, expected: bool | None) -> None:
     assert parse_judge_reply(reply) is expected
 
@@ -56,12 +64,14 @@ def test_a_verdict_is_cached_by_prompt_version_question_reference_and_answer(tmp
 
 @pytest.mark.parametrize(
     ("reply", "outcome"),
-    [(Reply(status=500, body={"error": {"message": "boom"}}), Outcome.REFUSED),
-     (Reply(status=429, body={"error": {"message": "slow down"}}), Outcome.REFUSED),
-     (Reply(drop=True), Outcome.REFUSED),
-     (Reply(delay=2.0), Outcome.TIMEOUT),
-     (Reply(body=chat_body(["Maybe."])), Outcome.UNPARSEABLE)],
-)  # fmt: skip
+    [
+        (Reply(status=500, body={"error": {"message": "boom"}}), Outcome.REFUSED),
+        (Reply(status=429, body={"error": {"message": "slow down"}}), Outcome.REFUSED),
+        (Reply(drop=True), Outcome.REFUSED),
+        (Reply(delay=2.0), Outcome.TIMEOUT),
+        (Reply(body=chat_body(["Maybe."])), Outcome.UNPARSEABLE),
+    ],
+)
 def test_failures_are_ungradable_and_not_cached(reply: Reply, outcome: Outcome) -> None:
     with fake_server([reply, Reply(body=chat_body(["INCORRECT"]))]) as server:
         judge = _judge(server.base_url, timeout=0.5)

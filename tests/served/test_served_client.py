@@ -448,22 +448,35 @@ def _choice(**fields: Any) -> dict[str, Any]:
 
 
 MALFORMED = [
-    (Reply(raw=b"<html><body>502 Bad Gateway</body></html>", headers={"content-type": "text/html"}),
-     "a body that is not JSON (text/html: '<html><body>502 Bad Gateway</body></html>')"),
-    (Reply(raw=b'{"choices": [{"index": 0, '), "invalid JSON (Expecting property name enclosed in double quotes"),
+    (
+        Reply(raw=b"<html><body>502 Bad Gateway</body></html>", headers={"content-type": "text/html"}),
+        "a body that is not JSON (text/html: '<html><body>502 Bad Gateway</body></html>')",
+    ),
+    (
+        Reply(raw=b'{"choices": [{"index": 0, '),
+        "invalid JSON (Expecting property name enclosed in double quotes",
+    ),
     (Reply(raw=b"\xff\xfe{}"), "invalid JSON (not UTF-8"),
     (Reply(body=[1, 2]), "a JSON list, not an object"),
     (Reply(body={"choices": "abc"}), "'choices' that is a str, not a list"),
     (Reply(body={"object": "chat.completion"}), "no 'choices'"),
     (Reply(body={"choices": [5]}), "choices[0] that is an int, not an object"),
     (Reply(body={"choices": [{"index": 0, "finish_reason": "stop"}]}), "choices[0] without a 'message'"),
-    (Reply(body={"choices": [_choice(message={"content": [{"type": "text", "text": "x"}]})]}),
-     "choices[0].message.content that is a list, not a string"),
-    (Reply(body={"choices": [_choice(message={"content": 5})]}), "choices[0].message.content that is an int, not a string"),
-    (Reply(body={"choices": [{k: v for k, v in _choice().items() if k != "index"}]}), "choices[0] without an 'index'"),
+    (
+        Reply(body={"choices": [_choice(message={"content": [{"type": "text", "text": "x"}]})]}),
+        "choices[0].message.content that is a list, not a string",
+    ),
+    (
+        Reply(body={"choices": [_choice(message={"content": 5})]}),
+        "choices[0].message.content that is an int, not a string",
+    ),
+    (
+        Reply(body={"choices": [{k: v for k, v in _choice().items() if k != "index"}]}),
+        "choices[0] without an 'index'",
+    ),
     (Reply(body={"choices": [_choice(index="0")]}), "choices[0].index that is a str ('0'), not an integer"),
     (Reply(body={"choices": [_choice(index=7)]}), "choices[0].index 7 for a request of 1 sample"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("reply", "problem"), MALFORMED)

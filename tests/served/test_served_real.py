@@ -154,11 +154,30 @@ def test_star_draws_its_rationales_from_a_served_model(tiny_server: Server, tmp_
     from reasongym.cli import main
 
     args = [
-        "train", "star", "--model", "tiny", "--env", "reasongym/Arithmetic-v0", "--output-dir", str(tmp_path),
-        "--rationale-base-url", tiny_server.base_url, "--rationale-model", tiny_server.model,
-        "--max-steps", "1", "--num-train-problems", "3", "--eval-problems", "2", "--max-new-tokens", "8",
-        "--sft-steps", "1", "--no-progress-bar",
-    ]  # fmt: skip
+        "train",
+        "star",
+        "--model",
+        "tiny",
+        "--env",
+        "reasongym/Arithmetic-v0",
+        "--output-dir",
+        str(tmp_path),
+        "--rationale-base-url",
+        tiny_server.base_url,
+        "--rationale-model",
+        tiny_server.model,
+        "--max-steps",
+        "1",
+        "--num-train-problems",
+        "3",
+        "--eval-problems",
+        "2",
+        "--max-new-tokens",
+        "8",
+        "--sft-steps",
+        "1",
+        "--no-progress-bar",
+    ]
     assert main(args) == 0
     (run,) = (path for path in tmp_path.iterdir() if path.name != "latest")
     kept = run / "iteration-001" / "kept.jsonl"

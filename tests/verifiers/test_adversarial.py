@@ -269,10 +269,39 @@ def test_a_symbolic_step_out_of_memory_is_refused_naming_the_limit(monkeypatch: 
 PROPERTY_BOUND_S = 1.0
 PROPERTY_TIMEOUT_S = 0.3  # the sympy limit; a verdict that reaches sympy ends well within the bound
 PIECES = [
-    "<calc>", "</calc>", "<sympy>", "</sympy>", "simplify(", ")", "!", "%", "\\%", '"', "'", "`", "*",
-    "$", "\\boxed{", "{", "}", "(", "^", "2", "x", " ", "\\frac", "\\sqrt", "-", "yes", ",",
-    "The answer is ", "\\text{", "\n", "\\left(", "||",
-]  # fmt: skip
+    "<calc>",
+    "</calc>",
+    "<sympy>",
+    "</sympy>",
+    "simplify(",
+    ")",
+    "!",
+    "%",
+    "\\%",
+    '"',
+    "'",
+    "`",
+    "*",
+    "$",
+    "\\boxed{",
+    "{",
+    "}",
+    "(",
+    "^",
+    "2",
+    "x",
+    " ",
+    "\\frac",
+    "\\sqrt",
+    "-",
+    "yes",
+    ",",
+    "The answer is ",
+    "\\text{",
+    "\n",
+    "\\left(",
+    "||",
+]
 runs = st.tuples(st.one_of(st.sampled_from(PIECES), st.text(min_size=1, max_size=6)), st.integers(1, 50_000))
 hostile_texts = st.lists(runs, min_size=1, max_size=4).map(
     lambda parts: "".join(piece * count for piece, count in parts)[:100_000]

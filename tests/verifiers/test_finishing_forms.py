@@ -141,13 +141,41 @@ ROWS = [
     ("101", "\\boxed{a+2z = 2z+a = 101}", T),
     ("101", "\\boxed{a+2z = 2z+a = 102}", F),
     ("101", "\\boxed{a+2z = 2z+b = 101}", F),  # two different expressions: an equation, no value
-    ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}+\\begin{pmatrix}1&1\\\\1&1\\end{pmatrix}", "\\boxed{\\begin{pmatrix}2&1\\\\1&2\\end{pmatrix}}", T),
-    ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}+\\begin{pmatrix}1&1\\\\1&1\\end{pmatrix}", "\\boxed{\\begin{pmatrix}2&1\\\\1&1\\end{pmatrix}}", F),
-    ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}", "So the matrix is $\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}$.", T),
-    ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}", "So the matrix is $\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}$.", F),
-    ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}", "So the matrix is\n$$\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}$$", T),
-    ("\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}", "So the matrix is\n\\[\n\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}\n\\]", F),
-    ("1", "So the matrix is\n$$\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}$$", F),  # no entry of it is the answer
+    (
+        "\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}+\\begin{pmatrix}1&1\\\\1&1\\end{pmatrix}",
+        "\\boxed{\\begin{pmatrix}2&1\\\\1&2\\end{pmatrix}}",
+        T,
+    ),
+    (
+        "\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}+\\begin{pmatrix}1&1\\\\1&1\\end{pmatrix}",
+        "\\boxed{\\begin{pmatrix}2&1\\\\1&1\\end{pmatrix}}",
+        F,
+    ),
+    (
+        "\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}",
+        "So the matrix is $\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}$.",
+        T,
+    ),
+    (
+        "\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}",
+        "So the matrix is $\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}$.",
+        F,
+    ),
+    (
+        "\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}",
+        "So the matrix is\n$$\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}$$",
+        T,
+    ),
+    (
+        "\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}",
+        "So the matrix is\n\\[\n\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}\n\\]",
+        F,
+    ),
+    (
+        "1",
+        "So the matrix is\n$$\\begin{pmatrix}1&0\\\\0&1\\end{pmatrix}$$",
+        F,
+    ),  # no entry of it is the answer
     # 14. a rejected alternative after the answer, the change after a money total
     ("42", "The answer is 42, not 24 as one might first guess.", T),
     ("24", "The answer is 42, not 24 as one might first guess.", F),
@@ -178,7 +206,7 @@ ROWS = [
     ("42", "The answer is *24*.", F),
     ("9", "\\boxed{12}\n\nOn reflection, I double counted three of them; the answer should be 9.", T),
     ("12", "\\boxed{12}\n\nOn reflection, I double counted three of them; the answer should be 9.", F),
-]  # fmt: skip
+]
 
 CAPITALS = [("A", "Paris"), ("B", "London"), ("C", "Rome"), ("D", "Berlin")]
 CHOICE_ROWS = [

@@ -117,11 +117,13 @@ def test_prompt_seeds_make_a_prompts_samples_independent_of_its_batch(
     tiny_engine.load_weights(_weights(model))
     params = SamplingParams(temperature=1.0, max_new_tokens=20, n=3, prompt_seeds=(5, 9, 13))
     together = tiny_engine.generate(TINY_PROMPTS[:3], params)
-    alone = tiny_engine.generate(TINY_PROMPTS[1:2], SamplingParams(temperature=1.0, max_new_tokens=20, n=3,
-                                                                   prompt_seeds=(9,)))  # fmt: skip
+    alone = tiny_engine.generate(
+        TINY_PROMPTS[1:2], SamplingParams(temperature=1.0, max_new_tokens=20, n=3, prompt_seeds=(9,))
+    )
     assert [c.token_ids for c in alone[0]] == [c.token_ids for c in together[1]]
-    other = tiny_engine.generate(TINY_PROMPTS[1:2], SamplingParams(temperature=1.0, max_new_tokens=20, n=3,
-                                                                   prompt_seeds=(10,)))  # fmt: skip
+    other = tiny_engine.generate(
+        TINY_PROMPTS[1:2], SamplingParams(temperature=1.0, max_new_tokens=20, n=3, prompt_seeds=(10,))
+    )
     assert [c.token_ids for c in other[0]] != [c.token_ids for c in alone[0]]
     with pytest.raises(ConfigError, match="prompt_seeds holds 1 seeds for 3 prompts"):
         tiny_engine.generate(TINY_PROMPTS[:3], SamplingParams(n=1, prompt_seeds=(1,)))

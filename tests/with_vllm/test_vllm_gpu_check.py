@@ -20,9 +20,12 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
 def test_the_gpu_check_dry_pass_with_engine_vllm_runs_its_engine_sections() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry", "--engine", "vllm"], capture_output=True, text=True, timeout=1200,
+        [sys.executable, str(SCRIPT), "--dry", "--engine", "vllm"],
+        capture_output=True,
+        text=True,
+        timeout=1200,
         env=env,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["dry"] is True and report["ok"] is True

@@ -39,9 +39,17 @@ def _env() -> gymnasium.Env:
 
 def _grpo(**fields: Any) -> dict[str, Any]:
     settings = {
-        "max_steps": 1, "num_prompts": 2, "group_size": 3, "max_new_tokens": 16, "lr": 1e-2, "kl": "off",
-        "eval_every": 1, "eval_problems": 1, "samples_every": 0, **QUIET,
-    }  # fmt: skip
+        "max_steps": 1,
+        "num_prompts": 2,
+        "group_size": 3,
+        "max_new_tokens": 16,
+        "lr": 1e-2,
+        "kl": "off",
+        "eval_every": 1,
+        "eval_problems": 1,
+        "samples_every": 0,
+        **QUIET,
+    }
     return preset_configs("default", "grpo", **{**settings, **fields})
 
 
@@ -174,13 +182,27 @@ def test_star_samples_its_rationales_with_the_engine(tmp_path: Path, tiny_model:
 
     model, tokenizer = copy.deepcopy(tiny_model[0]), tiny_model[1]
     configs = preset_configs(
-        "default", "star", max_steps=1, num_train_problems=4, eval_problems=2, max_new_tokens=8, sft_steps=1,
-        sft={"batch_size": 2}, engine="vllm", vllm={"enforce_eager": True}, **QUIET,
-    )  # fmt: skip
+        "default",
+        "star",
+        max_steps=1,
+        num_train_problems=4,
+        eval_problems=2,
+        max_new_tokens=8,
+        sft_steps=1,
+        sft={"batch_size": 2},
+        engine="vllm",
+        vllm={"enforce_eager": True},
+        **QUIET,
+    )
     result = train_star(
-        configs["star"], model, tokenizer, reasongym.make(ENV, difficulty=1), run=configs["run"],
-        rollout=configs["rollout"], run_dir=tmp_path,
-    )  # fmt: skip
+        configs["star"],
+        model,
+        tokenizer,
+        reasongym.make(ENV, difficulty=1),
+        run=configs["run"],
+        rollout=configs["rollout"],
+        run_dir=tmp_path,
+    )
     assert len(result.iterations) == 1
     assert json.loads((tmp_path / "config.json").read_text())["engine"] == f"vllm {vllm_version()}"
 
@@ -211,10 +233,30 @@ def test_evaluate_with_engine_vllm_gives_our_greedy_records(tmp_path: Path, tiny
 
 def test_a_run_killed_with_sigkill_resumes_with_its_engine(tmp_path: Path) -> None:
     command = [
-        sys.executable, "-m", "reasongym", "train", "grpo", "--model", "tiny", "--env", ENV, "--engine", "vllm",
-        "--vllm.enforce-eager", "--max-steps", "10", "--save-every", "1", "--num-prompts", "2", "--group-size", "2",
-        "--max-new-tokens", "8", "--no-progress-bar",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "reasongym",
+        "train",
+        "grpo",
+        "--model",
+        "tiny",
+        "--env",
+        ENV,
+        "--engine",
+        "vllm",
+        "--vllm.enforce-eager",
+        "--max-steps",
+        "10",
+        "--save-every",
+        "1",
+        "--num-prompts",
+        "2",
+        "--group-size",
+        "2",
+        "--max-new-tokens",
+        "8",
+        "--no-progress-bar",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     first = subprocess.Popen(
         [*command, "--output-dir", str(tmp_path)],
