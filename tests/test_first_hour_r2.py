@@ -89,3 +89,48 @@ def test_the_readmes_own_dataset_exports_without_naming_its_split() -> None:
     ]
     generated = reasongym.make("reasongym/Arithmetic-v0")
     assert set(to_dataset(generated, 3)["split"]) == {"train"}  # an environment with a train split keeps it
+
+
+def test_plot_panels_read_as_words_and_flat_lines_stay_apart() -> None:
+    """Legends name curves by whole words (max, mean, min: not "ax, ean, in"); two panels that are flat at the
+    same value are two panels (they were merged into one run-on title); each known panel has a title in words."""
+    from reasongym.agents.runtime.session import PLOT_KEYS
+    from reasongym.runs.plots import PANEL_TITLES, _panels
+
+    records = [
+        {
+            "step": step,
+            "train/ratio_max": 1.0 + step * 1e-6,
+            "train/ratio_mean": 1.0,
+            "train/ratio_min": 1.0 - 1e-6,
+            "rollout/reward_mean": 0.0,
+            "train/clip_high_frac": 0.0,
+            "loss/policy": 0.0,
+            "rollout/all_correct_group_frac": 0.0,
+            "rollout/all_wrong_group_frac": 1.0,
+        }
+        for step in (1, 2, 3)
+    ]
+    panels = dict(_panels(records, PLOT_KEYS))
+    ratio = panels["importance ratio, new / old policy"]
+    assert [label for label, _, _ in ratio] == ["max", "mean", "min"]
+    assert [label for label, _, _ in panels["groups all correct or all wrong (share)"]] == [
+        "correct",
+        "wrong",
+    ]
+    assert {"reward (batch mean)", "fraction of tokens clipped", "losses"} <= set(panels)
+    assert all(key in PANEL_TITLES for key in PLOT_KEYS)
+
+
+def test_an_sft_run_draws_its_curves(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from reasongym.agents.algorithms import preset_configs
+    from reasongym.agents.sft import train_sft
+    from reasongym.policy.tiny import tiny_policy
+
+    configs = preset_configs("tiny", "sft", max_steps=3, progress_bar=False, stop_at_accuracy=None)
+    model, tokenizer = tiny_policy(0)
+    train_sft(
+        configs["sft"], model, tokenizer, [("1+1=", "2"), ("2+2=", "4")], run=configs["run"], run_dir=tmp_path
+    )
+    assert (tmp_path / "metrics.png").stat().st_size > 10_000

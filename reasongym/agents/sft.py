@@ -57,7 +57,7 @@ from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
 from reasongym.policy.checkpoints import load_checkpoint
 from reasongym.runs.folder import RunDir
-from reasongym.runs.lifecycle import RunLife
+from reasongym.runs.lifecycle import Plot, RunLife
 
 __all__ = [
     "IGNORE_INDEX",
@@ -74,6 +74,10 @@ __all__ = [
     "tokenize_pairs",
     "train_sft",
 ]
+
+
+SFT_PLOT_PANELS = ("loss/sft", "eval/", "train/grad_norm")
+"""Panels of the plot written at the end of an SFT run (``metrics.png``)."""
 
 
 @dataclass(frozen=True)
@@ -267,7 +271,11 @@ def train_sft(
         eval_fn, stop_when = _held_out(cfg, run, tokenizer, env, eval_fn, stop_when)
     if run.gradient_checkpointing:
         enable_checkpointing(model)
-    with RunLife.open(run_dir, run, info=info) as life:  # a second trainer on the folder fails here
+    env_id = getattr(getattr(env, "spec", None), "id", None)
+    plot = Plot("metrics.png", SFT_PLOT_PANELS, "sft", env_id)
+    with RunLife.open(
+        run_dir, run, plot=plot, info=info
+    ) as life:  # a second trainer on the folder fails here
         state = _start_or_resume(cfg, run, model, tokenizer, pairs, life, info)
         life.open_writers({"algo": "sft", "run": run, "sft": cfg}, state.resumed_from)
         step, stopped, history = _steps(state, run, model, life, eval_fn, stop_when, info)

@@ -4,7 +4,9 @@ run and environment above them.
 What a reader should not trip on: two panels that draw the same curve are one panel (a 0/1 reward makes
 ``rollout/reward_mean`` and ``rollout/correct_rate`` equal), a 0/1 flag is not a curve (the step an entropy
 collapse was flagged is a marked line in the entropy panel), steps are whole numbers, a curve of a few
-points shows its points, and a long noisy one is drawn faint under its running mean. matplotlib is imported only here, when a picture is drawn.
+points shows its points, a long noisy one is drawn faint under its running mean, a legend names curves by whole
+words (max, mean, min), a long title wraps, and a y axis near 1 reads as itself (no offset). matplotlib is
+imported only here, when a picture is drawn.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,13 @@ PANEL_TITLES = {
     "rollout/entropy": "token entropy",
     "train/clip": "fraction of tokens clipped",
     "loss/": "losses",
+    "loss/sft": "SFT loss (NLL per token)",
+    "rollout/zero_std_group_frac": "groups with equal rewards (share)",
+    "rollout/all_": "groups all correct or all wrong (share)",
+    "train/ratio_": "importance ratio, new / old policy",
+    "train/advantage_": "advantages",
+    "train/grad_norm": "gradient norm (before clipping)",
+    "rollout/truncation_rate": "completions cut at max_new_tokens (share)",
     "star/kept_": "rationales kept (count)",
     "star/train_accuracy": "training problems solved without the hint",
 }
@@ -41,6 +51,9 @@ FLAG_KEYS = frozenset(
 )
 """0/1 flags: never drawn as curves (an entropy collapse is marked in the entropy panel instead)."""
 MAX_COLUMNS = 3
+TITLE_WIDTH = 44
+"""Characters per line of a panel title (a panel is 4.2 inches wide): longer titles wrap instead of running into
+the next panel's."""
 SMOOTH_FROM = 20
 """Curves of this many points or more are drawn faint, under their running mean (per-step values are noisy)."""
 SHARE_WORDS = ("share", "pass@1", "solved")
@@ -109,12 +122,15 @@ def _panel(axes: Any, title: str, series: Sequence[Series], collapse: int | None
         _draw(axes, label, xs, ys, several=len(series) > 1 or " = " in label)
     if collapse is not None:
         axes.axvline(collapse, color="grey", linestyle=":", label="entropy collapse flagged")
-    axes.set_title(title, fontsize="medium")
+    axes.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize="medium")
     if any(word in title for word in SHARE_WORDS):
         axes.set_ylim(-0.03, 1.03)
     elif "(count)" in title:  # counts start at 0
         axes.set_ylim(0, max(1.0, *(max(ys) * 1.1 for _, _, ys in series)))
     axes.grid(alpha=0.3)
+    formatter = axes.yaxis.get_major_formatter()
+    if hasattr(formatter, "set_useOffset"):  # 1.0000010 reads as itself, not "1e-6 + 1" above the axis
+        formatter.set_useOffset(False)
     if axes.get_legend_handles_labels()[1]:
         axes.legend(fontsize="small")
 
@@ -153,7 +169,7 @@ def _panels(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[tupl
             continue
         title = PANEL_TITLES.get(entry, entry)
         same = next((i for i, (_, drawn) in enumerate(panels) if _same_curves(drawn, series)), None)
-        if same is not None:  # e.g. mean reward = correct rate when the reward is 0/1
+        if same is not None:  # e.g. mean reward = correct rate when the reward is 0/1 (not two flat lines)
             panels[same] = (f"{panels[same][0]} = {title}", panels[same][1])
             continue
         panels.append((title, series))
@@ -164,16 +180,24 @@ def _series(records: Sequence[dict[str, Any]], key: str, siblings: Sequence[str]
     """``key``'s logged points, labelled by what sets it apart from the panel's other keys."""
     points = [(r["step"], r[key]) for r in records if isinstance(r.get(key), int | float)]
     if len(siblings) > 1:  # what the panel's keys do not share: clip_high_frac, clip_low_frac -> high, low
-        head = os.path.commonprefix(list(siblings))
-        tail = os.path.commonprefix([name[::-1] for name in siblings])[::-1]
+        head = _whole_words(os.path.commonprefix(list(siblings)))
+        tail = _whole_words(os.path.commonprefix([name[::-1] for name in siblings]))[::-1]
         label = key[len(head) : len(key) - len(tail)].strip("_/") or key
     else:
         label = key
     return label, [float(p[0]) for p in points], [float(p[1]) for p in points]
 
 
+def _whole_words(shared: str) -> str:
+    """``shared`` cut back to its last ``_`` or ``/``: ratio_max, ratio_mean share ``ratio_``, not ``ratio_m``."""
+    cut = max(shared.rfind("_"), shared.rfind("/"))
+    return shared[: cut + 1]
+
+
 def _same_curves(first: Sequence[Series], second: Sequence[Series]) -> bool:
-    return [(xs, ys) for _, xs, ys in first] == [(xs, ys) for _, xs, ys in second]
+    """Whether two panels draw one curve that moves: two flat lines (all zero, say) are equal by chance."""
+    moving = all(len(set(ys)) > 1 for _, _, ys in first)
+    return moving and [(xs, ys) for _, xs, ys in first] == [(xs, ys) for _, xs, ys in second]
 
 
 def _first_step(records: Sequence[dict[str, Any]], flag: str) -> int | None:
