@@ -134,3 +134,13 @@ def test_an_sft_run_draws_its_curves(tmp_path: Path) -> None:
         configs["sft"], model, tokenizer, [("1+1=", "2"), ("2+2=", "4")], run=configs["run"], run_dir=tmp_path
     )
     assert (tmp_path / "metrics.png").stat().st_size > 10_000
+
+
+def test_an_id_near_no_environment_gets_no_far_suggestion() -> None:
+    import reasongym
+    from reasongym.errors import UnknownEnvNameError
+
+    with pytest.raises(UnknownEnvNameError, match=r"no environment named 'composite-v0' \(`reasongym list`"):
+        reasongym.make("composite-v0")
+    with pytest.raises(UnknownEnvNameError, match=r"did you mean 'reasongym/Arithmetic-v0'\?"):
+        reasongym.make("reasongym/Arithmetc-v0")

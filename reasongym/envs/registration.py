@@ -172,13 +172,17 @@ def _suggest(word: str, candidates: Any) -> str:
 
 
 def _nearest_id(env_id: str) -> str | None:
-    """The registered id nearest to ``env_id``, ignoring case and, when absent, the namespace."""
-    keys: dict[str, str] = {}
-    for known in _ENTRIES:
-        keys.setdefault(known.lower(), known)
-        keys.setdefault(known.partition("/")[2].lower(), known)
-    close = difflib.get_close_matches(env_id.lower(), list(keys), n=1, cutoff=0.6)
-    return keys[close[0]] if close else None
+    """The registered id whose name is nearest to ``env_id``'s, or None when no name is close.
+
+    Names are compared without their namespace and version, ignoring case: every id ends in ``-vN`` and many
+    share a namespace, and comparing whole ids made far names look close (``composite-v0`` -> ``lcm-v0``).
+    """
+    names: dict[str, str] = {}
+    for known in sorted(_ENTRIES):
+        names.setdefault(known.rpartition("-v")[0].partition("/")[2].lower(), known)
+    asked = env_id.rpartition("-v")[0] if re.search(r"-v\d+$", env_id) else env_id
+    close = difflib.get_close_matches(asked.rpartition("/")[2].lower(), list(names), n=1, cutoff=0.75)
+    return names[close[0]] if close else None
 
 
 def _resolve_id(env_id: str) -> str:
@@ -203,7 +207,7 @@ def _resolve_id(env_id: str) -> str:
     nearest = _nearest_id(env_id)
     hint = f"; did you mean {nearest!r}?" if nearest else ""
     raise UnknownEnvNameError(
-        f"no environment named {env_id!r}{hint} (reasongym.list_envs() lists the registered ids)"
+        f"no environment named {env_id!r}{hint} (`reasongym list` or reasongym.list_envs() lists the registered ids)"
     )
 
 
