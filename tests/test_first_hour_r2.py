@@ -144,3 +144,19 @@ def test_an_id_near_no_environment_gets_no_far_suggestion() -> None:
         reasongym.make("composite-v0")
     with pytest.raises(UnknownEnvNameError, match=r"did you mean 'reasongym/Arithmetic-v0'\?"):
         reasongym.make("reasongym/Arithmetc-v0")
+
+
+def test_trl_names_work_in_config_files_as_they_do_as_flags(tmp_path: Path) -> None:
+    from reasongym.agents.algorithms import sort_fields
+    from reasongym.cli.args import read_config_file
+    from reasongym.errors import ConfigError
+
+    config = tmp_path / "grpo.toml"
+    config.write_text("learning_rate = 1e-4\nnum_generations = 4\n[rollout]\nmax_completion_length = 64\n")
+    sections = sort_fields("grpo", read_config_file(config), where=str(config))
+    assert sections["run"]["lr"] == 1e-4 and sections["rollout"] == {"group_size": 4, "max_new_tokens": 64}
+    assert sort_fields("sft", {"per_device_train_batch_size": 8}, where="f")["sft"] == {"batch_size": 8}
+    with pytest.raises(
+        ConfigError, match=r"unknown field 'learning_rat' for grpo; did you mean 'learning_rate'\?"
+    ):
+        sort_fields("grpo", {"learning_rat": 1e-4}, where="f")

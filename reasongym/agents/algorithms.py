@@ -74,8 +74,34 @@ def preset_configs(
     }
 
 
+TRL_NAMES: dict[str, tuple[str, ...]] = {
+    "lr": ("learning_rate",),
+    "lr_schedule": ("lr_scheduler_type",),
+    "log_every": ("logging_steps",),
+    "save_every": ("save_steps",),
+    "eval_every": ("eval_steps",),
+    "group_size": ("num_generations",),
+    "max_new_tokens": ("max_completion_length",),
+    "kl_coef": ("beta",),
+    "clip_eps": ("epsilon",),
+    "eps_low": ("epsilon",),
+    "eps_high": ("epsilon_high",),
+    "mu": ("num_iterations",),
+}
+"""Our field -> the names TRL's configs (``GRPOConfig``, ``SFTConfig``, ``TrainingArguments``) give the same
+setting: accepted for it as a flag (``--learning-rate``) and in a config file (``learning_rate = 1e-5``)."""
+
+
+def trl_names(algo: str) -> dict[str, tuple[str, ...]]:
+    """`TRL_NAMES` for ``algo``, with SFT's per-process batch under TRL's name."""
+    if algo == "sft":
+        return {**TRL_NAMES, "batch_size": ("per_device_train_batch_size",)}
+    return dict(TRL_NAMES)
+
+
 def sort_fields(algo: str, values: dict[str, Any], where: str) -> dict[str, dict[str, Any]]:
-    """Values by section: section tables (``{"run": {...}}``) as they are, flat field names to their section.
+    """Values by section: section tables (``{"run": {...}}``) as they are, flat field names to their section;
+    TRL's names of a field (`TRL_NAMES`) stand for it.
 
     Raises:
         ConfigError: A name that is neither a section nor a field of the algorithm's configs.
@@ -86,14 +112,17 @@ def sort_fields(algo: str, values: dict[str, Any], where: str) -> dict[str, dict
         for section in SECTIONS[algo]
         for item in dataclasses.fields(config_class(algo, section))
     }
+    theirs = {name: ours for ours, names in trl_names(algo).items() if ours in owner for name in names}
     sections: dict[str, dict[str, Any]] = {}
-    for key, value in values.items():
+    for name, value in values.items():
+        key = theirs.get(name, name)
         if key in SECTIONS[algo] and isinstance(value, dict):
-            sections[key] = merge_values(sections.get(key, {}), value)
+            inner = {theirs.get(field, field): item for field, item in value.items()}
+            sections[key] = merge_values(sections.get(key, {}), inner)
         elif key in owner:
             sections.setdefault(owner[key], {})[key] = value
         else:
-            close = difflib.get_close_matches(key, [*SECTIONS[algo], *owner], n=1)
+            close = difflib.get_close_matches(key, [*SECTIONS[algo], *owner, *theirs], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigError(
                 f"{where}: unknown field {key!r} for {algo}{hint}; sections: {list(SECTIONS[algo])}, each with "

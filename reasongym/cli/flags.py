@@ -164,26 +164,12 @@ def field_docs(cls: type) -> dict[str, str]:
     return {param.arg_name: " ".join((param.description or "").split()) for param in parsed.params}
 
 
-TRL_NAMES: dict[str, tuple[str, ...]] = {
-    "lr": ("--learning-rate",),
-    "lr_schedule": ("--lr-scheduler-type",),
-    "log_every": ("--logging-steps",),
-    "save_every": ("--save-steps",),
-    "eval_every": ("--eval-steps",),
-    "group_size": ("--num-generations",),
-    "max_new_tokens": ("--max-completion-length",),
-    "kl_coef": ("--beta",),
-    "clip_eps": ("--epsilon",),
-    "eps_low": ("--epsilon",),
-    "eps_high": ("--epsilon-high",),
-    "mu": ("--num-iterations",),
-}
-"""Our flag -> the name TRL's configs (``GRPOConfig``, ``SFTConfig``, ``TrainingArguments``) give the same
-setting, accepted as another name of the flag (SFT's ``--per-device-train-batch-size`` is added per algorithm)."""
-
-
 def trl_names(algo: str) -> dict[str, tuple[str, ...]]:
-    """`TRL_NAMES`, with SFT's per-process batch under TRL's name."""
-    if algo == "sft":
-        return {**TRL_NAMES, "batch_size": ("--per-device-train-batch-size",)}
-    return dict(TRL_NAMES)
+    """Our flag -> TRL's names of the same setting as flags (``lr`` -> ``--learning-rate``), from the one table
+    of them, `reasongym.agents.algorithms.trl_names` (config files take the same names)."""
+    from reasongym.agents.algorithms import trl_names as field_names
+
+    return {
+        ours: tuple(f"--{name.replace('_', '-')}" for name in theirs)
+        for ours, theirs in field_names(algo).items()
+    }
