@@ -160,3 +160,22 @@ def test_trl_names_work_in_config_files_as_they_do_as_flags(tmp_path: Path) -> N
         ConfigError, match=r"unknown field 'learning_rat' for grpo; did you mean 'learning_rate'\?"
     ):
         sort_fields("grpo", {"learning_rat": 1e-4}, where="f")
+
+
+def test_eval_names_the_checkpoint_it_evaluates(tmp_path: Path) -> None:
+    from reasongym.cli.eval import _checkpoint_of
+    from reasongym.runs.folder import RunDir
+
+    assert _checkpoint_of("HuggingFaceTB/SmolLM2-135M-Instruct") is None  # a hub id names no checkpoint
+    assert _checkpoint_of(str(tmp_path / "nothing")) is None
+    from reasongym.agents.algorithms import preset_configs
+    from reasongym.agents.sft import train_sft
+    from reasongym.policy.tiny import tiny_policy
+
+    run = RunDir.create(tmp_path, algo="sft", env="e", seed=0)
+    configs = preset_configs("tiny", "sft", max_steps=2, progress_bar=False, stop_at_accuracy=None)
+    model, tokenizer = tiny_policy(0)
+    train_sft(configs["sft"], model, tokenizer, [("1+1=", "2")], run=configs["run"], run_dir=run.path)
+    tokenizer.save_pretrained(run.path)
+    step = run.path / "checkpoints" / "step-000002"
+    assert _checkpoint_of(str(tmp_path)) == str(step.resolve())  # the folder of runs follows latest

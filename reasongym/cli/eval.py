@@ -149,6 +149,18 @@ def _grade(job: EvalJob, cfg: Any) -> Any:
     )
 
 
+def _checkpoint_of(model_path: str) -> str | None:
+    """The checkpoint folder a run folder (or a folder of runs) stands for, or None for any other model."""
+    from reasongym.errors import CheckpointError, ConfigError
+    from reasongym.policy.checkpoints import resolve_weights
+
+    try:
+        resolved = resolve_weights(model_path)
+    except (CheckpointError, ConfigError):
+        return None  # the load says what is wrong with it
+    return None if resolved is None else str(resolved[0].resolve())  # the run's own name, not latest/
+
+
 def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
     """Sample a local or served model through the environment; None on ranks other than 0."""
     from reasongym.evaluation.records import EvalFile
@@ -168,6 +180,9 @@ def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
     process = distributed.init_distributed()  # one process: nothing to join
     served = _served_generator(job, served_flags)  # then MODEL is the environment id
     model = job.model_path if served is None else served
+    checkpoint = None if served is not None else _checkpoint_of(job.model_path)
+    if checkpoint is not None and process.is_main:  # a run still training is evaluated at its last save
+        print(f"reasongym: evaluating {checkpoint}", file=sys.stderr)
     report = evaluate(
         model,
         env_id,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -248,7 +249,9 @@ class _Layers:
     def announce(self, job: TrainJob, configs: Mapping[str, Any]) -> None:
         """Say on stderr which preset was chosen (when not explicit) and every value that differs from the run
         being resumed."""
-        if self.reason:
+        if (
+            self.reason and os.environ.get("RANK", "0") == "0"
+        ):  # once under torchrun (its group is not up yet)
             print(
                 f"reasongym: using preset {self.preset!r} ({self.reason}; --preset changes it)",
                 file=sys.stderr,
