@@ -42,7 +42,7 @@ def check_resumable(folder: Path) -> Any:
         UsageError: Not a folder, not a run folder, a run without its ``config.json`` (resuming would train
             on defaults), or a run with trained steps but no checkpoint (a restart would log them twice).
     """
-    from reasongym.policy.checkpoints import latest_checkpoint
+    from reasongym.policy.checkpoints import LATEST_RUN, latest_checkpoint
     from reasongym.runs.folder import RunDir
     from reasongym.runs.metrics import read_metrics
 
@@ -57,6 +57,12 @@ def check_resumable(folder: Path) -> Any:
             "run folder"
         )
     run = RunDir(folder)
+    newest = folder / LATEST_RUN
+    if not run.is_run() and newest.is_dir() and RunDir(newest).is_run():
+        raise UsageError(
+            f"--run-dir {str(folder)!r} is a folder of runs, not a run folder; to resume its newest run: "
+            f"--run-dir {str(newest.resolve())}"
+        )
     if not run.is_run():
         raise UsageError(
             f"--run-dir {str(folder)!r} is not a run folder (it has no run.json, metrics.jsonl or "
