@@ -192,3 +192,18 @@ def test_a_folder_of_runs_given_to_run_dir_names_its_newest_run(tmp_path: Path) 
         UsageError, match=rf"is a folder of runs, not a run folder; .*--run-dir {run.path.resolve()}"
     ):
         check_resumable(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("variables", "policy"),
+    [({}, "PASSIVE"), ({"OMP_NUM_THREADS": "2"}, None), ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE")],
+)
+def test_library_users_get_sleeping_threads_too(variables: dict[str, str], policy: str | None) -> None:
+    """``import reasongym`` (no torch loaded yet) sets OpenMP's passive wait policy, as the command line does,
+    unless the user chose a thread setting; torch is not imported by it, so the policy reaches torch."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
+    code = "import json, os, sys, reasongym; print(json.dumps(['torch' in sys.modules, os.environ.get('OMP_WAIT_POLICY')]))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**env, **variables}, timeout=120
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [False, policy], done.stderr

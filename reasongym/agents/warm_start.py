@@ -52,7 +52,8 @@ def warm_start(
         env_id: Environment whose reference solutions are the SFT data (``run.difficulty`` picks the level).
         target_accuracy: Stop once the probe reaches this; None: ``sft.stop_at_accuracy``.
         run: SFT length, optimizer, seed and probe (``eval_every``, ``eval_problems``, ``eval_split``);
-            None: the ``tiny`` preset's (800 steps at most, a 64-problem validation probe every 10 steps).
+            None: the ``tiny`` preset's (800 steps at most, a 64-problem validation probe every 10 steps, a
+            progress bar).
         sft: Batch, length and stop; None: the ``tiny`` preset's (batch 32, stop at 0.4).
         num_pairs: Training problems turned into pairs.
         run_dir: Run folder of the SFT run, or None.
@@ -61,7 +62,7 @@ def warm_start(
         A ``WarmStart``.
     """
 
-    tiny = preset_configs("tiny", "sft", progress_bar=False)
+    tiny = preset_configs("tiny", "sft")  # with its progress bar: the probe's accuracy beside the loss
     run, sft = run or tiny["run"], sft or tiny["sft"]
     if target_accuracy is not None:
         sft = dataclasses.replace(sft, stop_at_accuracy=target_accuracy)

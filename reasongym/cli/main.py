@@ -1,7 +1,8 @@
 """The ``reasongym`` command line: list, show, verify, eval, regrade, compare, data, serve-env, train, demo.
 
 Every command parses its arguments and calls one library function; nothing else happens here, but for the
-thread setting every command starts with (`quiet_threads`) and SIGTERM, which stops a command as Ctrl-C does.
+thread setting every command starts with (set by `import reasongym`: `reasongym._quiet_threads`) and SIGTERM,
+which stops a command as Ctrl-C does.
 
 Exit codes, for scripts:
     0: success.
@@ -21,10 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import traceback
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -305,7 +305,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: Arguments without the program name; None reads ``sys.argv``.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    quiet_threads(os.environ)
     debug = "--debug" in argv
     try:
         with sigterm_as_interrupt():
@@ -340,19 +339,6 @@ def _dispatch(argv: list[str]) -> int:
         return cmd_demo(words[1:])
     args = _parse(argv)
     return int(args.run(args))
-
-
-def quiet_threads(environ: MutableMapping[str, str]) -> None:
-    """Make torch's CPU threads wait without spinning, unless the user chose a thread setting.
-
-    OpenMP's default wait policy keeps each idle thread busy-waiting for the next parallel region; on a small
-    machine shared with one other busy process that made training 5-7x slower (the tiny model's GRPO step,
-    2 cores), with one thread or with ``OMP_WAIT_POLICY=PASSIVE`` it was not. torch reads the policy when it
-    loads, so this runs before any command imports it; ``OMP_NUM_THREADS`` or ``OMP_WAIT_POLICY`` set by
-    the user is left as it is.
-    """
-    if "OMP_NUM_THREADS" not in environ and "OMP_WAIT_POLICY" not in environ:
-        environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
