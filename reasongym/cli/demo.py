@@ -37,8 +37,8 @@ class DemoConfig:
     """RL algorithm: ``grpo`` or ``dapo``."""
     rl_steps: int = 100
     """RL steps, each a rollout batch of 16 prompts x 8 samples (the ``tiny`` preset's): a fixed amount of
-    work, so the figures do not depend on how busy the machine is (100 steps: about 170 s on a quiet 2-core
-    machine; 60 gave pass@1 0.25 -> 0.41, 100 gave 0.25 -> 0.47)."""
+    work, so the figures do not depend on how busy the machine is, only on its CPU (README.md, "Train", has the
+    range measured on three machines)."""
     eval_problems: int = 200
     """Held-out test problems of each evaluation."""
     eval_samples: int = 8
