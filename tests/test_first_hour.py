@@ -145,17 +145,22 @@ def test_a_start_that_fails_leaves_no_run_folder_and_latest_points_back(tmp_path
 
 def test_a_run_that_logged_steps_is_kept_though_it_has_no_checkpoint(tmp_path: Path) -> None:
     # What an interrupted torchrun job leaves (no checkpoint on interrupt across processes): its metrics stay.
-    from reasongym.cli.summary import after_failure
+    from reasongym.distributed import SINGLE_PROCESS
     from reasongym.errors import TrainingInterrupted
-    from reasongym.runs.folder import RunDir
+    from reasongym.runs.lifecycle import job_folder
 
-    empty, logged = (RunDir.create(tmp_path / name, algo="grpo", env=ENV, seed=0) for name in ("a", "b"))
-    logged.metrics_path.write_text('{"step": 1, "rollout/reward_mean": 0.5}\n', encoding="utf-8")
-    stop = TrainingInterrupted("grpo stopped by Ctrl-C after step 1 of 10")
-    after_failure("grpo", [logged], stop)
-    assert logged.metrics_path.is_file()
-    assert "no checkpoint to resume from" in str(stop) and str(logged.path) in str(stop)
-    after_failure("grpo", [empty], TrainingInterrupted("grpo stopped by Ctrl-C after step 0 of 10"))
+    options = {"resume": None, "name": ("grpo", ENV, 0), "run_info": None, "info": SINGLE_PROCESS}
+    with pytest.raises(TrainingInterrupted) as stop:
+        with job_folder(tmp_path / "b", **options) as logged:
+            logged.folder.metrics_path.write_text(
+                '{"step": 1, "rollout/reward_mean": 0.5}\n', encoding="utf-8"
+            )
+            raise TrainingInterrupted("grpo stopped by Ctrl-C after step 1 of 10")
+    assert logged.folder.metrics_path.is_file()
+    assert "no checkpoint to resume from" in str(stop.value) and str(logged.path) in str(stop.value)
+    with pytest.raises(TrainingInterrupted, match="held nothing to resume and was removed"):
+        with job_folder(tmp_path / "a", **options) as empty:
+            raise TrainingInterrupted("grpo stopped by Ctrl-C after step 0 of 10")
     assert not empty.path.exists()
 
 
