@@ -108,7 +108,10 @@ def test_reregistering_needs_override(versions: list[str]) -> None:
         ("reasongym/GSM8k-v0", "did you mean 'reasongym/GSM8K-v0'?"),
         ("GSM8K-v0", "did you mean 'reasongym/GSM8K-v0'?"),
         ("reasongym/Arithmatic-v0", "did you mean 'reasongym/Arithmetic-v0'?"),
-        ("nothing/LikeThis-v0", "no environment named 'nothing/LikeThis-v0' (reasongym.list_envs() lists"),
+        (
+            "nothing/LikeThis-v0",
+            "no environment named 'nothing/LikeThis-v0' (`reasongym list` or reasongym.list_envs()",
+        ),
     ],
 )
 def test_unknown_name_suggests_the_nearest_id(env_id: str, message: str) -> None:
