@@ -23,14 +23,14 @@ adjacent), N = B // G prompts.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Mapping
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import torch
 from torch import Tensor
 
+from reasongym.agents.choices import check_choice
 from reasongym.errors import ConfigError
 
 STD_EPS = 1e-4
@@ -115,12 +115,6 @@ def reinforce_plus_plus_baseline(rewards: Tensor, group_size: int, valid: Tensor
     return _whiten(_centered(rewards, group_size, valid).reshape(-1), valid)  # [B]
 
 
-AdvantageName = Literal[
-    "group_std", "batch_std", "none", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
-]
-"""The names a config's ``advantage_normalization`` takes: the keys of ``ADVANTAGE_NORMALIZATIONS``, in the
-same order (a test holds the two together)."""
-
 ADVANTAGE_NORMALIZATIONS: Mapping[str, Callable[[Tensor, int, Tensor], Tensor]] = {
     "group_std": normalize_by_group_std,
     "batch_std": normalize_by_batch_std,
@@ -140,24 +134,9 @@ T = TypeVar("T")
 
 
 def lookup(registry: Mapping[str, T], name: str, field: str) -> T:
-    """``registry[name]``, or a ConfigError naming ``field``, the valid names and the nearest one.
-
-    Args:
-        registry: Names to functions.
-        name: The requested name.
-        field: The config field the name came from (for the message).
-
-    Returns:
-        The registered function.
-
-    Raises:
-        ConfigError: ``name`` is not registered.
-    """
-    if name in registry:
-        return registry[name]
-    nearest = difflib.get_close_matches(str(name), list(registry), n=1, cutoff=0.4)
-    hint = f"; did you mean {nearest[0]!r}?" if nearest else ""
-    raise ConfigError(f"{field}={name!r} is not allowed; valid names: {sorted(registry)}{hint}")
+    """``registry[name]``, or a ConfigError naming ``field``, the valid names and the nearest one (`check_choice`)."""
+    check_choice(name, field, registry)
+    return registry[name]
 
 
 def group_advantages(

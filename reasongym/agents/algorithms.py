@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from reasongym.agents.algorithm_configs import DAPOConfig, GRPOConfig, SFTConfig, STaRConfig
 from reasongym.agents.config import RolloutConfig, RunConfig, build
-from reasongym.agents.dapo import DAPOConfig, train_dapo
-from reasongym.agents.grpo import GRPOConfig, train_grpo
 from reasongym.agents.presets import SECTIONS, check_name, merge_values, preset_values
-from reasongym.agents.sft import SFTConfig, train_sft
-from reasongym.agents.star import STaRConfig, train_star
 from reasongym.errors import ConfigError
 
 
@@ -32,15 +30,22 @@ class Algorithm:
 
     config: type
     """The algorithm's own config class (`GRPOConfig`, ...)."""
-    train: Callable[..., Any]
-    """Its ``train_*`` function."""
+    trainer: str
+    """Where its ``train_*`` function is, ``module:function``: imported on first use, since the trainers
+    import torch and building a config (flags, ``--help``) must not."""
+
+    @property
+    def train(self) -> Callable[..., Any]:
+        """The ``train_*`` function."""
+        module, _, function = self.trainer.partition(":")
+        return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
 
 
 ALGORITHMS: dict[str, Algorithm] = {
-    "sft": Algorithm(SFTConfig, train_sft),
-    "grpo": Algorithm(GRPOConfig, train_grpo),
-    "dapo": Algorithm(DAPOConfig, train_dapo),
-    "star": Algorithm(STaRConfig, train_star),
+    "sft": Algorithm(SFTConfig, "reasongym.agents.sft:train_sft"),
+    "grpo": Algorithm(GRPOConfig, "reasongym.agents.grpo:train_grpo"),
+    "dapo": Algorithm(DAPOConfig, "reasongym.agents.dapo:train_dapo"),
+    "star": Algorithm(STaRConfig, "reasongym.agents.star:train_star"),
 }
 """Algorithm name -> its config class and trainer."""
 

@@ -1,7 +1,7 @@
 """DAPO: decoupled clip and dynamic sampling policy optimisation (Yu et al., 2025, arXiv:2503.14476).
 
-Read top to bottom: config, the reward and batch helpers, the loss, the loop. The config holds DAPO's
-own mathematics; the shared settings come in `RunConfig` and `RolloutConfig`. DAPO is GRPO without the
+Read top to bottom: the reward and batch helpers, the loss, the loop. The config, `DAPOConfig` (in the
+torch-free `reasongym.agents.algorithm_configs`), holds DAPO's own mathematics; the shared settings come in `RunConfig` and `RolloutConfig`. DAPO is GRPO without the
 KL term and with four changes (paper Sec. 3): clip-higher (``eps_high > eps_low``, against entropy
 collapse), dynamic sampling (groups whose rewards are all equal carry no gradient; drop them and sample
 again until the batch is full, here with a cap on extra rounds after which the partial batch trains),
@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,77 +25,17 @@ import torch
 from torch import Tensor
 
 from reasongym import distributed
-from reasongym.agents.advantages import (
-    ADVANTAGE_NORMALIZATIONS,
-    BATCH_LEVEL,
-    AdvantageName,
-    group_advantages,
-    lookup,
-    zero_variance_groups,
-)
+from reasongym.agents.advantages import BATCH_LEVEL, group_advantages, zero_variance_groups
+from reasongym.agents.algorithm_configs import DAPOConfig
 from reasongym.agents.common import masked_sum
-from reasongym.agents.config import RolloutConfig, RunConfig, check_field_types
-from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
+from reasongym.agents.config import RolloutConfig, RunConfig
+from reasongym.agents.offpolicy import batch_correction
 from reasongym.agents.policy_losses import POLICY_LOSSES
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics
 from reasongym.errors import ConfigError
 from reasongym.rollouts.batch import RolloutBatch
-
-
-@dataclass(frozen=True)
-class DAPOConfig:
-    """DAPO's own mathematics; the shared settings are `RunConfig` and `RolloutConfig`.
-
-    Defaults follow the DAPO paper (Sec. 4.1) unless a comment says otherwise.
-    """
-
-    eps_low: float = 0.2
-    """Lower clip: the ratio of a negative-advantage token is clipped below ``1 - eps_low`` (paper: 0.2)."""
-    eps_high: float = 0.28
-    """Upper clip: the ratio of a positive-advantage token is clipped above ``1 + eps_high`` (paper: 0.28)."""
-    mu: int = 1
-    """Optimizer steps per batch, each over all of it (the paper takes 16 mini-batch steps per rollout batch)."""
-    dynamic_sampling: bool = True
-    """Drop zero-variance groups and sample again until ``num_prompts`` groups are kept (paper Sec. 3.2)."""
-    zero_variance_tolerance: float = 1e-6
-    """Groups whose rewards span no more than this count as zero variance (so continuous rewards work)."""
-    accuracy_band: tuple[float, float] | None = None
-    """Also keep only groups whose accuracy lies in [lo, hi]; None: no band (the paper's rule is 0 < acc < 1)."""
-    max_extra_rounds: int = 4
-    """Most extra generation rounds per batch; then the partial batch trains and the shortfall is logged."""
-    overlong_buffer: int | None = None
-    """L_cache, the tokens before ``max_new_tokens`` over which the penalty grows; 0: off; None:
-    ``min(4096, max_new_tokens // 5)`` (the paper's 4,096 of L_max = 20,480; see `overlong_buffer_tokens`)."""
-    overlong_penalty: float = 1.0
-    """Penalty at ``max_new_tokens`` (paper Eq. 13 reaches -1 at L_max)."""
-    overlong_filtering: bool = False
-    """Mask truncated completions out of the loss (paper Sec. 3.4 overlong filtering; off in its final recipe,
-    which uses the soft punishment instead)."""
-    advantage_normalization: AdvantageName = "group_std"
-    """The advantage estimator of the kept groups (the paper's is ``group_std``); see
-    `reasongym.agents.advantages`. Dynamic sampling filters on task rewards before it, whichever it is."""
-    importance_sampling: ImportanceSamplingConfig = dataclasses.field(
-        default_factory=ImportanceSamplingConfig
-    )
-    """Correction for a sampler whose log-probs are not the trainer's (``--engine vllm``, a served model):
-    truncated or masked importance sampling per token or sequence (`reasongym.agents.offpolicy`)."""
-
-    @property
-    def clip_range(self) -> tuple[float, float]:
-        """The named policy loss ``ppo_clip``'s bounds of the token ratio, clip-higher:
-        ``(1 - eps_low, 1 + eps_high)``."""
-        return 1 - self.eps_low, 1 + self.eps_high
-
-    def __post_init__(self) -> None:
-        check_field_types(self)
-        lookup(ADVANTAGE_NORMALIZATIONS, self.advantage_normalization, "advantage_normalization")
-        band = self.accuracy_band
-        if band is not None and not (len(band) == 2 and 0.0 <= band[0] <= band[1] <= 1.0):
-            raise ConfigError(
-                f"accuracy_band={band!r} is not allowed; expected (lo, hi) with 0 <= lo <= hi <= 1"
-            )
 
 
 def overlong_buffer_tokens(cfg: DAPOConfig, max_new_tokens: int) -> int:

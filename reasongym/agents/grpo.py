@@ -1,7 +1,8 @@
 """GRPO: critic-free PPO with group-relative advantages (Shao et al., 2024, DeepSeekMath, arXiv:2402.03300).
 
-Read top to bottom: config, the named choices (loss aggregation, KL placement, policy loss), the loss,
-the loop. The config holds GRPO's own mathematics; what every trainer shares (steps, optimizer, data,
+Read top to bottom: the named choices (loss aggregation, KL placement, policy loss), the loss, the loop.
+The config, `GRPOConfig`, holds GRPO's own mathematics and lives in `reasongym.agents.algorithm_configs`
+(torch-free, so that flags and ``--help`` answer before torch loads); what every trainer shares (steps, optimizer, data,
 logging; prompts, group size, lengths, temperature) comes in `RunConfig` and `RolloutConfig`.
 For each prompt the loop samples ``G`` completions, scores them with the environment's verifier, turns
 each reward into an advantage (`reasongym.agents.advantages`), and takes ``mu`` optimizer steps of the
@@ -33,89 +34,25 @@ Shapes use the legend of `reasongym.agents.common` (B sequences, T completion to
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from reasongym import distributed
-from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, AdvantageName, group_advantages, lookup
+from reasongym.agents.advantages import group_advantages, lookup
+from reasongym.agents.algorithm_configs import GRPOConfig
 from reasongym.agents.common import masked_mean, masked_sum
-from reasongym.agents.config import RolloutConfig, RunConfig, check_field_types
-from reasongym.agents.offpolicy import ImportanceSamplingConfig, batch_correction
-from reasongym.agents.policy_losses import POLICY_LOSSES, PolicyLossName
+from reasongym.agents.config import RolloutConfig, RunConfig
+from reasongym.agents.offpolicy import batch_correction
+from reasongym.agents.policy_losses import POLICY_LOSSES
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics, totals_of
 from reasongym.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class GRPOConfig:
-    """GRPO's own mathematics; the shared settings are `RunConfig` and `RolloutConfig`.
-
-    Defaults follow DeepSeekMath Sec. 4.2 unless a comment says otherwise.
-    """
-
-    clip_eps: float = 0.2
-    """epsilon of the clipped ratio, both sides (PPO's 0.2, which DeepSeekMath's Eq. 3 inherits)."""
-    kl: Literal["off", "k3_loss", "k1_reward"] = "k3_loss"
-    """Where the KL to the frozen reference goes: ``off``, ``k3_loss`` (DeepSeekMath Eq. 4, in the loss)
-    or ``k1_reward`` (log-ratio subtracted from each sequence's reward). A reference is built only if not off."""
-    kl_coef: float = 0.04
-    """beta, the KL weight (DeepSeekMath Sec. 4.2: 0.04)."""
-    mu: int = 1
-    """Optimizer steps per rollout batch, each over all of it (DeepSeekMath Sec. 4.2: a single update)."""
-    advantage_normalization: AdvantageName = "group_std"
-    """The advantage estimator: ``group_std`` (DeepSeekMath Sec. 4.1.2), ``batch_std``, ``none`` (Dr. GRPO),
-    ``rloo`` (leave-one-out baseline), ``reinforce_plus_plus`` (batch whitening, no group baseline) or
-    ``reinforce_plus_plus_baseline`` (group mean, then batch whitening); see `reasongym.agents.advantages`."""
-    loss_aggregation: Literal["seq_mean_token_mean", "token_mean", "constant"] = "seq_mean_token_mean"
-    """``seq_mean_token_mean`` (DeepSeekMath Eq. 3: 1/G sum_i 1/|o_i| sum_t), ``token_mean`` (DAPO) or
-    ``constant`` (Dr. GRPO: token sum divided by B * max_new_tokens)."""
-    policy_loss: PolicyLossName = "ppo_clip"
-    """The surrogate: ``ppo_clip`` (DeepSeekMath Eq. 3: each token's ratio clipped by ``clip_eps``),
-    ``gspo`` / ``gspo_token`` (one length-normalised ratio per sequence, clipped by ``gspo_clip``) or
-    ``cispo`` (each token's ratio capped at ``cispo_max_weight`` and detached: no token loses its gradient)."""
-    gspo_clip: tuple[float, float] = (3e-4, 4e-4)
-    """GSPO's (left, right) clip of the sequence ratio, ``[1 - left, 1 + right]`` (GSPO Sec. 5.1: 3e-4 and
-    4e-4; a geometric mean of token ratios moves far less than one token's ratio)."""
-    cispo_max_weight: float = 5.0
-    """CISPO's cap on the importance weight, ``1 + eps_high`` of MiniMax-M1 Eq. 5 (no lower cap, as there);
-    5.0 is ScaleRL's value, TRL's recommended ``epsilon_high`` for ``loss_type="cispo"``."""
-    mask_truncated_completions: bool = False
-    """Leave completions cut at ``max_new_tokens`` out of the loss (TRL's option; DAPO Sec. 3.4 calls it
-    overlong filtering): their reward says nothing about a finished answer. Their advantages still count."""
-    importance_sampling: ImportanceSamplingConfig = dataclasses.field(
-        default_factory=ImportanceSamplingConfig
-    )
-    """Correction for a sampler whose log-probs are not the trainer's (``--engine vllm``, a served model):
-    truncated or masked importance sampling per token or sequence (`reasongym.agents.offpolicy`)."""
-
-    @property
-    def clip_range(self) -> tuple[float, float]:
-        """``ppo_clip``'s bounds of the token ratio: ``(1 - clip_eps, 1 + clip_eps)``."""
-        return 1 - self.clip_eps, 1 + self.clip_eps
-
-    def __post_init__(self) -> None:
-        check_field_types(self)
-        for registry, field in (
-            (ADVANTAGE_NORMALIZATIONS, "advantage_normalization"),
-            (LOSS_AGGREGATIONS, "loss_aggregation"),
-            (KL_MODES, "kl"),
-            (POLICY_LOSSES, "policy_loss"),
-        ):
-            lookup(registry, getattr(self, field), field)
-        if not all(0 < eps < 1 for eps in self.gspo_clip) or len(self.gspo_clip) != 2:
-            raise ConfigError(
-                f"gspo_clip={self.gspo_clip!r} is not allowed; expected (left, right), each in (0, 1)"
-            )
-
 
 # ------------------------------------------------------------------------------ named choices: aggregation
 # Each maps ([B, T] per-token loss, [B, T] mask, the whole batch's totals) to a scalar. The totals are

@@ -28,55 +28,17 @@ correction (and no second forward pass) is made. Shapes use the legend of `reaso
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from reasongym import distributed
 from reasongym.agents.advantages import lookup
+from reasongym.agents.algorithm_configs import ImportanceSamplingConfig
 from reasongym.agents.common import masked_mean, masked_sum
-from reasongym.agents.config import check_field_types
 from reasongym.agents.runtime.update import merge_rank_metrics
-from reasongym.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class ImportanceSamplingConfig:
-    """How the trainer corrects for a sampler whose log-probs differ from its own (TRL's
-    ``vllm_importance_sampling_*`` settings, by the same names)."""
-
-    mode: Literal["off", "token_truncate", "token_mask", "sequence_truncate", "sequence_mask"] = (
-        "sequence_mask"
-    )
-    """The correction (`IMPORTANCE_SAMPLING_CORRECTIONS`): ``token_truncate``, ``token_mask``,
-    ``sequence_truncate``, ``sequence_mask`` (TRL's default) or ``off``. Applies only when the sampler is not
-    the trainer's own module (``--engine vllm``, a served model); the in-process sampler needs none."""
-    clip_max: float | None = 3.0
-    """C_max: ``*_truncate`` clamps rho from above here, ``*_mask`` drops rho above it (TRL's default 3.0);
-    None: no upper bound."""
-    clip_min: float | None = None
-    """C_min: ``*_truncate`` clamps rho from below here, ``*_mask`` drops rho below it; None: no lower bound
-    (TRL's default)."""
-
-    def __post_init__(self) -> None:
-        check_field_types(self)
-        lookup(IMPORTANCE_SAMPLING_CORRECTIONS, self.mode, "importance_sampling.mode")
-        if self.clip_min is not None and self.clip_max is not None and self.clip_min > self.clip_max:
-            raise ConfigError(
-                f"importance_sampling.clip_min={self.clip_min!r} is above clip_max={self.clip_max!r}; "
-                "expected clip_min <= clip_max (the band rho is kept in)"
-            )
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        """``(low, high)``: the band with None as 0 and infinity."""
-        low = 0.0 if self.clip_min is None else self.clip_min
-        return low, math.inf if self.clip_max is None else self.clip_max
-
 
 # ------------------------------------------------------------------------------ named choices
 # Each maps ([B, T] log rho = old_logp - sampler_logp, [B, T] mask, the config) to [B, T] weights.

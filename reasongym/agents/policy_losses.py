@@ -12,7 +12,7 @@ fields). Shapes use the legend of `reasongym.agents.common`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
@@ -89,10 +89,6 @@ def cispo(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: Any) -
     never = torch.zeros_like(ratio, dtype=torch.bool)  # [B, T]: no lower cap
     return Surrogate(-weight * adv * logp, ratio, never, ratio > cfg.cispo_max_weight)
 
-
-PolicyLossName = Literal["ppo_clip", "gspo", "gspo_token", "cispo"]
-"""The names a config's ``policy_loss`` takes: the keys of ``POLICY_LOSSES``, in order (a test holds them
-together)."""
 
 POLICY_LOSSES: Mapping[str, Callable[[Tensor, Tensor, Tensor, Tensor, Any], Surrogate]] = {
     "ppo_clip": ppo_clip,

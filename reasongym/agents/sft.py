@@ -1,7 +1,7 @@
 """Supervised fine-tuning on (prompt, completion) pairs, with the loss on completion tokens only.
 
-Read top to bottom: config, result, batches, the loss, one optimizer step, the loop. The loss of a step
-is the mean negative log-likelihood over every completion token of the step (all micro-batches, all
+Read top to bottom (the config, `SFTConfig`, is in the torch-free `reasongym.agents.algorithm_configs`):
+result, batches, the loss, one optimizer step, the loop. The loss of a step is the mean negative log-likelihood over every completion token of the step (all micro-batches, all
 ranks), so gradient accumulation and data parallelism give the full-batch gradient. A step with a
 non-finite loss or gradient is skipped with the weights untouched. With a run folder the loop
 checkpoints every ``save_every`` steps and, started again on the same folder, resumes from the latest
@@ -30,8 +30,9 @@ from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
 from reasongym import distributed
+from reasongym.agents.algorithm_configs import SFTConfig
 from reasongym.agents.common import enable_checkpointing, seed_everything
-from reasongym.agents.config import RunConfig, check_field_types, resolve_splits
+from reasongym.agents.config import RunConfig, resolve_splits
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime import parallel
 from reasongym.agents.runtime.optimizer import (
@@ -78,30 +79,6 @@ __all__ = [
 
 SFT_PLOT_PANELS = ("loss/sft", "eval/", "train/grad_norm")
 """Panels of the plot written at the end of an SFT run (``metrics.png``)."""
-
-
-@dataclass(frozen=True)
-class SFTConfig:
-    """SFT's own settings; the optimizer, length and cadence are `RunConfig`'s (``lr``, ``lr_schedule``,
-    ``warmup_steps``, ``weight_decay``, ``max_grad_norm``, ``max_steps``, ``micro_batch_size`` ...)."""
-
-    batch_size: int = 8
-    """Sequences (packed rows with ``packing``) per optimizer step, per process; ``RunConfig``'s
-    ``micro_batch_size`` splits them into micro-batches whose accumulated gradient is the same."""
-    max_length: int = 1024
-    """Longest sequence (prompt + completion + EOS) in tokens; longer ones are cut at the end."""
-    packing: bool = False
-    """Concatenate examples into rows of ``max_length``; attention stays within each example through
-    restarting position ids (transformers' packed-sequence masks, transformers >= 4.54)."""
-    stop_at_accuracy: float | None = None
-    """Stop once held-out greedy pass@1 reaches this (needs the environment: ``train_sft(..., env=)``, which
-    the command line passes; measured every ``eval_every`` steps). RL needs a policy that sometimes earns a
-    reward and room to improve, so a warm start stops here rather than at a step count. None: never."""
-    eval_max_new_tokens: int = 512
-    """Longest completion of the held-out evaluations (with an environment)."""
-
-    def __post_init__(self) -> None:
-        check_field_types(self)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """STaR: the Self-Taught Reasoner (Zelikman et al., 2022), on any single-turn reasongym environment.
 
-Read top to bottom: config, result, the named steps (generate, filter, rationalize, fine_tune,
-evaluate), then the outer loop. Each iteration the current model writes rationales for the training
+Read top to bottom (the config, `STaRConfig`, is in the torch-free `reasongym.agents.algorithm_configs`):
+result, the named steps (generate, filter, rationalize, fine_tune, evaluate), then the outer loop. Each iteration the current model writes rationales for the training
 problems; the ones whose final answer the environment's verifier accepts are kept. For the problems it
 missed, the model is asked again with the gold answer shown as a hint (``env.prompt(problem,
 hint=True)``) and the rationales that now reach the gold are kept too, stored under the prompt
@@ -41,7 +41,8 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 import reasongym
 from reasongym import distributed
-from reasongym.agents.config import RolloutConfig, RunConfig, check_field_types
+from reasongym.agents.algorithm_configs import STaRConfig
+from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.rationales import (
     KeptExample,
@@ -54,7 +55,7 @@ from reasongym.agents.rationales import (
     write_kept,
 )
 from reasongym.agents.runtime.engine import following_engine
-from reasongym.agents.sft import SFTConfig, train_sft
+from reasongym.agents.sft import train_sft
 from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
@@ -87,60 +88,6 @@ STAR_PLOT_PANELS = ("eval/pass@1", "star/kept_", "star/train_accuracy")
 of training problems solved without the hint."""
 STEP_NAMES = ("generate", "filter", "rationalize", "restore_base", "fine_tune", "evaluate")
 """The named steps of one outer iteration, in order; ``on_step`` hooks see these names."""
-
-
-@dataclass(frozen=True)
-class STaRConfig:
-    """STaR's own settings; defaults follow the paper where it states a value.
-
-    The shared configs carry the rest: `RunConfig` (``max_steps`` outer iterations, the fine-tuning
-    optimizer ``lr``/``lr_schedule``/``warmup_steps``, ``split`` and ``eval_split``, ``eval_problems``,
-    ``difficulty``, ``seed``) and `RolloutConfig` (``group_size`` rationales per problem, ``temperature``,
-    ``top_p``, ``max_new_tokens``; ``num_prompts`` is not used: see ``num_train_problems``).
-    """
-
-    rationalize: bool = True
-    """Retry missed problems with the gold answer as a hint and keep verified rationales. Paper: on."""
-    max_kept_per_problem: int = 1
-    """Distinct verified rationales kept per problem and source (direct or rationalized)."""
-    drop_hint_mentions: bool = True
-    """Drop rationalized completions that mention the word "hint": stored without the hint they
-    would refer to something the prompt no longer shows."""
-    faithful_rationalization: bool = False
-    """Keep a rationalized example only if its reasoning stands on its own: shown the rationale without the
-    hint and without its final answer, the policy (greedy) writes a correct answer (`rationales.stands_alone`).
-    Off by default, as in the paper; benchmarks/README.md (the study) measures what it changes."""
-    num_train_problems: int | None = None
-    """Training problems per iteration (the same ones every iteration, as in the paper, which uses the
-    whole training set); None: every problem of the training split (finite splits only)."""
-    train_start: int = 0
-    """Index of the first training problem; the few-shot examples come from the indices before it."""
-    few_shot_examples: int = 0
-    """Worked examples (reference solutions of training problems ``0 .. train_start - 1``) shown before
-    each question when generating; hinted prompts show hinted examples. 0: zero-shot through the chat
-    template, the natural choice for instruction-tuned models (the paper gives GPT-J, a base model, 10 for
-    CommonsenseQA). Fine-tuning and evaluation prompts are always zero-shot."""
-    sft_steps: int = 40
-    """Fine-tuning steps of iteration 1 (paper: 40 steps of batch 8); later iterations grow them by
-    ``step_growth``. The optimizer is the run's (``lr``: paper 1e-6)."""
-    step_growth: float = 1.2
-    """Factor by which fine-tuning steps grow per iteration. Paper: about 20% (1.2)."""
-    restart_from_base: bool = True
-    """Fine-tune every iteration from the original base weights (paper), not from the last model."""
-    patience: int | None = None
-    """Stop after this many iterations without a new best held-out accuracy; None runs them all."""
-    sft: SFTConfig = SFTConfig(batch_size=8)
-    """Batch, length and packing of the fine-tuning (paper: batch 8)."""
-
-    def __post_init__(self) -> None:
-        """Raise ConfigError naming the first field whose value is not allowed."""
-        check_field_types(self)
-        if self.few_shot_examples > self.train_start:
-            raise ConfigError(
-                f"few_shot_examples={self.few_shot_examples} is not allowed with train_start={self.train_start}; "
-                "few-shot examples come from the problems before train_start, so set "
-                f"train_start >= {self.few_shot_examples}"
-            )
 
 
 def sft_steps_for_iteration(cfg: STaRConfig, iteration: int) -> int:

@@ -196,18 +196,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train with SFT, GRPO, DAPO or STaR from a config file plus flag overrides."""
-    from reasongym import distributed
     from reasongym.cli import train as cli_train
 
     try:
-        result = cli_train.run_training(list(args.rest))
-        if result and distributed.current().is_main:  # `train --help` prints its usage, returns nothing
-            line = result.pop("summary", None)
-            if line:
-                print(line)  # in words, before the JSON
-            print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
+        result = cli_train.run_training(list(args.rest))  # `train --help` prints its usage, returns nothing
+        if result:
+            from reasongym import distributed  # the training loaded it (and torch) already
+
+            if distributed.current().is_main:
+                line = result.pop("summary", None)
+                if line:
+                    print(line)  # in words, before the JSON
+                print(dumps_strict(result))  # undefined metrics (NaN) are printed as null
     finally:
-        distributed.cleanup()  # under torchrun / accelerate launch: leave the process group
+        # Under torchrun / accelerate launch, leave the process group; flags, --help and usage errors never
+        # import torch (nor reasongym.distributed), so that they answer in about a second.
+        if "reasongym.distributed" in sys.modules:
+            sys.modules["reasongym.distributed"].cleanup()
     return EXIT_OK
 
 

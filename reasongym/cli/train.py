@@ -189,11 +189,12 @@ def choose_preset(job: Mapping[str, Any]) -> tuple[str, str | None]:
     if job.get("preset"):
         return str(job["preset"]), None
     model = str(job.get("model") or "tiny")
-    from reasongym.policy.checkpoints import follow_latest
-    from reasongym.runs.folder import RunDir
+    from_run = None
+    if Path(model).is_dir():  # only a folder can be a run (its checks load torch: --model tiny needs none)
+        from reasongym.policy.checkpoints import follow_latest
+        from reasongym.runs.folder import RunDir
 
-    folder = follow_latest(Path(model))  # runs/sft: its newest run
-    from_run = RunDir(folder).read_run_info().get("preset") if folder.is_dir() else None
+        from_run = RunDir(follow_latest(Path(model))).read_run_info().get("preset")  # runs/sft: its newest
     chosen = from_run or ("tiny" if model == "tiny" else "default")
     return chosen, f"the preset of {model}" if from_run else f"--model {model}"
 
@@ -287,9 +288,8 @@ def _sections(algo: str) -> tuple[str, ...]:
 
 def _nested(algo: str) -> dict[type, str]:
     """Config classes nested inside a section, by the prefix their flags keep."""
+    from reasongym.agents.algorithm_configs import ImportanceSamplingConfig, SFTConfig
     from reasongym.agents.config import LoRAConfig
-    from reasongym.agents.offpolicy import ImportanceSamplingConfig
-    from reasongym.agents.sft import SFTConfig
     from reasongym.generation.engines import VLLMSettings
 
     nested = {LoRAConfig: "lora", VLLMSettings: "vllm", ImportanceSamplingConfig: "importance_sampling"}

@@ -95,17 +95,34 @@ def test_each_name_list_is_its_registry() -> None:
     """A config's choice list and the registry it looks names up in are one list (no second copy to drift)."""
     import typing
 
-    from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS, AdvantageName
+    from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS
+    from reasongym.agents.choices import (
+        AdvantageName,
+        CorrectionName,
+        KLPlacement,
+        LossAggregationName,
+        PolicyLossName,
+    )
     from reasongym.agents.config import RolloutConfig
     from reasongym.agents.dapo import DAPOConfig
-    from reasongym.agents.grpo import GRPOConfig
-    from reasongym.agents.policy_losses import POLICY_LOSSES, PolicyLossName
+    from reasongym.agents.grpo import KL_MODES, LOSS_AGGREGATIONS, GRPOConfig
+    from reasongym.agents.offpolicy import IMPORTANCE_SAMPLING_CORRECTIONS, ImportanceSamplingConfig
+    from reasongym.agents.policy_losses import POLICY_LOSSES
     from reasongym.evaluation.config import EvalConfig
     from reasongym.generation.engines import ENGINES, Engine
 
     assert typing.get_args(AdvantageName) == tuple(ADVANTAGE_NORMALIZATIONS)
     assert typing.get_args(PolicyLossName) == tuple(POLICY_LOSSES)
-    assert typing.get_type_hints(GRPOConfig)["policy_loss"] == PolicyLossName
+    assert typing.get_args(LossAggregationName) == tuple(LOSS_AGGREGATIONS)
+    assert typing.get_args(KLPlacement) == tuple(KL_MODES)
+    assert typing.get_args(CorrectionName) == tuple(IMPORTANCE_SAMPLING_CORRECTIONS)
+    hints = typing.get_type_hints(GRPOConfig)
+    assert (hints["policy_loss"], hints["loss_aggregation"], hints["kl"]) == (
+        PolicyLossName,
+        LossAggregationName,
+        KLPlacement,
+    )
+    assert typing.get_type_hints(ImportanceSamplingConfig)["mode"] == CorrectionName
     for config in (GRPOConfig, DAPOConfig):
         assert typing.get_type_hints(config)["advantage_normalization"] == AdvantageName
     assert typing.get_args(Engine) == ENGINES == ("hf", "vllm", "auto")
