@@ -18,15 +18,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from reasongym.agents.algorithm_configs import DAPOConfig, GRPOConfig, SFTConfig, STaRConfig
     from reasongym.agents.algorithms import preset_configs
     from reasongym.agents.config import RolloutConfig, RunConfig
-    from reasongym.agents.dapo import DAPOConfig, dapo_loss, train_dapo
-    from reasongym.agents.grpo import GRPOConfig, grpo_loss, train_grpo
+    from reasongym.agents.dapo import dapo_loss, train_dapo
+    from reasongym.agents.grpo import grpo_loss, train_grpo
     from reasongym.agents.presets import PRESETS
     from reasongym.agents.runtime.session import RLResult
     from reasongym.agents.runtime.update import BatchTotals, PolicyLoss, recompute_old_logp
-    from reasongym.agents.sft import SFTConfig, SFTResult, train_sft
-    from reasongym.agents.star import STaRConfig, STaRResult, train_star
+    from reasongym.agents.sft import SFTResult, train_sft
+    from reasongym.agents.star import STaRResult, train_star
     from reasongym.agents.warm_start import WarmStart, warm_start
     from reasongym.rollouts.batch import RolloutBatch, collect_rollouts
 
@@ -35,16 +36,16 @@ _LAZY = {
     "RolloutConfig": "config",
     "PRESETS": "presets",
     "preset_configs": "algorithms",
-    "GRPOConfig": "grpo",
+    "GRPOConfig": "algorithm_configs",
     "grpo_loss": "grpo",
     "train_grpo": "grpo",
-    "DAPOConfig": "dapo",
+    "DAPOConfig": "algorithm_configs",
     "dapo_loss": "dapo",
     "train_dapo": "dapo",
-    "SFTConfig": "sft",
+    "SFTConfig": "algorithm_configs",
     "SFTResult": "sft",
     "train_sft": "sft",
-    "STaRConfig": "star",
+    "STaRConfig": "algorithm_configs",
     "STaRResult": "star",
     "train_star": "star",
     "RLResult": "runtime.session",
