@@ -212,7 +212,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         # Under torchrun / accelerate launch, leave the process group; flags, --help and usage errors never
         # import torch (nor reasongym.distributed), so that they answer in about a second.
         if "reasongym.distributed" in sys.modules:
-            sys.modules["reasongym.distributed"].cleanup()
+            from reasongym import distributed
+
+            distributed.cleanup()
     return EXIT_OK
 
 

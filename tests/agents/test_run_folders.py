@@ -255,3 +255,26 @@ def test_every_trainer_takes_the_run_folder_lock(tmp_path: Path, trainer: str, g
         release.touch()
         holder.communicate(timeout=60)
     assert sorted(os.listdir(tmp_path / "run")) == [".lock"]  # the refused trainer wrote nothing
+
+
+@pytest.mark.slow  # three processes: a first training, a lock holder, the refused second
+def test_a_second_writer_is_refused_before_its_model_loads(tmp_path: Path) -> None:
+    """The lock is taken before the model loads: a model that cannot load is never reached."""
+    started, release, missing = tmp_path / "started", tmp_path / "release", tmp_path / "no-such-model"
+    args = ["--model", "tiny", "--env", ENV, "--max-steps", "1", "--output-dir", str(tmp_path / "runs")]
+    first = _python("-m", "reasongym", "train", "sft", *args)
+    _, stderr = first.communicate(timeout=300)
+    assert first.returncode == 0, stderr
+    run = (tmp_path / "runs" / "latest").resolve()
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, "model": str(missing)}), encoding="utf-8")
+    holder = _python("-c", HOLD_LOCK, str(run), str(started), str(release))
+    try:
+        _wait_for(started, holder)
+        second = _python("-m", "reasongym", "train", "sft", "--run-dir", str(run))  # the model: run.json's
+        _, stderr = second.communicate(timeout=300)
+        assert second.returncode == 1, stderr
+        assert f"is in use by another process (pid {holder.pid})" in stderr and "no-such-model" not in stderr
+    finally:
+        release.touch()
+        holder.communicate(timeout=60)
