@@ -68,6 +68,8 @@ def _one_run_folder(root: Path, done: subprocess.CompletedProcess) -> Path:
     folders = [path for path in root.iterdir() if path.name != "latest"]  # `latest` links to the run
     assert len(folders) == 1, folders  # one job, one folder: the other rank used rank 0's
     assert (root / "latest").resolve() == folders[0].resolve()
+    # rank 0 alone says which preset it chose
+    assert done.stderr.count("reasongym: using preset 'tiny'") == 1, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])  # rank 0 alone prints the summary
     assert summary["run_dir"] == str(folders[0]) and summary["steps"] == 2
     assert [r["step"] for r in read_metrics(folders[0])] == [1, 2]  # rank 0 alone logs

@@ -189,3 +189,71 @@ def test_the_top_commands_are_what_ci_runs() -> None:
     assert full.strip() in [line.strip() for line in ci.splitlines()]  # the whole suite, not a selection
     pytest_ini = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]
     assert any(marker.startswith("slow:") for marker in pytest_ini["ini_options"]["markers"])
+
+
+FENCE = re.compile(r"```\w*\n.*?```", re.DOTALL)
+MEASUREMENT = re.compile(
+    r"\b\d[\d,]*(?:\.\d+)?(?:-\d+(?:\.\d+)?)?"
+    r"(?:x\b| ?(?:%|ms\b|s\b|min\b|minutes?\b|seconds?\b|hours?\b|episodes/s|answers/s|tokens/s))"
+    r"|\b0\.\d+\b|\b\d+\.\d{2,}\b"
+)
+"""A figure that was measured: a time, a rate, a ratio, a percentage, an accuracy-like decimal."""
+NOT_MEASURED = re.compile(
+    r"`[^`]*`"  # code spans: flags, values, file names
+    r"|(?:[=<>~]=?|\b(?:version|TRL|verifiers|math-verify|vllm|torch|transformers|Python) )\d+(?:\.\d+)+"
+    r"|\b\d+\.\d+\.\d+\b"  # versions
+    r"|\d+ \w+ by default"  # a default is a setting, not a figure
+)
+SOURCE = re.compile(
+    r"(?:benchmarks|tests)/[\w/.-]+\.py|benchmarks/README\.md|`(?:\.venv/bin/)?(?:reasongym|python) "
+)
+"""How prose names where a figure comes from: a script, a test, the benchmark notes, or a command."""
+
+
+def _readme_pieces() -> list[tuple[str, str]]:
+    """The README as ("prose", paragraph), ("code", fenced block) and ("heading", line) pieces, in order."""
+    pieces, position = [], 0
+    for block in [*FENCE.finditer(README), None]:
+        text = README[position : block.start() if block else len(README)]
+        for paragraph in re.split(r"\n\s*\n", text):
+            if paragraph.strip():
+                pieces.append(("heading" if paragraph.startswith("#") else "prose", paragraph))
+        if block:
+            pieces.append(("code", block.group(0)))
+            position = block.end()
+    return pieces
+
+
+def _runs_something(code: str) -> bool:
+    return any(word in code for word in ("reasongym ", "python ", "pytest"))
+
+
+def test_every_figure_the_readme_quotes_names_the_command_that_measures_it() -> None:
+    """A measured figure in the README's prose (a time, a rate, an accuracy) comes with its source: a script
+    or test the paragraph names, a `reasongym`/`python` command in it, or the command block it stands beside
+    (the nearest one in its section, before or right after it). Named scripts and tests exist."""
+    pieces = _readme_pieces()
+    unsourced = []
+    for index, (kind, text) in enumerate(pieces):
+        figures = MEASUREMENT.findall(NOT_MEASURED.sub("", text)) if kind == "prose" else []
+        if not figures:
+            continue
+        before = next((t for k, t in reversed(pieces[:index]) if k in ("code", "heading")), "")
+        after = pieces[index + 1] if index + 1 < len(pieces) else ("", "")
+        beside = [before] + ([after[1]] if after[0] == "code" else [])
+        if not SOURCE.search(text) and not any(_runs_something(code) for code in beside):
+            unsourced.append(f"{figures}: {text[:120]!r}")
+        for path in re.findall(r"(?:benchmarks|tests)/[\w/.-]+\.py", text):
+            assert (REPO / path).is_file(), f"the README names {path}, which does not exist"
+    assert not unsourced, "figures without the command that measured them:\n" + "\n".join(unsourced)
+
+
+def test_the_figure_check_finds_an_unsourced_figure() -> None:
+    """The check above is able to fail: a figure without a source, and one beside a command."""
+    bare = "The eval takes 80 s and prints pass@1 0.125."
+    assert MEASUREMENT.findall(NOT_MEASURED.sub("", bare)) == ["80 s", "0.125"]
+    assert not SOURCE.search(bare)
+    assert SOURCE.search(bare + " (`python benchmarks/bench_eval.py`)")
+    assert not MEASUREMENT.findall(
+        NOT_MEASURED.sub("", "vLLM 0.32.0 pins `torch==2.13.0`, 10 minutes by default")
+    )
