@@ -146,6 +146,15 @@ FIELD_RANGES: dict[str, Range] = {
     # off-policy correction
     "ImportanceSamplingConfig.clip_max": _POSITIVE,
     "ImportanceSamplingConfig.clip_min": _POSITIVE,
+    # on-policy distillation
+    "DistillConfig.jsd_beta": Range(
+        0,
+        1,
+        low_open=True,
+        high_open=True,
+        why="its ends are divergence='forward_kl' (0) and 'reverse_kl' (1)",
+    ),
+    "DistillConfig.reward_weight": _WEIGHT,
     # GRPO
     "GRPOConfig.clip_eps": _FRACTION_OPEN,
     "GRPOConfig.kl_coef": _WEIGHT,

@@ -170,6 +170,7 @@ def test_regrade_refuses_a_seed_given_to_a_dataset(
 def _config_classes() -> list[type]:
     from reasongym.agents.config import LoRAConfig, RolloutConfig, RunConfig
     from reasongym.agents.dapo import DAPOConfig
+    from reasongym.agents.distill import DistillConfig
     from reasongym.agents.grpo import GRPOConfig
     from reasongym.agents.offpolicy import ImportanceSamplingConfig
     from reasongym.agents.sft import SFTConfig
@@ -187,6 +188,7 @@ def _config_classes() -> list[type]:
         DAPOConfig,
         STaRConfig,
         SFTConfig,
+        DistillConfig,
         EvalConfig,
     ]
 

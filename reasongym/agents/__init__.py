@@ -1,7 +1,8 @@
 """The trainers and what they share; names load on first use, so this import pulls in no torch.
 
 Algorithms, one file each: `sft` (supervised fine-tuning), `star` (STaR), `grpo` (GRPO, Dr. GRPO, and the
-family around it as named choices: GSPO, CISPO, RLOO, REINFORCE++), `dapo` (DAPO). Shared configs: `config` (`RunConfig`, `RolloutConfig`) and `presets` (named settings: ``default``,
+family around it as named choices: GSPO, CISPO, RLOO, REINFORCE++), `dapo` (DAPO), `distill` (on-policy
+distillation from a teacher). Shared configs: `config` (`RunConfig`, `RolloutConfig`) and `presets` (named settings: ``default``,
 ``tiny``, ``paper``). The RL runtime: `runtime` (episodes into `RolloutBatch`, the training session, the
 update and its `PolicyLoss` interface, torch.distributed helpers). `warm_start` fine-tunes until a probe
 shows the answer format is learnt.
@@ -18,10 +19,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reasongym.agents.algorithm_configs import DAPOConfig, GRPOConfig, SFTConfig, STaRConfig
+    from reasongym.agents.algorithm_configs import (
+        DAPOConfig,
+        DistillConfig,
+        GRPOConfig,
+        SFTConfig,
+        STaRConfig,
+    )
     from reasongym.agents.algorithms import preset_configs
     from reasongym.agents.config import RolloutConfig, RunConfig
     from reasongym.agents.dapo import dapo_loss, train_dapo
+    from reasongym.agents.distill import distill_loss, train_distill
     from reasongym.agents.grpo import grpo_loss, train_grpo
     from reasongym.agents.presets import PRESETS
     from reasongym.agents.runtime.session import RLResult
@@ -42,6 +50,9 @@ _LAZY = {
     "DAPOConfig": "algorithm_configs",
     "dapo_loss": "dapo",
     "train_dapo": "dapo",
+    "DistillConfig": "algorithm_configs",
+    "distill_loss": "distill",
+    "train_distill": "distill",
     "SFTConfig": "algorithm_configs",
     "SFTResult": "sft",
     "train_sft": "sft",
@@ -61,6 +72,7 @@ _LAZY = {
 __all__ = [
     "BatchTotals",
     "DAPOConfig",
+    "DistillConfig",
     "GRPOConfig",
     "PRESETS",
     "PolicyLoss",
@@ -75,10 +87,12 @@ __all__ = [
     "WarmStart",
     "collect_rollouts",
     "dapo_loss",
+    "distill_loss",
     "grpo_loss",
     "preset_configs",
     "recompute_old_logp",
     "train_dapo",
+    "train_distill",
     "train_grpo",
     "train_sft",
     "train_star",

@@ -1,4 +1,4 @@
-"""The algorithms' own configs (GRPO, DAPO, STaR, SFT, and the off-policy correction GRPO and DAPO share).
+"""The algorithms' own configs (GRPO, DAPO, STaR, SFT, on-policy distillation, and the off-policy correction GRPO and DAPO share).
 
 They live apart from their algorithms, in a module that imports no torch, so that building a config (the
 command line's flags, ``--help``, a usage error, a config file) answers before torch loads: about 2 s instead
@@ -17,6 +17,7 @@ from typing import get_args
 from reasongym.agents.choices import (
     AdvantageName,
     CorrectionName,
+    DivergenceName,
     KLPlacement,
     LossAggregationName,
     PolicyLossName,
@@ -250,3 +251,28 @@ class STaRConfig:
                 "few-shot examples come from the problems before train_start, so set "
                 f"train_start >= {self.few_shot_examples}"
             )
+
+
+@dataclass(frozen=True)
+class DistillConfig:
+    """On-policy distillation's own mathematics (Agarwal et al., 2024, GKD, arXiv:2306.13649): the student samples,
+    the teacher scores each sampled position, the student moves toward the teacher there. The shared settings
+    are `RunConfig` and `RolloutConfig`; the teacher itself is an argument of `train_distill` (``--teacher``)."""
+
+    divergence: DivergenceName = "reverse_kl"
+    """What the student minimises at each position of its own samples: ``reverse_kl`` KL(student || teacher)
+    (mode-seeking, the usual on-policy choice), ``forward_kl`` KL(teacher || student) (mass-covering),
+    ``jsd`` GKD's generalized Jensen-Shannon divergence with ``jsd_beta``, each exact over the vocabulary
+    (a local teacher); or ``sampled_reverse_kl``, the reverse KL estimated from the sampled token alone (a
+    teacher that gives log-probs of given tokens only, such as a served model), as a per-token policy gradient."""
+    jsd_beta: float = 0.5
+    """beta of ``jsd``: the mixture is ``beta * teacher + (1 - beta) * student`` (GKD's and TRL's convention);
+    in (0, 1). Its ends are the two KLs: ``forward_kl`` is beta -> 0, ``reverse_kl`` beta -> 1 (TRL's
+    ``GKDConfig.beta`` 0 and 1)."""
+    reward_weight: float = 0.0
+    """Weight of the verifier's signal added to the divergence: a policy-gradient term with GRPO's
+    group-relative advantages (needs ``group_size`` >= 2 to be non-zero); 0: the teacher alone."""
+
+    def __post_init__(self) -> None:
+        check_field_types(self)
+        check_choice(self.divergence, "divergence", get_args(DivergenceName))

@@ -18,7 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reasongym.agents.algorithm_configs import DAPOConfig, GRPOConfig, SFTConfig, STaRConfig
+from reasongym.agents.algorithm_configs import (
+    DAPOConfig,
+    DistillConfig,
+    GRPOConfig,
+    SFTConfig,
+    STaRConfig,
+)
 from reasongym.agents.config import RolloutConfig, RunConfig, build
 from reasongym.agents.presets import SECTIONS, check_name, merge_values, preset_values
 from reasongym.errors import ConfigError
@@ -46,6 +52,7 @@ ALGORITHMS: dict[str, Algorithm] = {
     "grpo": Algorithm(GRPOConfig, "reasongym.agents.grpo:train_grpo"),
     "dapo": Algorithm(DAPOConfig, "reasongym.agents.dapo:train_dapo"),
     "star": Algorithm(STaRConfig, "reasongym.agents.star:train_star"),
+    "distill": Algorithm(DistillConfig, "reasongym.agents.distill:train_distill"),
 }
 """Algorithm name -> its config class and trainer."""
 

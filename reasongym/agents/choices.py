@@ -27,6 +27,8 @@ KLPlacement = Literal["off", "k3_loss", "k1_reward"]
 """Where GRPO's KL to the reference goes (``kl``)."""
 CorrectionName = Literal["off", "token_truncate", "token_mask", "sequence_truncate", "sequence_mask"]
 """The off-policy corrections (``importance_sampling.mode``)."""
+DivergenceName = Literal["reverse_kl", "forward_kl", "jsd", "sampled_reverse_kl"]
+"""On-policy distillation's divergences to the teacher (``divergence``)."""
 
 
 def check_choice(name: str, field: str, names: Iterable[str]) -> None:

@@ -204,14 +204,15 @@ class RolloutConfig:
         ``tempered_logprobs`` (1 for greedy decoding, which has no tempered distribution), else 1."""
         return self.temperature if self.tempered_logprobs and self.temperature > 0 else 1.0
 
-    def check_for_rl(self) -> None:
-        """Raise ConfigError unless these settings can drive a policy-gradient method (GRPO, DAPO)."""
+    def check_for_rl(self, *, groups: bool = True) -> None:
+        """Raise ConfigError unless these settings can drive a policy-gradient method (GRPO, DAPO); without
+        ``groups`` (distillation from a teacher alone) one sample per prompt is enough."""
         if self.temperature <= 0:
             raise ConfigError(
                 f"temperature={self.temperature!r} is not allowed for RL: the objective needs samples from the "
                 "policy, so use a temperature > 0 (1.0 is the policy itself)"
             )
-        if self.group_size < 2:
+        if groups and self.group_size < 2:
             raise ConfigError(
                 f"group_size={self.group_size} is not allowed for RL: group advantages need at least 2 samples"
             )

@@ -31,6 +31,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "grpo": ("run", "rollout", "grpo"),
     "dapo": ("run", "rollout", "dapo"),
     "star": ("run", "rollout", "star"),
+    "distill": ("run", "rollout", "distill"),
 }
 """The config sections of each algorithm, in the order a trainer takes them."""
 
@@ -43,6 +44,9 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
         # 2 rows keep SmolLM2-135M's GRPO step at 4 x 4 x 64 tokens under 4 GB (full fine-tuning) and 1.5 GB
         # (LoRA) instead of 6-7 GB (benchmarks/README.md); the gradient is the same, the step ~20% slower.
         "grpo": {"run": {"gradient_checkpointing": True, "micro_batch_size": 2}},
+        # Distillation holds the student's and the teacher's log-probs over the whole vocabulary at each
+        # sampled position of a micro-batch: small micro-batches bound that memory.
+        "distill": {"run": {"gradient_checkpointing": True, "micro_batch_size": 2}},
         "dapo": {
             "run": {"gradient_checkpointing": True, "micro_batch_size": 2},
             "rollout": {"group_size": 16, "max_new_tokens": 4096},
@@ -81,6 +85,11 @@ PRESETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
             "run": {"max_steps": 60, "lr": 1e-4, "eval_problems": 64, "eval_split": "validation"},
             "rollout": {"num_prompts": 16, "group_size": 8, "max_new_tokens": 72},
             "dapo": {"overlong_buffer": 8, "max_extra_rounds": 2},
+        },
+        # Distillation needs no group to compare within: one sample per prompt, more prompts.
+        "distill": {
+            "run": {"max_steps": 60, "lr": 1e-4, "eval_problems": 64, "eval_split": "validation"},
+            "rollout": {"num_prompts": 32, "group_size": 1, "max_new_tokens": 72},
         },
         "star": {
             "run": {

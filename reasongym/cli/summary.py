@@ -62,7 +62,11 @@ def summary_line(algo: str, result: Any, run: Any, split: str, stop: float | Non
         )
     elif accuracies:
         parts.append(f"held-out pass@1 {accuracies[-1]:.2f} (greedy, {split} split)")
-    for key, name in (("loss/sft", "loss"), ("rollout/reward_mean", "reward")):
+    for key, name in (
+        ("loss/sft", "loss"),
+        ("distill/divergence", "divergence to the teacher"),
+        ("rollout/reward_mean", "reward"),
+    ):
         first, last = _first_last(getattr(result, "history", ()) or (), key)
         if first is not None and last is not None:
             parts.append(f"{name} {first:.3g} -> {last:.3g}")
@@ -87,13 +91,17 @@ def _finite(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
+SAMPLES_EACH_STEP = ("grpo", "dapo", "distill")
+"""The algorithms whose every step samples ``num_prompts`` prompts (STaR samples once per iteration)."""
+
+
 def step_cost(algo: str, configs: Mapping[str, Any], model_name: str, device: Any) -> str | None:
     """Before an RL or STaR run: what one step samples at most, and on a CPU with a real model past
     `CPU_STEP_TOKENS`, the flags of a CPU-sized step."""
     rollout = configs.get("rollout")
     if rollout is None:
         return None
-    prompts = rollout.num_prompts if algo in ("grpo", "dapo") else configs[algo].num_train_problems or 0
+    prompts = rollout.num_prompts if algo in SAMPLES_EACH_STEP else configs[algo].num_train_problems or 0
     if algo == "star" and not prompts:
         return None
     tokens = prompts * rollout.group_size * rollout.max_new_tokens
@@ -102,7 +110,7 @@ def step_cost(algo: str, configs: Mapping[str, Any], model_name: str, device: An
         f"{rollout.group_size} samples x {rollout.max_new_tokens} tokens = {tokens:,} tokens"
     )
     if (
-        algo in ("grpo", "dapo")
+        algo in SAMPLES_EACH_STEP
         and model_name != "tiny"
         and str(device) == "cpu"
         and tokens > CPU_STEP_TOKENS

@@ -29,11 +29,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from reasongym.cli.args import UsageError, flatten, read_config_file
 from reasongym.cli.flags import flat_section, parse, trl_names
 from reasongym.cli.inputs import load_training_model, sft_pairs, teacher
+from reasongym.cli.jobs import JOBS, TrainJob
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import (
     eval_split,
@@ -43,10 +44,9 @@ from reasongym.cli.summary import (
     summary_line,
     with_resume_hint,
 )
-from reasongym.errors import ConfigError
 from reasongym.generation.engines import check_engine_available
 
-ALGOS = ("sft", "grpo", "dapo", "star")
+ALGOS = ("sft", "grpo", "dapo", "star", "distill")
 SECTION_TITLES = {
     "job": "what to train, and where",
     "run": "run: steps, optimizer, cadence, data, logging (RunConfig, every trainer)",
@@ -56,63 +56,6 @@ TRAIN_USAGE = (
     f"usage: reasongym train {{{','.join(ALGOS)}}} [--preset NAME] [--config FILE] [flags]\n"
     "`reasongym train ALGO --help` lists every flag, grouped by config section"
 )
-
-
-DEFAULT_OUTPUT_DIR = "runs"
-"""Where new run folders go without ``--output-dir``."""
-DEFAULT_NUM_EXAMPLES = 1000
-"""SFT's reference solutions without ``--num-examples``."""
-
-
-@dataclass(frozen=True)
-class TrainJob:
-    """What to train and where; a config file may hold these keys too, and ``run.json`` records them."""
-
-    config: str | None = None
-    """TOML or YAML file of config fields (flat, or in [run], [rollout], [ALGO] tables) and of these keys."""
-    model: str | None = None
-    """'tiny' (random-init tiny model, character tokenizer), a model or run folder, a .gguf file, or a hub
-    id; None: tiny."""
-    env: str | None = None
-    """The environment id, e.g. reasongym/Arithmetic-v0 (required)."""
-    preset: Literal["default", "tiny", "paper"] | None = None
-    """Named settings; None: the preset of a run folder given as --model, tiny for --model tiny, else
-    default."""
-    output_dir: str = DEFAULT_OUTPUT_DIR
-    """Parent folder of the new run folder."""
-    run_dir: str | None = None
-    """An existing run folder to resume; its saved configs are the base."""
-    collective_timeout: float = 600.0
-    """Under torchrun or accelerate: seconds a process waits for the others at a collective (a gather, a
-    barrier) before the job stops, naming the stalled process (torch's own default is 30 minutes)."""
-
-    def __post_init__(self) -> None:
-        """Raise ConfigError for a collective timeout that is not a positive number of seconds."""
-        value = self.collective_timeout
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:
-            raise ConfigError(f"collective_timeout={value!r} is not allowed; expected seconds > 0 (e.g. 600)")
-
-
-@dataclass(frozen=True)
-class SFTJob(TrainJob):
-    """What to train and where (SFT: on reference solutions of the environment's train split)."""
-
-    num_examples: int = DEFAULT_NUM_EXAMPLES
-    """Reference solutions taken from the train split (SFT)."""
-
-
-@dataclass(frozen=True)
-class STaRJob(TrainJob):
-    """What to train and where (STaR: rationales from the policy, or from a served model)."""
-
-    rationale_base_url: str | None = None
-    """Draw the rationales from a served model at this OpenAI-compatible URL."""
-    rationale_model: str | None = None
-    """The served model's name (with --rationale-base-url)."""
-
-
-JOBS: dict[str, type[TrainJob]] = {"sft": SFTJob, "grpo": TrainJob, "dapo": TrainJob, "star": STaRJob}
-"""The job keys of each algorithm."""
 
 
 def run_training(argv: list[str]) -> dict[str, Any]:
@@ -141,6 +84,11 @@ def run_training(argv: list[str]) -> dict[str, Any]:
     job = parsed.job
     if not job.env:
         raise UsageError("--env is required (or `env = ...` in the config file)")
+    if algo == "distill" and not getattr(job, "teacher", None):
+        raise UsageError(
+            "--teacher is required for distill (a model or run folder, a .gguf file or a hub id, with the "
+            "student's tokenizer; e.g. a run trained with `reasongym train grpo`)"
+        )
     configs = {section: getattr(parsed, section) for section in _sections(algo)}
     layers.announce(job, configs)
     return _train(algo, configs, job)
@@ -333,6 +281,8 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
         info["num_examples"] = int(run_keys["num_examples"])
+    if algo == "distill":
+        info["teacher"] = str(run_keys["teacher"])
     try:
         with job_folder(
             run_keys["output_dir"],
@@ -376,6 +326,10 @@ def _run(
         pairs, env = sft_pairs(env_id, int(run_keys["num_examples"]), run_cfg, tokenizer)
         return train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
     extra = {"rationale_generator": teacher(run_keys)} if algo == "star" else {}
+    if algo == "distill":
+        extra = dict(
+            zip(("teacher", "teacher_tokenizer"), load_training_model(str(run_keys["teacher"])), strict=True)
+        )
     return train(
         configs[algo],
         model,

@@ -37,6 +37,7 @@ NAMESPACES: tuple[str, ...] = (
     "grpo",
     "dapo",
     "sft",
+    "distill",
 )
 """The allowed first parts of a metric key (``<namespace>/<name>``)."""
 

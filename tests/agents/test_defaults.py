@@ -99,11 +99,13 @@ def test_each_name_list_is_its_registry() -> None:
     from reasongym.agents.choices import (
         AdvantageName,
         CorrectionName,
+        DivergenceName,
         KLPlacement,
         LossAggregationName,
         PolicyLossName,
     )
     from reasongym.agents.config import RolloutConfig
+    from reasongym.agents.distill import DIVERGENCES, DistillConfig
     from reasongym.agents.dapo import DAPOConfig
     from reasongym.agents.grpo import KL_MODES, LOSS_AGGREGATIONS, GRPOConfig
     from reasongym.agents.offpolicy import IMPORTANCE_SAMPLING_CORRECTIONS, ImportanceSamplingConfig
@@ -116,6 +118,8 @@ def test_each_name_list_is_its_registry() -> None:
     assert typing.get_args(LossAggregationName) == tuple(LOSS_AGGREGATIONS)
     assert typing.get_args(KLPlacement) == tuple(KL_MODES)
     assert typing.get_args(CorrectionName) == tuple(IMPORTANCE_SAMPLING_CORRECTIONS)
+    assert typing.get_args(DivergenceName) == tuple(DIVERGENCES)
+    assert typing.get_type_hints(DistillConfig)["divergence"] == DivergenceName
     hints = typing.get_type_hints(GRPOConfig)
     assert (hints["policy_loss"], hints["loss_aggregation"], hints["kl"]) == (
         PolicyLossName,

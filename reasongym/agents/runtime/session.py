@@ -65,10 +65,12 @@ from reasongym.agents.runtime.setup import (
     resume_weights,
 )
 from reasongym.agents.runtime.update import (
+    BackwardPart,
     PolicyLoss,
     accumulate_gradients,
     global_totals,
     merge_rank_metrics,
+    policy_backward_part,
     recompute_old_logp,
 )
 from reasongym.errors import ConfigError, TrainingInterrupted
@@ -94,6 +96,7 @@ PLOT_KEYS = (
     "train/ratio_",
     "train/advantage_",
     "rollout/truncation_rate",
+    "distill/",
 )
 """Panels of the plot written at the end of a run."""
 
@@ -184,16 +187,18 @@ class RLSession:
         generator: Any | None,
         with_reference: bool,
         eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
+        groups: bool = True,
     ) -> RLSession:
         """Lock the run folder (released by `close`), seed, build env, check its splits, disable dropout,
         build sampler, optimizer and (if asked) the frozen reference; resume from the run folder's newest
-        intact checkpoint. ``config_record`` is what ``config.json`` stores (every config, by section)."""
+        intact checkpoint. ``config_record``: what ``config.json`` stores; ``groups``: groups are compared."""
 
         info = distributed.current()
+        check_settings(run_cfg, rollout_cfg, model, info, groups=groups)
         # One lock per job: rank 0 holds it for every process.
         life = RunLife.open(run_dir, run_cfg, info=info)
         try:
-            return cls._build(
+            session = cls._build(
                 run_cfg,
                 rollout_cfg,
                 model,
@@ -209,6 +214,8 @@ class RLSession:
         except BaseException:
             life.close(plot=False)  # the lock is released if starting fails, else `close` releases it
             raise
+        session.zero_variance.warned = not groups  # no group is compared: nothing to warn of
+        return session
 
     @classmethod
     def _build(
@@ -227,7 +234,6 @@ class RLSession:
         eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None,
     ) -> RLSession:
         """`start`'s work inside the locked run folder, in order."""
-        check_settings(run_cfg, rollout_cfg, model, life.info)
         seed_everything(run_cfg.seed)
         env = reasongym.make(env_id) if isinstance(env_id, str) else env_id
         life.plot = Plot("metrics.png", PLOT_KEYS, algo, getattr(getattr(env, "spec", None), "id", None))
@@ -410,6 +416,7 @@ class RLSession:
         ref_logp: Tensor | None = None,
         mask: Tensor | None = None,
         weights: Tensor | None = None,
+        backward_part: BackwardPart = policy_backward_part,
     ) -> dict[str, float]:
         """``mu`` optimizer steps over ``batch``, each accumulated over micro-batches; returns averaged metrics.
 
@@ -422,6 +429,7 @@ class RLSession:
             mu: Optimizer steps over the same rollouts (PPO epochs).
             ref_logp: [B, T] reference log-probs, or None; ``weights``: [B, T] the off-policy correction's, or None.
             mask: [B, T] loss mask; None: ``batch.completion_mask``.
+            backward_part: One micro-batch's forward and backward (distillation's needs the whole vocabulary).
         """
         if not batch.old_logp_known:
             raise ConfigError(
@@ -437,7 +445,7 @@ class RLSession:
         for epoch in range(mu):
             started = time.perf_counter()
             metrics = self._backward(
-                batch, adv, loss, totals, mask, (ref_logp, weights), with_entropy=epoch == 0
+                batch, adv, loss, totals, mask, (ref_logp, weights), epoch == 0, backward_part
             )
             entropy = metrics.pop("train/entropy", entropy)
             stepping = time.perf_counter()
@@ -463,8 +471,8 @@ class RLSession:
         totals: Any,
         mask: Tensor,
         extra: tuple[Tensor | None, Tensor | None],
-        *,
         with_entropy: bool,
+        backward_part: BackwardPart,
     ) -> dict[str, float]:
         """One forward and backward over ``batch`` in micro-batches, under autocast and DDP's all-reduce;
         every rank's loss metrics merged. ``extra``: the reference log-probs and correction weights, or None."""
@@ -485,6 +493,7 @@ class RLSession:
                 world_size=self.info.world_size,
                 scaler=self.scaler,
                 after_pass=self.heap,
+                backward_part=backward_part,
             )
         return merge_rank_metrics(distributed.all_gather_objects(metrics, self.info))
 

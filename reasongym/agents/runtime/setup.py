@@ -30,11 +30,16 @@ from reasongym.runs.lifecycle import RunLife
 
 
 def check_settings(
-    run_cfg: RunConfig, rollout_cfg: RolloutConfig, model: torch.nn.Module, info: distributed.DistInfo
+    run_cfg: RunConfig,
+    rollout_cfg: RolloutConfig,
+    model: torch.nn.Module,
+    info: distributed.DistInfo,
+    *,
+    groups: bool = True,
 ) -> None:
-    """Raise ConfigError for settings an RL run cannot take (greedy or single samples, CPU autocast, fewer
-    prompts than processes)."""
-    rollout_cfg.check_for_rl()
+    """Raise ConfigError for settings an RL run cannot take (greedy sampling, single samples where ``groups``
+    are compared, CPU autocast, fewer prompts than processes)."""
+    rollout_cfg.check_for_rl(groups=groups)
     check_autocast(run_cfg, model)
     if rollout_cfg.num_prompts < info.world_size:
         raise ConfigError(

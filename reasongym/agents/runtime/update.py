@@ -165,6 +165,7 @@ def accumulate_gradients(
     world_size: int = 1,
     scaler: Any = None,
     after_pass: Callable[[], Any] | None = None,
+    backward_part: BackwardPart | None = None,
 ) -> dict[str, float]:
     """Backpropagate ``loss`` over ``batch`` in micro-batches, the gradients adding up to the full batch's;
     returns this rank's loss metrics: losses summed over micro-batches, the rest token-weighted.
@@ -184,8 +185,9 @@ def accumulate_gradients(
             ``train/entropy``, the mean token entropy over ``mask``; ``temperature``: the logits' divisor.
         world_size: Processes whose gradients are averaged (1: none); ``scaler``: fp16 autocast's
             ``torch.amp.GradScaler``, or None; ``after_pass``: called after each micro-batch's backward.
+        backward_part: One micro-batch's forward, loss and backward; None: `policy_backward_part`.
     """
-    inputs = _LossInputs(batch, adv, loss, totals, mask, ref_logp, weights, temperature, world_size, scaler)
+    inputs = LossInputs(batch, adv, loss, totals, mask, ref_logp, weights, temperature, world_size, scaler)
     rows = batch.input_ids.shape[0]
     size = micro_batch_size or max(rows, 1)
     sums: dict[str, float] = defaultdict(float)
@@ -197,7 +199,7 @@ def accumulate_gradients(
             if index >= count:  # no rows left here; other ranks still have some
                 _backward_nothing(model)
                 continue
-            metrics, entropy = _backward_part(model, inputs, part, with_entropy)
+            metrics, entropy = (backward_part or policy_backward_part)(model, inputs, part, with_entropy)
         _accumulate(sums, metrics)
         entropy_sum += entropy
         if after_pass is not None:  # this micro-batch's graph is gone: its activations can go back
@@ -210,7 +212,7 @@ def accumulate_gradients(
 
 
 @dataclass(frozen=True)
-class _LossInputs:
+class LossInputs:
     """What each micro-batch's loss reads of the whole batch (its rows sliced), and how its backward runs."""
 
     batch: Any
@@ -224,9 +226,25 @@ class _LossInputs:
     world_size: int
     scaler: Any
 
+    def backward(self, value: Tensor) -> None:
+        """Backpropagate one micro-batch's loss: scaled by the world size under DDP (the ranks' gradients are
+        averaged, and the batch's is their sum) and by fp16's gradient scaler."""
+        scaled = value * self.world_size if self.world_size > 1 else value
+        (self.scaler.scale(scaled) if self.scaler is not None else scaled).backward()
 
-def _backward_part(
-    model: torch.nn.Module, inputs: _LossInputs, part: slice, with_entropy: bool
+
+class BackwardPart(Protocol):
+    """One micro-batch's forward, loss and backward: ``(loss metrics, summed token entropy)`` of rows ``part``."""
+
+    def __call__(
+        self, model: torch.nn.Module, inputs: LossInputs, part: slice, with_entropy: bool
+    ) -> tuple[dict[str, float], float]:
+        """Forward rows ``part`` of ``inputs.batch``, backpropagate their loss (through `LossInputs.backward`),
+        and return its metrics and the entropy summed over its loss tokens."""
+
+
+def policy_backward_part(
+    model: torch.nn.Module, inputs: LossInputs, part: slice, with_entropy: bool
 ) -> tuple[dict[str, float], float]:
     """Forward and backward one micro-batch (rows ``part``); its loss metrics and summed token entropy. The
     logits are divided by ``inputs.temperature`` before the log-probs and entropy."""
@@ -251,8 +269,7 @@ def _backward_part(
         totals=inputs.totals,
         **kwargs,
     )
-    scaled = value * inputs.world_size if inputs.world_size > 1 else value
-    (inputs.scaler.scale(scaled) if inputs.scaler is not None else scaled).backward()
+    inputs.backward(value)
     metrics["loss/total"] = float(value.detach())
     return metrics, float((entropy * mask[part]).sum()) if entropy is not None else 0.0
 

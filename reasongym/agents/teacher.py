@@ -1,0 +1,114 @@
+"""The teacher of on-policy distillation (`reasongym.agents.distill`): a frozen causal LM that scores the
+student's samples in inference mode, its cost counted, and the check that it shares the student's tokenizer.
+
+Shapes use the legend of `reasongym.agents.common` (B sequences, T completion tokens, V the vocabulary).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from reasongym.agents.common import token_logprobs
+from reasongym.errors import ConfigError
+
+
+def completion_log_probs(
+    model: torch.nn.Module, input_ids: Tensor, attention_mask: Tensor, start: int, temperature: float
+) -> Tensor:
+    """[b, T, V] log-probs over the vocabulary at each completion position ``start..L-1`` (one forward pass;
+    only those positions go through the LM head). Position ids come from the attention mask, as in
+    `reasongym.agents.common.token_logprobs`, so left-padded rows score as they would alone."""
+    position_ids = (attention_mask.long().cumsum(dim=1) - 1).clamp(min=0)  # [b, L]
+    logits = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids,
+        logits_to_keep=input_ids.shape[1] - start + 1,  # positions start-1 .. L-1
+        use_cache=False,
+    ).logits[:, :-1, :]  # [b, T, V]
+    return torch.log_softmax(logits.float() / temperature, dim=-1)  # [b, T, V]
+
+
+@dataclass
+class Teacher:
+    """A frozen causal LM that scores the student's samples, in inference mode, with its cost counted.
+
+    Its tokenizer must be the student's (`check_same_tokenizer`). When the two models' output widths
+    differ (embedding matrices padded to different sizes), both distributions are taken over the shared
+    first ``vocab_size`` entries (the tokenizer's ids) and renormalised there.
+    """
+
+    model: torch.nn.Module
+    """The teacher (eval mode, no grad; on the student's device)."""
+    vocab_size: int
+    """Entries of the vocabulary both distributions are taken over."""
+    seconds: float = 0.0
+    """Time spent in the teacher's forward passes since the last `take_cost`."""
+    peak_bytes: int = 0
+    """Largest teacher output held at once since the last `take_cost` (on a GPU: the allocator's peak)."""
+
+    @torch.no_grad()
+    def full(self, input_ids: Tensor, attention_mask: Tensor, start: int, temperature: float) -> Tensor:
+        """[b, T, V] the teacher's log-probs at each completion position of these rows."""
+        started = time.perf_counter()
+        wide = completion_log_probs(self.model, input_ids, attention_mask, start, temperature)  # [b, T, V']
+        log_probs = torch.log_softmax(wide[..., : self.vocab_size], dim=-1)  # [b, T, V]
+        self._count(started, log_probs)
+        return log_probs
+
+    @torch.no_grad()
+    def sampled(self, batch: Any, micro_batch_size: int | None, temperature: float) -> Tensor:
+        """[B, T] the teacher's log-probs of the sampled tokens of the whole batch, in micro-batches."""
+        started = time.perf_counter()
+        logp, _ = token_logprobs(
+            self.model,
+            batch.input_ids,
+            batch.attention_mask,
+            batch.completion_start,
+            micro_batch_size=micro_batch_size,
+            temperature=temperature,
+        )  # [B, T]
+        logp = logp * batch.completion_mask
+        self._count(started, logp)
+        return logp
+
+    def _count(self, started: float, output: Tensor) -> None:
+        self.seconds += time.perf_counter() - started
+        self.peak_bytes = max(self.peak_bytes, output.numel() * output.element_size())
+
+    def take_cost(self, device: torch.device) -> dict[str, float]:
+        """The teacher's ``perf/teacher_s`` and ``perf/teacher_memory_mb`` since the last call; reset."""
+        peak = self.peak_bytes
+        if device.type == "cuda":
+            peak = max(peak, torch.cuda.max_memory_allocated(device))
+        cost = {"perf/teacher_s": self.seconds, "perf/teacher_memory_mb": peak / 2**20}
+        self.seconds, self.peak_bytes = 0.0, 0
+        return cost
+
+
+def check_same_tokenizer(student: Any, teacher: Any) -> None:
+    """Raise ConfigError unless the two tokenizers map the same strings to the same ids: the divergence
+    compares the two models' distributions id by id."""
+    ours, theirs = student.get_vocab(), teacher.get_vocab()
+    if ours == theirs:
+        return
+    differing = sorted(set(ours.items()) ^ set(theirs.items()), key=lambda item: item[1])[:3]
+    raise ConfigError(
+        f"the teacher's tokenizer is not the student's ({len(theirs)} tokens against {len(ours)}; first "
+        f"differences: {differing}); on-policy distillation compares the two next-token distributions id by "
+        "id, so it needs a teacher of the same tokenizer family (for another tokenizer, distill off-policy: "
+        "SFT on the teacher's completions)"
+    )
+
+
+def as_teacher(model: torch.nn.Module, student: torch.nn.Module, tokenizer: Any) -> Teacher:
+    """``model`` frozen, in eval mode, on the student's device, as a `Teacher` over the shared vocabulary."""
+    device = next(student.parameters()).device
+    model.to(device).eval().requires_grad_(False)
+    widths = [m.get_output_embeddings().weight.shape[0] for m in (model, student)]
+    return Teacher(model, min(len(tokenizer), *widths))
