@@ -71,6 +71,7 @@ from reasongym.agents.runtime.update import (
     merge_rank_metrics,
     recompute_old_logp,
 )
+from reasongym.envs.rubric import term_metrics
 from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
@@ -363,7 +364,8 @@ class RLSession:
         return batch
 
     def rollout_metrics(self, *batches: Any) -> dict[str, float]:
-        """``rollout/`` metrics of ``batches`` on every rank together (`rollout_metrics` of their rows)."""
+        """``rollout/`` metrics of ``batches`` on every rank together (`rollout_metrics` of their rows), and
+        ``reward/<name>``, the mean of each term of the environment's reward (`term_metrics`)."""
 
         rows = {
             name: None
@@ -371,12 +373,15 @@ class RLSession:
             else torch.cat([getattr(b, name).cpu() for b in batches])
             for name in ROW_TENSORS
         }
-        per_rank = distributed.all_gather_objects(rows, self.info)
+        graded = [(outcome, text) for b in batches for outcome, text in zip(b.outcomes, b.texts, strict=True)]
+        per_rank = distributed.all_gather_objects({**rows, "graded": graded}, self.info)
         merged = {
             name: None if any(r[name] is None for r in per_rank) else torch.cat([r[name] for r in per_rank])
             for name in ROW_TENSORS
         }
-        return rollout_metrics(merged, self.rollout_cfg.group_size)
+        pairs = [pair for r in per_rank for pair in r["graded"]]
+        terms = term_metrics(self.env, [outcome for outcome, _ in pairs], [text for _, text in pairs])
+        return {**rollout_metrics(merged, self.rollout_cfg.group_size), **terms}
 
     @torch.no_grad()
     def reference_logprobs(self, batch: Any) -> Tensor | None:
