@@ -133,7 +133,7 @@ def _replayed_return(env_id: str, data: dict, texts: list[str]) -> float:
     return total
 
 
-@pytest.mark.slow  # a real server (transformers serve) and two vf-eval runs: about 40 s
+@pytest.mark.slow  # a real server (transformers serve) and a vf-eval run: 22 to 33 s each
 @pytest.mark.parametrize("env_id", ["reasongym/Arithmetic-v0", "reasongym/ArithmeticRetry-v0"])
 def test_vf_eval_against_transformers_serve_pays_reasongyms_rewards(tmp_path: Path, env_id: str) -> None:
     from tests.served.openai_server import running_server, save_tiny_model, transformers_cli
