@@ -43,7 +43,7 @@ from verifiers.v1.errors import MODEL_TRANSPORT_ERROR_EXIT_CODE
 from verifiers.v1.runtimes import SubprocessConfig
 
 from reasongym.envs.core import ReasoningEnv
-from reasongym.envs.export import _indices
+from reasongym.envs.export import distinct_indices
 from reasongym.envs.registration import make
 from reasongym.envs.rubric import rubric
 from reasongym.errors import ConfigError
@@ -161,9 +161,9 @@ class ReasongymTaskset(vf.Taskset[ProblemTask, ReasongymTasksetConfig]):
         source = env.source
         split = self.config.split or ("train" if "train" in source.splits() else source.default_split)
         level = env.config.difficulty
-        chosen = _indices(
-            source.size(split, level), self.config.num_tasks, np.random.default_rng(self.config.seed)
-        )
+        rng = np.random.default_rng(self.config.seed)
+        size = source.size(split, level)
+        chosen = distinct_indices(size, self.config.num_tasks, rng, name="--env.taskset.num-tasks")
         tasks = []
         for index in chosen:
             problem = source.problem(split, index, level)

@@ -100,6 +100,11 @@ def test_to_verifiers_errors_name_the_problem() -> None:
         to_verifiers(ReasoningEnv("reasongym.envs.procedural.arithmetic:source"))
     with pytest.raises(reasongym.errors.UnknownEnvError):
         to_verifiers("reasongym/Arithmetc-v0")
+    endless = to_verifiers("reasongym/Arithmetic-v0", num_tasks=None)
+    with pytest.raises(
+        ConfigError, match="--env.taskset.num-tasks=None means 'the whole split', but this split"
+    ):
+        list(endless.taskset)
 
 
 def _eval_config(folder: Path, server_url: str, model: str, env_id: str) -> Path:
