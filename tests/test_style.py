@@ -59,7 +59,7 @@ def test_functions_stay_under_the_size_target() -> None:
 
 
 # Top-level packages of optional extras (pyproject.toml) that some reasongym modules are built on.
-OPTIONAL_EXTRAS = ("openenv",)
+OPTIONAL_EXTRAS = ("openenv", "verifiers")
 
 
 def test_config_dataclasses_stay_under_the_field_target() -> None:

@@ -43,19 +43,22 @@ def _as_env(env_or_id: gymnasium.Env | str) -> ReasoningEnv:
     return base
 
 
-def _indices(size: int | None, n: int | None, rng: np.random.Generator) -> list[int]:
-    """``n`` distinct problem indices drawn from ``rng`` (the whole split in seeded order when n is None)."""
+def distinct_indices(
+    size: int | None, n: int | None, rng: np.random.Generator, *, name: str = "to_dataset: n"
+) -> list[int]:
+    """``n`` distinct problem indices drawn from ``rng`` (the whole split in seeded order when n is None);
+    ``name`` is how an error names the count."""
     if size is None:
         if n is None:
             raise ConfigError(
-                "to_dataset: n=None means 'the whole split', but this split is infinite; pass n"
+                f"{name}=None means 'the whole split', but this split is infinite; pass a number"
             )
         chosen: dict[int, None] = {}
         while len(chosen) < n:
             chosen.update(dict.fromkeys(int(i) for i in rng.integers(0, 2**31, size=n - len(chosen))))
         return list(chosen)
     if n is not None and n > size:
-        raise ConfigError(f"to_dataset: n={n} is more than the {size} problems in the split")
+        raise ConfigError(f"{name}={n} is more than the {size} problems in the split")
     return [int(i) for i in rng.permutation(size)[: size if n is None else n]]
 
 
@@ -99,7 +102,7 @@ def to_dataset(
     level = env.config.difficulty if difficulty is None else difficulty
     rng = np.random.default_rng(seed)
     rows: dict[str, list[Any]] = defaultdict(list)
-    for index in _indices(env.source.size(split, level), n, rng):
+    for index in distinct_indices(env.source.size(split, level), n, rng):
         problem = env.source.problem(split, index, level)
         messages = env.messages(problem, hint=hint)
         rows["prompt"].append(messages if chat else "\n".join(m["content"] for m in messages))

@@ -84,6 +84,29 @@ def rubric(env: ReasoningEnv) -> list[RewardTerm]:
     return terms
 
 
+def term_metrics(env: gymnasium.Env, outcomes: Sequence[str], texts: Sequence[str]) -> dict[str, float]:
+    """``reward/<name>``: the mean unweighted value of each term of ``env``'s reward over graded completions.
+
+    ``outcomes`` are the verdicts' outcome values (``"correct"``, ``"wrong"``, ...) and ``texts`` the
+    completions, row by row, as a rollout batch keeps them; what the trainers log each step. Empty for an
+    environment whose reward is not the sum of its terms: a multi-turn one (a retry discounts its attempts)
+    or one that is not a ReasoningEnv (an ``openenv://`` environment).
+    """
+    base = getattr(env, "unwrapped", env)
+    if not isinstance(base, ReasoningEnv) or type(base).step is not ReasoningEnv.step or not texts:
+        return {}
+    known = {outcome.value: outcome for outcome in Outcome}
+    verdicts = [
+        Verdict(outcome == "correct", known.get(outcome, Outcome.UNPARSEABLE), None, "")
+        for outcome in outcomes
+    ]
+    return {
+        f"reward/{term.name}": sum(term.value(v, t) for v, t in zip(verdicts, texts, strict=True))
+        / len(texts)
+        for term in rubric(base)
+    }
+
+
 def trl_reward_functions(
     env_or_id: gymnasium.Env | str,
 ) -> tuple[list[Callable[..., list[float | None]]], list[float]]:

@@ -427,3 +427,21 @@ def _assemble(
         old_logp_known=all(episode.logprobs_known for episode in episodes),
     )
     return batch.to(device) if device is not None else batch
+
+
+def sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, Any]]:
+    """The first ``groups`` groups of ``batch`` as JSON-ready rows for ``samples.jsonl`` (replayable)."""
+    rows = min(len(batch.texts), groups * group_size)
+    replays = batch.replays or [{}] * rows
+    return [
+        {
+            "prompt": batch.prompts[i],
+            "completion": batch.texts[i],
+            "reward": float(batch.rewards[i]),
+            "correct": bool(batch.correct[i]) if bool(batch.gradable[i]) else None,
+            "outcome": batch.outcomes[i],
+            "extracted": batch.extracted[i],
+            **replays[i],  # env_id, split, index, difficulty, seed, problem_id, verifier: for regrading
+        }
+        for i in range(rows)
+    ]

@@ -28,6 +28,7 @@ from reasongym.errors import ConfigError
 
 NAMESPACES: tuple[str, ...] = (
     "rollout",
+    "reward",
     "loss",
     "eval",
     "perf",

@@ -95,7 +95,9 @@ def test_finite_split_sizes(quiz: ReasoningEnv) -> None:
 
 
 def test_whole_infinite_split_is_refused(adder: ReasoningEnv) -> None:
-    with pytest.raises(ConfigError, match="this split is infinite; pass n"):
+    with pytest.raises(
+        ConfigError, match="to_dataset: n=None means .* this split is infinite; pass a number"
+    ):
         to_dataset(adder, None)
 
 

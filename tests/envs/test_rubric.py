@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import reasongym
 from reasongym.envs.export import to_dataset
-from reasongym.envs.rubric import rubric, trl_reward_functions
+from reasongym.envs.rubric import rubric, term_metrics, trl_reward_functions
 
 SHAPED = {"format_reward": 0.2, "length_budget": 40, "length_penalty": 0.5, "length_buffer": 10}
 
@@ -43,3 +45,47 @@ def test_trl_weighted_sum_is_the_environments_reward(chat: bool) -> None:
         expected = [env.compute_reward(env.score(problem, c), c) for c in completions]
         assert totals == pytest.approx(expected)
         assert totals == pytest.approx([1.2, 0.2, 0.0, 0.7])
+
+
+def test_term_metrics_are_the_mean_of_each_term() -> None:
+    env = reasongym.make("reasongym/Arithmetic-v0", **SHAPED)
+    outcomes = ["correct", "wrong", "unparseable", "correct"]
+    texts = ["\\boxed{4}", "\\boxed{5}", "no idea", "x" * 45 + " \\boxed{4}"]  # the last: 10 over the budget
+    assert term_metrics(env, outcomes, texts) == pytest.approx(
+        {"reward/correctness": 0.5, "reward/format": 0.75, "reward/length": 1.0 / 4}
+    )
+    assert term_metrics(reasongym.make("reasongym/ArithmeticRetry-v0"), outcomes, texts) == {}
+
+
+@pytest.mark.parametrize("algo", ["grpo", "dapo"])
+def test_the_trainers_log_each_term_per_step(algo: str, tmp_path) -> None:
+    from reasongym.agents import preset_configs
+    from reasongym.agents.dapo import train_dapo
+    from reasongym.agents.grpo import train_grpo
+    from reasongym.policy.tiny import tiny_policy
+
+    configs = preset_configs(
+        "tiny",
+        algo,
+        max_steps=2,
+        num_prompts=2,
+        group_size=2,
+        max_new_tokens=12,
+        progress_bar=False,
+        eval_every=0,
+    )
+    model, tokenizer = tiny_policy(0)
+    train = train_grpo if algo == "grpo" else train_dapo
+    # A budget of 4 characters, so that the random model's completions pay a length term that varies.
+    env = reasongym.make("reasongym/Arithmetic-v0", **{**SHAPED, "length_budget": 4})
+    result = train(
+        configs[algo], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"], run_dir=tmp_path
+    )
+    logged = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    steps = [row for row in logged if "rollout/reward_mean" in row]
+    assert len(steps) == 2 == len(result.history)
+    for row in steps:
+        assert {"reward/correctness", "reward/format", "reward/length"} <= set(row)
+        weighted = row["reward/correctness"] + 0.2 * row["reward/format"] - 0.5 * row["reward/length"]
+        assert weighted == pytest.approx(row["rollout/reward_mean"])
+        assert 0 < row["reward/length"] <= 1

@@ -73,13 +73,14 @@ from reasongym.agents.runtime.update import (
     policy_backward_part,
     recompute_old_logp,
 )
+from reasongym.envs.rubric import term_metrics
 from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
 from reasongym.generation.base import TimedGenerator
 from reasongym.generation.engines import engine_identity
 from reasongym.generation.progress import TokenCount
-from reasongym.rollouts.batch import ROW_TENSORS, collect_rollouts, rollout_metrics
+from reasongym.rollouts.batch import ROW_TENSORS, collect_rollouts, rollout_metrics, sample_rows
 from reasongym.rollouts.env_pool import EnvPool
 from reasongym.runs.folder import RunDir
 from reasongym.runs.lifecycle import Plot, RunLife
@@ -369,7 +370,8 @@ class RLSession:
         return batch
 
     def rollout_metrics(self, *batches: Any) -> dict[str, float]:
-        """``rollout/`` metrics of ``batches`` on every rank together (`rollout_metrics` of their rows)."""
+        """``rollout/`` metrics of ``batches`` on every rank together (`rollout_metrics` of their rows), and
+        ``reward/<name>``, the mean of each term of the environment's reward (`term_metrics`)."""
 
         rows = {
             name: None
@@ -377,12 +379,15 @@ class RLSession:
             else torch.cat([getattr(b, name).cpu() for b in batches])
             for name in ROW_TENSORS
         }
-        per_rank = distributed.all_gather_objects(rows, self.info)
+        graded = [(outcome, text) for b in batches for outcome, text in zip(b.outcomes, b.texts, strict=True)]
+        per_rank = distributed.all_gather_objects({**rows, "graded": graded}, self.info)
         merged = {
             name: None if any(r[name] is None for r in per_rank) else torch.cat([r[name] for r in per_rank])
             for name in ROW_TENSORS
         }
-        return rollout_metrics(merged, self.rollout_cfg.group_size)
+        pairs = [pair for r in per_rank for pair in r["graded"]]
+        terms = term_metrics(self.env, [outcome for outcome, _ in pairs], [text for _, text in pairs])
+        return {**rollout_metrics(merged, self.rollout_cfg.group_size), **terms}
 
     @torch.no_grad()
     def reference_logprobs(self, batch: Any) -> Tensor | None:
@@ -544,7 +549,7 @@ class RLSession:
         if step % run.log_every == 0 or step == run.max_steps:
             self._log(step, metrics)
         if batch is not None:
-            self.life.write_samples(step, lambda: _sample_rows(batch, self.rollout_cfg.group_size))
+            self.life.write_samples(step, lambda: sample_rows(batch, self.rollout_cfg.group_size))
         if self.life.save_due(step):
             state = {"cursor": self.cursor, "initial_entropy": self.entropy.initial}
             model_state, optimizer_state = parallel.full_state(self.model, self.optimizer)  # FSDP: gathered
@@ -579,21 +584,3 @@ class RLSession:
         """The ``RLResult`` of this call."""
         steps = self.start_step + len(self.history)
         return RLResult(steps, self.resumed_from, tuple(self.history), tuple(self.evals), self.life.path)
-
-
-def _sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, Any]]:
-    """The first ``groups`` groups of ``batch`` as JSON-ready rows for ``samples.jsonl`` (replayable)."""
-    rows = min(len(batch.texts), groups * group_size)
-    replays = batch.replays or [{}] * rows
-    return [
-        {
-            "prompt": batch.prompts[i],
-            "completion": batch.texts[i],
-            "reward": float(batch.rewards[i]),
-            "correct": bool(batch.correct[i]) if bool(batch.gradable[i]) else None,
-            "outcome": batch.outcomes[i],
-            "extracted": batch.extracted[i],
-            **replays[i],  # env_id, split, index, difficulty, seed, problem_id, verifier: for regrading
-        }
-        for i in range(rows)
-    ]
