@@ -67,7 +67,7 @@ def test_star_help_keeps_the_prefix_of_its_nested_fine_tuning_config(
 
 def test_train_help_without_an_algorithm_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["train", "--help"]) == 0
-    assert "reasongym train {sft,grpo,dapo,star}" in capsys.readouterr().out
+    assert "reasongym train {sft,grpo,dapo,star,distill}" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------------------------------------- list, show

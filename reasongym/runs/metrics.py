@@ -28,7 +28,6 @@ from reasongym.errors import ConfigError
 
 NAMESPACES: tuple[str, ...] = (
     "rollout",
-    "reward",
     "loss",
     "eval",
     "perf",
@@ -39,6 +38,7 @@ NAMESPACES: tuple[str, ...] = (
     "dapo",
     "sft",
     "distill",
+    "reward",
 )
 """The allowed first parts of a metric key (``<namespace>/<name>``)."""
 

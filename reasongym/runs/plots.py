@@ -44,6 +44,7 @@ PANEL_TITLES = {
     "rollout/truncation_rate": "completions cut at max_new_tokens (share)",
     "star/kept_": "rationales kept (count)",
     "star/train_accuracy": "training problems solved without the hint",
+    "distill/": "divergence to the teacher (per token)",
 }
 """Panel titles in words, by panel entry; an entry without one is titled by its key."""
 FLAG_KEYS = frozenset(
