@@ -32,7 +32,10 @@ def test_train_help_exits_zero_through_the_console_module() -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "usage: reasongym train {sft,grpo,dapo,star,distill}" in done.stdout and "unrecognized" not in done.stderr
+    assert (
+        "usage: reasongym train {sft,grpo,dapo,star,distill}" in done.stdout
+        and "unrecognized" not in done.stderr
+    )
 
 
 @pytest.mark.parametrize(

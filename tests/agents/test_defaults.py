@@ -105,8 +105,8 @@ def test_each_name_list_is_its_registry() -> None:
         PolicyLossName,
     )
     from reasongym.agents.config import RolloutConfig
-    from reasongym.agents.distill import DIVERGENCES, DistillConfig
     from reasongym.agents.dapo import DAPOConfig
+    from reasongym.agents.distill import DIVERGENCES, DistillConfig
     from reasongym.agents.grpo import KL_MODES, LOSS_AGGREGATIONS, GRPOConfig
     from reasongym.agents.offpolicy import IMPORTANCE_SAMPLING_CORRECTIONS, ImportanceSamplingConfig
     from reasongym.agents.policy_losses import POLICY_LOSSES
