@@ -6,7 +6,8 @@ sentence states, in order:
 
 1. A rejected alternative after the value is dropped: "42, not 24 as one might first guess" states 42
    (also "rather than 24", "instead of 24").
-2. "no (real) solutions" or "no solution" states the empty set.
+2. "no (real) solutions" or "no solution" states the empty set; "all real numbers (except 0)" states
+   that set (:mod:`~reasongym.verifiers.set_words`).
 3. A sentence with a negation ("It cannot be 17", "not", "never", ``\ne``) or a bound ("at least 12",
    "more than 5", "between 10 and 12") states no value.
 4. Several assignments or inequalities joined by "and", "or" or commas ("x = 2 and y = -1", "x = 2
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from reasongym.verifiers.set_words import sets_in_words
 from reasongym.verifiers.spans import NUMBER, mask_math, unit_end, with_unit
 
 __all__ = ["WORD_NUMBER", "answer_in_sentence", "leading_value", "sentence_value", "without_remarks"]
@@ -211,7 +213,7 @@ def answer_in_sentence(answer: str) -> str:
         The value it states (rules 1-5 of the module docstring); a sentence with a negation, or text
         in which no rule finds a value, comes back unchanged for the grader to read (or reject).
     """
-    answer = _drop_rejected(without_remarks(_drop_reason(answer)))
+    answer = _drop_rejected(without_remarks(_drop_reason(sets_in_words(answer))))
     if _NO_SOLUTION.search(answer):
         return "\\emptyset"
     only = _only_valid(answer)
@@ -271,12 +273,14 @@ def sentence_value(sentence: str) -> str | None:
     Returns:
         The value, or None.
     """
-    sentence = _drop_rejected(without_remarks(_drop_reason(sentence.strip())))
+    sentence = _drop_rejected(without_remarks(_drop_reason(sets_in_words(sentence.strip()))))
     if _NO_SOLUTION.search(sentence):
         return "\\emptyset"
     only = _only_valid(sentence)
     if only is not None:
         return only
+    if sentence.startswith("\\mathbb{R}"):
+        return sentence.rstrip(" \t.!?")  # "All real numbers except 0.": a set in words, nothing else
     if _NEGATION.search(sentence) or _BOUND.search(sentence):
         return None
     assignments = _assignments(sentence)

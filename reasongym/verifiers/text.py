@@ -85,6 +85,7 @@ _SYMBOLS = {
     "≈": "\\approx ",
     "∅": "\\emptyset ",
     "∩": "\\cap ",
+    "\u2216": "\\setminus ",  # set minus: "ℝ ∖ {0}"
     "°": "^\\circ ",
     "θ": "\\theta ",
     "α": "\\alpha ",

@@ -81,6 +81,8 @@ _COMMAND_TOKENS: dict[str, tuple[str, object]] = {
     "mp": ("op", "mp"),
     "cup": ("op", "cup"),
     "cap": ("op", "cap"),
+    "setminus": ("op", "setminus"),
+    "backslash": ("op", "setminus"),
     "le": ("op", "<="),
     "leq": ("op", "<="),
     "leqslant": ("op", "<="),

@@ -3,7 +3,7 @@ r"""Recursive-descent parser of math answers into the syntax tree of :mod:`nodes
 The grammar, loosest binding first::
 
     answer   := item (("," | ";" | "or" | "and") item)*          an unordered list if several
-    item     := ["$"] [label ("=" | "\in")] relation ("\cup" relation)* [units]     units: "2 h 30 min"
+    item     := ["$"] [label ("=" | "\in")] relation ("\cup" relation)* ("\setminus" relation)* [units]
     relation := expr [units] (relop expr [units])*   "2 <= x < 5" becomes the interval [2, 5)
     expr     := ["-" | "+" | "\pm"] term (("+" | "-" | "\pm") term)*
     term     := factor (("*" | "/") factor | implicit-product power)*
@@ -38,8 +38,10 @@ from reasongym.verifiers.math.quantities import (
     unit_before_relation,
     unit_tail_ahead,
 )
+from reasongym.verifiers.math.sets import difference
 from reasongym.verifiers.math.shape import finish_answer, relation_node, signed, union
 from reasongym.verifiers.math.units import is_single_letter_unit
+from reasongym.verifiers.set_words import sets_in_words
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = ["MAX_NESTING", "parse_answer", "parse_tokens"]
@@ -166,6 +168,9 @@ class Parser:
         while self.at_op("cup") or (self.at("sym", "U") and _interval_like(node)):
             self.take()
             node = union([node, self.relation()])
+        while self.at_op("setminus"):  # \mathbb{R} \setminus \{0\}
+            self.take()
+            node = difference(node, self.relation())
         node = item_units(self, node, money)
         if negate:
             node = (
@@ -441,7 +446,7 @@ def parse_answer(text: str) -> Node:
         Labeled(label=Sym(name='x'), value=Num(mantissa=3, exp10=0, decimals=None))
     """
     check_text(text)
-    prepared = _strip_delimiters(normalize_unicode(text))
+    prepared = _strip_delimiters(sets_in_words(normalize_unicode(text)))
     if not prepared:
         raise Unparseable("the answer is empty")
     node = finish_answer(parse_tokens(tokenize(prepared)))
