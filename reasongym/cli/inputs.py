@@ -26,13 +26,19 @@ def teacher(run_keys: Mapping[str, Any]) -> Any:
     return OpenAIGenerator(ServedModelConfig(model=name, base_url=url))
 
 
-def sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> tuple[list[tuple[str, str]], Any]:
-    """Reference solutions of the run's training split (and difficulty) as SFT pairs, and the env."""
+def sft_pairs(
+    env_id: str, count: int, run: Any, tokenizer: Any, env_kwargs: dict[str, Any] | None = None
+) -> tuple[list[tuple[str, str]], Any]:
+    """Reference solutions of the run's training split (and difficulty) as SFT pairs, and the env
+    (made with ``env_kwargs``, e.g. a verify_timeout)."""
     from reasongym.agents.config import resolve_splits
     from reasongym.agents.sft import sft_pairs_from_env
     from reasongym.envs import make
 
-    env = make(env_id, difficulty=run.difficulty) if run.difficulty is not None else make(env_id)
+    options = dict(env_kwargs or {})
+    if run.difficulty is not None:
+        options["difficulty"] = run.difficulty
+    env = make(env_id, **options)
     split, _ = resolve_splits(run, env)
     return sft_pairs_from_env(env, count, split=split, tokenizer=tokenizer), env
 

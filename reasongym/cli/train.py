@@ -45,6 +45,7 @@ from reasongym.cli.summary import (
 )
 from reasongym.errors import ConfigError
 from reasongym.generation.engines import check_engine_available
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S, check_timeout
 
 ALGOS = ("sft", "grpo", "dapo", "star")
 SECTION_TITLES = {
@@ -85,12 +86,16 @@ class TrainJob:
     collective_timeout: float = 600.0
     """Under torchrun or accelerate: seconds a process waits for the others at a collective (a gather, a
     barrier) before the job stops, naming the stalled process (torch's own default is 30 minutes)."""
+    verify_timeout: float = VERIFY_TIMEOUT_S
+    """Seconds one verdict's symbolic work may take (the environment's verify_timeout); past it the verdict
+    is ungradable: no reward, left out of the loss, never counted as a wrong answer."""
 
     def __post_init__(self) -> None:
-        """Raise ConfigError for a collective timeout that is not a positive number of seconds."""
+        """Raise ConfigError for a collective or verifier timeout that is not a positive number of seconds."""
         value = self.collective_timeout
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:
             raise ConfigError(f"collective_timeout={value!r} is not allowed; expected seconds > 0 (e.g. 600)")
+        check_timeout("verify_timeout", self.verify_timeout)
 
 
 @dataclass(frozen=True)
@@ -333,6 +338,8 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
         info["num_examples"] = int(run_keys["num_examples"])
+    if job.verify_timeout != VERIFY_TIMEOUT_S:  # in run.json, so that --run-dir resumes with it
+        info["verify_timeout"] = job.verify_timeout
     try:
         with job_folder(
             run_keys["output_dir"],
@@ -372,10 +379,16 @@ def _run(
     from reasongym.agents.algorithms import ALGORITHMS
 
     (model, tokenizer), run_cfg, train = policy, configs["run"], ALGORITHMS[algo].train
+    timeout = run_keys.get("verify_timeout", VERIFY_TIMEOUT_S)
+    env_kwargs = {"verify_timeout": timeout} if timeout != VERIFY_TIMEOUT_S else {}
     if algo == "sft":
-        pairs, env = sft_pairs(env_id, int(run_keys["num_examples"]), run_cfg, tokenizer)
+        pairs, env = sft_pairs(env_id, int(run_keys["num_examples"]), run_cfg, tokenizer, env_kwargs)
         return train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
     extra = {"rationale_generator": teacher(run_keys)} if algo == "star" else {}
+    if env_kwargs:  # the trainers make the environment from its id; with options, it is made here
+        from reasongym.envs import make
+
+        env_id = make(env_id, **env_kwargs)
     return train(
         configs[algo],
         model,

@@ -101,7 +101,7 @@ class ReasoningEnvConfig:
 
     def __post_init__(self) -> None:
         """Validate every field; raise ConfigError naming the field, the value and what is allowed."""
-        for name in ("correct_reward", "format_reward", "length_penalty", "verify_timeout"):
+        for name in ("correct_reward", "format_reward", "length_penalty"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ConfigError(f"ReasoningEnvConfig.{name} must be a finite number, got {value!r}")
