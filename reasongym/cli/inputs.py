@@ -26,8 +26,23 @@ def teacher(run_keys: Mapping[str, Any]) -> Any:
     return OpenAIGenerator(ServedModelConfig(model=name, base_url=url))
 
 
+def env_options(run_keys: Mapping[str, Any]) -> dict[str, Any]:
+    """The environment options a training job sets: a --verify-timeout other than the default, else none."""
+    from reasongym.verifiers.base import VERIFY_TIMEOUT_S
+
+    timeout = run_keys.get("verify_timeout", VERIFY_TIMEOUT_S)
+    return {"verify_timeout": timeout} if timeout != VERIFY_TIMEOUT_S else {}
+
+
+def training_env(env_id: str, options: Mapping[str, Any]) -> Any:
+    """The id for the trainer to make the environment from, or the environment made here with ``options``."""
+    from reasongym.envs import make
+
+    return make(env_id, **options) if options else env_id
+
+
 def sft_pairs(
-    env_id: str, count: int, run: Any, tokenizer: Any, env_kwargs: dict[str, Any] | None = None
+    env_id: str, count: int, run: Any, tokenizer: Any, env_kwargs: Mapping[str, Any] | None = None
 ) -> tuple[list[tuple[str, str]], Any]:
     """Reference solutions of the run's training split (and difficulty) as SFT pairs, and the env
     (made with ``env_kwargs``, e.g. a verify_timeout)."""

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from reasongym.cli.args import UsageError, flatten, read_config_file
 from reasongym.cli.flags import flat_section, parse, trl_names
-from reasongym.cli.inputs import load_training_model, sft_pairs, teacher
+from reasongym.cli.inputs import env_options, load_training_model, sft_pairs, teacher, training_env
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import (
     eval_split,
@@ -338,8 +338,7 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
     info = {"algo": algo, "model": model_name, "env": env_id, "preset": run_keys["preset"]}
     if algo == "sft":
         info["num_examples"] = int(run_keys["num_examples"])
-    if job.verify_timeout != VERIFY_TIMEOUT_S:  # in run.json, so that --run-dir resumes with it
-        info["verify_timeout"] = job.verify_timeout
+    info.update(env_options(run_keys))  # a --verify-timeout is kept in run.json: --run-dir resumes with it
     try:
         with job_folder(
             run_keys["output_dir"],
@@ -379,21 +378,16 @@ def _run(
     from reasongym.agents.algorithms import ALGORITHMS
 
     (model, tokenizer), run_cfg, train = policy, configs["run"], ALGORITHMS[algo].train
-    timeout = run_keys.get("verify_timeout", VERIFY_TIMEOUT_S)
-    env_kwargs = {"verify_timeout": timeout} if timeout != VERIFY_TIMEOUT_S else {}
+    options = env_options(run_keys)
     if algo == "sft":
-        pairs, env = sft_pairs(env_id, int(run_keys["num_examples"]), run_cfg, tokenizer, env_kwargs)
+        pairs, env = sft_pairs(env_id, int(run_keys["num_examples"]), run_cfg, tokenizer, options)
         return train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
     extra = {"rationale_generator": teacher(run_keys)} if algo == "star" else {}
-    if env_kwargs:  # the trainers make the environment from its id; with options, it is made here
-        from reasongym.envs import make
-
-        env_id = make(env_id, **env_kwargs)
     return train(
         configs[algo],
         model,
         tokenizer,
-        env_id,
+        training_env(env_id, options),
         run=run_cfg,
         rollout=configs["rollout"],
         run_dir=folder.path,

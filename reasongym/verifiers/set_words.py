@@ -6,8 +6,11 @@ Models state a solution set in words as often as in symbols: "all real numbers",
 grammar turns into the intervals that are left (``(-\infty,0)\cup(0,1)\cup(1,\infty)``). "No (real)
 solution" (also "none", alone or in ``\text{}``) is the empty set (in a sentence:
 :mod:`~reasongym.verifiers.sentences`), and ``|x| < 3`` is the interval
-``(-3, 3)`` (:mod:`~reasongym.verifiers.math.shape`). One rewrite, before the grammar, so that a box, a
-phrase's sentence and a last sentence all read the same words the same way.
+``(-3, 3)`` (:mod:`~reasongym.verifiers.math.shape`). A range in words with its ends stated is an interval:
+"from 2 to 5 inclusive" is ``[2, 5]``, "between 2 and 5, exclusive" ``(2, 5)``, "from 2 to 5, not including 5"
+``[2, 5)`` (without "inclusive", "exclusive" or the end left out, a range is not read: its ends are unknown).
+One rewrite, before the grammar, so that a box, a phrase's sentence and a last sentence all read the same
+words the same way.
 
 Only these set phrases are rewritten: a sentence that merely mentions real numbers ("x is a real
 number") is left alone, and the exceptions must be numbers (a letter or a word after "except" leaves
@@ -36,6 +39,13 @@ _SET_PHRASE = re.compile(
     rf"(?<![\w\\])(?P<all>{_ALL_REALS})(?:{_EXCEPT}(?P<out>{_VALUE}(?:{_JOIN}{_VALUE})*))?(?![\w/])",
     re.IGNORECASE,
 )
+_END = r"\$?[ \t]*[-+]?(?:\d+(?:\.\d+)?(?:/\d+)?|\\frac\{[-+\d]+\}\{\d+\})[ \t]*\$?"
+_RANGE = re.compile(
+    rf"(?<![\w\\])(?:any(?:thing|[ \t]+(?:value|number))[ \t]+)?(?:from|between)[ \t]+(?P<lo>{_END})[ \t]+(?:to|and)"
+    rf"[ \t]+(?P<hi>{_END})[ \t]*,?[ \t]*(?:(?P<both>inclusive|both[ \t]+included|including[ \t]+both(?:[ \t]+ends)?)"
+    rf"|(?P<neither>exclusive|both[ \t]+excluded)|(?:not[ \t]+including|excluding)[ \t]+(?P<out>{_END}))(?![\w/])",
+    re.IGNORECASE,
+)
 _WRAPPED = re.compile(r"\\(?:text|textrm|mathrm|mbox)[ \t]*\{([^{}]{1,200})\}")
 _NO_MEMBER = re.compile(
     r"(?:there[ \t]+(?:is|are)[ \t]+)?no[ \t]+(?:real[ \t]+)?(?:solutions?|roots?|zeros?|values?)|none",
@@ -62,10 +72,27 @@ def sets_in_words(text: str) -> str:
     """
     if _NO_MEMBER.fullmatch(text.strip()):
         return "\\emptyset"
-    if "real" not in text.lower() and "\\text" not in text:
+    lower = text.lower()
+    if "from" in lower or "between" in lower:
+        text = _RANGE.sub(_range_latex, text)
+    if "real" not in lower and "\\text" not in text:
         return text
     text = _WRAPPED.sub(_unwrapped, text)  # \text{all real numbers}: the words leave their wrapper
     return _SET_PHRASE.sub(_as_latex, text)
+
+
+def _range_latex(match: re.Match[str]) -> str:
+    lo, hi = (match.group(name).strip(" \t$") for name in ("lo", "hi"))
+    out = (match.group("out") or "").strip(" \t$")
+    if match.group("both"):
+        closed = (True, True)
+    elif match.group("neither"):
+        closed = (False, False)
+    elif out in (lo, hi) and lo != hi:
+        closed = (out != lo, out != hi)
+    else:
+        return match.group(0)  # "excluding 7" for a range from 2 to 5: no set read
+    return f"{'[' if closed[0] else '('}{lo}, {hi}{']' if closed[1] else ')'}"
 
 
 def _unwrapped(match: re.Match[str]) -> str:

@@ -38,7 +38,7 @@ from reasongym.verifiers.math.quantities import (
     unit_before_relation,
     unit_tail_ahead,
 )
-from reasongym.verifiers.math.sets import difference
+from reasongym.verifiers.math.sets import difference, intersection
 from reasongym.verifiers.math.shape import finish_answer, relation_node, signed, union
 from reasongym.verifiers.math.units import is_single_letter_unit
 from reasongym.verifiers.set_words import sets_in_words
@@ -47,6 +47,12 @@ from reasongym.verifiers.text import normalize_unicode
 __all__ = ["MAX_NESTING", "parse_answer", "parse_tokens"]
 
 MAX_NESTING = 50
+_FUNCTION_VALUE = r"[A-Za-z](?:\^\{?-1\}?|'{1,2})?[ \t]*\([ \t]*-?\d+(?:\.\d+)?[ \t]*\)"
+_FUNCTION_VALUES = re.compile(
+    rf"^[ \t]*{_FUNCTION_VALUE}(?:[ \t]*[-+*/][ \t]*(?:{_FUNCTION_VALUE}|\d+))*[ \t]*=(?=[ \t]*[-+]?[\d\\.])"
+)
+"""A left side made of function values at numbers (``f(2) + g(3) =``, ``f^{-1}(0)+f^{-1}(6) =``): it names
+the asked quantity, so the value after it is the answer (as ``x =`` is a label)."""
 _DOLLAR = re.compile(r"(?<!\\)\$+")
 _RELOPS = frozenset({"=", "<", ">", "<=", ">=", "!="})
 _BOUNDARY_OPS = frozenset({",", ";", ")", "]", "}", "set}", "&", "\\\\", "|", "rfloor", "rceil"})
@@ -141,10 +147,10 @@ class Parser:
 
     # ---- answer and items ----
     def answer(self) -> Node:
-        items, joined_by_words = [self.item()], False
+        items, joiners = [self.item()], set()
         while self.at_op(",", ";") or self.at("sep"):
             while self.at_op(",", ";") or self.at("sep"):
-                joined_by_words |= self.take().kind == "sep"
+                joiners.add(self.take().value)
             if self.at("end"):
                 break
             items.append(self.item())
@@ -152,6 +158,10 @@ class Parser:
             raise Unparseable(f"unexpected {_describe(self.peek())}")
         if len(items) == 1:
             return items[0]
+        common = intersection(items) if joiners == {"and"} else None
+        if common is not None:
+            return common  # "x > 2 and x < 5" is (2, 5)
+        joined_by_words = bool(joiners & {"and", "or"})
         if joined_by_words and all(isinstance(x, (ast.Interval, ast.Union)) for x in items):
             return union(items)  # "x < 1 or x > 3"
         return ast.Seq("list", tuple(items), hedged=joined_by_words)
@@ -183,6 +193,13 @@ class Parser:
     def label(self) -> Node | None:
         r"""Consume "x =", "a_1 =", "f(x) =", "f'(x) =", "f^{-1}(x) =", "(x, y) =" or "x \in" when one starts it."""
         j = 0
+        words = 0
+        while self.at("word", offset=words) and words < 3:  # \text{ans} =, \text{total cost} =
+            words += 1
+        if words and self.at("op", "=", words) and not self.at("end", offset=words + 1):
+            name = " ".join(str(self.take().value) for _ in range(words))
+            self.take()
+            return ast.Sym(name)
         if self.at("sym"):
             j = 1
             if self.at("op", "_", 1):
@@ -356,7 +373,9 @@ class Parser:
                 node = ast.Degree(_scalar(node, "in degrees"))
             elif self.at_op("_") and ast.is_int_literal(node):
                 self.take()
-                base = self.subscript_text()
+                base = self.subscript_text().strip(
+                    "()"
+                )  # 143_{(5)}: the base in brackets, as in some textbooks
                 if not base.isdigit() or not 2 <= int(base) <= 36:
                     raise Unparseable(f"base {base!r} must be a whole number from 2 to 36")
                 if int(base) != 10:  # 11_{10} is the decimal number 11
@@ -447,6 +466,7 @@ def parse_answer(text: str) -> Node:
     """
     check_text(text)
     prepared = _strip_delimiters(sets_in_words(normalize_unicode(text)))
+    prepared = _FUNCTION_VALUES.sub("", prepared, count=1)  # "f^{-1}(0)+f^{-1}(6) = 0" states 0
     if not prepared:
         raise Unparseable("the answer is empty")
     node = finish_answer(parse_tokens(tokenize(prepared)))

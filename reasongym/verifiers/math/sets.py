@@ -26,7 +26,7 @@ from reasongym.verifiers.math.evaluate import numeric_value
 from reasongym.verifiers.math.nodes import Node, Unparseable
 from reasongym.verifiers.math.numeric import Match
 
-__all__ = ["as_interval", "compare_interval", "compare_union", "difference", "normalize_set"]
+__all__ = ["as_interval", "compare_interval", "compare_union", "difference", "intersection", "normalize_set"]
 
 _INFINITIES = (ast.Const("oo"), ast.Neg(ast.Const("oo")))
 _DPS = 40
@@ -201,6 +201,23 @@ def difference(base: Node, removed: Node) -> Node:
     if len(pieces) == 1:
         return pieces[0].interval
     return ast.Union(tuple(piece.interval for piece in pieces)) if pieces else ast.Seq("set", ())
+
+
+def intersection(items: list[Node]) -> ast.Interval | None:
+    """The interval that intervals joined by "and" describe ("x > 2 and x < 5" is ``(2, 5)``).
+
+    Returns:
+        The common interval; None when an item is not an interval of real ends or nothing is common
+        (then "and" is read as a list, as it was written).
+    """
+    pieces = [_parts(item) for item in items if isinstance(item, ast.Interval)]
+    if len(pieces) != len(items) or any(found is None or not found[0] for found in pieces):
+        return None
+    lo = max((found[0][0] for found in pieces if found), key=lambda p: (p.lo, not p.interval.lo_closed))
+    hi = min((found[0][0] for found in pieces if found), key=lambda p: (p.hi, p.interval.hi_closed))
+    if lo.lo > hi.hi or (_same(lo.lo, hi.hi) and not (lo.interval.lo_closed and hi.interval.hi_closed)):
+        return None
+    return ast.Interval(lo.interval.lo, hi.interval.hi, lo.interval.lo_closed, hi.interval.hi_closed)
 
 
 def as_interval(node: Node) -> ast.Interval | None:
