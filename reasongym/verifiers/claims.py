@@ -214,6 +214,8 @@ def asked_part(completion: str) -> str:
     has concluded (a box, "answer", "so", "therefore", ``</think>``): a restated question that opens
     a solution is kept.
     """
+    if _NEW_QUESTION.search(completion) is None:  # the common case, and the cheaper scan of the two
+        return completion
     concluded = _CONCLUDED.search(completion)
     if concluded is None:
         return completion

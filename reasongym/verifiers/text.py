@@ -274,6 +274,7 @@ def semicolon_points(text: str) -> str:
 _DOT_GROUPS = re.compile(
     r"(?<![\d.,])\d{1,3}(?:\.\d{3}){2,}(?![\d.,])|(?<![\d.,])\d{1,3}(?:\.\d{3})+,\d{1,2}(?![\d.,])"
 )
+_DOT_GROUP_AHEAD = re.compile(r"\.\d\d\d")
 _DOT_GROUP_MONEY = re.compile(
     r"(?<![\d.,])\d{1,3}\.\d{3}(?=[ \t]*(?:€|Euro|EUR|CHF|Franken|Kronen|kr\b|zł|Rubel|руб|₽|Lira|TL\b|Reais))"
 )
@@ -290,7 +291,7 @@ def dotted_thousands(text: str) -> str:
         >>> dotted_thousands("Der Preis beträgt 2.500 Euro, also 1.000.000 Cent.")
         'Der Preis beträgt 2500 Euro, also 1000000 Cent.'
     """
-    if "." not in text:
+    if _DOT_GROUP_AHEAD.search(text) is None:  # one cheap scan: most texts hold no ".ddd" at all
         return text
     text = _DOT_GROUPS.sub(lambda m: m.group(0).replace(".", "").replace(",", "."), text)
     return _DOT_GROUP_MONEY.sub(lambda m: m.group(0).replace(".", ""), text)

@@ -116,14 +116,16 @@ class Parser:
 
     # ---- token helpers ----
     def peek(self, offset: int = 0) -> Token:
-        return self.toks[min(self.i + offset, len(self.toks) - 1)]
+        index, toks = self.i + offset, self.toks  # the hottest call of the grader: no min(), no len() twice
+        return toks[index] if index < len(toks) else toks[-1]
 
     def at(self, kind: str, value: object = None, offset: int = 0) -> bool:
         tok = self.peek(offset)
         return tok.kind == kind and (value is None or tok.value == value)
 
     def at_op(self, *values: str) -> bool:
-        tok = self.peek()
+        toks = self.toks
+        tok = toks[self.i] if self.i < len(toks) else toks[-1]
         return tok.kind == "op" and tok.value in values
 
     def take(self) -> Token:
