@@ -103,8 +103,7 @@ _ANSWER_KEYS = ("answer", "final_answer", "result", "value", "solution")
 _TOOL_CALL_END = re.compile(r"</(?:tool_call|function_call|tool_use)>$")
 _MATH_TOKEN = r"(?:[^A-Za-z\\=\n]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))"
 _RESULT_LINE = re.compile(rf"{_MATH_TOKEN}*[A-Za-z\\]{_MATH_TOKEN}*\\approx[ \t]*-?\d+(?:\.\d+)?[ \t]*")
-"""A line of math (no words) with a symbol or command, then "≈" and a number: an exact value, then its
-approximation (``π/2 ≈ 1.5708``), read whole so that the exact value counts."""
+"""A line of math (no words), then "≈" and a number: exact, then approximate (``π/2 ≈ 1.5708``), read whole."""
 _ARITHMETIC = re.compile(r"[-+\d.,\s*/^()]*\d[-+\d.,\s*/^()]*[-+*/^][-+\d.,\s*/^()]*")
 _CONTRAST = re.compile(r"\b(?:but|however|yet|instead)\b", re.IGNORECASE)
 _MENTION_WINDOW = 80
