@@ -11,8 +11,8 @@ Where the answer is looked for, in order:
    "la risposta è", in the last 20,000 characters. A phrase that reports a mention ("One might think the
    answer is B") is skipped. A correction after the box or phrase ("The answer is B... no wait, ..., so
    C.", "Oops, it is C.") picks the corrected option, as for math answers.
-3. With ``fallback``: the last non-empty line (not when it is item n of a numbered list after item n - 1:
-   a list of steps picks nothing), read strictly (a bare label such as "B", "(B)",
+3. With ``fallback``: the last non-empty line (when it is item n of a numbered list after item n - 1, only
+   a claim such as "3. C is correct" picks: a list of steps names options without picking), read strictly (a bare label such as "B", "(B)",
    "**B.**", "B) library", or an option's full text); else its last sentence: "Option B is correct."
    (also "B is the right answer"), a label after "Therefore"/"Thus"/"So" ("A is wrong. B is wrong.
    C is wrong. Therefore D."), a label after a noun that names it ("Option C.", "so choice (c).", "Letter
@@ -208,8 +208,12 @@ def _find_reading_in(completion: str, options: ChoiceSet, fallback: bool) -> tup
     last_line = lines[-1].strip() if lines else ""
     if not last_line:
         return _Reading(None, "none", "the completion is empty"), None
-    if _ends_a_list(lines[0] if len(lines) == 2 else "", last_line):
-        return _Reading(None, "none", "the text ends with an item of a numbered list"), None
+    if _ends_a_list(lines[0] if len(lines) == 2 else "", last_line):  # only a claim picks: "3. C is correct"
+        claim = _CORRECT_CLAIM.search(last_line)
+        label = options.canonical(claim.group(2)) if claim else None
+        if claim is None or label is None or not (claim.group(1) or claim.group(2) == label):
+            return _Reading(None, "none", "the text ends with an item of a numbered list"), None
+        return _Reading(label, "ok"), clean_answer(last_line)
     reading = _read_span(last_line, options, strict=True)
     if reading.status == "none":
         reading = _read_last_sentence(last_line, options)

@@ -132,6 +132,8 @@ ROWS = [
     ("choice", "C", "Pick: C", T),
     ("choice", "C", "Option C is wrong.", F),
     ("choice", "C", "1. Oxygen\n2. Nitrogen\n3. Carbon dioxide", F),
+    ("choice", "C", "1. A is wrong.\n2. B is wrong.\n3. C is correct.", T),
+    ("choice", "D", "1. A is wrong.\n2. B is wrong.\n3. C is correct.", F),
     ("choice", "C", "Carbon dioxide", T),
     ("choice", "D", "C would be tempting, but Jupiter is the largest, so the answer is D.", T),
     ("choice", "C", "C would be tempting, but Jupiter is the largest, so the answer is D.", F),
