@@ -23,6 +23,7 @@ from tyro.conf import Positional, arg
 from reasongym.cli.args import EXIT_OK, UsageError
 from reasongym.cli.flags import flat_section, parse
 from reasongym.runs.metrics import dumps_strict
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S, check_timeout
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,18 @@ class EvalJob:
     show: int = 0
     """Also print this many problems with their gold answer and first completion (its extracted answer and
     verdict), to see what the model writes."""
+    verify_timeout: float = VERIFY_TIMEOUT_S
+    """Seconds one verdict's symbolic work may take (the environment's verify_timeout); past it the verdict
+    is ungradable (counted apart, never as a wrong answer)."""
+
+    def __post_init__(self) -> None:
+        """Raise ConfigError for a verifier timeout out of range."""
+        check_timeout("verify_timeout", self.verify_timeout)
+
+    @property
+    def env_kwargs(self) -> dict[str, Any] | None:
+        """The environment's options these flags set (None: the registered ones)."""
+        return {"verify_timeout": self.verify_timeout} if self.verify_timeout != VERIFY_TIMEOUT_S else None
 
 
 @dataclass(frozen=True)
@@ -146,6 +159,8 @@ def _grade(job: EvalJob, cfg: Any) -> Any:
         resume=job.resume,
         progress=job.progress,
         verbose=not job.json,
+        env_kwargs=job.env_kwargs,
+        timeout=job.verify_timeout,
     )
 
 
@@ -193,6 +208,7 @@ def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
         progress=job.progress,
         verbose=not job.json,
         distributed=process.world_size > 1,
+        env_kwargs=job.env_kwargs,
     )
     if served is not None:
         served.close()

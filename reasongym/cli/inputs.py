@@ -26,13 +26,34 @@ def teacher(run_keys: Mapping[str, Any]) -> Any:
     return OpenAIGenerator(ServedModelConfig(model=name, base_url=url))
 
 
-def sft_pairs(env_id: str, count: int, run: Any, tokenizer: Any) -> tuple[list[tuple[str, str]], Any]:
-    """Reference solutions of the run's training split (and difficulty) as SFT pairs, and the env."""
+def env_options(run_keys: Mapping[str, Any]) -> dict[str, Any]:
+    """The environment options a training job sets: a --verify-timeout other than the default, else none."""
+    from reasongym.verifiers.base import VERIFY_TIMEOUT_S
+
+    timeout = run_keys.get("verify_timeout", VERIFY_TIMEOUT_S)
+    return {"verify_timeout": timeout} if timeout != VERIFY_TIMEOUT_S else {}
+
+
+def training_env(env_id: str, options: Mapping[str, Any]) -> Any:
+    """The id for the trainer to make the environment from, or the environment made here with ``options``."""
+    from reasongym.envs import make
+
+    return make(env_id, **options) if options else env_id
+
+
+def sft_pairs(
+    env_id: str, count: int, run: Any, tokenizer: Any, env_kwargs: Mapping[str, Any] | None = None
+) -> tuple[list[tuple[str, str]], Any]:
+    """Reference solutions of the run's training split (and difficulty) as SFT pairs, and the env
+    (made with ``env_kwargs``, e.g. a verify_timeout)."""
     from reasongym.agents.config import resolve_splits
     from reasongym.agents.sft import sft_pairs_from_env
     from reasongym.envs import make
 
-    env = make(env_id, difficulty=run.difficulty) if run.difficulty is not None else make(env_id)
+    options = dict(env_kwargs or {})
+    if run.difficulty is not None:
+        options["difficulty"] = run.difficulty
+    env = make(env_id, **options)
     split, _ = resolve_splits(run, env)
     return sft_pairs_from_env(env, count, split=split, tokenizer=tokenizer), env
 

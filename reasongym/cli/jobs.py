@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from reasongym.errors import ConfigError
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S, check_timeout
 
 DEFAULT_OUTPUT_DIR = "runs"
 """Where new run folders go without ``--output-dir``."""
@@ -35,12 +36,16 @@ class TrainJob:
     collective_timeout: float = 600.0
     """Under torchrun or accelerate: seconds a process waits for the others at a collective (a gather, a
     barrier) before the job stops, naming the stalled process (torch's own default is 30 minutes)."""
+    verify_timeout: float = VERIFY_TIMEOUT_S
+    """Seconds one verdict's symbolic work may take (the environment's verify_timeout); past it the verdict
+    is ungradable: no reward, left out of the loss, never counted as a wrong answer."""
 
     def __post_init__(self) -> None:
-        """Raise ConfigError for a collective timeout that is not a positive number of seconds."""
+        """Raise ConfigError for a collective or verifier timeout that is not a positive number of seconds."""
         value = self.collective_timeout
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:
             raise ConfigError(f"collective_timeout={value!r} is not allowed; expected seconds > 0 (e.g. 600)")
+        check_timeout("verify_timeout", self.verify_timeout)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from reasongym.cli.serve import add_serve_parser
 from reasongym.cli.signals import sigterm_as_interrupt
 from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
 from reasongym.runs.metrics import dumps_strict
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S
 
 # ---------------------------------------------------------------------------------------------- commands
 
@@ -273,7 +274,13 @@ def _add_inspection_parsers(commands: Any) -> None:
         "--choice", dest="choices", action="append", metavar="LABEL=TEXT", help="an option (kind choice)"
     )
     sub.add_argument("--file", help="JSONL rows with completion, gold, optional kind and choices")
-    sub.add_argument("--timeout", type=float, default=1.0, help="seconds per symbolic comparison")
+    sub.add_argument(
+        "--timeout",
+        "--verify-timeout",
+        type=float,
+        default=VERIFY_TIMEOUT_S,
+        help="seconds per symbolic comparison; past it the verdict is ungradable (timeout), not wrong",
+    )
     sub.add_argument("--json", action="store_true", help="print the verdict as JSON")
     sub.set_defaults(run=cmd_verify)
 

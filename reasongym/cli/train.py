@@ -33,7 +33,7 @@ from typing import Any
 
 from reasongym.cli.args import UsageError, flatten, read_config_file
 from reasongym.cli.flags import flat_section, parse, trl_names
-from reasongym.cli.inputs import load_training_model, sft_pairs, teacher
+from reasongym.cli.inputs import env_options, load_training_model, sft_pairs, teacher, training_env
 from reasongym.cli.jobs import JOBS, TrainJob
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import (
@@ -283,6 +283,7 @@ def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, An
         info["num_examples"] = int(run_keys["num_examples"])
     if algo == "distill":
         info["teacher"] = str(run_keys["teacher"])
+    info.update(env_options(run_keys))  # a --verify-timeout is kept in run.json: --run-dir resumes with it
     try:
         with job_folder(
             run_keys["output_dir"],
@@ -322,8 +323,9 @@ def _run(
     from reasongym.agents.algorithms import ALGORITHMS
 
     (model, tokenizer), run_cfg, train = policy, configs["run"], ALGORITHMS[algo].train
+    options = env_options(run_keys)
     if algo == "sft":
-        pairs, env = sft_pairs(env_id, int(run_keys["num_examples"]), run_cfg, tokenizer)
+        pairs, env = sft_pairs(env_id, int(run_keys["num_examples"]), run_cfg, tokenizer, options)
         return train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
     extra = {"rationale_generator": teacher(run_keys)} if algo == "star" else {}
     if algo == "distill":
@@ -334,7 +336,7 @@ def _run(
         configs[algo],
         model,
         tokenizer,
-        env_id,
+        training_env(env_id, options),
         run=run_cfg,
         rollout=configs["rollout"],
         run_dir=folder.path,

@@ -35,7 +35,7 @@ from reasongym.envs.spaces import TextSpace
 from reasongym.errors import ConfigError
 from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify, verify_many
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S, check_timeout
-from reasongym.verifiers.judge import JudgeConfig, judge_verdicts
+from reasongym.verifiers.judge import JudgeConfig, fallback_verdicts, judge_verdicts
 
 # What the model is told to do, per answer type; the checker writes gold answers in the same shape.
 INSTRUCTIONS: dict[str, str] = {
@@ -97,11 +97,13 @@ class ReasoningEnvConfig:
     (``correct`` None, reward 0: no correctness reward, and never counted as a wrong answer)."""
     judge: JudgeConfig | None = None
     """Grade with a served model judge (``reasongym.verifiers.judge``) instead of the rules: for answers no
-    rule can grade. Never the default; its failures give ungradable verdicts (reward 0, ``correct`` None)."""
+    rule can grade. Never the default; its failures give ungradable verdicts (reward 0, ``correct`` None).
+    With ``JudgeConfig(fallback=True)`` the rules grade first and the judge is asked only about their
+    rejections, never overturning an accept (its failures then leave the rule's verdict)."""
 
     def __post_init__(self) -> None:
         """Validate every field; raise ConfigError naming the field, the value and what is allowed."""
-        for name in ("correct_reward", "format_reward", "length_penalty", "verify_timeout"):
+        for name in ("correct_reward", "format_reward", "length_penalty"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ConfigError(f"ReasoningEnvConfig.{name} must be a finite number, got {value!r}")
@@ -343,9 +345,10 @@ class ReasoningEnv(gymnasium.Env[str, str]):
 
     def score(self, problem: Problem, completion: str) -> Verdict:
         """Grade ``completion`` against ``problem``'s gold answer with the configured verifier options."""
-        if self.config.judge is not None:
-            return judge_verdicts(self.config.judge, problem.question, problem.answer, [completion])[0]
-        return verify(
+        judge = self.config.judge
+        if judge is not None and not judge.fallback:
+            return judge_verdicts(judge, problem.question, problem.answer, [completion])[0]
+        verdict = verify(
             completion,
             problem.answer,
             problem.answer_type,
@@ -353,12 +356,16 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             last_number_fallback=self.config.last_number_fallback,
             timeout=self.config.verify_timeout,
         )
+        if judge is None:
+            return verdict
+        return fallback_verdicts(judge, problem.question, problem.answer, [completion], [verdict])[0]
 
     def score_many(self, problem: Problem, completions: Sequence[str]) -> list[Verdict]:
         """Grade several completions of ``problem`` as :meth:`score` would, each distinct answer once."""
-        if self.config.judge is not None:
-            return judge_verdicts(self.config.judge, problem.question, problem.answer, completions)
-        return verify_many(
+        judge = self.config.judge
+        if judge is not None and not judge.fallback:
+            return judge_verdicts(judge, problem.question, problem.answer, completions)
+        verdicts = verify_many(
             list(completions),
             problem.answer,
             problem.answer_type,
@@ -366,16 +373,18 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             last_number_fallback=self.config.last_number_fallback,
             timeout=self.config.verify_timeout,
         )
+        if judge is None:
+            return verdicts
+        return fallback_verdicts(judge, problem.question, problem.answer, completions, verdicts)
 
     def verifier_version(self, problem: Problem) -> str:
         """The version of the rules that grade ``problem`` (recorded with every verdict, for regrading)."""
         from reasongym.verifiers.version import verifier_version
 
-        return (
-            self.config.judge.version
-            if self.config.judge is not None
-            else verifier_version(problem.answer_type)
-        )
+        judge, rules = self.config.judge, verifier_version(problem.answer_type)
+        if judge is None:
+            return rules
+        return f"{rules}+{judge.version}" if judge.fallback else judge.version
 
     def compute_reward(self, verdict: Verdict, completion: str) -> float:
         """The reward for a graded completion: correctness, plus the optional format and length terms."""

@@ -37,6 +37,7 @@ from reasongym.verifiers.countdown import verify_countdown
 from reasongym.verifiers.exact import verify_exact, verify_yesno
 from reasongym.verifiers.extract import Extraction, extract_math_answer
 from reasongym.verifiers.integer import verify_integer
+from reasongym.verifiers.text import dotted_thousands, semicolon_points, without_markup
 
 __all__ = ["KINDS", "MAX_COMPLETION_CHARS", "verify", "verify_many"]
 
@@ -226,6 +227,11 @@ def _refuse_oversized(completion: str) -> Verdict | None:
     return None
 
 
+def _notations(completion: str) -> str:
+    """The completion with markup dropped and locale notations of numbers and points made plain (text.py)."""
+    return dotted_thousands(semicolon_points(without_markup(completion)))
+
+
 def _grade_guarded(grade: Grader, completion: str, gold: str) -> Verdict:
     """``grade(completion, gold)``, with the last-resort promise: a verdict, never an exception.
 
@@ -233,7 +239,7 @@ def _grade_guarded(grade: Grader, completion: str, gold: str) -> Verdict:
     they miss, so that one completion can never end a training run or an evaluation.
     """
     try:
-        return grade(asked_part(completion), gold)
+        return grade(asked_part(_notations(completion)), gold)
     except RecursionError:
         return Verdict(False, Outcome.REFUSED, None, "The answer nests too deeply to grade.")
     except ConfigError:

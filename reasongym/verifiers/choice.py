@@ -11,10 +11,12 @@ Where the answer is looked for, in order:
    "la risposta è", in the last 20,000 characters. A phrase that reports a mention ("One might think the
    answer is B") is skipped. A correction after the box or phrase ("The answer is B... no wait, ..., so
    C.", "Oops, it is C.") picks the corrected option, as for math answers.
-3. With ``fallback``: the last non-empty line, read strictly (a bare label such as "B", "(B)",
+3. With ``fallback``: the last non-empty line (when it is item n of a numbered list after item n - 1, only
+   a claim such as "3. C is correct" picks: a list of steps names options without picking), read strictly (a bare label such as "B", "(B)",
    "**B.**", "B) library", or an option's full text); else its last sentence: "Option B is correct."
    (also "B is the right answer"), a label after "Therefore"/"Thus"/"So" ("A is wrong. B is wrong.
-   C is wrong. Therefore D."), or the one option whose text its last clause names ("London is
+   C is wrong. Therefore D."), a label after a noun that names it ("Option C.", "so choice (c).", "Letter
+   D.", "Pick: D", "Answer - C"), or the one option whose text its last clause names ("London is
    large, but the capital of France is Paris."; two options named there are no pick).
 
 How an answer span is read:
@@ -62,6 +64,11 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _CONNECTIVE = re.compile(
     r"(?:(?:therefore|thus|so|hence|consequently|finally|overall)\b[\s,:]*)?", re.IGNORECASE
 )
+_LABEL_NOUN = re.compile(
+    r"(?:(?:the[ \t]+)?(?:option|choice|letter|answer|pick)\b[ \t]*(?:[:\-\u2013\u2014=][ \t]*)?)?",
+    re.IGNORECASE,
+)
+_LIST_ITEM = re.compile(r"(\d{1,3})[.)][ \t]+")
 _CLAUSE_START = re.compile(r"\b(?:but|so|therefore|thus|hence)\b", re.IGNORECASE)
 _CORRECT_CLAIM = re.compile(
     r"(?:\b(?:option|choice|answer)\s+)?(\(?)\b([A-Za-z])\b\)?\s+(?:is|must\s+be)\s+(?:the\s+)?"
@@ -201,10 +208,32 @@ def _find_reading_in(completion: str, options: ChoiceSet, fallback: bool) -> tup
     last_line = lines[-1].strip() if lines else ""
     if not last_line:
         return _Reading(None, "none", "the completion is empty"), None
+    if _ends_a_list(lines[0] if len(lines) == 2 else "", last_line):  # only a claim picks: "3. C is correct"
+        claim = _CORRECT_CLAIM.search(last_line)
+        label = options.canonical(claim.group(2)) if claim else None
+        if claim is None or label is None or not (claim.group(1) or claim.group(2) == label):
+            return _Reading(None, "none", "the text ends with an item of a numbered list"), None
+        return _Reading(label, "ok"), clean_answer(last_line)
     reading = _read_span(last_line, options, strict=True)
     if reading.status == "none":
         reading = _read_last_sentence(last_line, options)
     return reading, clean_answer(last_line)
+
+
+def _without_label_noun(text: str) -> str:
+    """``text`` without a noun that names the label after it: "Option C", "choice (c)", "Letter D", "Pick: D"."""
+    return text[_LABEL_NOUN.match(text).end() :]
+
+
+def _ends_a_list(before: str, last_line: str) -> bool:
+    """Whether the last line is item n of a numbered list whose item n - 1 is the line before it.
+
+    Why: "1. Plant seeds / 2. Plant seeds in the soil / 3. Grow corn" lists steps; its last item names an
+    option's text without picking it.
+    """
+    item = _LIST_ITEM.match(last_line)
+    previous = _LIST_ITEM.match(before.rsplit("\n", 1)[-1].strip())
+    return bool(item and previous and int(previous.group(1)) + 1 == int(item.group(1)))
 
 
 def _revised_reading(completion: str, answer_at: int, options: ChoiceSet) -> _Reading | None:
@@ -236,12 +265,15 @@ def _read_last_sentence(line: str, options: ChoiceSet) -> _Reading:
         label = options.canonical(claim.group(2))
         if label is not None and (claim.group(1) or claim.group(2) == label):
             return _Reading(label, "ok")
-    reading = _read_span(sentence[_CONNECTIVE.match(sentence).end() :], options, strict=True)
+    reading = _read_span(
+        _without_label_noun(sentence[_CONNECTIVE.match(sentence).end() :]), options, strict=True
+    )
     if reading.status != "none":
         return reading
     starts = [found.end() for found in _CLAUSE_START.finditer(sentence)]
     if starts:  # "..., so B": a label that ends a derivation
-        reading = _read_span(sentence[starts[-1] :].strip(" \t,:"), options, strict=True)
+        clause = _without_label_noun(sentence[starts[-1] :].strip(" \t,:"))
+        reading = _read_span(clause, options, strict=True)
         if reading.status != "none":
             return reading
     clause = normalize_option_text(sentence[starts[-1] if starts else 0 :])

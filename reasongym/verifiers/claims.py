@@ -33,7 +33,7 @@ import json
 import re
 
 from reasongym.verifiers.math.units import lookup_unit
-from reasongym.verifiers.sentences import WORD_NUMBER, leading_value, sentence_value
+from reasongym.verifiers.sentences import WORD_NUMBER, labelled_value, leading_value, sentence_value
 from reasongym.verifiers.spans import DECIMAL_COMMA, MAX_ANSWER_CHARS, NUMBER, mask_math, with_unit
 from reasongym.verifiers.text import normalize_unicode
 
@@ -64,7 +64,7 @@ REVISION = re.compile(
     re.IGNORECASE,
 )
 """Words that revise an answer given before them ("wait", "actually", "oops", "No,", ...)."""
-_SENTENCE_END = re.compile(r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)[.!?;](?=\s|$)|\n")
+_SENTENCE_END = re.compile(r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)(?:[.?;]|(?<!\d)!|!(?![ \t]*=))(?=\s|$)|\n")
 _ASIDE = re.compile(
     r"[\s*>_-]*(?:but[ \t]+|and[ \t]+)?(?:if|suppose|assuming)\b(?![ \t]+(?:we|I)\b)", re.IGNORECASE
 )  # "If we add 5, we get 17." continues the solution: no aside
@@ -99,6 +99,13 @@ _MENTION = re.compile(
     r"|\bsome\s+(?:people\s+)?(?:say|think|claim)\b|\bnot\s+that\b",
     re.IGNORECASE,
 )  # an answer phrase after these words reports what someone might answer; it commits to nothing
+_ANSWER_KEYS = ("answer", "final_answer", "result", "value", "solution")
+_TOOL_CALL_END = re.compile(r"</(?:tool_call|function_call|tool_use)>$")
+_MATH_TOKEN = r"(?:[^A-Za-z\\=\n]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))"
+_RESULT_LINE = re.compile(rf"{_MATH_TOKEN}*[A-Za-z\\]{_MATH_TOKEN}*\\approx[ \t]*-?\d+(?:\.\d+)?[ \t]*")
+"""A line of math (no words), then "≈" and a number: exact, then approximate (``π/2 ≈ 1.5708``), read whole."""
+_ARITHMETIC = re.compile(r"[-+\d.,\s*/^()]*\d[-+\d.,\s*/^()]*[-+*/^][-+\d.,\s*/^()]*")
+_CONTRAST = re.compile(r"\b(?:but|however|yet|instead)\b", re.IGNORECASE)
 _MENTION_WINDOW = 80
 _NEW_QUESTION = re.compile(
     r"^[ \t>]*(?:#{1,6}[ \t]*|\*\*)?(?:(?:question|problem|exercise|example)[ \t]*\d*[ \t]*[:.)]"
@@ -176,7 +183,14 @@ def final_claim(text: str) -> str | None:
     """
     tail = without_questions(END_TOKENS.sub("\n", normalize_unicode(text[-CLAIM_CHARS:])))
     if not tail.rstrip(" \t\n`_").endswith(_SENTENCE_CLOSERS):
-        return None  # "so the total is 1 + 1 + 1": cut off, or a fragment; the last number decides
+        line = tail.rstrip().rsplit("\n", 1)[-1].strip(" \t*$")
+        if _RESULT_LINE.fullmatch(line):
+            return line  # "π/2 ≈ 1.5708": exact, then approximate
+        value = labelled_value(line)
+        rest = line[line.find(":") + 1 :].split()
+        if value is None or _ARITHMETIC.fullmatch(value) or len(rest) > len(value.split()) + 1:
+            return None  # cut off: "Total: 1 + 1 + 1" before its "= 3", "Reason: 18 flamingos were added to"
+        return value  # "Expanding: x**2 + 2*x + 1", "In short: 30 km": a labelled value is whole
     display = _display_at_end(tail)
     if display is not None:
         return display  # "So the matrix is\n$$\begin{pmatrix}1&0\\0&1\end{pmatrix}$$"
@@ -199,6 +213,8 @@ def asked_part(completion: str) -> str:
     has concluded (a box, "answer", "so", "therefore", ``</think>``): a restated question that opens
     a solution is kept.
     """
+    if _NEW_QUESTION.search(completion) is None:  # the common case, and the cheaper scan of the two
+        return completion
     concluded = _CONCLUDED.search(completion)
     if concluded is None:
         return completion
@@ -206,13 +222,31 @@ def asked_part(completion: str) -> str:
     return completion if found is None else completion[: found.start()]
 
 
+def _answer_field(found: object) -> object:
+    """The answer field of a JSON object, also inside a tool call's "arguments" (an object or a JSON string)."""
+    if not isinstance(found, dict):
+        return None
+    for key in _ANSWER_KEYS:
+        if key in found:
+            return found[key]
+    arguments = found.get("arguments", found.get("parameters", found.get("input")))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return None
+    return _answer_field(arguments) if isinstance(arguments, dict) and arguments is not found else None
+
+
 def json_answer(text: str) -> str | None:
     """The "answer" of a completion that ends with a JSON object (bare or in a code block), or None.
 
-    ``{"answer": [1, 2, 3]}`` gives "1, 2, 3", ``{"reasoning": "...", "final_answer": 42}`` gives "42". Only
+    ``{"answer": [1, 2, 3]}`` gives "1, 2, 3", ``{"reasoning": "...", "final_answer": 42}`` gives "42" (also
+    the keys "result", "value", "solution"), and a tool call gives the answer in its arguments
+    (``<tool_call>{"name": "final_answer", "arguments": {"value": "3/4"}}</tool_call>`` gives "3/4"). Only
     an object that ends the text is read, and only when it parses as JSON: a brace in prose is no object.
     """
-    body = text.rstrip().removesuffix("```").rstrip()
+    body = _TOOL_CALL_END.sub("", text.rstrip()).removesuffix("```").rstrip()
     start = body.rfind("\n{") + 1 if not body.startswith("{") else 0
     if not body.endswith("}") or len(body) - start > MAX_ANSWER_CHARS:
         return None
@@ -220,7 +254,7 @@ def json_answer(text: str) -> str | None:
         found = json.loads(body[start:])
     except ValueError:
         return None
-    value = found.get("answer", found.get("final_answer")) if isinstance(found, dict) else None
+    value = _answer_field(found)
     if isinstance(value, list) and all(isinstance(item, int | float | str) for item in value):
         return ", ".join(str(item) for item in value)
     return str(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
@@ -234,7 +268,9 @@ def is_mention(text: str, start: int) -> bool:
     """
     window = max(0, start - _MENTION_WINDOW)
     sentence_start = max(window - 1, *(text.rfind(mark, window, start) for mark in ".!?\n"))
-    return _MENTION.search(text, sentence_start + 1, start) is not None
+    mention = _MENTION.search(text, sentence_start + 1, start)
+    # "C would be tempting, but ..., so the answer is D": after a contrast the sentence makes its own claim
+    return mention is not None and _CONTRAST.search(text, mention.end(), start) is None
 
 
 def revised_value(after: str) -> str | None:

@@ -17,8 +17,12 @@ word claims the opposite ("Not yes." and "The claim is not true." answer no, as 
 a qualified negation ("not exactly yes", "not necessarily true") is a hedge.
 
 Verdicts in other words and languages (issue 35): "Correct", "Absolutely", "Certainly", "Indeed", "Of
-course", "Yep", "Sure", "Right", Sí, Oui, Ja, Да, はい, 是的 are yes; "Not at all", "Certainly/Definitely/
-Absolutely/Of course not", "No way", "Nope", "Incorrect", Non, Nein, Нет, いいえ, 不是, 否 are no. Why only
+course", "Yep", "Sure", "Right", "That's right", "Without a doubt", "No doubt", "Affirmative", Sí, Oui, Ja,
+Sim, Evet, Tak, Ano, Kyllä, Igen, Ναι, Да, はい, 네, 예, हाँ, نعم, Có, Ya, כן, 是的 are yes; "Not at all",
+"Certainly/Definitely/Absolutely/Of course not", "No way", "Nope", "Nah", "Not really", "Probably not",
+"Unlikely", "Negative", "That's wrong", "Incorrect", Non, Nein, Não, Hayır, Nie, Nee, Nej, Nei, Ei, Nem, Ne,
+Όχι, Нет, いいえ, 아니요, नहीं, لا, Không, Tidak, Bukan, לא, 不是, 否 are no (the words a model that
+answers in the question's language opens its reply with). A whole completion "Y" or "N" is yes or no. Why only
 when punctuation or the end of the text follows them and, for the English and Latin-script words, when
 they open a sentence: inside a sentence these words are seldom verdicts ("the correct value is 4",
 "certainly the largest"), while "Nope." or "Нет, ..." answering the question always is. "It is (not)
@@ -46,17 +50,22 @@ _WORD = re.compile(r"\b(yes|no|true|false)\b", re.IGNORECASE)
 _HEDGE = re.compile(
     r"\b(yes|no|true|false)\s*(?:,\s*(?:or\b|and\b)?|/|\bor\b|\band\b)\s*(yes|no|true|false)\b", re.IGNORECASE
 )
-_FOLLOWED_BY_PUNCTUATION = re.compile(r"[ \t]*(?:[.,!;:)\]*\"'\n\u3001\u3002\uff0c\u2014]|$)")
+_FOLLOWED_BY_PUNCTUATION = re.compile(
+    r"[ \t]*(?:[.,!;:)\]*\"'\n\u3001\u3002\uff0c\u2014\u060c\u061b\u06d4\u0964]|$)"
+)  # also the Arabic comma, semicolon and full stop, and the Devanagari danda
 # Verdicts in other words and languages, read only when punctuation or the end follows them ("Nope.",
 # "Of course.", "Нет, ...", "はい、..."): inside a sentence these words are rarely verdicts ("the correct
 # value", "certainly the largest"). Longest first, so that "certainly not" is not read as "certainly".
 _NO_WORDS = (
     r"certainly not|definitely not|absolutely not|of course not|surely not|not at all|no way|not really|"
-    r"nope|nah|incorrect|false|non|nein|нет|いいえ|不是|不对|否|não|hayır|nie|nee"
+    r"probably not|unlikely|negative|that(?:'s| is) (?:wrong|false|incorrect|not (?:right|true|correct))|"
+    r"nope|nah|incorrect|false|non|nein|нет|いいえ|不是|不对|否|não|hayır|nie|nee|nej|nei|ei|nem|ne|όχι|"
+    r"아니요|아니오|아뇨|नहीं|नही|لا|không|tidak|bukan|לא"
 )
 _YES_WORDS = (
+    r"without (?:a|any) doubt|no doubt|that(?:'s| is) (?:right|correct|true)|"
     r"yep|yeah|yup|correct|absolutely|certainly|definitely|indeed|of course|affirmative|sure|right|"
-    r"sí|oui|ja|да|はい|是的|对的|sim|evet|tak"
+    r"sí|oui|ja|да|はい|是的|对的|sim|evet|tak|ano|kyllä|igen|ναι|네|예|हाँ|हां|نعم|có|ya|כן"
 )
 _OTHER_WORD = re.compile(rf"(?<!\w)(?:({_NO_WORDS})|({_YES_WORDS}))(?!\w)", re.IGNORECASE)
 _CLAIM_THAT = re.compile(
@@ -73,6 +82,7 @@ _DETERMINER_USES = frozenset(
 )
 _NEXT_WORD = re.compile(r"\s+(\w+)")
 _OPPOSITE = {"yes": "no", "no": "yes"}
+_ONE_LETTER = re.compile(r"[\s*\"'`(]*([YyNn])[\s*\"'`).!]*")
 # What stands right before a negated yes/no word ("not yes", "isn't true", "never a yes"); group 1 holds the
 # words that qualify a negation into a hedge ("not exactly yes", "not necessarily true").
 _NEGATED = re.compile(
@@ -248,6 +258,9 @@ def read_yes_no(completion: str, *, fallback: bool = True) -> tuple[str | None, 
         >>> read_yes_no("Yes, because no one lives there.")
         ('yes', 'last standalone yes/no word')
     """
+    letter = _ONE_LETTER.fullmatch(completion)
+    if letter is not None:  # "Y" or "N" and nothing else: a one-letter verdict
+        return ("yes" if letter.group(1).casefold() == "y" else "no"), "a one-letter verdict"
     found = extract_answer_span(completion)
     if found.method in ("truncated", "too_many_boxes", "box_too_long"):
         return None, found.reason

@@ -74,6 +74,7 @@ from reasongym.verifiers.boxes import (
 )
 from reasongym.verifiers.claims import (
     END_TOKENS,
+    REVISION,
     final_claim,
     is_mention,
     json_answer,
@@ -81,7 +82,7 @@ from reasongym.verifiers.claims import (
     revised_value,
     without_questions,
 )
-from reasongym.verifiers.sentences import answer_in_sentence, without_remarks
+from reasongym.verifiers.sentences import answer_in_sentence, sentence_value, without_remarks
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase
 from reasongym.verifiers.text import chinese_number, normalize_unicode
 
@@ -106,6 +107,11 @@ __all__ = [
 TAIL_CHARS = 20_000
 """Answer phrases and the last number are looked for only this far back from the end."""
 _THINK_END = "</think>"
+_MAX_REMARK_CHARS = 300
+_NEGATED_THEN_CLAUSE = re.compile(
+    r"[ \t]*not\b[^;\n.]{0,60};[ \t]*([^;\n]{1,200}?)[ \t]*(?:[.!]|$)", re.IGNORECASE
+)
+"""A phrase's answer that only says what the answer is not, then a clause after a semicolon that says what it is."""
 _TAG_OPEN, _TAG_CLOSE = "<answer>", "</answer>"
 
 ANSWER_PHRASE = re.compile(
@@ -354,6 +360,37 @@ def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHR
     return _locate(completion, phrase)[0]
 
 
+def _phrase_answer(found: Extraction, after: str) -> Extraction:
+    """The value a phrase's (or tag's) answer states: revised in brackets, read from its sentence, or as found."""
+    revised = _bracketed_revision(found.answer or "", after)
+    if revised is not None:  # "Answer: 12 (wait, that's the perimeter; the area is 9)" answers 9
+        answer = clean_answer(revised)
+        reason = f"A correction in brackets after the answer {found.answer!r:.40} states {answer!r:.40}."
+        return Extraction(answer, "revised", reason, candidates=(answer,))
+    stated = clean_answer(answer_in_sentence(found.answer or ""))
+    corrected = _NEGATED_THEN_CLAUSE.match((found.answer or "") + after[:_MAX_REMARK_CHARS])
+    if corrected is not None:  # "The answer is not an integer; it is 7/2." states 7/2
+        stated = clean_answer(sentence_value(corrected.group(1)) or stated)
+    if stated == found.answer:
+        return found
+    return Extraction(stated, found.method, found.reason, candidates=(stated,))
+
+
+def _bracketed_revision(answer: str, after: str) -> str | None:
+    """The value a remark in brackets after the answer states when it opens with a revision word, or None.
+
+    The answer's sentence may end inside the remark ("12 (wait, that's the perimeter; the area is 9)"), so the
+    remark runs on into the text after the answer, up to its closing bracket.
+    """
+    opened = answer.rfind("(")
+    if opened == -1 or not REVISION.match(answer, opened + 1):
+        return None
+    remark = answer[opened + 1 :]
+    if ")" not in remark:
+        remark += after[:_MAX_REMARK_CHARS].split(")", 1)[0]
+    return revised_value(remark.split(")", 1)[0])
+
+
 def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -> Extraction:
     r"""Extract the final math answer from a full completion (rules in the module docstring).
 
@@ -378,9 +415,9 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
     if found.method == "boxed" and found.answer is None:  # "put it in \boxed{}" is no answer
         found, after = _locate(_EMPTY_BOX.sub(" ", completion), MATH_PHRASE)
     if found.method in ("phrase", "gsm8k", "tag") and found.answer is not None:
-        stated = clean_answer(answer_in_sentence(found.answer))
-        if stated != found.answer:
-            found = Extraction(stated, found.method, found.reason, candidates=(stated,))
+        found = _phrase_answer(found, after)
+        if found.method == "revised":
+            return found
     if found.answer is not None:
         revised = revised_value(after)
         if revised is None or clean_answer(revised) == found.answer:

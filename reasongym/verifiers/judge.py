@@ -15,11 +15,24 @@ period aside). Anything else is no verdict. So:
   ``max_concurrency`` at a time (one semaphore per judge, shared by every caller in the process).
 
 A judge is never the default: an environment uses one only when given ``judge=JudgeConfig(...)``.
+
+**Fallback mode** (``JudgeConfig(fallback=True)``, as in TinyV and the rule-plus-model hybrids): the
+rule verifier decides first, and the judge is asked only about the completions the rules reject or
+cannot read (:data:`FALLBACK_OUTCOMES`). An accept is never sent, so a judge never overturns one; a
+judge's CORRECT turns a rejection into an accept, its INCORRECT or a failure leaves the rule's verdict
+as it was (a judge that is down grades like the rules alone). Ungradable (timeout) and refused (hostile
+or oversized) rule verdicts are not sent either. The judge's verdicts are cached as above; how many
+verdicts it was asked about and how many it decided is counted (:attr:`JudgeVerifier.fallback`) and
+logged at INFO on the ``reasongym.verifiers.judge`` logger after every batch. What it costs depends on how
+often the rules say no: on the 1,730 stored SmolLM2-135M completions of ``benchmarks/results/smollm2`` a
+fallback judge would be asked about 1,644 (95.0%: 1,446 rejections, 198 unreadable), since that model is
+mostly wrong; a stronger policy's share is its error rate.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -42,6 +55,9 @@ PROMPTS: dict[str, tuple[str, str]] = {
 MAX_ANSWER_CHARS = 4000
 """The candidate's answer is cut to its last this-many characters (where its conclusion is)."""
 _REPLIES = {"CORRECT": True, "INCORRECT": False}
+FALLBACK_OUTCOMES = frozenset({Outcome.WRONG, Outcome.UNPARSEABLE})
+"""The rule verdicts a fallback judge is asked about: a rejection, or no answer the rules could read."""
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -64,6 +80,9 @@ class JudgeConfig:
     """Tokens the judge may reply with (one word is enough)."""
     cache_path: str | None = None
     """JSONL file of verdicts kept across runs; None keeps them in memory only."""
+    fallback: bool = False
+    """Ask the judge only where the rules reject an answer or cannot read it, never about an accept (the
+    module docstring's fallback mode); False: the judge grades every answer instead of the rules."""
 
     def __post_init__(self) -> None:
         """Raise ConfigError naming the field, the value and what is allowed."""
@@ -86,8 +105,27 @@ class JudgeConfig:
 
     @property
     def version(self) -> str:
-        """The verifier version recorded with its verdicts: ``judge/<prompt version>/<model>``."""
-        return f"judge/{self.prompt_version}/{self.model}"
+        """The verifier version recorded with its verdicts: ``[fallback/]judge/<prompt version>/<model>``."""
+        return f"{'fallback/' if self.fallback else ''}judge/{self.prompt_version}/{self.model}"
+
+
+@dataclass
+class FallbackCounts:
+    """What a fallback judge was asked, over the process's life (the judge's share of the verdicts)."""
+
+    graded: int = 0
+    """Rule verdicts seen."""
+    asked: int = 0
+    """Of them, sent to the judge (rejections and unreadable answers; cached ones included)."""
+    accepted: int = 0
+    """Of those, turned into accepts by the judge: the verdicts the judge decided."""
+    no_verdict: int = 0
+    """Of those, left as the rules said because the judge gave no verdict (a failure, an odd reply)."""
+
+    @property
+    def judge_share(self) -> float:
+        """The fraction of all verdicts that the judge decided (``accepted / graded``)."""
+        return self.accepted / self.graded if self.graded else 0.0
 
 
 def parse_judge_reply(reply: str) -> bool | None:
@@ -134,6 +172,7 @@ class JudgeVerifier:
         self._lock = threading.Lock()
         self.cache: dict[str, bool] = {}
         self.requests = 0
+        self.fallback = FallbackCounts()
         if config.cache_path and Path(config.cache_path).is_file():
             for line in Path(config.cache_path).read_text(encoding="utf-8").splitlines():
                 row = json.loads(line)
@@ -262,4 +301,62 @@ def judge_verdicts(
     return judge_for(config).verify_many([(question, reference, answer) for answer in answers])
 
 
-__all__ = ["PROMPTS", "JudgeConfig", "JudgeVerifier", "judge_for", "judge_verdicts", "parse_judge_reply"]
+def fallback_verdicts(
+    config: JudgeConfig,
+    question: str,
+    reference: str | None,
+    answers: Sequence[str],
+    rule_verdicts: Sequence[Verdict],
+) -> list[Verdict]:
+    """The rules' verdicts on ``answers``, with the judge asked only about rejections (fallback mode).
+
+    Args:
+        config: The judge's settings.
+        question: The problem as the model saw it.
+        reference: The gold answer.
+        answers: The completions, in order.
+        rule_verdicts: The rule verifier's verdict on each completion.
+
+    Returns:
+        One verdict per answer: the rule's, except where the rule rejected it (:data:`FALLBACK_OUTCOMES`)
+        and the judge replied CORRECT.
+    """
+    judge = judge_for(config)
+    asked = [k for k, verdict in enumerate(rule_verdicts) if verdict.outcome in FALLBACK_OUTCOMES]
+    judged = judge.verify_many([(question, reference, answers[k]) for k in asked]) if asked else []
+    verdicts = list(rule_verdicts)
+    accepted = failed = 0
+    for k, verdict in zip(asked, judged, strict=True):
+        if verdict.correct is True:
+            accepted += 1
+            rule = rule_verdicts[k]
+            reason = f"The rules rejected it ({rule.reason}); the judge replied CORRECT."
+            verdicts[k] = Verdict(True, Outcome.CORRECT, rule.extracted, reason)
+        failed += verdict.correct is None
+    counts = judge.fallback
+    with judge._lock:
+        counts.graded += len(rule_verdicts)
+        counts.asked += len(asked)
+        counts.accepted += accepted
+        counts.no_verdict += failed
+    _LOG.info(
+        "judge fallback: %d of %d verdicts asked about, %d decided by the judge (%.1f%% of all)",
+        counts.asked,
+        counts.graded,
+        counts.accepted,
+        100 * counts.judge_share,
+    )
+    return verdicts
+
+
+__all__ = [
+    "FALLBACK_OUTCOMES",
+    "PROMPTS",
+    "FallbackCounts",
+    "JudgeConfig",
+    "JudgeVerifier",
+    "fallback_verdicts",
+    "judge_for",
+    "judge_verdicts",
+    "parse_judge_reply",
+]

@@ -4,9 +4,14 @@ These read a sentence once it was chosen, after an answer phrase ("The answer is
 ``<answer>`` tag, or as a completion's last sentence (see :mod:`~reasongym.verifiers.claims`). What a
 sentence states, in order:
 
+0. After a label of one to three words and a colon ("In short: 30 km.", "Expanding: x**2 + 2*x + 1"), the
+   rest is read as a sentence, else as a value with its unit, else as math when it holds no words.
+   In a sentence that concludes (", so", ", therefore", ", thus", ", hence"), only the clause after the last
+   such word is read: "There are 3 rows of 4, so the hall holds 12 chairs." states what its conclusion does.
 1. A rejected alternative after the value is dropped: "42, not 24 as one might first guess" states 42
    (also "rather than 24", "instead of 24").
-2. "no (real) solutions" or "no solution" states the empty set.
+2. "no (real) solutions" or "no solution" states the empty set; "all real numbers (except 0)" states
+   that set (:mod:`~reasongym.verifiers.set_words`).
 3. A sentence with a negation ("It cannot be 17", "not", "never", ``\ne``) or a bound ("at least 12",
    "more than 5", "between 10 and 12") states no value.
 4. Several assignments or inequalities joined by "and", "or" or commas ("x = 2 and y = -1", "x = 2
@@ -30,9 +35,17 @@ from __future__ import annotations
 
 import re
 
+from reasongym.verifiers.set_words import sets_in_words
 from reasongym.verifiers.spans import NUMBER, mask_math, unit_end, with_unit
 
-__all__ = ["WORD_NUMBER", "answer_in_sentence", "leading_value", "sentence_value", "without_remarks"]
+__all__ = [
+    "WORD_NUMBER",
+    "answer_in_sentence",
+    "labelled_value",
+    "leading_value",
+    "sentence_value",
+    "without_remarks",
+]
 
 _CARDINAL = (
     "zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
@@ -47,10 +60,11 @@ _ORDINAL = (
 _PARTS = "halves|half|quarters|quarter|thirds|fourths|fifths|sixths|sevenths|eighths|ninths|tenths"
 WORD_NUMBER = re.compile(
     rf"(?<![\w-])(?:(?:negative|minus)[ \t]+)?(?:(?:{_CARDINAL}|{_ORDINAL})(?:(?:[ \t]+and[ \t]+|[ \t]+|-)"
-    rf"(?:{_CARDINAL}|{_ORDINAL}|{_PARTS}))*|a[ \t]+(?:half|quarter|third))(?![\w-])",
+    rf"(?:{_CARDINAL}|{_ORDINAL}|{_PARTS}))*|a[ \t]+(?:half|quarter|third)|infinity)(?![\w-])",
     re.IGNORECASE,
 )
-"""A number in words: "twelve", "two hundred and five", "negative three", "third", "three quarters"."""
+"""A number in words: "twelve", "two hundred and five", "negative three", "third", "three quarters",
+"(negative) infinity"."""
 _SCALE_AFTER = re.compile(r"[ \t]+(?:hundred|thousand|million|billion)\b", re.IGNORECASE)
 _MONEY = re.compile(r"(?:\\?\$[ \t]*)?")
 _WORDS_ONLY = re.compile(
@@ -86,13 +100,18 @@ _RELATION_END = re.compile(
 _REMARK = re.compile(r"\([^()]*[A-Za-z]{2,}[ \t]+[A-Za-z]{2,}[^()]*\)")
 _REASON = re.compile(
     r"[ \t]*(?:,|;|--|\u2014)?[ \t]*\(?[ \t]*(?:because|since|given[ \t]+that|due[ \t]+to|as[ \t]+shown|"
-    r"which[ \t]+(?:is|gives|means|checks)|check(?:ing)?:)(?![\w-])",
+    r"which[ \t]+(?:is|gives|means|checks)|check(?:ing)?:|(?:attained|achieved|reached|obtained|occurring)"
+    r"[ \t]+(?:at|when|for|by)|which[ \t]+occurs[ \t]+(?:at|when))(?![\w-])"
+    r"|[ \t]*,[ \t]*(?:when|where|at[ \t]+which|for[ \t]+which)(?![\w-])",
     re.IGNORECASE,
-)  # the value is what the phrase names; a reason after it is not part of the answer
+)  # the value is what the phrase names; a reason or a condition after it ("3, attained at x = 5") is not
 _HEDGE_REMARK = re.compile(
     r"\([ \t]*(?:or|maybe|perhaps|possibly|alternatively|otherwise)\b[^()]*\d", re.IGNORECASE
 )  # "7 (or 8 if we count the endpoint)" offers a second value: a hedge, kept for the grader to refuse
 _ONLY = re.compile(r"\bbut[ \t]+only[ \t]+", re.IGNORECASE)
+_LABEL_COLON = re.compile(r"[ \t*#>-]*[^\W\d_][\w';-]*(?:[ \t]+[^\W\d_][\w';-]*){0,2}[ \t]*:[ \t]+(?=\S)")
+_MATH_ONLY = re.compile(r"(?:[^A-Za-z\\]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))+")
+_CONCLUSION = re.compile(r"[,;][ \t]*(?:and[ \t]+)?(?:so|therefore|thus|hence)\b[ \t,]*", re.IGNORECASE)
 _KEPT_END = re.compile(r"[ \t]+(?:is|are|works?|fits?|satisfies|holds?)\b", re.IGNORECASE)
 _JOINER_END = re.compile(r"(?:,|;|\band|\bor|\\text\{[ \t]*(?:and|or)[ \t]*\})[ \t]*$", re.IGNORECASE)
 _JOINED_BEFORE = re.compile(r"(?:[-+*/^=,]|\bor|\band)[ \t]*$", re.IGNORECASE)
@@ -211,7 +230,7 @@ def answer_in_sentence(answer: str) -> str:
         The value it states (rules 1-5 of the module docstring); a sentence with a negation, or text
         in which no rule finds a value, comes back unchanged for the grader to read (or reject).
     """
-    answer = _drop_rejected(without_remarks(_drop_reason(answer)))
+    answer = _drop_rejected(without_remarks(_drop_reason(sets_in_words(answer))))
     if _NO_SOLUTION.search(answer):
         return "\\emptyset"
     only = _only_valid(answer)
@@ -259,6 +278,28 @@ def _only_valid(answer: str) -> str | None:
     return answer[only.end() : kept.start()].strip() if kept else None
 
 
+def labelled_value(line: str) -> str | None:
+    """The value after a label of one to three words and a colon ("In short: 30 km", "Expanding: x**2 + 1").
+
+    Returns:
+        The rest read as a sentence, else as a value with its unit, else as math when it holds no words;
+        None when ``line`` has no such label or nothing after it is a value.
+    """
+    label = _LABEL_COLON.match(line)
+    if label is None:
+        return None
+    rest = line[label.end() :].strip().rstrip(".!?").rstrip()
+    return sentence_value(rest) or leading_value(rest) or (rest if _MATH_ONLY.fullmatch(rest) else None)
+
+
+def _last_conclusion(sentence: str) -> str | None:
+    """The clause after the sentence's last ", so" / ", therefore" / ", thus" / ", hence", or None."""
+    found = None
+    for found in _CONCLUSION.finditer(mask_math(sentence)):  # noqa: B007 - the last one decides
+        pass
+    return sentence[found.end() :] if found is not None and sentence[found.end() :].strip() else None
+
+
 def sentence_value(sentence: str) -> str | None:
     """The value a completion's final sentence states, or None (rules 1-6 of the module docstring).
 
@@ -271,12 +312,19 @@ def sentence_value(sentence: str) -> str | None:
     Returns:
         The value, or None.
     """
-    sentence = _drop_rejected(without_remarks(_drop_reason(sentence.strip())))
+    sentence = _drop_rejected(without_remarks(_drop_reason(sets_in_words(sentence.strip()))))
+    conclusion = _last_conclusion(sentence)
+    if conclusion is not None:  # "There are 3 rows of 4, so the hall holds 12.": the claim is the last clause
+        return sentence_value(conclusion)
+    if _LABEL_COLON.match(sentence):
+        return labelled_value(sentence)
     if _NO_SOLUTION.search(sentence):
         return "\\emptyset"
     only = _only_valid(sentence)
     if only is not None:
         return only
+    if sentence.startswith("\\mathbb{R}"):
+        return sentence.rstrip(" \t.!?")  # "All real numbers except 0.": a set in words, nothing else
     if _NEGATION.search(sentence) or _BOUND.search(sentence):
         return None
     assignments = _assignments(sentence)

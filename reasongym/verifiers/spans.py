@@ -21,10 +21,11 @@ _NEXT_LINE_CHARS = 300
 NUMBER = re.compile(
     r"(?<![\w.^_])-?(?:(?:\d+[ \t]*)?\\[dt]?frac\{\d+\}\{\d+\}|\d+[ \t]+(?:and[ \t]+)?\d+/\d+(?![\d/.])"
     r"|(?<![(\[{,])\d+,(?:\d{1,2}|\d{4,})(?![\d,)\]}])"  # a decimal comma: "1,5", "2,75" (not "(2,3)")
-    r"|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:/\d+)?)"
+    r"|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d{1,2}(?:,\d{2})+,\d{3}(?![\d,])|\d{1,3}(?:'\d{3})+(?![\d'])|\d+)"
+    r"(?:\.\d+)?(?:[eE][-+]?\d+(?![\w.]))?(?:/\d+)?)"
 )
-"""A number as written in text: integers, thousands groups, decimals (also with a decimal comma, "1,5"),
-``a/b``, ``\\frac{a}{b}``, mixed ``2 1/2``."""
+"""A number as written in text: integers, thousands groups (also Indian "10,00,000" and Swiss "1'000'000"),
+decimals (also with a decimal comma, "1,5"), scientific ``1.2E+05``, ``a/b``, ``\\frac{a}{b}``, mixed ``2 1/2``."""
 DECIMAL_COMMA = re.compile(r"(-?\d+),(\d{1,2}|\d{4,})")
 """A comma between digits that is a decimal mark: one, two, or four or more digits follow it (three
 is a thousands group, "1,500"), outside brackets, where "(2,3)" is a pair."""
@@ -32,8 +33,9 @@ _UNIT_AFTER = re.compile(
     r"[ \t]*(?:\\(?:text|mathrm|textrm|mbox)\{[ \t]*)?([A-Za-z]{1,12})\}?(?:\^\{?[23]\}?)?"
 )
 _PERCENT_AFTER = re.compile(r"[ \t]*\\?%")
+_PER_UNIT = re.compile(r"(?:[ \t]+per[ \t]+|[ \t]*/[ \t]*)([A-Za-z]{1,12})(?![A-Za-z])")
 _SENTENCE_END = re.compile(
-    r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)[.!?;](?=\s|$)"
+    r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)(?:[.?;]|(?<!\d)!|!(?![ \t]*=))(?=\s|$)"
 )  # "i.e." and "e.g." end no sentence
 _PROSE_BREAK = re.compile(r"[.!?;]\s+\w|\n")
 _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
@@ -148,9 +150,10 @@ def unit_end(text: str, pos: int) -> int:
     if percent is not None:
         return percent.end()
     unit = _UNIT_AFTER.match(text, pos)
-    if unit is not None and lookup_unit(unit.group(1)) is not None:
-        return unit.end()
-    return pos
+    if unit is None or lookup_unit(unit.group(1)) is None:
+        return pos
+    per = _PER_UNIT.match(text, unit.end())  # "60 kilometres per hour", "5 m/s"
+    return per.end() if per is not None and lookup_unit(per.group(1)) is not None else unit.end()
 
 
 def with_unit(text: str, number: re.Match[str]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["chinese_number", "normalize_unicode"]
+__all__ = ["chinese_number", "dotted_thousands", "normalize_unicode", "semicolon_points", "without_markup"]
 
 # Invisible characters only split tokens (U+00AD soft hyphen, zero-width space/joiners, word
 # joiner, BOM), so they are dropped. Control characters (NUL, ...) become a space instead: dropping
@@ -68,7 +68,6 @@ _SYMBOLS = {
     "√": "\\sqrt ",
     "∛": "\\sqrt[3] ",
     "∜": "\\sqrt[4] ",
-    "π": "\\pi ",
     "∞": "\\infty ",
     "≤": "\\le ",
     "≦": "\\le ",
@@ -85,10 +84,8 @@ _SYMBOLS = {
     "≈": "\\approx ",
     "∅": "\\emptyset ",
     "∩": "\\cap ",
+    "\u2216": "\\setminus ",  # set minus: "ℝ ∖ {0}"
     "°": "^\\circ ",
-    "θ": "\\theta ",
-    "α": "\\alpha ",
-    "β": "\\beta ",
     "\u1680": " ",  # the one Unicode space NFKC keeps
     "\u2028": "\n",  # line separator
     "\u2029": "\n",  # paragraph separator
@@ -105,6 +102,10 @@ _SYMBOLS = {
     "\u3009": "\\rangle ",
 }
 _SYMBOL_TABLE = str.maketrans(_SYMBOLS)
+# A Greek letter alone is math (``2π``, ``πr^2``, ``θ = 30°``); inside a run of Greek letters it is a word
+# ("Ναι", "πετούν") and stays as written.
+_GREEK_MATH = {"π": "\\pi ", "θ": "\\theta ", "α": "\\alpha ", "β": "\\beta "}
+_LONE_GREEK = re.compile("(?<![\u0370-\u03ff\u1f00-\u1fff])[παβθ](?![\u0370-\u03ff\u1f00-\u1fff])")
 
 
 _ROOT_OF_NUMBER = re.compile(r"([√∛∜])(\d+(?:\.\d+)?)")
@@ -156,7 +157,12 @@ def normalize_unicode(s: str) -> str:
     s = unicodedata.normalize("NFKC", s)
     if "√" in s or "∛" in s or "∜" in s:
         s = _ROOT_OF_NUMBER.sub(_root_of_number, s)  # "√16" is the root of 16, not √1 times 6
-    return s.translate(_SYMBOL_TABLE)
+    s = s.translate(_SYMBOL_TABLE)
+    return (
+        _LONE_GREEK.sub(lambda m: _GREEK_MATH[m.group(0)], s)
+        if "π" in s or "θ" in s or "α" in s or "β" in s
+        else s
+    )
 
 
 _CHINESE_DIGITS = {
@@ -211,3 +217,81 @@ def chinese_number(answer: str) -> str | None:
         denominator, numerator = body.split("分之")
         return f"{sign}{_chinese_integer(numerator)}/{_chinese_integer(denominator)}"
     return f"{sign}{_chinese_integer(body)}"
+
+
+_STRUCK = re.compile(r"~~[^~\n]{1,200}~~|<(s|del|strike)>[^<\n]{0,200}</\1>", re.IGNORECASE)
+_LINE_TAG = re.compile(r"<(?:br|/?p|/?div|/?li|hr)(?:[ \t][^<>\n]{0,100})?[ \t]*/?>", re.IGNORECASE)
+_SCRIPT_TAG = re.compile(r"<(sup|sub)>([^<\n]{1,40})</\1>", re.IGNORECASE)
+_INLINE_TAG = re.compile(
+    r"</?(?:b|strong|i|em|u|mark|span|code|font|small|big|tt|ins)(?:[ \t][^<>\n]{0,100})?>", re.IGNORECASE
+)
+
+
+def without_markup(text: str) -> str:
+    r"""``text`` without HTML and Markdown presentation: the answer a reader of the rendered text sees.
+
+    Struck-out text (``~~12~~``, ``<s>12</s>``, ``<del>``) is gone, since its writer retracted it; line tags
+    (``<br>``, ``<p>``, ``<li>``) become line breaks; ``<sup>2</sup>`` and ``<sub>5</sub>`` become ``^{2}``
+    and ``_{5}``; inline tags (``<b>``, ``<strong>``, ``<em>``, ``<code>``, ``<span ...>``) are dropped,
+    keeping their content. Other angle brackets (``x < 3``, ``<answer>``, ``<think>``) are left alone.
+
+    Example:
+        >>> without_markup("<b>Answer:</b> ~~12~~ 15<br>")
+        'Answer:  15\n'
+    """
+    if "<" not in text and "~~" not in text:
+        return text
+    text = _STRUCK.sub("", text)
+    if "<" not in text:
+        return text
+    text = _LINE_TAG.sub("\n", text)
+    text = _SCRIPT_TAG.sub(lambda m: ("^{" if m.group(1).lower() == "sup" else "_{") + m.group(2) + "}", text)
+    return _INLINE_TAG.sub("", text)
+
+
+_SEMICOLON_POINT = re.compile(
+    r"([(\[])([ \t]*[-+]?\d+(?:,\d+)?[ \t]*(?:;[ \t]*[-+]?\d+(?:,\d+)?[ \t]*)+)([)\]])"
+)
+
+
+def semicolon_points(text: str) -> str:
+    """Points and intervals written with semicolons, as in Russian, German or French, in the comma notation.
+
+    ``(1; 2)`` is the point ``(1, 2)`` and ``(1,5; 2)`` is ``(1.5, 2)``: where a semicolon separates the
+    members, a comma between digits is a decimal mark. Only brackets of plain numbers are rewritten.
+
+    Example:
+        >>> semicolon_points("Ответ: (1,5; 2)")
+        'Ответ: (1.5, 2)'
+    """
+    if ";" not in text:
+        return text
+    return _SEMICOLON_POINT.sub(
+        lambda m: m.group(1) + m.group(2).replace(",", ".").replace(";", ",") + m.group(3), text
+    )
+
+
+_DOT_GROUPS = re.compile(
+    r"(?<![\d.,])\d{1,3}(?:\.\d{3}){2,}(?![\d.,])|(?<![\d.,])\d{1,3}(?:\.\d{3})+,\d{1,2}(?![\d.,])"
+)
+_DOT_GROUP_AHEAD = re.compile(r"\.\d\d\d")
+_DOT_GROUP_MONEY = re.compile(
+    r"(?<![\d.,])\d{1,3}\.\d{3}(?=[ \t]*(?:€|Euro|EUR|CHF|Franken|Kronen|kr\b|zł|Rubel|руб|₽|Lira|TL\b|Reais))"
+)
+
+
+def dotted_thousands(text: str) -> str:
+    """Numbers grouped by dots in the German, Spanish or Brazilian way, written without the groups.
+
+    Unambiguous readings only: two or more dot groups (``1.000.000``), dot groups then a decimal comma
+    (``2.500,50``, which becomes ``2500.50``), and one dot group before a currency that is written so
+    (``2.500 Euro``, ``3.000 €``). "2.500" alone stays the decimal 2.5.
+
+    Example:
+        >>> dotted_thousands("Der Preis beträgt 2.500 Euro, also 1.000.000 Cent.")
+        'Der Preis beträgt 2500 Euro, also 1000000 Cent.'
+    """
+    if _DOT_GROUP_AHEAD.search(text) is None:  # one cheap scan: most texts hold no ".ddd" at all
+        return text
+    text = _DOT_GROUPS.sub(lambda m: m.group(0).replace(".", "").replace(",", "."), text)
+    return _DOT_GROUP_MONEY.sub(lambda m: m.group(0).replace(".", ""), text)

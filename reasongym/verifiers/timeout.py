@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import math
 import os
 import pickle
 import signal
@@ -54,7 +53,7 @@ from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 from reasongym.errors import ConfigError, VerifierOutOfMemory, VerifierTimeout
-from reasongym.verifiers.base import MAX_TIMEOUT_S
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S, check_timeout
 
 T = TypeVar("T")
 
@@ -75,7 +74,7 @@ _BOOTSTRAP = (
 )
 
 
-def run_with_timeout(fn: Callable[..., T], args: Sequence[Any] = (), seconds: float = 1.0) -> T:
+def run_with_timeout(fn: Callable[..., T], args: Sequence[Any] = (), seconds: float = VERIFY_TIMEOUT_S) -> T:
     """Call ``fn(*args)`` in a persistent worker process and return its result.
 
     Safe to call from any thread, from forked children and from daemonic pool workers.
@@ -103,7 +102,7 @@ def run_with_timeout(fn: Callable[..., T], args: Sequence[Any] = (), seconds: fl
         >>> run_with_timeout(operator.add, (2, 3), seconds=5.0)
         5
     """
-    _check_seconds(seconds)
+    check_timeout("seconds", seconds)  # the one range check of every verifier time budget
     payload = _pack_call(fn, args)
     pool = _current_pool()
     worker = pool.checkout()
@@ -131,20 +130,6 @@ def shutdown_workers() -> None:
         pool, _POOL = _POOL, None
     if pool is not None and pool.pid == os.getpid():
         pool.close()
-
-
-def _check_seconds(seconds: float) -> None:
-    """Raise ConfigError unless ``seconds`` is a finite number in (0, MAX_TIMEOUT_S]."""
-    is_number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
-    if not is_number or not math.isfinite(seconds) or seconds <= 0:
-        raise ConfigError(
-            f"seconds={seconds!r} is not allowed: the time limit must be a finite number > 0 "
-            "(e.g. seconds=1.0)"
-        )
-    if seconds > MAX_TIMEOUT_S:
-        raise ConfigError(
-            f"seconds={seconds!r} is not allowed: the time limit must be at most {MAX_TIMEOUT_S:g} (one day)"
-        )
 
 
 def _out_of_memory(reply: tuple[Any, ...]) -> bool:

@@ -1,4 +1,4 @@
-"""Declared versions of the grading rules, recorded with every verdict so that old records can be regraded.
+r"""Declared versions of the grading rules, recorded with every verdict so that old records can be regraded.
 
 A verdict depends on the rules of its kind (extraction and comparison). Each kind has a declared version
 here, and every evaluation record and training sample stores ``verifier_version(kind)`` beside its
@@ -34,6 +34,21 @@ History:
   and the 215 cases of ``benchmarks/independent_set_35.jsonl``, 40 math, 11 choice and 29 yes/no
   verdicts changed (each pinned in the table), and 3 rows already pinned ("a resposta é 2,5." for
   2.5 now correct; two rejections that changed from unparseable to wrong).
+- math v4, choice v4, yesno v5, exact v3, integer v3: issue 35's fourth round (items 11, 16 and the classes
+  of the fresh set D, ``benchmarks/independent_set_35d.jsonl``). Sets and conditions in words ("all real
+  numbers except 0", ``\setminus``, ``|x| < 3``, "from 2 to 5 inclusive", "x > 2 and x < 5"); HTML and
+  struck-out Markdown dropped before grading (every kind: hence exact and integer); points with semicolons,
+  Indian, Swiss and dotted thousands, ``1.2E+05``; ``\textcolor``, ``\underline``, ``\equiv ... \pmod``;
+  labelled lines ("In short: 30 km", ``\text{ans} = 12``); a conclusion's last clause; conditions after the
+  value ("3, attained at x = 5"); corrections in brackets; a percent of a gold below 1 read as hundredths;
+  money and speeds in words; tool-call arguments; nested lists as matrices; ``7! = 5040`` after a phrase;
+  ``143_{(5)}``; function values naming the asked quantity; exact ≈ approximate in plain text; choice labels
+  after a noun ("Option C"), a numbered list picks nothing, a tempting option before "but"; yes/no words in
+  14 more languages and in other English words. Of the verifier tests' rows, the four independent sets and
+  the 1,730 stored SmolLM2 completions, 119 rows changed verdict (71 math, 10 choice, 27 yes/no, 1 exact,
+  1 integer from the tests; 5 math, 3 choice, 1 yes/no from set D; each pinned in the table), and 1 row
+  already pinned ("The answer is not 12; it is 13." for 12: unparseable, now wrong). No verdict of sets A,
+  B and C changed, nor of the stored SmolLM2 completions.
 """
 
 from __future__ import annotations
@@ -41,11 +56,11 @@ from __future__ import annotations
 from reasongym.errors import ConfigError
 
 VERIFIER_VERSIONS: dict[str, int] = {
-    "math": 3,
-    "integer": 2,
-    "choice": 3,
-    "exact": 2,
-    "yesno": 4,
+    "math": 4,
+    "integer": 3,
+    "choice": 4,
+    "exact": 3,
+    "yesno": 5,
     "countdown": 2,
     "tagged": 2,
 }

@@ -12,6 +12,7 @@ import multiprocessing
 import operator
 import os
 import pickle
+import re
 import signal
 import threading
 import time
@@ -60,14 +61,18 @@ def worker_children() -> list[int]:
 
 @pytest.mark.parametrize("seconds", [0, -1.0, math.nan, math.inf, -math.inf, True, "1"])
 def test_bad_limit_is_a_config_error_naming_the_value(seconds: object) -> None:
-    with pytest.raises(ConfigError, match=rf"seconds={seconds!r}.*finite number > 0") as info:
+    with pytest.raises(
+        ConfigError, match=rf"seconds={re.escape(repr(seconds))}: must be a finite number of seconds > 0"
+    ) as info:
         run_with_timeout(operator.add, (1, 2), seconds=seconds)  # type: ignore[arg-type]
     assert isinstance(info.value, ValueError)
 
 
 def test_limit_past_a_day_is_a_config_error() -> None:
     # Waiting on the socket takes milliseconds in 32 bits: 3e6 s raised OverflowError in the worker call.
-    message = r"seconds=3000000.0 is not allowed: the time limit must be at most 86400 \(one day\)"
+    message = (
+        r"seconds=3000000.0: must be a finite number of seconds > 0 and at most 86400 \(for example 1.0\)"
+    )
     with pytest.raises(ConfigError, match=message):
         run_with_timeout(operator.add, (1, 2), seconds=3e6)
     assert run_with_timeout(operator.add, (1, 2), seconds=86_400) == 3

@@ -178,7 +178,26 @@ def _items_until(p: ExpressionParser, closers: tuple[str, ...]) -> tuple[list[No
     return items, str(p.take().value)
 
 
+def _nested_rows(p: ExpressionParser) -> Node:
+    """``[[1, 2], [3, 4]]``, a list of equal-length lists as Python and NumPy print a matrix."""
+    rows: list[tuple[Node, ...]] = []
+    while True:
+        p.expect_op("[")
+        items, _ = _items_until(p, ("]",))
+        rows.append(tuple(_scalar(item, "in a matrix row") for item in items))
+        if not p.at_op(","):
+            break
+        p.take()
+    p.expect_op("]")
+    if len({len(row) for row in rows}) != 1:
+        raise Unparseable("the rows of a matrix written as nested lists differ in length")
+    return ast.Matrix(tuple(rows))
+
+
 def _bracket(p: ExpressionParser) -> Node:
+    if p.at_op("[") and p.at("op", "[", 1):
+        p.take()
+        return _nested_rows(p)
     opener = p.take().value
     items, closer = _items_until(p, (")", "]", "[") if opener in ("[", "]") else (")", "]"))
     if opener == "]" or closer == "[":  # ]2, 5[ and [0, 3[: the French way to write open ends

@@ -21,7 +21,8 @@ Structures are compared by shape, then element by element with
 - Units convert within a dimension (``500 cm`` is ``5 m``) and never across (``5 cm`` vs
   ``5 m`` is checked as a conversion, ``5 kg`` vs ``5 m`` is wrong); a gold without a unit ignores
   the prediction's unit, and a prediction without one is read in the gold's unit.
-- Percent: gold ``25\%`` accepts 25 and 0.25; gold 25 accepts ``25\%`` but not 0.25.
+- Percent: gold ``25\%`` accepts 25 and 0.25; gold 25 accepts ``25\%`` but not 0.25; a gold below 1
+  (a probability, a share) reads a percent only as hundredths (gold 0.5 accepts 50%, not 0.5%).
 - Text answers compare case-insensitively, word by word.
 """
 
@@ -33,6 +34,7 @@ from collections.abc import Callable
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S
 from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.decimals import Shown, rounds_to_gold, shown_decimal
+from reasongym.verifiers.math.evaluate import below_one
 from reasongym.verifiers.math.forms import chain_exact, compare_chain, compare_colons, states_exact
 from reasongym.verifiers.math.nodes import Node
 from reasongym.verifiers.math.numeric import Match, SymbolicCheck, compare_scalars
@@ -372,6 +374,8 @@ def _compare_measures(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
         candidates.append((ast.Mul((g_value,), (hundred,)), p_value, shown.scaled(-2) if shown else None))
     if p_percent and not g_percent:  # gold 25 accepts 25% (the number the question asked for)
         candidates.append((g_value, ast.Mul((p_value,), (hundred,)), shown))
+        if below_one(g_value):  # gold 0.5 is a share of one: 0.5% is 0.005, never 0.5
+            candidates.pop(0)
     first = None
     for g, p, written in candidates:
         match = _compare_values(g, p, written, sym)

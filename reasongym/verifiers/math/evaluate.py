@@ -14,7 +14,7 @@ from typing import Any
 from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.nodes import Node
 
-__all__ = ["exact_value", "numeric_value", "numeric_context"]
+__all__ = ["below_one", "exact_value", "numeric_value", "numeric_context"]
 
 _MAX_ROOT_INDEX = 10_000
 _LOCAL = threading.local()
@@ -234,3 +234,12 @@ def numeric_value(node: Node, dps: int, env: dict[str, Any] | None = None) -> An
         ZeroDivisionError, ValueError, OverflowError: The value is undefined at this point.
     """
     return _numeric(numeric_context(dps), node, env or {})
+
+
+def below_one(node: Node) -> bool:
+    """Whether ``node`` is a real constant of size below 1 (a probability, a share); False when unknown."""
+    try:
+        number = numeric_value(node, 20)
+    except (ArithmeticError, ValueError, TypeError):
+        return False
+    return bool(number.imag == 0 and abs(number.real) < 1)

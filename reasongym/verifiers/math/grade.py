@@ -59,6 +59,18 @@ What counts as the final answer (details in :mod:`reasongym.verifiers.extract` a
   - A decimal comma in prose: "1,5" and "2,75" are 1.5 and 2.75 (one, two, or four or more digits
     after the comma; three digits are a thousands group, "1,500"; in brackets "(2,3)" is a pair). In
     an answer phrase or a box a comma still separates values ("-2,1" is two roots), as MATH golds do.
+- **What a reader of the rendered text sees** (issue 35, round 4), read before anything else, for every
+  kind: HTML tags are dropped (``<b>``, ``<strong>``, ``<br>`` a line break, ``<sup>2</sup>`` is ``^{2}``)
+  and struck-out text is gone (``~~12~~ 15`` answers 15: its writer retracted 12); points written with
+  semicolons are points (``(1; 2)``, ``(1,5; 2)`` is (1.5, 2)); dot groups where they cannot be decimals
+  are thousands (``1.000.000``, ``2.500,50``, ``2.500 Euro``). Also: a last line "Label: value" (one to
+  three words, any script: "In short: 30 km", "Ответ: (1; 2)", "Expanding: x**2 + 1") states its value; in
+  a sentence that concludes (", so", ", therefore") only the last clause is read; a condition after the
+  value is not part of it ("The minimum is 3, attained at x = 5", ", when ...", ", where ..."); a remark
+  in brackets that opens with a revision word revises ("12 (wait, that's the perimeter; the area is 9)"
+  answers 9); "The answer is not an integer; it is 7/2" answers 7/2; a tool call's arguments answer
+  (``{"name": "final_answer", "arguments": {"value": "3/4"}}``); "7! = 5040" after a phrase is one chain
+  (the "!" of a factorial before "=" ends no sentence); a math line "exact ≈ decimal" is read whole.
 - **Words after the answer revise it.** When the text after the final box, tag or phrase holds a
   revision ("wait", "actually", "oops", "hmm", "no,", "on second thought", "I made a mistake",
   "let me recount ...") and a sentence after it states a value as above, that value is the answer:
@@ -113,6 +125,17 @@ coefficients), equations and inequalities (also ``1 < g(x) < 4`` and ``-x > -2``
 exponents (``6\text{ m}^{2}``), units on the members of a chain (``5\sqrt2 cm \approx 7.07 cm``) and
 quantities of one kind written together ("2 hours 30 minutes" is 150 minutes). Anything else is
 UNPARSEABLE with the reason.
+
+Sets and conditions (issue 35, item 11), one set however it is written: "all real numbers", "any real
+number", ``\mathbb{R}``, "all real numbers except 0 and 1" (``\mathbb{R}\setminus\{0, 1\}``, the intervals
+left), "from 2 to 5 inclusive" (``[2, 5]``; "not including 5" ``[2, 5)``; without either word a range is
+no set), "no solution", "none" and ``\text{no solution}`` (``\emptyset``), ``|x - c| < r`` (the interval
+``(c - r, c + r)``; ``|x| > 3`` two rays), inequalities joined by "and" (their intersection: "x > 2 and
+x < 5" is ``(2, 5)``) or by "or" (their union). Also read: ``\textcolor{c}{15}``, ``\color{c} 15``,
+``\underline{20}`` (the content), ``n \equiv 5 \pmod{7}`` (the residue 5), ``143_{(5)}``, ``[[1, 2], [3,
+4]]`` (a matrix), Indian and Swiss groups (``10,00,000``, ``1'000'000``), ``1.2E+05``, "infinity", "12
+dollars and 50 cents" (money in its currency: 12.5), "60 kilometres per hour", a left side of function
+values at numbers (``f^{-1}(0)+f^{-1}(6) = 0`` states 0), ``\text{ans} = 12``.
 
 Refusals, decided before computing (REFUSED, ``correct=False``): more than 2,000 characters or
 2,000 digits, brackets nested more than 50 deep, or any value needing more than 10,000 digits
@@ -188,7 +211,8 @@ Equality (see :mod:`equivalence`, :mod:`numeric`, :mod:`relations`, :mod:`sets`,
   ``1:2`` accepts 0.5; a number never states a time, so gold ``4:30`` accepts 2/15), except
   with am/pm.
 - Percent: gold ``25\%`` accepts ``25\%``, ``25`` and ``0.25``; gold ``25`` accepts ``25\%`` but
-  not ``0.25`` or ``2500``.
+  not ``0.25`` or ``2500``. A gold below 1 (a probability, a share) reads a percent only as
+  hundredths: gold ``0.5`` accepts ``50\%`` and rejects ``0.5\%`` (which is 0.005).
 - Units: converted within a dimension (gold ``5 m`` accepts ``5``, ``5 meters``, ``500 cm``;
   ``60 minutes`` is ``1 hour``; ``8 cm^3`` is ``8 mL``; speeds ``km/h``, ``mph``, ``kph``, knots), wrong across units or dimensions
   (``5 cm`` for ``5 m``, ``6 m`` for ``6 m^2``). A gold without a unit ignores the prediction's

@@ -55,7 +55,7 @@ _SKIPPED_COMMANDS = frozenset(
 ) | {" ", "\n", "\t"}
 _TEXT_WRAPPERS = frozenset("text textrm textbf textit textnormal textsf texttt textup mbox hbox emph".split())
 _MATH_WRAPPERS = frozenset(
-    "mathrm mathbf mathit mathsf mathtt mathnormal mathup boldsymbol bm operatorname boxed fbox".split()
+    "mathrm mathbf mathit mathsf mathtt mathnormal mathup boldsymbol bm operatorname boxed fbox underline".split()
 )
 _COMMAND_TOKENS: dict[str, tuple[str, object]] = {
     "frac": ("cmd", "frac"),
@@ -81,6 +81,8 @@ _COMMAND_TOKENS: dict[str, tuple[str, object]] = {
     "mp": ("op", "mp"),
     "cup": ("op", "cup"),
     "cap": ("op", "cap"),
+    "setminus": ("op", "setminus"),
+    "backslash": ("op", "setminus"),
     "le": ("op", "<="),
     "leq": ("op", "<="),
     "leqslant": ("op", "<="),
@@ -92,6 +94,7 @@ _COMMAND_TOKENS: dict[str, tuple[str, object]] = {
     "lt": ("op", "<"),
     "gt": ("op", ">"),
     "approx": ("op", "="),
+    "equiv": ("op", "="),  # n \equiv 5 \pmod{7} states the residue 5
     "in": ("op", "in"),
     "circ": ("op", "deg"),
     "degree": ("op", "deg"),
@@ -165,11 +168,13 @@ _NUMBER = re.compile(r"(\d+)(?:\.(\d*))?|\.(\d+)")
 _LATEX_GROUPS = (
     r"(?:,[ \t]*\\![ \t]*\d{3})+(?!\d)|(?:[ \t]*\{,[ \t]*\}[ \t]*\d{3})+(?!\d)|(?:\\,\d{3})+(?!\d)"
 )
-_GROUPED_ANY = re.compile(rf"[1-9]\d{{0,2}}(?:(?:,\d{{3}})+(?!\d|,\d)|{_LATEX_GROUPS})")
+_GROUPED_ANY = re.compile(
+    rf"[1-9]\d{{0,2}}(?:(?:,\d{{3}})+(?!\d|,\d)|(?:,\d{{2}})+,\d{{3}}(?!\d|,\d)|(?:'\d{{3}})+(?!\d|'\d)|{_LATEX_GROUPS})"
+)  # also Indian groups of two before the last three ("10,00,000") and Swiss apostrophes ("1'000'000")
 _GROUPED_LATEX = re.compile(rf"[1-9]\d{{0,2}}(?:{_LATEX_GROUPS})")
 _GROUPED_SPACE = re.compile(r"[1-9]\d{0,2}(?P<mark> |\\;|\\ |~)\d{3}(?:(?P=mark)\d{3})*(?![\d/])")
-_GROUP_MARK_START = frozenset(", \t{\\~")  # what may follow the first digit group of a grouped number
-_GROUP_MARK = re.compile(r",[ \t]*\\![ \t]*|[ \t]*\{,[ \t]*\}[ \t]*|,|\\,|\\;|\\ | |~")
+_GROUP_MARK_START = frozenset(", \t{\\~'")  # what may follow the first digit group of a grouped number
+_GROUP_MARK = re.compile(r",[ \t]*\\![ \t]*|[ \t]*\{,[ \t]*\}[ \t]*|,|\\,|\\;|\\ | |~|'")
 # Whole numbers joined by colons: "3:1", "1 : 2", "4:30", "12:05:59", "4:30 p.m." (see nodes.Colon).
 _COLON = re.compile(r"\d+(?:[ \t]*:[ \t]*\d+)+(?![\d.])")
 _CLOCK_SHAPE = re.compile(r"(?:[01]?\d|2[0-4]):[0-5]\d(?::[0-5]\d)?")
@@ -298,8 +303,10 @@ class _Lexer:
                 pos += 1
             self.spaced = True
             return pos
-        if name in ("phantom", "hphantom", "vphantom"):
-            return self.skip_argument(pos, end)
+        if name in ("phantom", "hphantom", "vphantom", "color", "pmod"):
+            return self.skip_argument(pos, end)  # \color{red} 15 is 15; x \equiv 5 \pmod{7} is x = 5
+        if name in ("textcolor", "colorbox"):  # \textcolor{blue}{15}: the colour, then the content
+            return self.wrapper("mathrm", self.skip_argument(pos, end), end, text_mode)
         if name in _VECTOR_WRAPPERS:
             unit = _UNIT_VECTOR.match(self.text, pos, end)
             if unit is not None:  # \mathbf{i}, \hat{j}, \vec k: a unit vector

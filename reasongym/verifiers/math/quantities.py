@@ -28,6 +28,9 @@ _OPERATION_WORDS = frozenset(
 """Words that operate on the value before them: "5 doubled" is no 5 (grading the operand paid it)."""
 
 
+_MONEY = lookup_unit("dollars").dims  # type: ignore[union-attr]
+
+
 def _scalar(node: Node, where: str) -> Node:
     if not ast.is_scalar(node):
         raise Unparseable(f"a {type(node).__name__.lower()} cannot be used {where}")
@@ -104,7 +107,10 @@ def unit_before_relation(p: ExpressionParser, last: bool = False) -> bool:
 
 
 def parse_compound(p: ExpressionParser, node: Node) -> Node:
-    """Quantities of one kind written together ("2 hours 30 minutes", "5 feet 3 inches"), in the last unit."""
+    """Quantities of one kind written together ("2 hours 30 minutes"), in the last unit; money in the first.
+
+    "12 dollars and 50 cents" is 12.5 dollars: an amount is read in its currency.
+    """
     while isinstance(node, ast.Quantity):
         skip = 1 if p.at("sep", "and") else 0
         if not (p.at("num", offset=skip) and p.at("word", offset=skip + 1)):
@@ -115,6 +121,11 @@ def parse_compound(p: ExpressionParser, node: Node) -> Node:
         if not isinstance(part, ast.Quantity) or part.unit.dims != node.unit.dims or part.unit.pi_power:
             p.i = start
             return node
+        if node.unit.dims == _MONEY:  # "12 dollars and 50 cents" is 12.5 dollars, the amount in its currency
+            factor = part.unit.factor / node.unit.factor
+            scaled = ast.Mul((part.value, ast.Num(factor.numerator)), (ast.Num(factor.denominator),))
+            node = ast.Quantity(ast.Add((node.value, scaled)), node.unit)
+            continue
         factor = node.unit.factor / part.unit.factor
         scaled = ast.Mul((node.value, ast.Num(factor.numerator)), (ast.Num(factor.denominator),))
         node = ast.Quantity(ast.Add((scaled, part.value)), part.unit)

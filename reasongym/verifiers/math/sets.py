@@ -8,6 +8,10 @@ What is left is one interval, one finite set, or a union of disjoint intervals (
 the points outside them). Ends and members must be real constants; a union with variables is
 compared as written.
 
+A set difference of intervals less finitely many points (``\mathbb{R}\setminus\{0\}``,
+``[0,5]\setminus\{2\}``) is written out as the intervals that are left (:func:`difference`), so
+that it compares with the union a gold may give (``(-\infty,0)\cup(0,\infty)``).
+
 Intervals then need the same ends and the same open/closed ends (the side of an infinite end is
 ignored), and unions match part by part in any order.
 """
@@ -19,10 +23,10 @@ from typing import Any
 
 from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.evaluate import numeric_value
-from reasongym.verifiers.math.nodes import Node
+from reasongym.verifiers.math.nodes import Node, Unparseable
 from reasongym.verifiers.math.numeric import Match
 
-__all__ = ["as_interval", "compare_interval", "compare_union", "normalize_set"]
+__all__ = ["as_interval", "compare_interval", "compare_union", "difference", "intersection", "normalize_set"]
 
 _INFINITIES = (ast.Const("oo"), ast.Neg(ast.Const("oo")))
 _DPS = 40
@@ -159,6 +163,61 @@ def normalize_set(node: Node) -> Node:
     if len(parts) == 1:
         return parts[0]
     return ast.Union(tuple(parts)) if parts else ast.Seq("set", ())
+
+
+def _without_point(piece: _Piece, point: Node, value: Any) -> list[_Piece]:
+    """The interval ``piece`` with one point taken out: itself, one end opened, or two pieces."""
+    if not piece.contains(value):
+        return [piece]
+    at_lo, at_hi = _same(piece.lo, value), _same(piece.hi, value)
+    if at_lo and at_hi:
+        return []
+    if at_lo or at_hi:
+        end = {"lo_closed": False} if at_lo else {"hi_closed": False}
+        return [_Piece(_replace(piece.interval, **end), piece.lo, piece.hi)]
+    left = _Piece(_replace(piece.interval, hi=point, hi_closed=False), piece.lo, value)
+    right = _Piece(_replace(piece.interval, lo=point, lo_closed=False), value, piece.hi)
+    return [left, right]
+
+
+def difference(base: Node, removed: Node) -> Node:
+    r"""``base \setminus removed``: intervals (or their union) less a finite set of real numbers.
+
+    Example: ``\mathbb{R}\setminus\{0\}`` is ``(-\infty, 0) \cup (0, \infty)``; a point outside
+    ``base`` changes nothing, a point at a closed end opens it.
+
+    Raises:
+        Unparseable: ``base`` is not intervals of real ends, or ``removed`` is not real numbers.
+    """
+    if ast.is_scalar(removed):
+        removed = ast.Seq("set", (removed,))  # \mathbb{R}\setminus{0}: the braces were not escaped
+    found = _parts(base) if isinstance(base, (ast.Interval, ast.Union)) else None
+    points = _parts(removed) if isinstance(removed, ast.Seq) and removed.kind == "set" else None
+    if found is None or found[1] or points is None:
+        raise Unparseable("a set difference is understood for intervals less a finite set of numbers")
+    pieces = found[0]
+    for point, value in points[1]:
+        pieces = [kept for piece in pieces for kept in _without_point(piece, point, value)]
+    if len(pieces) == 1:
+        return pieces[0].interval
+    return ast.Union(tuple(piece.interval for piece in pieces)) if pieces else ast.Seq("set", ())
+
+
+def intersection(items: list[Node]) -> ast.Interval | None:
+    """The interval that intervals joined by "and" describe ("x > 2 and x < 5" is ``(2, 5)``).
+
+    Returns:
+        The common interval; None when an item is not an interval of real ends or nothing is common
+        (then "and" is read as a list, as it was written).
+    """
+    pieces = [_parts(item) for item in items if isinstance(item, ast.Interval)]
+    if len(pieces) != len(items) or any(found is None or not found[0] for found in pieces):
+        return None
+    lo = max((found[0][0] for found in pieces if found), key=lambda p: (p.lo, not p.interval.lo_closed))
+    hi = min((found[0][0] for found in pieces if found), key=lambda p: (p.hi, p.interval.hi_closed))
+    if lo.lo > hi.hi or (_same(lo.lo, hi.hi) and not (lo.interval.lo_closed and hi.interval.hi_closed)):
+        return None
+    return ast.Interval(lo.interval.lo, hi.interval.hi, lo.interval.lo_closed, hi.interval.hi_closed)
 
 
 def as_interval(node: Node) -> ast.Interval | None:

@@ -66,6 +66,9 @@ def relation_node(ops: tuple[str, ...], sides: tuple[Node, ...]) -> Node:
     Members that all carry one unit (``5\sqrt2 cm \approx 7.07 cm``) are compared without it.
     """
     sides = _without_common_unit(sides)
+    distance = _distance_relation(ops, sides)
+    if distance is not None:
+        return distance
     variables = [k for k, side in enumerate(sides) if isinstance(side, ast.Sym)]
     negated = [
         k for k, side in enumerate(sides) if isinstance(side, ast.Neg) and isinstance(side.arg, ast.Sym)
@@ -95,6 +98,43 @@ def relation_node(ops: tuple[str, ...], sides: tuple[Node, ...]) -> Node:
         if all(op in (">", ">=") for op in ops):
             return ast.Interval(sides[2], sides[0], ops[1] == ">=", ops[0] == ">=")
     return ast.Rel(ops, sides)
+
+
+def _centre(arg: Node) -> Node | None:
+    """``c`` when ``arg`` is ``x - c`` or ``x + (-c)`` for one variable ``x`` and a constant ``c``, 0 for ``x``."""
+    if isinstance(arg, ast.Sym):
+        return ast.Num(0)
+    if (
+        isinstance(arg, ast.Add)
+        and len(arg.terms) == 2
+        and isinstance(arg.terms[0], ast.Sym)
+        and not ast.free_symbols(arg.terms[1])
+    ):
+        return _negated(arg.terms[1])
+    return None
+
+
+def _distance_relation(ops: tuple[str, ...], sides: tuple[Node, ...]) -> Node | None:
+    """``|x - c| < r`` as the set it describes: ``(c - r, c + r)``; ``|x| > 3`` is two rays. Else None.
+
+    Why: "|x| < 3" and "(-3, 3)" state one set, and models write either for an inequality's solution.
+    """
+    if len(ops) != 1 or ops[0] not in ("<", "<=", ">", ">="):
+        return None
+    op, (distance, radius) = ops[0], sides
+    if not (isinstance(distance, ast.Func) and distance.name == "abs"):
+        op, distance, radius = _FLIP[op], radius, distance
+    if not (isinstance(distance, ast.Func) and distance.name == "abs") or ast.free_symbols(radius):
+        return None
+    centre = _centre(distance.args[0])
+    if centre is None:
+        return None
+    lo = ast.Add((centre, ast.Neg(radius))) if centre != ast.Num(0) else ast.Neg(radius)
+    hi = ast.Add((centre, radius)) if centre != ast.Num(0) else radius
+    closed = op in ("<=", ">=")
+    if op in ("<", "<="):
+        return ast.Interval(lo, hi, closed, closed)
+    return ast.Union((ast.Interval(_NEG_INF, lo, False, closed), ast.Interval(hi, _POS_INF, closed, False)))
 
 
 def _expand_plus_minus(node: Node) -> Node:
