@@ -52,7 +52,7 @@ from reasongym.envs.tools import (
 )
 from reasongym.errors import ConfigError
 from reasongym.verifiers.api import MAX_COMPLETION_CHARS
-from reasongym.verifiers.base import MAX_TIMEOUT_S
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S, check_timeout
 
 DEFAULT_FEEDBACK = (
     "\n\n{judgement} You have {attempts_left} more attempt{plural}. Check your reasoning, then give a "
@@ -75,7 +75,7 @@ class ToolEnvConfig:
     """Model turns per episode, the final answer included."""
     tools: tuple[str, ...] = TOOLS
     """Tools the model may call, a subset of ``reasongym.envs.tools.TOOLS``."""
-    tool_timeout: float = 1.0
+    tool_timeout: float = VERIFY_TIMEOUT_S
     """Seconds one sympy call may take before it answers ``error: ... took longer``."""
     max_result_chars: int = 500
     """Longest tool result shown to the model; longer ones are cut."""
@@ -92,16 +92,7 @@ class ToolEnvConfig:
                 f"ToolEnvConfig.tools must be a non-empty subset of {list(TOOLS)}, got {self.tools!r}"
             )
         object.__setattr__(self, "tools", tools)
-        timeout = self.tool_timeout
-        if (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, (int, float))
-            or not 0 < timeout <= MAX_TIMEOUT_S
-        ):
-            raise ConfigError(
-                f"ToolEnvConfig.tool_timeout must be a finite number > 0 and at most {MAX_TIMEOUT_S:g}, "
-                f"got {timeout!r}"
-            )
+        check_timeout("ToolEnvConfig.tool_timeout", self.tool_timeout)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from fractions import Fraction
 from typing import Any
 
 from reasongym.errors import ConfigError, VerifierOutOfMemory, VerifierTimeout
+from reasongym.verifiers.base import VERIFY_TIMEOUT_S
 from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.cost import MAX_CHARS
 from reasongym.verifiers.math.evaluate import exact_value, numeric_value
@@ -118,7 +119,7 @@ def _first_call(text: str, tool: str) -> ToolCall | None:
     return ToolCall(tool, text[opening.end() : closing.start()], opening.start(), closing.end())
 
 
-def run_tool(call: ToolCall, *, timeout: float = 1.0, max_chars: int = 500) -> tuple[str, bool]:
+def run_tool(call: ToolCall, *, timeout: float = VERIFY_TIMEOUT_S, max_chars: int = 500) -> tuple[str, bool]:
     """Answer a tool call.
 
     Args:
@@ -266,7 +267,7 @@ def _sympy_arguments(operation: str, argument: str) -> tuple[Node, ...]:
     return tuple(items)
 
 
-def sympy_tool(command: str, *, timeout: float = 1.0) -> str:
+def sympy_tool(command: str, *, timeout: float = VERIFY_TIMEOUT_S) -> str:
     """Run ``operation(expression)`` with sympy, in the verifiers' worker process under ``timeout``.
 
     Raises:

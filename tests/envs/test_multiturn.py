@@ -251,7 +251,7 @@ def test_only_enabled_tools_run_and_stop_strings_follow_them() -> None:
         ({"tool_timeout": -1}, "ToolEnvConfig.tool_timeout"),
         (
             {"tool_timeout": 3e6},
-            r"ToolEnvConfig.tool_timeout must be a finite number > 0 and at most 86400, got 3000000.0",
+            r"ToolEnvConfig.tool_timeout=3000000.0: must be a finite number of seconds > 0 and at most 86400",
         ),
         ({"max_turn": 3}, "did you mean 'max_turns'"),
     ],

@@ -17,6 +17,7 @@ from reasongym.envs.rgym import REASONING_GYM_ENVS
 from reasongym.envs.rgym.grading import ANSWER_FORMS, reaches_eval_safely
 from reasongym.envs.rgym.table import EVAL_GUARDED, TASKS, levels_of
 from reasongym.errors import ConfigError
+from reasongym.verifiers.version import verifier_version
 
 reasoning_gym = pytest.importorskip("reasoning_gym", reason="needs the reasoning-gym extra")
 IDS = [entry.id for entry in REASONING_GYM_ENVS]
@@ -234,7 +235,9 @@ def test_a_judge_is_refused_with_the_reason_not_ignored() -> None:
         _env("sudoku", judge=judge)
     env = _env("gcd")
     env.reset(seed=0)
-    assert env.step(_gold(env))[4]["verifier"].startswith("reasoning_gym/gcd:math/v3+tagged/v2@rg")
+    assert env.step(_gold(env))[4]["verifier"].startswith(
+        f"reasoning_gym/gcd:{verifier_version('math')}+tagged/v2@rg"
+    )
 
 
 def test_each_grader_names_the_rules_that_decide_its_verdicts() -> None:
@@ -245,8 +248,8 @@ def test_each_grader_names_the_rules_that_decide_its_verdicts() -> None:
         task: _env(task).verifier_version(problem).split("@")[0] for task, problem in problems.items()
     }
     assert versions == {
-        "gcd": "reasoning_gym/gcd:math/v3+tagged/v2",
+        "gcd": f"reasoning_gym/gcd:{verifier_version('math')}+tagged/v2",
         "sudoku": "reasoning_gym/sudoku:task+tagged/v2",
-        "game_of_life_halting": "reasoning_gym/game_of_life_halting:exact/v2+tagged/v2",
+        "game_of_life_halting": f"reasoning_gym/game_of_life_halting:{verifier_version('exact')}+tagged/v2",
         "puzzle24": "reasoning_gym/puzzle24:countdown/v2",
     }

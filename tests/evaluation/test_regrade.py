@@ -15,6 +15,7 @@ from reasongym.envs.core import format_final_answer
 from reasongym.errors import ConfigError
 from reasongym.evaluation import grade_completions
 from reasongym.evaluation.regrade import regrade
+from reasongym.verifiers.version import verifier_version
 
 ENV = "reasongym/Arithmetic-v0"
 # A verdict pinned from before commit c021dd1: the extractor read 'The answer is 3.</think>' as '3.</think>',
@@ -31,6 +32,9 @@ OLD_THINK_VERDICT = {
     "correct": [False, False],
     "verifier": "math/v0",
 }
+
+MATH_NOW = verifier_version("math")
+"""The math rules' version today: what a regrade writes."""
 
 
 def _write(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -51,7 +55,7 @@ def test_a_record_graded_under_a_pinned_older_verdict_changes_and_is_reported(tm
     assert (report.before["accuracy"], report.after["accuracy"]) == (0.0, 0.5)
     assert (report.before["pass@1"], report.after["pass@1"]) == (0.0, 0.5)
     (new,) = map(json.loads, Path(report.out_path).read_text().splitlines())
-    assert new["correct"] == [True, False] and new["verifier"] == "math/v3"
+    assert new["correct"] == [True, False] and new["verifier"] == MATH_NOW
     assert new["regraded_from"]["verifier"] == "math/v0" and new["regraded_from"]["correct"] == [False, False]
     assert "wrong -> correct (1)" in report.table()
 
@@ -67,12 +71,12 @@ def test_environment_records_are_rebuilt_from_their_replay_fields(tmp_path: Path
         _write(tmp_path / "in.jsonl", rows), ENV, out_path=graded, progress=False, verbose=False
     )
     records = [json.loads(line) for line in graded.read_text().splitlines()]
-    assert all(r["verifier"] == "math/v3" and r["problem_seed"] == 0 and r["reasons"] for r in records)
+    assert all(r["verifier"] == MATH_NOW and r["problem_seed"] == 0 and r["reasons"] for r in records)
     records[1].update(correct=[False, False], outcomes=["wrong", "unparseable"], verifier="math/v0")
     report = regrade(_write(tmp_path / "tampered.jsonl", records), tmp_path / "new.jsonl")
     assert [(c.line, c.sample, c.before, c.after) for c in report.changes] == [(2, 0, "wrong", "correct")]
     assert report.not_regradable == 0 and report.verdicts == 6
-    assert report.versions == {("math/v3", "math/v3"): 2, ("math/v0", "math/v3"): 1}
+    assert report.versions == {(MATH_NOW, MATH_NOW): 2, ("math/v0", MATH_NOW): 1}
 
 
 def test_a_training_sample_row_replays_from_the_step_info(tmp_path: Path) -> None:
@@ -102,7 +106,7 @@ def test_a_training_sample_row_replays_from_the_step_info(tmp_path: Path) -> Non
     report = regrade(_write(tmp_path / "samples.jsonl", [row]))
     assert [(c.before, c.after) for c in report.changes] == [("wrong", "correct")]
     (new,) = map(json.loads, Path(report.out_path).read_text().splitlines())
-    assert (new["correct"], new["outcome"], new["verifier"]) == (True, "correct", "math/v3")
+    assert (new["correct"], new["outcome"], new["verifier"]) == (True, "correct", MATH_NOW)
 
 
 def test_rows_without_replay_fields_are_copied_and_counted(tmp_path: Path) -> None:
@@ -119,7 +123,7 @@ SmolLM2's eight samples on Arithmetic-v0 test problems, from benchmarks/results/
 
 def test_a_record_from_before_the_version_raise_reports_its_changes_and_versions(tmp_path: Path) -> None:
     report = regrade(FROM_BEFORE, tmp_path / "now.jsonl")
-    assert report.versions == {("math/v1", "math/v3"): 6}
+    assert report.versions == {("math/v1", MATH_NOW): 6}
     changes = [(c.line, c.sample, c.before, c.after, c.extracted) for c in report.changes]
     assert changes == [
         (2, 1, "unparseable", "wrong", ("0.0344 (rounded to two decimal places)", "0.0344")),
@@ -137,23 +141,23 @@ def test_a_record_from_before_the_version_raise_reports_its_changes_and_versions
             ),
         ),
     ]
-    assert all(c.versions == ("math/v1", "math/v3") for c in report.changes)
+    assert all(c.versions == ("math/v1", MATH_NOW) for c in report.changes)
     assert report.unversioned_changes() == []
     groups = {key: len(found) for key, found in report.groups().items()}
     assert groups[("unparseable", "wrong", "# is not #")] == 3  # '109 is not 67', '220 is not 129', ...
     table = report.table()
-    assert "graded under math/v1, now math/v3: 6 records, 5 verdicts changed" in table
+    assert f"graded under math/v1, now {MATH_NOW}: 6 records, 5 verdicts changed" in table
     assert "warning" not in table
     assert report.before == report.after  # the five were wrong either way: no metric moves
     regraded = [json.loads(line) for line in Path(report.out_path).read_text().splitlines()]
-    assert {r["verifier"] for r in regraded} == {"math/v3"}
+    assert {r["verifier"] for r in regraded} == {MATH_NOW}
     assert {r["regraded_from"]["verifier"] for r in regraded} == {"math/v1"}
 
 
 def test_a_change_under_an_unchanged_version_is_flagged(tmp_path: Path) -> None:
-    record = dict(OLD_THINK_VERDICT, verifier="math/v3")  # today's version, yet its verdict changes
+    record = dict(OLD_THINK_VERDICT, verifier=MATH_NOW)  # today's version, yet its verdict changes
     report = regrade(_write(tmp_path / "old.jsonl", [record]))
-    assert [c.versions for c in report.unversioned_changes()] == [("math/v3", "math/v3")]
+    assert [c.versions for c in report.unversioned_changes()] == [(MATH_NOW, MATH_NOW)]
     assert "warning: 1 verdicts changed under an unchanged verifier version" in report.table()
 
 
@@ -192,5 +196,5 @@ def test_the_command_prints_the_changes_and_a_json_summary(tmp_path: Path) -> No
     )
     summary = json.loads(out.stdout.splitlines()[-1])
     assert (summary["changed"], summary["before"]["accuracy"], summary["after"]["accuracy"]) == (1, 0.0, 0.5)
-    assert summary["versions"] == {"math/v0 -> math/v3": 1} and summary["changed_under_same_version"] == 0
+    assert summary["versions"] == {f"math/v0 -> {MATH_NOW}": 1} and summary["changed_under_same_version"] == 0
     assert "wrong -> correct (1)" in out.stdout
