@@ -43,7 +43,13 @@ from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, LossInputs
-from reasongym.agents.teacher import Teacher, as_teacher, check_same_tokenizer, completion_log_probs
+from reasongym.agents.teacher import (
+    ServedTeacher,
+    Teacher,
+    as_teacher,
+    check_same_tokenizer,
+    completion_log_probs,
+)
 from reasongym.errors import ConfigError
 
 # ------------------------------------------------------------------------------ named choices: divergence
@@ -164,7 +170,7 @@ def distill_backward_part(
     part: slice,
     with_entropy: bool,
     *,
-    teacher: Teacher,
+    teacher: Teacher | ServedTeacher,
     divergence: str,
 ) -> tuple[dict[str, float], float]:
     """Forward rows ``part`` through the student (and the teacher, unless its log-probs of the sampled tokens
@@ -172,15 +178,17 @@ def distill_backward_part(
     batch, start = inputs.batch, inputs.batch.completion_start
     input_ids, attention_mask = batch.input_ids[part], batch.attention_mask[part]
     student = completion_log_probs(model, input_ids, attention_mask, start, inputs.temperature)
-    student = torch.log_softmax(student[..., : teacher.vocab_size], dim=-1)  # [b, T, V]
-    if divergence in TOKEN_LEVEL:
-        teacher_logp = inputs.ref_logp[part] if inputs.ref_logp is not None else None  # [b, T]
-        if teacher_logp is None:
-            raise ConfigError(
-                f"divergence={divergence!r} needs the teacher's log-probs of the sampled tokens"
-            )
-    else:
+    if isinstance(teacher, Teacher):  # compared id by id: over the vocabulary the two models share
+        student = torch.log_softmax(student[..., : teacher.vocab_size], dim=-1)  # [b, T, V]
+    if divergence not in TOKEN_LEVEL and isinstance(teacher, Teacher):
         teacher_logp = teacher.full(input_ids, attention_mask, start, inputs.temperature)  # [b, T, V]
+    elif divergence in TOKEN_LEVEL and inputs.ref_logp is not None:
+        teacher_logp = inputs.ref_logp[part]  # [b, T]
+    else:
+        raise ConfigError(
+            f"divergence={divergence!r} cannot use this {type(teacher).__name__}: the sampled-token divergence "
+            "needs the teacher's log-probs of the sampled tokens, the others a teacher whose weights are here"
+        )
     mask = inputs.mask[part]  # [b, T]
     loss: Any = inputs.loss  # `distill_loss` with its config: not the policy losses' signature
     value, metrics = loss(
@@ -214,7 +222,7 @@ def verifier_advantages(batch: Any, cfg: DistillConfig, group_size: int) -> Tens
 
 
 def distill_update(
-    session: RLSession, batch: Any, teacher: Teacher, cfg: DistillConfig, group_size: int
+    session: RLSession, batch: Any, teacher: Teacher | ServedTeacher, cfg: DistillConfig, group_size: int
 ) -> dict[str, float]:
     """One step's update on the student's samples: the teacher's scores (once per batch), the verifier's
     advantages, one optimizer step; the step's metrics, with the teacher's time and memory."""
@@ -243,7 +251,7 @@ def train_distill(
     tokenizer: Any,
     env_id: str | Any,
     *,
-    teacher: torch.nn.Module,
+    teacher: torch.nn.Module | ServedTeacher,
     teacher_tokenizer: Any | None = None,
     run: RunConfig | None = None,
     rollout: RolloutConfig | None = None,
@@ -258,8 +266,9 @@ def train_distill(
         cfg: The divergence and the verifier's weight.
         model: The student, a causal LM (trained in place, on its device); ``tokenizer``: its tokenizer.
         env_id: A registered environment id, or a built environment.
-        teacher: The teacher, a causal LM (`reasongym.policy.loading.load_policy` loads one); moved to the
-            student's device, frozen. ``teacher_tokenizer``: checked against ``tokenizer``; None: the same.
+        teacher: The teacher, a causal LM (`reasongym.policy.loading.load_policy` loads one; moved to the
+            student's device, frozen), or a `ServedTeacher` (``sampled_reverse_kl`` only).
+            ``teacher_tokenizer``: checked against ``tokenizer``; None: the same.
         run, rollout, run_dir, generator, eval_fn: As `reasongym.agents.grpo.train_grpo` takes them (None:
             the ``default`` preset's configs; no run folder; the sampler ``rollout.engine`` names).
 
@@ -268,6 +277,11 @@ def train_distill(
     """
     if teacher_tokenizer is not None:
         check_same_tokenizer(tokenizer, teacher_tokenizer)
+    if isinstance(teacher, ServedTeacher) and cfg.divergence not in TOKEN_LEVEL:
+        raise ConfigError(
+            f"divergence={cfg.divergence!r} needs the teacher's whole next-token distribution, which a served "
+            f"teacher does not give; use divergence='sampled_reverse_kl', or the teacher's weights here"
+        )
     default = shared_configs("default", "distill")
     run, rollout = run or default["run"], rollout or default["rollout"]
     record = {"algo": "distill", "run": run, "rollout": rollout, "distill": cfg}
@@ -285,7 +299,7 @@ def train_distill(
         eval_fn=eval_fn,
         groups=cfg.reward_weight > 0,
     )
-    frozen = as_teacher(teacher, model, tokenizer)
+    frozen = teacher if isinstance(teacher, ServedTeacher) else as_teacher(teacher, model, tokenizer)
     try:
         for step in session.remaining_steps():
             batch = session.rollouts(rollout.num_prompts)

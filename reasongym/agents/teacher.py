@@ -112,3 +112,51 @@ def as_teacher(model: torch.nn.Module, student: torch.nn.Module, tokenizer: Any)
     model.to(device).eval().requires_grad_(False)
     widths = [m.get_output_embeddings().weight.shape[0] for m in (model, student)]
     return Teacher(model, min(len(tokenizer), *widths))
+
+
+@dataclass
+class ServedTeacher:
+    """A teacher behind an OpenAI-compatible server that reports prompt log-probs (vLLM's): it scores the
+    student's sampled tokens only, so it serves ``divergence='sampled_reverse_kl'``.
+
+    Requests go out at most ``generator.settings.max_concurrency`` at a time, with the served client's retries;
+    a server that fails or answers without log-probs stops the step with a one-line `ServerError`, never a
+    zero. The server's log-probs are the raw model's (temperature 1), so the loss must be at temperature 1.
+    """
+
+    generator: Any
+    """The `reasongym.generation.served.OpenAIGenerator` of the teacher's server (completions endpoint)."""
+    seconds: float = 0.0
+    """Time spent waiting for the server since the last `take_cost`."""
+    peak_bytes: int = 0
+    """Largest teacher output held at once since the last `take_cost`."""
+
+    def sampled(self, batch: Any, micro_batch_size: int | None, temperature: float) -> Tensor:
+        """[B, T] the server's log-probs of the sampled tokens of the whole batch (0 past each completion)."""
+        if temperature != 1.0:
+            raise ConfigError(
+                f"a served teacher reports raw log-probs (temperature 1), but the loss is at temperature "
+                f"{temperature:g}; sample at temperature 1 or pass --no-tempered-logprobs"
+            )
+        started = time.perf_counter()
+        start, lengths = batch.completion_start, batch.completion_mask.sum(dim=1).long().tolist()
+        sequences, starts = [], []
+        for row, length in enumerate(lengths):
+            real = batch.attention_mask[row, :start].bool()
+            prompt = batch.input_ids[row, :start][real].tolist()  # the left padding dropped
+            sequences.append(prompt + batch.input_ids[row, start : start + length].tolist())
+            starts.append(len(prompt))
+        scored = self.generator.score(sequences, starts)
+        logp = torch.zeros(batch.completion_mask.shape, dtype=torch.float32)  # [B, T]
+        for row, values in enumerate(scored):
+            logp[row, : len(values)] = torch.tensor(values, dtype=torch.float32)
+        logp = logp.to(batch.input_ids.device)
+        self.seconds += time.perf_counter() - started
+        self.peak_bytes = max(self.peak_bytes, logp.numel() * logp.element_size())
+        return logp
+
+    def take_cost(self, device: torch.device) -> dict[str, float]:
+        """The teacher's ``perf/teacher_s`` and ``perf/teacher_memory_mb`` since the last call; reset."""
+        cost = {"perf/teacher_s": self.seconds, "perf/teacher_memory_mb": self.peak_bytes / 2**20}
+        self.seconds, self.peak_bytes = 0.0, 0
+        return cost

@@ -67,3 +67,20 @@ def load_training_model(name: str, *, seed: int = 0) -> tuple[Any, Any]:
     from reasongym.policy.loading import load_policy
 
     return load_policy(name)
+
+
+def distill_teacher(run_keys: Mapping[str, Any]) -> dict[str, Any]:
+    """`train_distill`'s teacher arguments: a served teacher (``--teacher-base-url``), or the model
+    ``--teacher`` names with its tokenizer."""
+    name, url = str(run_keys["teacher"]), run_keys.get("teacher_base_url")
+    if url is None:
+        teacher, teacher_tokenizer = load_training_model(name)
+        return {"teacher": teacher, "teacher_tokenizer": teacher_tokenizer}
+    from reasongym.agents.teacher import ServedTeacher
+    from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
+
+    return {
+        "teacher": ServedTeacher(
+            OpenAIGenerator(ServedModelConfig(model=name, base_url=url, endpoint="completions"))
+        )
+    }

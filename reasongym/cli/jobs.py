@@ -72,7 +72,10 @@ class DistillJob(TrainJob):
 
     teacher: str | None = None
     """The teacher (required): a model or run folder, a .gguf file, or a hub id, with the student's
-    tokenizer."""
+    tokenizer; with --teacher-base-url, the name of the model the server serves."""
+    teacher_base_url: str | None = None
+    """Score with a teacher behind this OpenAI-compatible URL instead (a server that reports prompt
+    log-probs: vLLM's); it gives log-probs of the sampled tokens only, so --divergence sampled_reverse_kl."""
 
 
 JOBS: dict[str, type[TrainJob]] = {

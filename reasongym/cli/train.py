@@ -33,7 +33,14 @@ from typing import Any
 
 from reasongym.cli.args import UsageError, flatten, read_config_file
 from reasongym.cli.flags import flat_section, parse, trl_names
-from reasongym.cli.inputs import env_options, load_training_model, sft_pairs, teacher, training_env
+from reasongym.cli.inputs import (
+    distill_teacher,
+    env_options,
+    load_training_model,
+    sft_pairs,
+    teacher,
+    training_env,
+)
 from reasongym.cli.jobs import JOBS, TrainJob
 from reasongym.cli.resume import resume_base
 from reasongym.cli.summary import (
@@ -329,9 +336,7 @@ def _run(
         return train(configs["sft"], model, tokenizer, pairs, run=run_cfg, run_dir=folder.path, env=env)
     extra = {"rationale_generator": teacher(run_keys)} if algo == "star" else {}
     if algo == "distill":
-        extra = dict(
-            zip(("teacher", "teacher_tokenizer"), load_training_model(str(run_keys["teacher"])), strict=True)
-        )
+        extra = distill_teacher(run_keys)
     return train(
         configs[algo],
         model,

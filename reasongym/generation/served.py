@@ -30,6 +30,7 @@ reading of its answer); no part is useful without the others.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import random
@@ -233,6 +234,46 @@ class OpenAIGenerator:
             ]
         return results
 
+    def score(self, sequences: Sequence[Sequence[int]], starts: Sequence[int]) -> list[list[float]]:
+        """The served model's log-prob of each token of ``sequences[i]`` from ``starts[i]`` on.
+
+        Each token is scored given the tokens before it: a fixed text scored, nothing sampled (a distillation
+        teacher scoring a student's samples). Sent to the completions endpoint as token ids with vLLM's
+        ``prompt_logprobs``, at most ``max_concurrency`` requests at once, with the retries of `generate`.
+
+        Raises:
+            ServerError: A failed request, or an answer without prompt log-probs (a server other than vLLM's).
+        """
+        abort = threading.Event()
+        return self._run_tasks(
+            [
+                partial(self._score, list(ids), start, index, abort)
+                for index, (ids, start) in enumerate(zip(sequences, starts, strict=True))
+            ],
+            abort,
+        )
+
+    def _score(self, ids: list[int], start: int, index: int, abort: threading.Event) -> list[float]:
+        """One request: the prompt log-probs of ``ids[start:]``."""
+        request = {
+            "model": self.settings.model,
+            "prompt": ids,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "extra_body": {"prompt_logprobs": 0},
+        }
+        resource = self._client.completions.with_streaming_response.create
+        raw, _ = self._call(resource, request, "completions", abort)
+        try:
+            entries = json.loads(raw)["choices"][0]["prompt_logprobs"]
+            return [float(entries[j][str(ids[j])]["logprob"]) for j in range(start, len(ids))]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ServerError(
+                f"POST {self.base_url}/completions (sequence {index}, scoring {len(ids) - start} tokens) answered "
+                f"200 without their prompt log-probs ({type(exc).__name__}: {exc}); scoring needs a server that "
+                "reports prompt_logprobs (vLLM's OpenAI server does)"
+            ) from None
+
     def _run(
         self,
         bodies: Sequence[Mapping[str, Any]],
@@ -241,21 +282,30 @@ class OpenAIGenerator:
     ) -> list[list[Completion]]:
         """Send one request per job on the request threads; the first failure stops the rest."""
         abort = threading.Event()
-        if len(jobs) == 1:  # nothing to overlap: no thread hand-off
-            prompt, first, count = jobs[0]
-            return [self._sample(bodies[prompt], params, prompt, first, count, abort)]
+        tasks = [
+            partial(self._sample, bodies[prompt], params, prompt, first, count, abort)
+            for prompt, first, count in jobs
+        ]
+        return self._run_tasks(tasks, abort)
+
+    def _run_tasks(self, tasks: Sequence[Callable[[], Any]], abort: threading.Event) -> list[Any]:
+        """Run each task (one request) on the request threads; their answers, in order.
+
+        The first failure stops the rest (the tasks watch ``abort``).
+        """
+        if len(tasks) == 1:  # nothing to overlap: no thread hand-off
+            return [tasks[0]()]
         done: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
-        for index, (prompt, first, count) in enumerate(jobs):
-            task = partial(self._sample, bodies[prompt], params, prompt, first, count, abort)
+        for index, task in enumerate(tasks):
             self._tasks.put((index, task, done, abort))
-        while len(self._threads) < min(self.settings.max_concurrency, len(jobs)):
+        while len(self._threads) < min(self.settings.max_concurrency, len(tasks)):
             self._threads.append(
                 threading.Thread(target=self._serve_tasks, name="reasongym-served", daemon=True)
             )
             self._threads[-1].start()
-        results: list[list[Completion]] = [[] for _ in jobs]
+        results: list[Any] = [None for _ in tasks]
         try:
-            for _ in jobs:
+            for _ in tasks:
                 index, answer = done.get()
                 if isinstance(answer, BaseException):
                     raise answer

@@ -219,3 +219,28 @@ def test_the_command_line_needs_a_teacher(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and "--teacher is required for distill" in done.stderr
     assert not any(tmp_path.iterdir())  # refused before any run folder
+
+
+def test_a_served_teacher_that_reports_no_prompt_logprobs_is_a_one_line_error(tiny) -> None:
+    from reasongym.agents.teacher import ServedTeacher
+    from reasongym.errors import ServerError
+    from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
+    from tests.served.fake_server import fake_server
+
+    model, tokenizer = tiny()
+    batch = _rollouts(model, tokenizer)
+    with fake_server() as server:  # well-formed completions, without prompt_logprobs (not vLLM's)
+        settings = ServedModelConfig(
+            model="m", base_url=server.base_url, endpoint="completions", max_concurrency=2
+        )
+        teacher = ServedTeacher(OpenAIGenerator(settings))
+        with pytest.raises(
+            ServerError, match=r"without their prompt log-probs .*vLLM's OpenAI server does"
+        ) as caught:
+            teacher.sampled(batch, None, 1.0)
+        assert "\n" not in str(caught.value)
+        assert server.requests[0]["prompt_logprobs"] == 0 and server.requests[0]["max_tokens"] == 1
+        with pytest.raises(ConfigError, match="raw log-probs .* at temperature 0.7"):
+            teacher.sampled(batch, None, 0.7)
+        with pytest.raises(ConfigError, match="divergence='reverse_kl' needs the teacher's whole next-token"):
+            train_distill(DistillConfig(), model, tokenizer, ENV, teacher=teacher)
