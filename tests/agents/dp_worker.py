@@ -3,7 +3,7 @@
 python -m torch.distributed.run --standalone --nproc_per_node=2 tests/agents/dp_worker.py ALGO OUT_DIR
     [--kill-at-eval N] [--sft-batch-size B]
 
-ALGO is grpo, dapo, star or eval (`evaluate` into OUT_DIR/eval.jsonl, rank 0 SIGKILLed at its N-th batch
+ALGO is grpo, dapo, star, distill or eval (`evaluate` into OUT_DIR/eval.jsonl, rank 0 SIGKILLed at its N-th batch
 with --kill-at-eval N). Each process trains the float64 tiny model (float64, so that summing the same
 gradients in another order moves nothing past 1e-12) on a counting dataset with a scripted text-only
 policy, whose completions depend on the problem and the sample number only: one process and N processes
@@ -28,6 +28,7 @@ import torch
 from reasongym import distributed
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import train_dapo
+from reasongym.agents.distill import train_distill
 from reasongym.agents.grpo import train_grpo
 from reasongym.agents.runtime.session import RLSession
 from reasongym.agents.star import train_star
@@ -86,6 +87,16 @@ SETTINGS: dict[str, dict[str, Any]] = {
         "step_growth": 1.0,
         "group_size": 1,
         "max_new_tokens": 72,
+    },
+    # The teacher (another tiny model) scores every sampled position on each rank; the verifier's term needs
+    # every rank's groups for its advantages.
+    "distill": {
+        **COMMON,
+        "num_prompts": 4,
+        "group_size": 2,
+        "max_new_tokens": 72,
+        "micro_batch_size": 3,
+        "reward_weight": 0.5,
     },
 }
 
@@ -192,7 +203,10 @@ def train(algo: str, run_dir: Path | None, *, kill_at_eval: int | None = None, *
             generator=policy,
         )
         return model, result
-    trainer = {"grpo": train_grpo, "dapo": train_dapo}[algo]
+    extra: dict[str, Any] = {}
+    if algo == "distill":
+        extra["teacher"] = make_tiny_model(tokenizer, seed=1, **TINY_SHAPE).double()
+    trainer = {"grpo": train_grpo, "dapo": train_dapo, "distill": train_distill}[algo]
     result = trainer(
         configs[algo],
         model,
@@ -203,6 +217,7 @@ def train(algo: str, run_dir: Path | None, *, kill_at_eval: int | None = None, *
         run_dir=run_dir,
         generator=policy,
         eval_fn=eval_fn,
+        **extra,
     )
     return model, result
 

@@ -186,6 +186,19 @@ def test_two_grpo_processes_take_the_steps_of_one(tmp_path: Path, one_process_gr
 
 
 @pytest.mark.slow  # two processes under torchrun
+def test_two_distill_processes_take_the_steps_of_one(tmp_path: Path) -> None:
+    done = _launch("distill", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    one, _ = worker.train("distill", tmp_path / "one")
+    _assert_same_update(_ranks(tmp_path), one)
+    keys = ("rollout/reward_mean", "train/tokens")
+    _assert_same_metrics(tmp_path / "run", tmp_path / "one", keys)
+    logged = read_metrics(tmp_path / "run")
+    assert all(row["distill/divergence"] > 0 for row in logged[1:])  # the teacher is another model
+    assert any(row["train/advantage_std"] > 0 for row in logged[1:])  # the verifier's term acted too
+
+
+@pytest.mark.slow  # two processes under torchrun
 @pytest.mark.parametrize("parallelism", ["ddp", "fsdp"])
 def test_two_dapo_processes_take_the_steps_of_one_when_dynamic_sampling_drops_groups(
     tmp_path: Path, parallelism: str
