@@ -245,6 +245,18 @@ def distill_update(
     }
 
 
+def check_teacher(cfg: DistillConfig, tokenizer: Any, teacher: Any, teacher_tokenizer: Any | None) -> None:
+    """Raise ConfigError for a teacher the divergence cannot use: another tokenizer, or a served teacher
+    (log-probs of given tokens only) with a divergence over the whole vocabulary."""
+    if teacher_tokenizer is not None:
+        check_same_tokenizer(tokenizer, teacher_tokenizer)
+    if isinstance(teacher, ServedTeacher) and cfg.divergence not in TOKEN_LEVEL:
+        raise ConfigError(
+            f"divergence={cfg.divergence!r} needs the teacher's whole next-token distribution, which a served "
+            f"teacher does not give; use divergence='sampled_reverse_kl', or the teacher's weights here"
+        )
+
+
 def train_distill(
     cfg: DistillConfig,
     model: torch.nn.Module,
@@ -275,13 +287,7 @@ def train_distill(
     Returns:
         An ``RLResult`` with one metrics dict per step.
     """
-    if teacher_tokenizer is not None:
-        check_same_tokenizer(tokenizer, teacher_tokenizer)
-    if isinstance(teacher, ServedTeacher) and cfg.divergence not in TOKEN_LEVEL:
-        raise ConfigError(
-            f"divergence={cfg.divergence!r} needs the teacher's whole next-token distribution, which a served "
-            f"teacher does not give; use divergence='sampled_reverse_kl', or the teacher's weights here"
-        )
+    check_teacher(cfg, tokenizer, teacher, teacher_tokenizer)
     default = shared_configs("default", "distill")
     run, rollout = run or default["run"], rollout or default["rollout"]
     record = {"algo": "distill", "run": run, "rollout": rollout, "distill": cfg}
