@@ -14,6 +14,7 @@ from safetensors.torch import load_file
 from test_star import ScriptedGenerator
 
 import reasongym
+from reasongym import distributed
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.config import LoRAConfig, RunConfig
 from reasongym.agents.sft import SFTConfig, train_sft
@@ -136,6 +137,16 @@ def test_resuming_a_lora_sft_run_without_lora_is_refused(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match="holds LoRA adapters but the model has no adapters"):
         run = _run(max_steps=2, lora=LoRAConfig(rank=0))
         train_sft(SFT, fresh, tokenizer, worker.addition_pairs(16), run=run, run_dir=tmp_path)
+
+
+def test_lora_sft_across_processes_is_refused_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distributed, "current", lambda: distributed.DistInfo(0, 2, 0))
+    model, tokenizer = worker.tiny_setup()
+    with pytest.raises(
+        ConfigError, match=r"lora.rank=4 is not allowed with 2 processes yet; LoRA runs in one"
+    ):
+        train_sft(SFT, model, tokenizer, worker.addition_pairs(16), run=_run(max_steps=1))
+    assert not any(".lora_" in name for name, _ in model.named_parameters())
 
 
 # ---------------------------------------------------------------------------------------------- STaR
