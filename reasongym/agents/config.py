@@ -88,8 +88,9 @@ class RunConfig:
     with a gradient scaler); the weights and optimizer stay in their dtype. CUDA only: ``off`` on a CPU,
     which trains in float32."""
     lora: LoRAConfig = dataclasses.field(default_factory=lambda: LoRAConfig())
-    """Low-rank adapters (GRPO, DAPO); ``rank`` 0 (the default) trains every weight. With adapters the KL
-    reference is the same model with its adapters switched off, and checkpoints hold only the adapters."""
+    """Low-rank adapters (GRPO, DAPO, SFT, STaR: fresh adapters each iteration); ``rank`` 0 (the default) trains
+    every weight. With adapters the KL reference is the same model with its adapters switched off, and
+    checkpoints hold only the adapters."""
     gradient_checkpointing: bool = False
     """Recompute each decoder layer's activations in the backward pass instead of keeping them (less memory,
     about a third more compute)."""

@@ -7,6 +7,11 @@ non-finite loss or gradient is skipped with the weights untouched. With a run fo
 checkpoints every ``save_every`` steps and, started again on the same folder, resumes from the latest
 checkpoint and reproduces the uninterrupted run. Tokenizing, padding and packing live in ``sft_data``.
 
+With ``run.lora.rank`` > 0 only LoRA adapters train, as in GRPO and DAPO (`run_adapters`): the run folder
+records the base model, checkpoints hold the adapters and their optimizer state, and ``load_policy`` of the
+run (``reasongym eval RUN``) gives the base with the adapters merged in. A model that carries adapters already
+(STaR's, reset each iteration) trains those.
+
 Shape letters: B = sequences (rows) in a micro-batch, L = tokens per row, V = vocabulary size.
 
 Why this file is long: it is one algorithm read top to bottom (config, loss, step, loop, resume), and its
@@ -42,6 +47,7 @@ from reasongym.agents.runtime.optimizer import (
     grad_scaler,
     restore_optimizer,
 )
+from reasongym.agents.runtime.setup import run_adapters
 from reasongym.agents.sft_data import (
     IGNORE_INDEX,
     EpochStream,
@@ -57,6 +63,7 @@ from reasongym.errors import ConfigError
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
 from reasongym.policy.checkpoints import load_checkpoint
+from reasongym.policy.lora import adapters_of
 from reasongym.runs.folder import RunDir
 from reasongym.runs.lifecycle import Plot, RunLife
 
@@ -260,18 +267,13 @@ def train_sft(
 
 
 def _check_run(cfg: SFTConfig, run: RunConfig, model: torch.nn.Module, env: Any, info: Any) -> None:
-    """Raise ConfigError for settings SFT cannot honour (a stop without evaluations, LoRA, FSDP, CPU autocast)."""
+    """Raise ConfigError for settings SFT cannot honour (a stop without evaluations, FSDP, CPU autocast)."""
     if cfg.stop_at_accuracy is not None and not (env is not None and run.eval_every):
         raise ConfigError(
             "stop_at_accuracy needs held-out evaluations: pass env= and set run.eval_every > 0 "
             f"(got env={'set' if env is not None else None}, eval_every={run.eval_every})"
         )
     check_autocast(run, model)
-    if run.lora.rank:
-        raise ConfigError(
-            f"lora.rank={run.lora.rank} is not allowed for SFT (nor STaR, whose fine-tuning is SFT) yet: LoRA "
-            "trains GRPO and DAPO; use lora.rank=0 (full fine-tuning)"
-        )
     if run.parallelism == "fsdp" and info.world_size > 1:
         raise ConfigError(
             "parallelism='fsdp' is not allowed for SFT (nor STaR, whose fine-tuning is SFT): FSDP shards GRPO "
@@ -366,6 +368,8 @@ class _TrainState:
     resumed_from: int | None
     scaler: Any = None
     """The gradient scaler (`grad_scaler`: enabled for fp16 autocast only)."""
+    adapted: Any = None
+    """The LoRA ``PeftModel`` whose adapters train and are checkpointed, or None (every weight trains)."""
 
 
 def _start_or_resume(
@@ -389,13 +393,14 @@ def _start_or_resume(
             "(every optimizer step sees batch_size sequences)"
         )
     examples = tokenize_pairs(tokenizer, distributed.shard(pairs, info), cfg.max_length)
-    optimizer, scheduler = build_optimizer(model, run_cfg)
+    checkpoint = life.checkpoint_to_resume()  # a finished run is refused before the model is touched
+    adapted = adapters_of(model) or run_adapters(model, run_cfg, life)
+    optimizer, scheduler = build_optimizer(model, run_cfg)  # the trainable weights: the adapters with LoRA
     seed_everything(run_cfg.seed)
     start, cursor, resumed_from = 0, None, None
-    checkpoint = life.checkpoint_to_resume()  # a finished run is refused before the model is touched
     if checkpoint is not None:
         start, trainer_state = load_checkpoint(
-            checkpoint, model=model, optimizer=optimizer, scheduler=scheduler
+            checkpoint, model=adapted or model, optimizer=optimizer, scheduler=scheduler
         )
         restore_optimizer(optimizer, scheduler, run_cfg)
         cursor, resumed_from = trainer_state["data_cursor"], start
@@ -409,7 +414,8 @@ def _start_or_resume(
         max_length=cfg.max_length,
     )
     micro_batches = cfg.batch_size // micro
-    return _TrainState(optimizer, scheduler, stream, micro_batches, start, resumed_from, grad_scaler(run_cfg))
+    scaler = grad_scaler(run_cfg)
+    return _TrainState(optimizer, scheduler, stream, micro_batches, start, resumed_from, scaler, adapted)
 
 
 def _timed_step(
@@ -451,10 +457,10 @@ def _after_step(
 
 
 def _save(life: RunLife, step: int, model: torch.nn.Module, state: _TrainState) -> None:
-    """Checkpoint ``step``: the weights, optimizer, schedule and the data stream's place."""
+    """Checkpoint ``step``: the weights (the adapters with LoRA), optimizer, schedule and the data stream's place."""
     life.save(
         step,
-        model=model,
+        model=state.adapted or model,
         optimizer=state.optimizer,
         scheduler=state.scheduler,
         trainer_state={"data_cursor": state.stream.cursor()},

@@ -11,6 +11,14 @@ direct ones only). The model is then fine-tuned on the kept set, from the origin
 (``restart_from_base``), for ``sft.max_steps * step_growth ** (iteration - 1)`` steps, and evaluated
 greedily on a held-out split.
 
+With ``run.lora.rank`` > 0 the model gets LoRA adapters once (`run_adapters`, as GRPO's) and its own weights
+stay frozen for the whole run; each iteration fine-tunes **fresh adapters on that frozen base**: with
+``restart_from_base`` the adapters are reset to their initial weights (B = 0, so the model is exactly the base
+again) before every fine-tune, the LoRA reading of the paper's restart from the pre-trained model (without it
+the same adapters keep training). The adapters' initial weights take the place of ``base_model.safetensors``
+(``initial_adapters.safetensors``), the run folder records the base (``base_model.json`` or
+``reference.safetensors``), checkpoints hold the adapters, and ``load_policy`` of the run merges them in.
+
 Run folder: ``base_model.safetensors`` (the weights every iteration restarts from), ``metrics.jsonl``
 (step = iteration, 0 = the base model; ``eval/pass@1`` is held-out greedy accuracy, as GRPO's), ``accuracy.png``, ``iteration-NNN/kept.jsonl`` (what the model
 learned from) with that iteration's SFT ``config.json`` and ``metrics.jsonl``, and
@@ -55,12 +63,14 @@ from reasongym.agents.rationales import (
     write_kept,
 )
 from reasongym.agents.runtime.engine import following_engine
+from reasongym.agents.runtime.setup import run_adapters
 from reasongym.agents.sft import train_sft
 from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
 from reasongym.generation.engines import engine_identity
 from reasongym.policy.checkpoints import load_checkpoint
+from reasongym.policy.lora import adapter_state, set_adapter_state
 from reasongym.runs.folder import RunDir
 from reasongym.runs.lifecycle import Plot, RunLife
 from reasongym.runs.metrics import MetricsWriter
@@ -83,6 +93,8 @@ __all__ = [
 ]
 
 BASE_WEIGHTS_FILE = "base_model.safetensors"
+INITIAL_ADAPTERS_FILE = "initial_adapters.safetensors"
+"""With LoRA, the adapters every iteration restarts from (the base itself is frozen)."""
 STAR_PLOT_PANELS = ("eval/pass@1", "star/kept_", "star/train_accuracy")
 """Panels of ``accuracy.png``: held-out accuracy, rationales kept (direct, rationalized, total), and the share
 of training problems solved without the hint."""
@@ -222,7 +234,10 @@ class _Loop:
     problems: list[Any]
     life: RunLife
     hook: Callable[[int, str, PreTrainedModel], None]
+    adapted: Any = None
+    """With LoRA, the ``PeftModel`` around ``model`` whose adapters train; None: every weight trains."""
     base: dict[str, torch.Tensor] = field(default_factory=dict)
+    """What every fine-tune restarts from: the whole weights, or with LoRA the adapters' initial weights."""
     initial_accuracy: float | None = None
     history: list[IterationStats] = field(default_factory=list)
     bar: Any = None
@@ -241,10 +256,14 @@ class _Loop:
         life: RunLife,
         on_step: Callable[[int, str, PreTrainedModel], None] | None,
     ) -> _Loop:
-        """The loop's fixed parts: the task, its training problems, the samplers, the hook."""
+        """The loop's fixed parts: the adapters (with LoRA), the task, its training problems, the samplers, the
+        hook."""
+        adapted = run_adapters(model, run, life)
         sampler = generator or HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
         if rationale_generator is None and generator is None:  # --engine vllm: an engine samples rationales
-            rationale_generator = following_engine(model, tokenizer, rollout, run.seed, distributed.current())
+            rationale_generator = following_engine(
+                model, tokenizer, rollout, run.seed, distributed.current(), adapted
+            )
         task = STaRTask.from_env(
             env, tokenizer, run, few_shot_examples=cfg.few_shot_examples, train_start=cfg.train_start
         )
@@ -262,6 +281,7 @@ class _Loop:
             problems,
             life,
             on_step or (lambda *_: None),
+            adapted,
         )
 
     def train(self) -> None:
@@ -317,7 +337,7 @@ class _Loop:
         folder = self.life.write(lambda root: write_kept(root, iteration, kept))  # rank 0's, else None
         hook(iteration, "restore_base", model)
         if cfg.restart_from_base:
-            model.load_state_dict(self.base)
+            self.restore_base()
         hook(iteration, "fine_tune", model)
         steps, loss = fine_tune(cfg, self.run_cfg, model, task.tokenizer, kept, iteration, folder)
         hook(iteration, "evaluate", model)
@@ -364,6 +384,17 @@ class _Loop:
         )
         return [example for example, ok in zip(rationalized, keep, strict=True) if ok], keep.count(False)
 
+    def restart_state(self) -> dict[str, torch.Tensor]:
+        """The weights a fine-tune restarts from, as they are now: the model's, or with LoRA its adapters'."""
+        return adapter_state(self.adapted) if self.adapted is not None else self.model.state_dict()
+
+    def restore_base(self) -> None:
+        """Put ``base`` back: the base weights, or with LoRA the adapters' initial weights (fresh adapters)."""
+        if self.adapted is not None:
+            set_adapter_state(self.adapted, self.base, INITIAL_ADAPTERS_FILE)
+        else:
+            self.model.load_state_dict(self.base)
+
     def enter(self, iteration: int, name: str, model: PreTrainedModel) -> None:
         """Before each named step: the progress bar names it, then the ``on_step`` hook sees it."""
         if self.bar is not None:
@@ -393,7 +424,7 @@ class _Loop:
             "initial_accuracy": self.initial_accuracy,
             "history": [dataclasses.asdict(s) for s in self.history],
         }
-        self.life.save(iteration, model=self.model, trainer_state=state)
+        self.life.save(iteration, model=self.adapted or self.model, trainer_state=state)
 
 
 def train_star(
@@ -504,29 +535,32 @@ def _train_indices(env: Any, cfg: STaRConfig, task: STaRTask) -> list[int]:
 
 
 def _start_or_resume(loop: _Loop) -> int | None:
-    """Snapshot the base weights (CPU, and the run folder); restore the last completed iteration, if any."""
-    life, model = loop.life, loop.model
-    saved_base = life.on_main(lambda folder: (folder / BASE_WEIGHTS_FILE).is_file())
+    """Snapshot the weights every fine-tune restarts from (CPU, and the run folder: the base weights, or with
+    LoRA the adapters' initial ones); restore the last completed iteration, if any."""
+    life = loop.life
+    name = BASE_WEIGHTS_FILE if loop.adapted is None else INITIAL_ADAPTERS_FILE
+    saved_base = life.on_main(lambda folder: (folder / name).is_file())
     if saved_base and life.path is not None:
-        loop.base = load_file(str(life.path / BASE_WEIGHTS_FILE))
+        loop.base = load_file(str(life.path / name))
     else:
-        loop.base = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-        life.write(lambda folder: _write_base(folder, loop.base))
+        loop.base = {k: v.detach().to("cpu", copy=True) for k, v in loop.restart_state().items()}
+        life.write(lambda folder: _write_base(folder, loop.base, name))
     checkpoint = life.checkpoint_to_resume(functools.partial(_refuse_finished, life.path))
     if checkpoint is None:
-        model.load_state_dict(loop.base)
+        loop.restore_base()
         return None
-    step, saved = load_checkpoint(checkpoint, model=model)
+    step, saved = load_checkpoint(checkpoint, model=loop.adapted or loop.model)
     loop.initial_accuracy = saved["initial_accuracy"]
     loop.history = [IterationStats(**stats) for stats in saved["history"]]
     return step
 
 
-def _write_base(folder: Path, base: dict[str, torch.Tensor]) -> None:
-    """``base_model.safetensors``, the weights every iteration restarts from: written whole, then renamed."""
-    tmp = folder / f".{BASE_WEIGHTS_FILE}.tmp"
+def _write_base(folder: Path, base: dict[str, torch.Tensor], name: str) -> None:
+    """``name`` (``base_model.safetensors``, or with LoRA ``initial_adapters.safetensors``), the weights every
+    iteration restarts from: written whole, then renamed."""
+    tmp = folder / f".{name}.tmp"
     save_file({k: v.contiguous() for k, v in base.items()}, str(tmp))
-    tmp.replace(folder / BASE_WEIGHTS_FILE)
+    tmp.replace(folder / name)
 
 
 def _refuse_finished(path: Path | None, step: int, max_steps: int) -> None:

@@ -73,6 +73,11 @@ def is_adapted(model: Any) -> bool:
     return hasattr(model, "peft_config") and hasattr(model, "disable_adapter")
 
 
+def adapters_of(model: Any) -> Any:
+    """The ``PeftModel`` of ``model``: itself when it is one, the one `add_adapters` wrapped it in, else None."""
+    return model if is_adapted(model) else getattr(model, _WRAPPER, None)
+
+
 def adapter_state(model: Any) -> dict[str, torch.Tensor]:
     """The adapter weights of a peft model, by peft's names (what ``adapter_model.safetensors`` holds)."""
     return _peft().get_peft_model_state_dict(model, save_embedding_layers=False)
@@ -96,11 +101,21 @@ def load_adapters(model: Any, folder: str | os.PathLike[str]) -> None:
     """
     from safetensors.torch import load_file
 
-    state = load_file(str(Path(folder) / ADAPTER_WEIGHTS))
+    set_adapter_state(model, load_file(str(Path(folder) / ADAPTER_WEIGHTS)), str(folder))
+
+
+def set_adapter_state(model: Any, state: dict[str, torch.Tensor], source: str = "the state") -> None:
+    """Copy ``state`` (by `adapter_state`'s names) into the adapters of the peft model ``model``; every adapter
+    weight must match.
+
+    Raises:
+        ConfigError: ``state`` does not fit the model's adapters (another rank or other target modules); the
+            message names ``source``.
+    """
     expected = set(adapter_state(model))
     if set(state) != expected:
         raise ConfigError(
-            f"the adapters in {str(folder)!r} do not fit this model's: {len(set(state) - expected)} unknown and "
+            f"the adapters in {source!r} do not fit this model's: {len(set(state) - expected)} unknown and "
             f"{len(expected - set(state))} missing weights (trained with another lora.rank or target_modules?)"
         )
     device = next(model.parameters()).device
@@ -133,7 +148,7 @@ def adapters_merged(adapted: Any) -> Iterator[None]:
 def merge(model: Any) -> torch.nn.Module:
     """The plain model with the adapters added into its weights (peft's ``merge_and_unload``, in place), for
     a ``PeftModel`` or a model `add_adapters` gave adapters; any other model is returned as it is."""
-    wrapper = model if is_adapted(model) else getattr(model, _WRAPPER, None)
+    wrapper = adapters_of(model)
     if wrapper is None:
         return model
     merged = wrapper.merge_and_unload()

@@ -264,12 +264,3 @@ def test_cli_trains_with_lora_flags_and_evaluates_the_run(
     ]
     assert main([*evaluate, "--json", "--no-progress", "--out", str(tmp_path / "eval.jsonl")]) == 0
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["num_problems"] == 2
-
-
-def test_sft_refuses_lora_rather_than_train_every_weight(tiny) -> None:
-    from reasongym.agents.sft import SFTConfig, train_sft
-
-    model, tokenizer = tiny()
-    run = preset_configs("default", "sft", max_steps=1, progress_bar=False, lora={"rank": 2})["run"]
-    with pytest.raises(ConfigError, match=r"lora.rank=2 is not allowed for SFT \(nor STaR"):
-        train_sft(SFTConfig(batch_size=2), model, tokenizer, [("1+1=", "2")] * 4, run=run)

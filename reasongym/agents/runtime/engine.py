@@ -135,10 +135,11 @@ class FollowingGenerator:
     takes_token_ids = True
     """Prompts may be token id lists, as for the engine itself."""
 
-    def __init__(self, sampler: Any, model: torch.nn.Module) -> None:
-        """Follow ``model`` with ``sampler`` (a `VLLMGenerator` built from ``model``)."""
+    def __init__(self, sampler: Any, model: torch.nn.Module, adapted: Any = None) -> None:
+        """Follow ``model`` (with the adapters of the ``PeftModel`` ``adapted`` merged in, if given) with
+        ``sampler`` (a `VLLMGenerator` built from ``model``)."""
         self.sampler = sampler
-        self.sync = EngineSync(sampler, model)
+        self.sync = EngineSync(sampler, model, adapted)
         self.engine_name = getattr(sampler, "engine_name", None)
         """The engine's name (`reasongym.generation.engines.engine_identity`)."""
 
@@ -156,9 +157,15 @@ class FollowingGenerator:
 
 
 def following_engine(
-    model: torch.nn.Module, tokenizer: Any, rollout: RolloutConfig, seed: int, info: distributed.DistInfo
+    model: torch.nn.Module,
+    tokenizer: Any,
+    rollout: RolloutConfig,
+    seed: int,
+    info: distributed.DistInfo,
+    adapted: Any = None,
 ) -> FollowingGenerator | None:
-    """A vLLM engine following ``model`` when the run's sampler (`build_sampler`, where ``rollout.engine`` is
-    resolved) is one, else None (STaR's rationale sampler; the in-process sampler needs no copy of the weights)."""
-    engine = build_sampler(model, tokenizer, rollout, None, seed, info)
-    return FollowingGenerator(engine, model) if hasattr(engine, "load_weights") else None
+    """A vLLM engine following ``model`` (its LoRA adapters, those of ``adapted``, merged in) when the run's
+    sampler (`build_sampler`, where ``rollout.engine`` is resolved) is one, else None (STaR's rationale sampler;
+    the in-process sampler needs no copy of the weights)."""
+    engine = build_sampler(model, tokenizer, rollout, adapted, seed, info)
+    return FollowingGenerator(engine, model, adapted) if hasattr(engine, "load_weights") else None

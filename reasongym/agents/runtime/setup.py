@@ -64,30 +64,35 @@ def prepare_policy(
 ) -> tuple[Any, torch.nn.Module | None]:
     """Dropout off (the sampler scores in eval mode), the memory savers, and the frozen KL reference when
     ``with_reference``: (the LoRA ``PeftModel`` or None, the reference or None). With LoRA the reference is
-    the model with its adapters off, and the run folder records the base model the adapters go on."""
+    the model with its adapters off."""
     disable_dropout(model)
-    if run_cfg.lora.rank:
-        life.write(lambda folder: record_base(model, folder))  # what `reasongym eval RUN` puts adapters on
-    adapted = prepare_memory(model, run_cfg, life.info)
+    if run_cfg.gradient_checkpointing:
+        enable_checkpointing(model)
+    adapted = run_adapters(model, run_cfg, life)
     wants_reference = with_reference and adapted is None
     return adapted, reference_model(model, life, run_cfg.parallelism) if wants_reference else None
 
 
-def prepare_memory(model: torch.nn.Module, run_cfg: RunConfig, info: distributed.DistInfo) -> Any:
-    """Turn on gradient checkpointing if asked; add LoRA adapters if asked and return the ``PeftModel``."""
-    if run_cfg.gradient_checkpointing:
-        enable_checkpointing(model)
+def run_adapters(model: torch.nn.Module, run_cfg: RunConfig, life: RunLife) -> Any:
+    """LoRA adapters on ``model`` when ``run_cfg.lora.rank`` asks, the run folder recording the base model they
+    sit on (what `load_policy` of the run merges them into); returns the ``PeftModel``, or None (full
+    fine-tuning). Every trainer's way to LoRA (GRPO, DAPO, SFT, STaR); the adapters' initial weights depend on
+    ``run_cfg.seed`` alone."""
     lora = run_cfg.lora
     if not lora.rank:
         return None
-    if info.world_size > 1:
+    if life.info.world_size > 1:
         raise ConfigError(
-            f"lora.rank={lora.rank} is not allowed with {info.world_size} processes yet; LoRA runs in one process"
+            f"lora.rank={lora.rank} is not allowed with {life.info.world_size} processes yet; LoRA runs in one "
+            "process"
         )
-
-    return add_adapters(
-        model, rank=lora.rank, alpha=lora.alpha, dropout=lora.dropout, target_modules=lora.target_modules
-    )
+    life.write(lambda folder: record_base(model, folder))  # what `reasongym eval RUN` puts adapters on
+    # The adapters' initial weights follow the run's seed, not the history of the global RNG.
+    with torch.random.fork_rng():
+        torch.manual_seed(run_cfg.seed)
+        return add_adapters(
+            model, rank=lora.rank, alpha=lora.alpha, dropout=lora.dropout, target_modules=lora.target_modules
+        )
 
 
 def resume_weights(life: RunLife, model: torch.nn.Module) -> tuple[int, dict[str, Any], Path | None]:
