@@ -139,6 +139,7 @@ FIELD_RANGES: dict[str, Range] = {
     "RolloutConfig.temperature": _TEMPERATURE,
     "RolloutConfig.top_p": _PROBABILITY,
     "RolloutConfig.generation_batch_size": _COUNT,
+    "RolloutConfig.max_staleness": Range(0, 1024, why="policy versions a batch may lag; 0 is synchronous"),
     # vLLM's share of the device
     "VLLMSettings.gpu_memory_utilization": _PROBABILITY,
     "VLLMSettings.kv_cache_gib": Range(0, 2**20, low_open=True, why="GiB; 2**20 is a PiB"),

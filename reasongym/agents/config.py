@@ -174,6 +174,11 @@ class RolloutConfig:
     holding a copy of the weights, synced after every optimizer step; `pip install 'reasongym[vllm]'`) or
     ``auto``: vLLM when it is installed and the policy is on a GPU, else hf (README.md, "Sampling with vLLM",
     says why a CPU keeps hf)."""
+    max_staleness: int = 0
+    """K, how many policy versions (updates) a batch may be older than the policy that trains on it
+    (TRL's ``max_staleness``). 0: each batch is sampled, then trained on (the synchronous loop). K >= 1: a
+    sampler process draws the next batches while the trainer updates, from weights at most K updates old
+    (`reasongym.agents.runtime.async_rollouts`); GRPO and distillation, one training process, hf engine."""
     vllm: VLLMSettings = dataclasses.field(default_factory=lambda: VLLMSettings())
     """The vLLM engine's memory share, sleep between phases, dtype and length (with ``engine`` vllm)."""
 

@@ -39,6 +39,7 @@ NAMESPACES: tuple[str, ...] = (
     "sft",
     "distill",
     "reward",
+    "async",
 )
 """The allowed first parts of a metric key (``<namespace>/<name>``)."""
 

@@ -49,6 +49,7 @@ from reasongym import distributed
 from reasongym.agents.common import seed_everything, token_logprobs
 from reasongym.agents.config import RolloutConfig, RunConfig, resolve_splits
 from reasongym.agents.runtime import parallel
+from reasongym.agents.runtime.async_rollouts import AsyncRollouts, check_async, problem_order
 from reasongym.agents.runtime.diagnostics import (
     EntropyWatch,
     ZeroVarianceWatch,
@@ -170,6 +171,10 @@ class RLSession:
     """The problem cursor after the last finished step: what a checkpoint saved on interrupt records."""
     zero_variance: ZeroVarianceWatch = field(default_factory=ZeroVarianceWatch)
     """Warns once when most groups have had equal rewards for many steps (too easy or too hard)."""
+    sampler: AsyncRollouts | None = None
+    """With ``max_staleness`` >= 1, the sampler process drawing batches ahead (None: this process samples)."""
+    async_metrics: dict[str, float] = field(default_factory=dict)
+    """The ``async/`` metrics of the batch being trained on."""
     entropy: EntropyWatch = field(default_factory=EntropyWatch)
     """Warns once when the policy's entropy collapses below a share of its first value (kept in checkpoints)."""
 
@@ -216,6 +221,9 @@ class RLSession:
             life.close(plot=False)  # the lock is released if starting fails, else `close` releases it
             raise
         session.zero_variance.warned = not groups  # no group is compared: nothing to warn of
+        if rollout_cfg.max_staleness:
+            check_async(session, generator)
+            session.sampler, session.sampler_is_policy = AsyncRollouts.start(session), False
         return session
 
     @classmethod
@@ -318,17 +326,10 @@ class RLSession:
 
     def problem_indices(self, count: int) -> list[int]:
         """The next ``count`` training problems (a seeded order that wraps around finite splits)."""
-        seed = self.run_cfg.seed
         source = getattr(getattr(self.env, "unwrapped", self.env), "source", None)
         size = source.size(self.train_split, self.run_cfg.difficulty) if source is not None else None
-        positions = range(self.cursor, self.cursor + count)
         self.cursor += count
-        if not size:
-            return [seed * 1_000_003 + p for p in positions]
-        orders: dict[int, np.ndarray] = {}
-        for p in positions:
-            orders.setdefault(p // size, np.random.default_rng([seed, p // size]).permutation(size))
-        return [int(orders[p // size][p % size]) for p in positions]
+        return problem_order(self.run_cfg.seed, self.cursor - count, count, size)
 
     def rollouts(self, num_prompts: int) -> Any:
         """Sample ``group_size`` completions for each of the next ``num_prompts`` problems and score them.
@@ -336,6 +337,11 @@ class RLSession:
         Across processes ``num_prompts`` counts every rank's prompts; this rank samples and returns its
         share (`distributed.shard`: problems ``rank, rank + W, ..`` of the round), whole groups.
         """
+        if self.sampler is not None:  # drawn ahead by the sampler process, from the same problems and seed
+            self.problem_indices(num_prompts)
+            batch, self.async_metrics = self.sampler.next(self.start_step + len(self.history) + 1)
+            self.phases["wait_for_sampler"] += self.async_metrics["async/trainer_wait_s"]
+            return self._scored(batch)
         seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + self.cursor, self.info)  # resumable
         self.env_pool = self.env_pool or EnvPool(self.env)
         indices = distributed.shard(self.problem_indices(num_prompts), self.info)
@@ -356,6 +362,10 @@ class RLSession:
         generate_s = self.generator.seconds - generating
         self.phases["generate"] += generate_s
         self.phases["verify"] += time.perf_counter() - started - generate_s
+        return self._scored(batch)
+
+    def _scored(self, batch: Any) -> Any:
+        """``batch`` counted, and rescored by the policy unless its sampler was the policy itself."""
         self.generated_tokens += int(batch.lengths.sum())
         if not batch.old_logp_known or not self.sampler_is_policy:
             # A text-only generator, or another engine (vLLM, a served model): the policy scores what was
@@ -370,8 +380,7 @@ class RLSession:
         return batch
 
     def rollout_metrics(self, *batches: Any) -> dict[str, float]:
-        """``rollout/`` metrics of ``batches`` on every rank together (`rollout_metrics` of their rows), and
-        ``reward/<name>``, the mean of each term of the environment's reward (`term_metrics`)."""
+        """``rollout/`` and ``reward/<name>`` metrics of ``batches`` on every rank (`rollout_metrics`, `term_metrics`)."""
 
         rows = {
             name: None
@@ -462,6 +471,8 @@ class RLSession:
             per_epoch.append({**metrics, **step})
             self.heap()  # the optimizer's temporaries
             self.phases["optimizer"] += time.perf_counter() - stepping
+        if self.sampler is not None:  # the sampler's next batches come from the new weights
+            self.sampler.push(self.model, self.start_step + len(self.history) + 1)
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
         every_adv = torch.cat(distributed.all_gather_objects(adv.detach().cpu(), self.info))  # [B_all]
@@ -537,6 +548,7 @@ class RLSession:
         metrics.update({f"perf/{name}_s": seconds for name, seconds in self.phases.items()})
         metrics["perf/train_s"] = self.phases["forward_backward"] + self.phases["optimizer"]  # the update
         metrics["perf/step_s"] = elapsed
+        metrics.update(self.async_metrics)
         tokens = distributed.all_reduce_sum({"tokens": self.generated_tokens}, self.info)["tokens"]
         metrics["perf/tokens_per_s"] = tokens / max(elapsed, 1e-9)
         for message in (self.entropy.observe(metrics), self.zero_variance.observe(metrics)):
@@ -573,6 +585,8 @@ class RLSession:
         """Close the bar and the env copies; then the run's life: its writers, the plot of its curves
         (``metrics.png``), and the run folder's lock."""
         try:
+            if self.sampler is not None:
+                self.sampler.close()
             if self.bar is not None:
                 self.bar.close()
             if self.env_pool is not None:
