@@ -4,4 +4,5 @@ import sys
 
 from reasongym.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # a process that Python's spawn starts imports this module: it must not run again
+    sys.exit(main())
