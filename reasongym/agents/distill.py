@@ -41,6 +41,7 @@ from reasongym.agents.algorithm_configs import DistillConfig
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.presets import shared_configs
+from reasongym.agents.runtime.loop import run_steps
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, LossInputs
 from reasongym.agents.teacher import (
@@ -291,6 +292,7 @@ def train_distill(
     default = shared_configs("default", "distill")
     run, rollout = run or default["run"], rollout or default["rollout"]
     record = {"algo": "distill", "run": run, "rollout": rollout, "distill": cfg}
+    frozen = teacher if isinstance(teacher, ServedTeacher) else as_teacher(teacher, model, tokenizer)
     session = RLSession.start(
         run,
         rollout,
@@ -305,14 +307,9 @@ def train_distill(
         eval_fn=eval_fn,
         groups=cfg.reward_weight > 0,
     )
-    frozen = teacher if isinstance(teacher, ServedTeacher) else as_teacher(teacher, model, tokenizer)
-    try:
-        for step in session.remaining_steps():
-            batch = session.rollouts(rollout.num_prompts)
-            metrics = distill_update(session, batch, frozen, cfg, rollout.group_size)
-            session.finish_step(step, metrics, batch)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
-        raise session.interrupted() from None
-    finally:
-        session.close()
-    return session.result()
+
+    def one_step() -> tuple[Any, dict[str, float]]:
+        batch = session.rollouts(rollout.num_prompts)
+        return batch, distill_update(session, batch, frozen, cfg, rollout.group_size)
+
+    return run_steps(session, one_step)

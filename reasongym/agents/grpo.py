@@ -50,6 +50,7 @@ from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.offpolicy import batch_correction
 from reasongym.agents.policy_losses import POLICY_LOSSES
 from reasongym.agents.presets import shared_configs
+from reasongym.agents.runtime.loop import run_steps
 from reasongym.agents.runtime.session import RLResult, RLSession
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics, totals_of
 from reasongym.errors import ConfigError
@@ -272,13 +273,9 @@ def train_grpo(
         eval_fn=eval_fn,
     )
     loss = functools.partial(grpo_loss, cfg=cfg)
-    try:
-        for step in session.remaining_steps():
-            batch = session.rollouts(rollout.num_prompts)
-            metrics = grpo_update(session, batch, cfg, rollout.group_size, loss)
-            session.finish_step(step, metrics, batch)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last finished step is saved, and the run stops
-        raise session.interrupted() from None
-    finally:
-        session.close()
-    return session.result()
+
+    def one_step() -> tuple[Any, dict[str, float]]:
+        batch = session.rollouts(rollout.num_prompts)
+        return batch, grpo_update(session, batch, cfg, rollout.group_size, loss)
+
+    return run_steps(session, one_step)

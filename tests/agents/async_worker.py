@@ -12,6 +12,7 @@ import argparse
 import multiprocessing
 import os
 import signal
+import sys
 from pathlib import Path
 
 import torch
@@ -20,7 +21,10 @@ from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.grpo import train_grpo
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
-SHAPE = {"hidden_size": 32, "intermediate_size": 64, "num_layers": 1, "num_heads": 2}
+# Run as a script, with only its own folder on the path: the repository root joins it for the tests' one
+# tiny-model shape.
+sys.path.append(str(Path(__file__).resolve().parents[2]))
+from tests.conftest import TINY_SHAPE  # noqa: E402
 
 
 def main() -> None:
@@ -30,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     tokenizer = make_char_tokenizer()
-    model = make_tiny_model(tokenizer, seed=0, **SHAPE)
+    model = make_tiny_model(tokenizer, seed=0, **TINY_SHAPE)
     configs = preset_configs(
         "tiny",
         "grpo",
@@ -55,13 +59,12 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         return {}
 
-    configs_run = configs["run"]
     train_grpo(
         configs["grpo"],
         model,
         tokenizer,
         "reasongym/Arithmetic-v0",
-        run=configs_run,
+        run=configs["run"],
         rollout=configs["rollout"],
         run_dir=args.run_dir,
         eval_fn=kill_in_step,

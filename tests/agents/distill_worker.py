@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import signal
+import sys
 from pathlib import Path
 
 import torch
@@ -20,7 +21,10 @@ from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.distill import train_distill
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
-SHAPE = {"hidden_size": 32, "intermediate_size": 64, "num_layers": 1, "num_heads": 2}
+# Run as a script, with only its own folder on the path: the repository root joins it for the tests' one
+# tiny-model shape.
+sys.path.append(str(Path(__file__).resolve().parents[2]))
+from tests.conftest import TINY_SHAPE  # noqa: E402
 
 
 def main() -> None:
@@ -30,7 +34,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     tokenizer = make_char_tokenizer()
-    student, teacher = (make_tiny_model(tokenizer, seed=seed, **SHAPE) for seed in (0, 1))
+    student, teacher = (make_tiny_model(tokenizer, seed=seed, **TINY_SHAPE) for seed in (0, 1))
     configs = preset_configs(
         "tiny",
         "distill",
