@@ -178,9 +178,9 @@ def distill_backward_part(
     came with ``inputs.ref_logp``), backpropagate `distill_loss`; its metrics and summed token entropy."""
     batch, start = inputs.batch, inputs.batch.completion_start
     input_ids, attention_mask = batch.input_ids[part], batch.attention_mask[part]
-    student = completion_log_probs(model, input_ids, attention_mask, start, inputs.temperature)
-    if isinstance(teacher, Teacher):  # compared id by id: over the vocabulary the two models share
-        student = torch.log_softmax(student[..., : teacher.vocab_size], dim=-1)  # [b, T, V]
+    # Compared with a local teacher id by id: over the vocabulary the two models share.
+    shared = teacher.vocab_size if isinstance(teacher, Teacher) else None
+    student = completion_log_probs(model, input_ids, attention_mask, start, inputs.temperature, shared)
     if divergence not in TOKEN_LEVEL and isinstance(teacher, Teacher):
         teacher_logp = teacher.full(input_ids, attention_mask, start, inputs.temperature)  # [b, T, V]
     elif divergence in TOKEN_LEVEL and inputs.ref_logp is not None:

@@ -18,11 +18,17 @@ from reasongym.errors import ConfigError
 
 
 def completion_log_probs(
-    model: torch.nn.Module, input_ids: Tensor, attention_mask: Tensor, start: int, temperature: float
+    model: torch.nn.Module,
+    input_ids: Tensor,
+    attention_mask: Tensor,
+    start: int,
+    temperature: float,
+    vocab_size: int | None = None,
 ) -> Tensor:
     """[b, T, V] log-probs over the vocabulary at each completion position ``start..L-1`` (one forward pass;
     only those positions go through the LM head). Position ids come from the attention mask, as in
-    `reasongym.agents.common.token_logprobs`, so left-padded rows score as they would alone."""
+    `reasongym.agents.common.token_logprobs`, so left-padded rows score as they would alone. ``vocab_size``:
+    the distribution over the first ``vocab_size`` entries only (one softmax, over them); None: all."""
     position_ids = (attention_mask.long().cumsum(dim=1) - 1).clamp(min=0)  # [b, L]
     logits = model(
         input_ids=input_ids,
@@ -31,7 +37,7 @@ def completion_log_probs(
         logits_to_keep=input_ids.shape[1] - start + 1,  # positions start-1 .. L-1
         use_cache=False,
     ).logits[:, :-1, :]  # [b, T, V]
-    return torch.log_softmax(logits.float() / temperature, dim=-1)  # [b, T, V]
+    return torch.log_softmax(logits[..., :vocab_size].float() / temperature, dim=-1)  # [b, T, V]
 
 
 @dataclass
@@ -56,8 +62,9 @@ class Teacher:
     def full(self, input_ids: Tensor, attention_mask: Tensor, start: int, temperature: float) -> Tensor:
         """[b, T, V] the teacher's log-probs at each completion position of these rows."""
         started = time.perf_counter()
-        wide = completion_log_probs(self.model, input_ids, attention_mask, start, temperature)  # [b, T, V']
-        log_probs = torch.log_softmax(wide[..., : self.vocab_size], dim=-1)  # [b, T, V]
+        log_probs = completion_log_probs(
+            self.model, input_ids, attention_mask, start, temperature, self.vocab_size
+        )  # [b, T, V]
         self._count(started, log_probs)
         return log_probs
 
