@@ -178,7 +178,8 @@ class RolloutConfig:
     """K, how many policy versions (updates) a batch may be older than the policy that trains on it
     (TRL's ``max_staleness``). 0: each batch is sampled, then trained on (the synchronous loop). K >= 1: a
     sampler process draws the next batches while the trainer updates, from weights at most K updates old
-    (`reasongym.agents.runtime.async_rollouts`); GRPO and distillation, one training process, hf engine."""
+    (`reasongym.agents.runtime.async_rollouts`); GRPO, DAPO and distillation, LoRA or not, one sampler per
+    torchrun rank, hf engine."""
     vllm: VLLMSettings = dataclasses.field(default_factory=lambda: VLLMSettings())
     """The vLLM engine's memory share, sleep between phases, dtype and length (with ``engine`` vllm)."""
 

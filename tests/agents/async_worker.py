@@ -1,9 +1,11 @@
-"""A GRPO run with the sampler ahead (max_staleness 1) that the SIGKILL test starts in a subprocess.
+"""A GRPO run with the sampler ahead that the SIGKILL and the two-node tests start in subprocesses.
 
-python tests/agents/async_worker.py RUN_DIR [--kill-at-step STEP]
+python tests/agents/async_worker.py RUN_DIR [--kill-at-step STEP] [--max-staleness K] [--steps N]
+torchrun --nnodes 2 ... tests/agents/async_worker.py RUN_DIR --max-staleness K --steps N
 
 With ``--kill-at-step`` the trainer writes its sampler's pid to RUN_DIR/sampler.pid and SIGKILLs itself inside
-that step (at its evaluation, before the step is logged or saved); otherwise it trains to the end.
+that step (at its evaluation, before the step is logged or saved); otherwise it trains to the end. Each rank
+saves its final weights as RUN_DIR/../rank<R>.pt.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 
 import torch
 
+import reasongym
+from reasongym import distributed
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.grpo import train_grpo
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
@@ -31,14 +35,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("run_dir")
     parser.add_argument("--kill-at-step", type=int, default=None)
+    parser.add_argument("--max-staleness", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--format-reward", type=float, default=0.0, help="the env's reward for any answer")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    info = distributed.init_distributed()  # under torchrun; alone, nothing
     tokenizer = make_char_tokenizer()
     model = make_tiny_model(tokenizer, seed=0, **TINY_SHAPE)
     configs = preset_configs(
         "tiny",
         "grpo",
-        max_steps=5,
+        max_steps=args.steps,
         num_prompts=4,
         group_size=4,
         max_new_tokens=16,
@@ -47,7 +55,7 @@ def main() -> None:
         eval_every=1,
         eval_problems=2,
         progress_bar=False,
-        max_staleness=1,
+        max_staleness=args.max_staleness,
     )
     evaluations = []
 
@@ -63,12 +71,14 @@ def main() -> None:
         configs["grpo"],
         model,
         tokenizer,
-        "reasongym/Arithmetic-v0",
+        reasongym.make("reasongym/Arithmetic-v0", format_reward=args.format_reward),  # the sampler remakes it
         run=configs["run"],
         rollout=configs["rollout"],
         run_dir=args.run_dir,
         eval_fn=kill_in_step,
     )
+    torch.save(model.state_dict(), Path(args.run_dir).parent / f"rank{info.rank}.pt")
+    distributed.cleanup()
 
 
 if __name__ == "__main__":

@@ -173,8 +173,6 @@ class RLSession:
     """Warns once when most groups have had equal rewards for many steps (too easy or too hard)."""
     sampler: AsyncRollouts | None = None
     """With ``max_staleness`` >= 1, the sampler process drawing batches ahead (None: this process samples)."""
-    async_metrics: dict[str, float] = field(default_factory=dict)
-    """The ``async/`` metrics of the batch being trained on."""
     entropy: EntropyWatch = field(default_factory=EntropyWatch)
     """Warns once when the policy's entropy collapses below a share of its first value (kept in checkpoints)."""
 
@@ -339,8 +337,8 @@ class RLSession:
         """
         if self.sampler is not None:  # drawn ahead by the sampler process, from the same problems and seed
             self.problem_indices(num_prompts)
-            batch, self.async_metrics = self.sampler.next(self.start_step + len(self.history) + 1)
-            self.phases["wait_for_sampler"] += self.async_metrics["async/trainer_wait_s"]
+            batch, waited = self.sampler.next(self.start_step + len(self.history) + 1)
+            self.phases["wait_for_sampler"] += waited
             return self._scored(batch)
         seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + self.cursor, self.info)  # resumable
         self.env_pool = self.env_pool or EnvPool(self.env)
@@ -471,8 +469,6 @@ class RLSession:
             per_epoch.append({**metrics, **step})
             self.heap()  # the optimizer's temporaries
             self.phases["optimizer"] += time.perf_counter() - stepping
-        if self.sampler is not None:  # the sampler's next batches come from the new weights
-            self.sampler.push(self.model, self.start_step + len(self.history) + 1)
         metrics = {key: float(np.mean([m[key] for m in per_epoch])) for key in per_epoch[0]}
         metrics["train/entropy"] = entropy
         every_adv = torch.cat(distributed.all_gather_objects(adv.detach().cpu(), self.info))  # [B_all]
@@ -548,7 +544,9 @@ class RLSession:
         metrics.update({f"perf/{name}_s": seconds for name, seconds in self.phases.items()})
         metrics["perf/train_s"] = self.phases["forward_backward"] + self.phases["optimizer"]  # the update
         metrics["perf/step_s"] = elapsed
-        metrics.update(self.async_metrics)
+        if self.sampler is not None:  # the weights after this step (a skipped step's too: versions are steps)
+            self.sampler.push(step)
+            metrics.update(self.sampler.step_metrics(self.info))
         tokens = distributed.all_reduce_sum({"tokens": self.generated_tokens}, self.info)["tokens"]
         metrics["perf/tokens_per_s"] = tokens / max(elapsed, 1e-9)
         for message in (self.entropy.observe(metrics), self.zero_variance.observe(metrics)):
