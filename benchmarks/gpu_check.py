@@ -26,6 +26,11 @@ With ``--engine vllm`` (vLLM installed: README.md, "Sampling with vLLM") two mor
 
 The dry pass runs them on the CPU with vLLM's CPU build (a test runs it where vLLM is installed).
 
+With ``--async``, a section ``async``: GRPO at ``max_staleness`` 0 and 1 on the one GPU, sampled by vLLM with
+``--engine vllm`` (a thread of the trainer drives the engine, which shares the GPU with the trainer; issue 38)
+or by our sampler in a process of its own: the step time of each, how long each side waited, the staleness
+seen and the sampler-trainer mismatch. The dry pass runs it on the CPU (with vLLM's CPU build where installed).
+
 With ``--learning``, one more section:
 
 6. ``learning``: the GPU recipe of `real_learning.py` (``--gpu``: a 0.5B instruct model trained with GRPO on
@@ -35,13 +40,14 @@ With ``--learning``, one more section:
    the 0.5B model; benchmarks/README.md, "The first GPU run"). The model is the preset's hub id unless ``--learning-model`` names a local folder (the device
    machines reach no hub). The dry pass runs the same recipe with the tiny random model on the CPU.
 
-Run: ``python benchmarks/gpu_check.py [--engine vllm]`` (``--dry`` forces the CPU pass). Last line: one JSON
+Run: ``python benchmarks/gpu_check.py [--engine vllm] [--async] [--learning]`` (``--dry`` forces the CPU pass). Last line: one JSON
 object.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -327,6 +333,37 @@ def check_grpo_engines(sizes: dict[str, Any], device: torch.device) -> dict[str,
     return report
 
 
+def check_async(engine: str, device: torch.device, dry: bool) -> dict[str, Any]:
+    """GRPO at ``max_staleness`` 0 and 1 on the same device (``engine`` vllm: a thread drives the engine while
+    the trainer updates; hf: a sampler process with its own copy): step time after a warm-up step, the
+    waits on each side, and the staleness the steps saw."""
+    sizes = (ENGINE_SIZES if engine == "vllm" else SIZES)["dry" if dry else "gpu"]
+    report: dict[str, Any] = {"engine": engine}
+    for staleness in (0, 1):
+        # vLLM keeps one parallel state per process, which a dropped engine takes with it when it is collected:
+        # collect the earlier sections' engines before this one starts, not while it does.
+        gc.collect()
+        history, _ = _grpo(
+            sizes,
+            device,
+            steps=4,
+            autocast="bf16" if device.type == "cuda" else "off",
+            engine=engine,
+            max_staleness=staleness,
+        )
+        steady = history[1:]
+        report[f"k{staleness}"] = {
+            "step_s": round(statistics.mean(h["perf/step_s"] for h in steady), 3),
+            "train_s": round(statistics.mean(h["perf/train_s"] for h in steady), 3),
+            "trainer_wait_s": round(statistics.mean(h.get("async/trainer_wait_s", 0.0) for h in steady), 3),
+            "sampler_wait_s": round(statistics.mean(h.get("async/sampler_wait_s", 0.0) for h in steady), 3),
+            "staleness_max": max(h.get("async/staleness_max", 0.0) for h in history),
+            "sampler_kl_k3": max((h.get("sampler/kl_k3", 0.0) for h in history), default=0.0),
+        }
+    report["speedup_k1"] = round(report["k0"]["step_s"] / report["k1"]["step_s"], 2)
+    return report
+
+
 LEARNING_STEPS = 4
 LEARNING_EVAL_PROBLEMS = 32
 
@@ -374,6 +411,9 @@ def main() -> int:
     )
     parser.add_argument("--learning", action="store_true", help="also a smoke run of the GPU learning recipe")
     parser.add_argument(
+        "--async", dest="run_async", action="store_true", help="also GRPO with the sampler one version ahead"
+    )
+    parser.add_argument(
         "--learning-model", default=None, help="the recipe's model: a local folder or a hub id"
     )
     args = parser.parse_args()
@@ -394,6 +434,9 @@ def main() -> int:
         engine_sizes = ENGINE_SIZES["dry" if dry else "gpu"]
         _section("engines", lambda: check_engines(engine_sizes, device), results)
         _section("grpo_engines", lambda: check_grpo_engines(engine_sizes, device), results)
+    if args.run_async:
+        engine = args.engine if args.engine == "hf" or _vllm_installed() else "hf"
+        _section("async", lambda: check_async(engine, device, dry), results)
     if args.learning:
         _section("learning", lambda: check_learning(dry, args.learning_model), results)
     results["seconds"] = round(time.perf_counter() - started, 1)

@@ -47,3 +47,20 @@ def test_the_gpu_check_dry_pass_runs_the_learning_recipe_with_learning() -> None
     learning = json.loads(done.stdout.strip().splitlines()[-1])["learning"]
     assert learning["ok"] is True and learning["engine"] == "hf"
     assert learning["steps"] == 2 and len(learning["reward_curve"]) == 2 and learning["tokens_per_s"] > 0
+
+
+@pytest.mark.slow
+def test_the_gpu_check_dry_pass_runs_grpo_with_the_sampler_ahead_with_async() -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--dry", "--async"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ahead = json.loads(done.stdout.strip().splitlines()[-1])["async"]
+    assert ahead["ok"] is True and ahead["engine"] == "hf"
+    assert ahead["k0"]["staleness_max"] == 0 and ahead["k1"]["staleness_max"] == 1
+    assert ahead["k1"]["step_s"] > 0 and ahead["speedup_k1"] > 0

@@ -11,9 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+import gymnasium
 import pytest
 import torch
 
+import reasongym
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.config import LoRAConfig
 from reasongym.agents.dapo import train_dapo
@@ -26,6 +28,7 @@ from reasongym.agents.runtime.async_rollouts import (
     problem_order,
     sampler_policy,
 )
+from reasongym.agents.star import train_star
 from reasongym.distributed import SINGLE_PROCESS
 from reasongym.errors import ConfigError
 from reasongym.generation import HFGenerator
@@ -38,11 +41,11 @@ WORKER = Path(__file__).with_name("async_worker.py")
 SMALL = {"num_prompts": 4, "group_size": 4, "max_new_tokens": 16, "eval_every": 0, "progress_bar": False}
 
 
-def _grpo(tiny, **fields: object) -> tuple[torch.nn.Module, list[dict[str, float]]]:
+def _grpo(tiny, env: object = ENV, **fields: object) -> tuple[torch.nn.Module, list[dict[str, float]]]:
     configs = preset_configs("tiny", "grpo", **{**SMALL, **fields})
     model, tokenizer = tiny()
     result = train_grpo(
-        configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
+        configs["grpo"], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"]
     )
     return model, list(result.history)
 
@@ -60,6 +63,24 @@ def test_with_k_1_every_batch_is_at_most_one_version_old_and_the_sampler_ends(ti
     assert all(row["sampler/logp_diff_max"] < 1e-4 for row in history if row["async/staleness_max"] == 0)
     time.sleep(0.5)
     assert multiprocessing.active_children() == []  # the sampler process is gone
+
+
+@pytest.mark.parametrize("old_logp", ["rescore", "sampler"])
+def test_a_stale_batch_is_rescored_or_its_ratio_is_to_the_sampler_that_drew_it(tiny, old_logp: str) -> None:
+    rewarded = reasongym.make(
+        ENV, format_reward=1.0
+    )  # a random model's completions differ in reward: it moves
+    _, history = _grpo(tiny, rewarded, max_steps=3, max_staleness=1, stale_old_logp=old_logp, lr=3e-3)
+    stale = [row for row in history if row["async/staleness_max"] == 1]
+    assert len(stale) == 2
+    if old_logp == "rescore":  # the ratio starts at 1; the correction weighs the sampler's older log-probs
+        assert all(row["perf/old_logp_s"] > 0 for row in history)
+        assert all(row["train/ratio_max"] == pytest.approx(1.0, abs=1e-5) for row in history)
+        assert all(row["sampler/logp_diff_max"] > 1e-4 for row in stale)
+    else:  # no rescoring pass: the ratio is to the version that drew the batch, which the clip bounds
+        assert not any("perf/old_logp_s" in row for row in history)
+        assert not any("sampler/logp_diff_max" in row for row in history)  # as the synchronous loop's sampler
+        assert all(abs(row["train/ratio_max"] - 1) > 1e-4 for row in stale)
 
 
 def test_k_0_is_the_synchronous_loop(tiny) -> None:
@@ -115,6 +136,20 @@ def test_what_k_1_does_not_support_is_refused_with_the_reason(tiny) -> None:
         preset_configs("tiny", "grpo", max_staleness=-1)
 
 
+class Doubled(gymnasium.RewardWrapper):
+    def reward(self, reward: float) -> float:
+        return 2 * reward
+
+
+def test_an_environment_wrapped_in_python_is_refused_not_rebuilt_without_its_wrapper(tiny) -> None:
+    configs = preset_configs("tiny", "grpo", **{**SMALL, "max_staleness": 1, "max_steps": 1})
+    model, tokenizer = tiny()
+    env = Doubled(reasongym.make(ENV))
+    assert env.spec is not None and env.spec.id == ENV  # the wrapper passes the id through
+    with pytest.raises(ConfigError, match=r"an environment wrapped in Python \(Doubled;"):
+        train_grpo(configs["grpo"], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"])
+
+
 @pytest.mark.slow  # three runs in subprocesses, each with its sampler process
 def test_a_killed_run_resumes_and_its_sampler_does_not_outlive_it(tmp_path: Path) -> None:
     run = tmp_path / "run"
@@ -157,7 +192,7 @@ def test_with_lora_only_the_adapters_travel_and_the_sampler_then_computes_the_tr
     assert pushed and all(".lora_A." in name or ".lora_B." in name for name in pushed)
     start = {k: v.detach().clone() for k, v in model.state_dict().items()}
     job = SamplerJob(
-        0, type(model), model.config, lora, start, pushed, *[None] * 4, None, 0, 0, 0, SINGLE_PROCESS
+        0, type(model), model.config, lora, start, pushed, *[None] * 4, None, 0, 0, 0, SINGLE_PROCESS, "cpu"
     )
     copy, adapted = sampler_policy(job)
     with torch.no_grad():  # an update: lora_B leaves zero, so the adapters now change the outputs
@@ -218,3 +253,12 @@ def test_a_two_node_launch_trains_with_each_rank_its_own_share(tiny, tmp_path: P
         assert all(row["async/dropped"] == 0 for row in logged)
     else:
         assert "async/staleness_max" not in logged[0]
+
+
+def test_star_refuses_to_sample_ahead_and_says_why(tiny) -> None:
+    configs = preset_configs("tiny", "star", max_staleness=1, max_steps=1)
+    model, tokenizer = tiny()
+    with pytest.raises(
+        ConfigError, match=r"max_staleness=1 is not allowed for STaR: an iteration's rationales"
+    ):
+        train_star(configs["star"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"])

@@ -17,10 +17,10 @@ pytestmark = pytest.mark.skipif(not vllm_installed(), reason="vLLM is not instal
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
 
 
-def test_the_gpu_check_dry_pass_with_engine_vllm_runs_its_engine_sections() -> None:
+def test_the_gpu_check_dry_pass_with_engine_vllm_runs_its_engine_sections_and_async() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry", "--engine", "vllm"],
+        [sys.executable, str(SCRIPT), "--dry", "--engine", "vllm", "--async"],
         capture_output=True,
         text=True,
         timeout=1200,
@@ -38,3 +38,8 @@ def test_the_gpu_check_dry_pass_with_engine_vllm_runs_its_engine_sections() -> N
     assert (
         grpo["vllm"]["sampler_kl_k3"] < 1e-4
     )  # float32 on both sides: the engine's log-probs are the trainer's
+    ahead = report["async"]
+    assert (
+        ahead["engine"] == "vllm" and ahead["k0"]["staleness_max"] == 0 and ahead["k1"]["staleness_max"] == 1
+    )
+    assert ahead["k1"]["step_s"] > 0 and ahead["k1"]["sampler_kl_k3"] < 1e-2

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -289,3 +290,27 @@ def _weights(model: Any) -> Any:
     from reasongym.generation.vllm_engine import hf_weights
 
     return hf_weights(model)
+
+
+@pytest.mark.own_engine
+def test_with_max_staleness_1_a_thread_has_the_engine_sample_ahead_and_gives_it_each_version(
+    tiny_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reasongym.generation.vllm_engine import VLLMGenerator
+
+    loads: list[str] = []  # which thread gave the engine weights: the sampling thread, or an evaluation
+    load_weights = VLLMGenerator.load_weights
+    monkeypatch.setattr(
+        VLLMGenerator,
+        "load_weights",
+        lambda self, weights: loads.append(threading.current_thread().name) or load_weights(self, weights),
+    )
+    model, tokenizer = copy.deepcopy(tiny_model[0]), tiny_model[1]
+    configs = _grpo(max_steps=4, eval_every=2, max_staleness=1, engine="vllm", vllm={"enforce_eager": True})
+    history = _train(configs, model, tokenizer).history
+    assert [row["async/staleness_max"] for row in history] == [0, 1, 1, 1]
+    assert all(row["async/dropped"] == 0 for row in history)
+    assert history[0]["sampler/kl_k3"] < 1e-6  # the first batch: the engine's weights are the trainer's
+    # batches 3 and 4 come from versions 1 and 2, which the thread loaded; evaluations (steps 2, 4) load their own
+    assert loads.count("engine-ahead") >= 2 and "MainThread" in loads, loads
+    assert not any(thread.name == "engine-ahead" for thread in threading.enumerate())  # the thread ended

@@ -21,6 +21,9 @@ gap between the two, as for a vLLM sampler. The problem order, the cursor and th
 are the synchronous loop's (`problem_order`), so a resumed run starts the sampler at the checkpoint's cursor
 and version: what was in flight is lost and drawn again.
 
+This module is our sampler's way (`HFGenerator` in a process of its own); an engine with its own weights
+(vLLM) is driven ahead by a thread instead (`reasongym.agents.runtime.engine_ahead`), with the same pacing.
+
 What differs from the synchronous run: which version drew each batch depends on timing (how far the sampler
 got while the trainer worked), so two runs with the same seed agree exactly only when the interleaving is the
 same. The problems, their order and the sampling seeds are the same in every run.
@@ -37,6 +40,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium
 import numpy as np
 import torch
 import torch.distributed as dist
@@ -92,6 +96,8 @@ class SamplerJob:
     """The version of ``weights`` (the steps done when the run started or resumed)."""
     place: distributed.DistInfo
     """The trainer rank this sampler serves: it draws that rank's share of each round."""
+    device: str
+    """Where the trainer's policy is (a GPU the two share, or the CPU): the sampler's copy goes there too."""
 
 
 def _pair(port: int, rank: int) -> Any:
@@ -144,7 +150,7 @@ def sampler_policy(job: SamplerJob) -> tuple[torch.nn.Module, Any]:
             model, rank=lora.rank, alpha=lora.alpha, dropout=lora.dropout, target_modules=lora.target_modules
         )
     model.load_state_dict(job.weights)
-    return model.eval(), adapted
+    return model.to(job.device).eval(), adapted
 
 
 def sampler_main(job: SamplerJob, max_staleness: int) -> None:
@@ -274,6 +280,7 @@ class AsyncRollouts:
             session.cursor,
             session.start_step,
             session.info,
+            str(next(model.parameters()).device),
         )
         return cls(job, session.rollout_cfg.max_staleness, _pushed(model, pushed))
 
@@ -341,17 +348,21 @@ class AsyncRollouts:
 
 def check_async(session: Any, generator: Any) -> None:
     """Raise ConfigError for what ``max_staleness`` >= 1 does not support yet, naming why."""
+    in_a_process = not session.engine.holds_weights  # our sampler: a process that rebuilds the environment
+    wrappers = python_wrappers(session.env)
     reasons = {
         "a generator passed in": generator is not None,
         "parallelism='fsdp' (the sampler takes whole weights; each rank holds a shard)": (
             session.info.world_size > 1 and session.run_cfg.parallelism == "fsdp"
         ),
-        f"engine={session.rollout_cfg.engine!r} (the sampler is our in-process sampler)": (
-            session.rollout_cfg.engine not in ("auto", "hf") or not session.sampler_is_policy
+        "a sampler that is neither ours nor a vLLM engine": (
+            not session.sampler_is_policy and not session.engine.holds_weights
         ),
-        "an environment built in Python (the sampler rebuilds it from its registered id)": (
-            getattr(getattr(session.env, "spec", None), "id", None) is None
+        "an environment built in Python (the sampler process rebuilds it from its registered id)": (
+            in_a_process and getattr(getattr(session.env, "spec", None), "id", None) is None
         ),
+        f"an environment wrapped in Python ({', '.join(wrappers)}; the sampler process rebuilds it from its "
+        "registered id, without them)": in_a_process and bool(wrappers),
     }
     refused = [reason for reason, applies in reasons.items() if applies]
     if refused:
@@ -359,3 +370,13 @@ def check_async(session: Any, generator: Any) -> None:
             f"max_staleness={session.rollout_cfg.max_staleness} is not allowed with {'; '.join(refused)}; "
             "use max_staleness=0 (the synchronous loop)"
         )
+
+
+def python_wrappers(env: Any) -> list[str]:
+    """The names of ``env``'s wrappers that are not gymnasium's own (what ``gymnasium.make`` adds)."""
+    names = []
+    while isinstance(env, gymnasium.Wrapper):
+        if not type(env).__module__.startswith("gymnasium."):
+            names.append(type(env).__name__)
+        env = env.env
+    return names

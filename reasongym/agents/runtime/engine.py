@@ -18,6 +18,7 @@ has not been tried beside torch.distributed's, so ``engine='vllm'`` is refused t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +86,9 @@ class EngineSync:
     """``version`` the engine's weights are from; None when it may hold others (an engine the caller
     passed in, or one `rest` freed): they are pushed before it samples. An engine the run built from the
     policy's current weights starts in sync (0)."""
+    turn: Any = dataclasses.field(default_factory=contextlib.nullcontext)
+    """Held while the trainer uses the engine: a lock when a thread samples with it between the trainer's
+    turns (`EngineAhead`, ``max_staleness`` >= 1), else nothing to hold."""
 
     @property
     def holds_weights(self) -> bool:

@@ -57,6 +57,7 @@ from reasongym.agents.runtime.diagnostics import (
     progress_postfix,
 )
 from reasongym.agents.runtime.engine import EngineSync, build_sampler, sampling_context
+from reasongym.agents.runtime.engine_ahead import EngineAhead
 from reasongym.agents.runtime.heap import HeapTrimmer
 from reasongym.agents.runtime.optimizer import autocast_context, grad_scaler, optimizer_step
 from reasongym.agents.runtime.setup import (
@@ -171,8 +172,8 @@ class RLSession:
     """The problem cursor after the last finished step: what a checkpoint saved on interrupt records."""
     zero_variance: ZeroVarianceWatch = field(default_factory=ZeroVarianceWatch)
     """Warns once when most groups have had equal rewards for many steps (too easy or too hard)."""
-    sampler: AsyncRollouts | None = None
-    """With ``max_staleness`` >= 1, the sampler process drawing batches ahead (None: this process samples)."""
+    sampler: AsyncRollouts | EngineAhead | None = None
+    """With ``max_staleness`` >= 1, what draws batches ahead: a process, or a thread driving vLLM (None: none)."""
     entropy: EntropyWatch = field(default_factory=EntropyWatch)
     """Warns once when the policy's entropy collapses below a share of its first value (kept in checkpoints)."""
 
@@ -221,7 +222,9 @@ class RLSession:
         session.zero_variance.warned = not groups  # no group is compared: nothing to warn of
         if rollout_cfg.max_staleness:
             check_async(session, generator)
-            session.sampler, session.sampler_is_policy = AsyncRollouts.start(session), False
+            exact = not session.engine.holds_weights and rollout_cfg.stale_old_logp == "sampler"
+            ahead = EngineAhead if session.engine.holds_weights else AsyncRollouts  # vLLM: a thread drives it
+            session.sampler, session.sampler_is_policy = ahead.start(session), exact  # exact: not rescored
         return session
 
     @classmethod
@@ -287,7 +290,7 @@ class RLSession:
     def _begin(self, sampler: Any) -> None:
         """Evaluate the starting model on a fresh run; count sampled tokens in the bar as they come."""
         if self.run_cfg.eval_every and self.resumed_from is None:
-            self._log(0, self.evaluate(0))
+            self.life.log(0, self.evaluate(0))
         self.saved_cursor = self.cursor
         if isinstance(sampler, HFGenerator) and self.run_cfg.progress_bar and self.info.is_main:
             sampler.progress = TokenCount(lambda: self.bar)
@@ -512,19 +515,20 @@ class RLSession:
     def evaluate(self, step: int) -> dict[str, float]:
         """Held-out greedy pass@1 (and ``eval_fn``); records and returns ``eval/`` metrics."""
 
-        self.phases["weight_sync"] += self.engine.ready()
-        with sampling_context(self.engine, self.model, self.adapted, autocast_context(self.run_cfg)):
-            accuracy = greedy_pass_at_1(
-                self.generator.inner,
-                self.env,
-                tokenizer=self.tokenizer,
-                split=self.eval_split,
-                num_problems=self.run_cfg.eval_problems,
-                difficulty=self.run_cfg.difficulty,
-                max_new_tokens=self.rollout_cfg.max_new_tokens,
-                distributed=self.info.world_size > 1,
-            )
-        self.engine.rest()
+        with self.engine.turn:  # an engine sampling ahead in a thread (vLLM, max_staleness >= 1) is lent
+            self.phases["weight_sync"] += self.engine.ready()
+            with sampling_context(self.engine, self.model, self.adapted, autocast_context(self.run_cfg)):
+                accuracy = greedy_pass_at_1(
+                    self.generator.inner,
+                    self.env,
+                    tokenizer=self.tokenizer,
+                    split=self.eval_split,
+                    num_problems=self.run_cfg.eval_problems,
+                    difficulty=self.run_cfg.difficulty,
+                    max_new_tokens=self.rollout_cfg.max_new_tokens,
+                    distributed=self.info.world_size > 1,
+                )
+            self.engine.rest()
         metrics = {"eval/pass@1": accuracy}
         if self.eval_fn is not None and self.info.is_main:
             extra = self.eval_fn(self.model)
@@ -557,7 +561,7 @@ class RLSession:
         self.saved_cursor = self.cursor
         self.history.append(metrics)
         if step % run.log_every == 0 or step == run.max_steps:
-            self._log(step, metrics)
+            self.life.log(step, metrics)
         if batch is not None:
             self.life.write_samples(step, lambda: sample_rows(batch, self.rollout_cfg.group_size))
         if self.life.save_due(step):
@@ -575,9 +579,6 @@ class RLSession:
         self.bar.update(1)
         self.bar.set_postfix(progress_postfix(metrics))
         self.life.release()  # a Ctrl-C held during the step stops the run here
-
-    def _log(self, step: int, metrics: Mapping[str, float]) -> None:
-        self.life.log(step, metrics)
 
     def close(self) -> None:
         """Close the bar and the env copies; then the run's life: its writers, the plot of its curves
