@@ -49,7 +49,16 @@ TURN_CAP_OUTCOME = "max_turns"
 EQUAL_REWARD_ATOL = 1e-6
 """Rewards of a group closer than this count as equal (a group without learning signal)."""
 
-ROW_TENSORS = ("rewards", "correct", "gradable", "truncated", "lengths", "turns", "timed_out")  # [B] each
+ROW_TENSORS = (
+    "rewards",
+    "correct",
+    "gradable",
+    "truncated",
+    "lengths",
+    "turns",
+    "timed_out",
+    "policy_version",
+)
 _ROW_LISTS = ("texts", "prompts", "problem_ids", "outcomes", "extracted", "replays")
 
 
@@ -111,6 +120,9 @@ class RolloutBatch:
     """[B] int64 model turns per episode (1 for single-turn envs); None if unknown."""
     timed_out: Tensor | None = None
     """[B] bool: grading ran out of time (outcome ``timeout``; such a row is ungradable too); None if unknown."""
+    policy_version: Tensor | None = None
+    """[B] int64 the policy version (optimizer steps taken) that drew each row, when it may be older than the
+    trainer's (a sampler ahead, ``max_staleness`` >= 1); None: the trainer's current policy drew it."""
     replays: list[dict[str, Any]] | None = None
     """B step-info replay records and verifier versions (``samples.jsonl`` keeps them for ``regrade``)."""
     old_logp_known: bool = True
@@ -441,6 +453,7 @@ def sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, 
             "correct": bool(batch.correct[i]) if bool(batch.gradable[i]) else None,
             "outcome": batch.outcomes[i],
             "extracted": batch.extracted[i],
+            **({} if batch.policy_version is None else {"policy_version": int(batch.policy_version[i])}),
             **replays[i],  # env_id, split, index, difficulty, seed, problem_id, verifier: for regrading
         }
         for i in range(rows)

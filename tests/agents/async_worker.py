@@ -54,6 +54,7 @@ def main() -> None:
         save_every=2,
         eval_every=1,
         eval_problems=2,
+        samples_every=1,
         progress_bar=False,
         max_staleness=args.max_staleness,
     )

@@ -3,6 +3,7 @@ synchronous loop untouched at K = 0, the unsupported combinations refused, and a
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import socket
@@ -170,6 +171,9 @@ def test_a_killed_run_resumes_and_its_sampler_does_not_outlive_it(tmp_path: Path
     assert [row["step"] for row in logged if "async/staleness_max" in row] == [1, 2, 3, 4, 5]
     assert all(row["async/staleness_max"] <= 1 for row in logged if "async/staleness_max" in row)
     assert latest_checkpoint(run).name == "step-000005"
+    samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    assert {row["step"] for row in samples} == {1, 2, 3, 4, 5}  # step 3's, lost with the kill, written again
+    assert all(0 <= row["step"] - 1 - row["policy_version"] <= 1 for row in samples)  # each row's version
 
 
 def _alive(pid: int) -> bool:

@@ -31,6 +31,7 @@ same. The problems, their order and the sampling seeds are the same in every run
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import pickle
@@ -98,6 +99,11 @@ class SamplerJob:
     """The trainer rank this sampler serves: it draws that rank's share of each round."""
     device: str
     """Where the trainer's policy is (a GPU the two share, or the CPU): the sampler's copy goes there too."""
+
+
+def stamped(batch: Any, version: int) -> Any:
+    """``batch`` with every row marked as drawn by policy version ``version``."""
+    return dataclasses.replace(batch, policy_version=torch.full((len(batch),), version, dtype=torch.int64))
 
 
 def _pair(port: int, rank: int) -> Any:
@@ -298,7 +304,7 @@ class AsyncRollouts:
         self.sampler_waited_s += message["waited_s"]
         self.dropped = message["dropped"]
         self.staleness.append(step - 1 - message["version"])
-        return message["batch"], waited
+        return stamped(message["batch"], message["version"]), waited
 
     def step_metrics(self, info: distributed.DistInfo) -> dict[str, float]:
         """The ``async/`` metrics of the step's batches on every rank (one collective), then reset."""

@@ -27,7 +27,7 @@ import torch
 
 from reasongym import distributed
 from reasongym.agents.runtime import parallel
-from reasongym.agents.runtime.async_rollouts import problem_order
+from reasongym.agents.runtime.async_rollouts import problem_order, stamped
 from reasongym.policy.lora import adapters_merged
 
 _STOP = -1
@@ -136,7 +136,7 @@ class EngineAhead:
         self.waited_s += waited
         self.sampler_waited_s += message["waited_s"]
         self.staleness.append(step - 1 - message["version"])
-        return message["batch"], waited
+        return stamped(message["batch"], message["version"]), waited
 
     def push(self, version: int) -> None:
         """Leave a copy of the trained weights (LoRA merged), version ``version``, for the thread."""
