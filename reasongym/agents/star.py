@@ -467,11 +467,7 @@ def train_star(
     """
     default = shared_configs("default", "star")
     run, rollout = run or default["run"], rollout or default["rollout"]
-    if rollout.max_staleness:  # each iteration samples from the model the one before fine-tuned
-        raise ConfigError(
-            f"max_staleness={rollout.max_staleness} is not allowed for STaR: an iteration's rationales come from "
-            "the model the previous iteration fine-tuned, so there is nothing to sample ahead; use 0"
-        )
+    _refuse_sampling_ahead(rollout)
     plot = Plot("accuracy.png", STAR_PLOT_PANELS, "STaR", x_label="iteration")
     with RunLife.open(run_dir, run, plot=plot) as life:  # a second trainer on the folder fails here
         env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
@@ -488,6 +484,14 @@ def train_star(
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: finished iterations are checkpointed; say which
             raise loop.interrupted() from None
         return STaRResult(loop.initial_accuracy, tuple(loop.history), resumed_from, life.path)
+
+
+def _refuse_sampling_ahead(rollout: RolloutConfig) -> None:
+    if rollout.max_staleness:  # each iteration samples from the model the one before fine-tuned
+        raise ConfigError(
+            f"max_staleness={rollout.max_staleness} is not allowed for STaR: an iteration's rationales come from "
+            "the model the previous iteration fine-tuned, so there is nothing to sample ahead; use 0"
+        )
 
 
 def _config_record(
