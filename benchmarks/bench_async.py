@@ -1,86 +1,247 @@
-"""Training throughput with the sampler ahead of the trainer: GRPO on the tiny model at max_staleness K = 0
-(the synchronous loop), 1 and 2, in one sitting (issue 38, item 5).
+"""Training throughput with the sampler ahead of the trainer: GRPO at max_staleness K = 0 (the synchronous
+loop), 1 and 2, and TRL's GRPOTrainer, in one sitting, on two models (issue 38, item 5).
 
-Each K trains the `bench_grpo` setting (the ``tiny`` preset: 16 prompts x 8 samples of up to 72 tokens, from
-the same random-init tiny model) for ``--steps`` steps with one torch thread per process (the trainer's, and
-the sampler's with K >= 1). Throughput counts the steps after the first (the sampler's start and the first
-batch, which nothing overlaps, are left out): optimizer steps and sampled tokens per wall second, and each
-phase's time: the trainer's waiting for the sampler (``async/trainer_wait_s``), the sampler's waiting for
-weights (``async/sampler_wait_s``), and the update (``perf/train_s``). Last line: one JSON object.
+- tiny: the `bench_grpo` setting as the ``tiny`` preset has it (16 prompts x 8 samples of up to 72 tokens,
+  Arithmetic-v0 at its first level, no KL, lr 1e-4, the same random-init tiny model); TRL's step through
+  `bench_grpo.trl_step_seconds` on the same batch.
+- SmolLM2 (``--smollm2 PATH``, default ``$REASONGYM_SMOLLM2_GGUF``; skipped when absent or empty):
+  SmolLM2-135M-Instruct with LoRA r16 in `real_grpo_step.py`'s setting (4 prompts x 4 samples of up to 64
+  tokens, KL 0.04, lr 1e-6, float32, the whole batch in one pass), ours through its `train_ours` and TRL's
+  (with the same peft config) through its `run_trl`.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_async.py`` (``--steps 6`` for a quick look).
-TRL's GRPOTrainer is not run here (its asynchronous trainer needs a vLLM server).
+One torch thread per process: the trainer's, and the sampler's with K >= 1 (so K >= 1 uses two cores).
+The first step of each run is not timed (the sampler's start and the first batch, which nothing overlaps).
+Throughput: optimizer steps per wall second from the start of step 2 to the end of the last, and sampled
+tokens per wall second. Where our step goes, per K (means over the timed steps, the trainer's ``perf/`` and
+``async/`` metrics): sampling in the trainer (``perf/generate_s``, K = 0 only), verification, rescoring a
+batch drawn by another process (``perf/old_logp_s``), the reference pass (KL), the update (``perf/train_s``),
+the trainer's wait for the sampler and the sampler's wait for weights (``async/trainer_wait_s``,
+``async/sampler_wait_s``), housekeeping. The sampler's wait for the trainer's next request is not logged.
+TRL's step is the median wall time of its steps after the first (its callbacks), as in `bench_grpo.py`.
+
+Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_async.py`` (36 minutes on 2 cores under a load average
+of 4-8 from other jobs; ``--smollm2 ''``: the tiny model alone, 4.5 minutes). Prints a table per model; last
+line: one JSON object with, per model, each run's figures, ``speedup_k1`` and ``speedup_k2`` (steps per
+second over K = 0's), ``ratio_to_trl_k*`` (our median step over TRL's), and ``load_average_1min`` at the
+start and the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
+import statistics
+import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_grpo.py and real_grpo_step.py sit here
 
 import torch  # noqa: E402
+from bench_grpo import StepClock, trl_step_seconds  # noqa: E402
 
 from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
 from reasongym.policy.tiny import tiny_policy  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
+STALENESS = (0, 1, 2)
+PHASES = {
+    "generate": "perf/generate_s",
+    "verify": "perf/verify_s",
+    "rescore": "perf/old_logp_s",
+    "reference": "perf/reference_s",
+    "update": "perf/train_s",
+    "trainer_wait": "async/trainer_wait_s",
+    "sampler_wait": "async/sampler_wait_s",
+    "housekeeping": "perf/housekeeping_s",
+    "staleness": "async/staleness_mean",
+    "dropped": "async/dropped",
+}
+"""Where a step goes: column name -> the per-step metric averaged over the timed steps (0 when absent)."""
 
 
-def measure(staleness: int, steps: int) -> dict[str, float]:
-    """Train ``steps`` GRPO steps at ``max_staleness`` = ``staleness``; throughput after the first step."""
-    configs = preset_configs(
-        "tiny", "grpo", max_steps=steps, eval_every=0, progress_bar=False, max_staleness=staleness
-    )
-    model, tokenizer = tiny_policy(0)
-    started = time.perf_counter()
-    history = train_grpo(
-        configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
-    ).history
-    total_s = time.perf_counter() - started
+def summarize(history: list[dict[str, float]], stamps: list[tuple[float, float]]) -> dict[str, float]:
+    """Throughput and phases of one run from its per-step metrics and `StepClock`'s stamps (the start of
+    each step and the end of the last): the steps after the first."""
     timed = history[1:]
-    wall = sum(h["perf/step_s"] for h in timed)
-    tokens = sum(h["perf/tokens_per_s"] * h["perf/step_s"] for h in timed)
-    return {
+    starts = [wall for _, wall in stamps[1:]]
+    wall = starts[-1] - starts[0]
+    tokens = sum(row["perf/tokens_per_s"] * row["perf/step_s"] for row in timed)  # sampled this step
+    out = {
         "steps_per_s": len(timed) / wall,
         "tokens_per_s": tokens / wall,
         "step_s": wall / len(timed),
-        "train_s": sum(h["perf/train_s"] for h in timed) / len(timed),
-        "trainer_wait_s": sum(h.get("async/trainer_wait_s", 0.0) for h in timed) / len(timed),
-        "sampler_wait_s": sum(h.get("async/sampler_wait_s", 0.0) for h in timed) / len(timed),
-        "generate_s": sum(h.get("perf/generate_s", 0.0) for h in timed) / len(timed),
-        "staleness_mean": sum(h.get("async/staleness", 0.0) for h in timed) / len(timed),
-        "whole_run_s": total_s,
+        "step_median_s": statistics.median(b - a for a, b in zip(starts, starts[1:], strict=False)),
     }
+    out.update({name: statistics.mean(row.get(key, 0.0) for row in timed) for name, key in PHASES.items()})
+    return out
+
+
+def timed_run(train: Callable[[], list[dict[str, float]]]) -> dict[str, float]:
+    """``train()``'s throughput and phases (`summarize`), its whole time and the load when it ended."""
+    started = time.perf_counter()
+    with StepClock() as clock:
+        history = train()
+    row = summarize(history, clock.stamps)
+    row["whole_run_s"] = time.perf_counter() - started
+    row["load_1min"] = os.getloadavg()[0]
+    return row
+
+
+def tiny_configs(steps: int, staleness: int) -> dict[str, Any]:
+    """The ``tiny`` preset's GRPO configs for ``steps`` steps at ``max_staleness`` = ``staleness``."""
+    return preset_configs(
+        "tiny", "grpo", max_steps=steps, eval_every=0, progress_bar=False, max_staleness=staleness
+    )
+
+
+def tiny_ours(staleness: int, steps: int) -> dict[str, float]:
+    """GRPO on the tiny model at ``max_staleness`` = ``staleness``."""
+
+    def train() -> list[dict[str, float]]:
+        configs = tiny_configs(steps, staleness)
+        model, tokenizer = tiny_policy(0)
+        return train_grpo(
+            configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
+        ).history
+
+    return timed_run(train)
+
+
+def tiny_trl(steps: int) -> dict[str, float]:
+    """TRL's GRPOTrainer on the tiny preset's batch (`bench_grpo.trl_step_seconds`), its first step untimed."""
+    rollout = tiny_configs(steps, 0)["rollout"]
+    setting = argparse.Namespace(
+        prompts=rollout.num_prompts,
+        group=rollout.group_size,
+        tokens=rollout.max_new_tokens,
+        warmup=1,
+        steps=steps - 1,
+    )
+    started = time.perf_counter()
+    result = trl_step_seconds(setting)
+    step = result["step_wall_s"]
+    return {
+        "steps_per_s": 1 / step,
+        "tokens_per_s": result["completion_tokens"] / step,
+        "step_s": step,
+        "step_median_s": step,
+        "whole_run_s": time.perf_counter() - started,
+        "load_1min": os.getloadavg()[0],
+    }
+
+
+def smollm2_ours(path: str, staleness: int, steps: int) -> dict[str, float]:
+    """Our GRPO with LoRA on SmolLM2 at ``max_staleness`` = ``staleness`` (`real_grpo_step.train_ours`)."""
+    from real_grpo_step import train_ours
+
+    from reasongym.policy.loading import load_policy
+
+    def train() -> list[dict[str, float]]:
+        model, tokenizer = load_policy(path)
+        return train_ours(model, tokenizer, "lora", steps, max_staleness=staleness)
+
+    return timed_run(train)
+
+
+def smollm2_trl(path: str, steps: int) -> dict[str, float]:
+    """TRL's GRPOTrainer with the same LoRA on SmolLM2 (`real_grpo_step.run_trl`), its first step untimed."""
+    from real_grpo_step import run_trl
+
+    from reasongym.policy.loading import load_policy
+
+    started = time.perf_counter()
+    model, tokenizer = load_policy(path)
+    seconds = run_trl(model, tokenizer, "lora", steps)[1:]
+    return {
+        "steps_per_s": len(seconds) / sum(seconds),
+        "step_s": sum(seconds) / len(seconds),
+        "step_median_s": statistics.median(seconds),
+        "whole_run_s": time.perf_counter() - started,
+        "load_1min": os.getloadavg()[0],
+    }
+
+
+def print_table(title: str, rows: dict[str, dict[str, float]]) -> None:
+    """One line per run: throughput, then where the step goes (seconds per step)."""
+    print(f"\n{title}")
+    names = ["steps/s", "tokens/s", "step", "median", *list(PHASES)[:-2], "stale", "load"]
+    print(f"{'run':>6} " + " ".join(f"{name:>12}" for name in names))
+    for run, row in rows.items():
+        values = [row.get(key) for key in ("steps_per_s", "tokens_per_s", "step_s", "step_median_s")]
+        values += [row.get(name) for name in PHASES if name != "dropped"] + [row.get("load_1min")]
+        cells = ["-" if value is None else f"{value:.3f}" for value in values]
+        print(f"{run:>6} " + " ".join(f"{cell:>12}" for cell in cells), flush=True)
+
+
+def ratios(rows: dict[str, dict[str, float]]) -> dict[str, float | None]:
+    """Steps per second of K = 1 and 2 over K = 0's; each K's median step over TRL's (None without TRL)."""
+    out: dict[str, float | None] = {
+        f"speedup_k{k}": round(rows[f"K={k}"]["steps_per_s"] / rows["K=0"]["steps_per_s"], 3)
+        for k in STALENESS[1:]
+    }
+    trl = rows.get("TRL", {}).get("step_median_s")
+    for k in STALENESS:
+        out[f"ratio_to_trl_k{k}"] = round(rows[f"K={k}"]["step_median_s"] / trl, 3) if trl else None
+    return out
+
+
+def measure_model(
+    title: str, ours: Callable[[int], dict[str, float]], trl: Callable[[], dict[str, float]]
+) -> dict[str, Any]:
+    """K = 0, 1, 2 and TRL on one model, one after the other; prints its table, returns rows and ratios."""
+    rows: dict[str, dict[str, float]] = {}
+    for staleness in STALENESS:
+        rows[f"K={staleness}"] = ours(staleness)
+        print(f"{title} K={staleness}: {rows[f'K={staleness}']['step_s']:.2f} s/step", flush=True)
+        gc.collect()
+    try:
+        rows["TRL"] = trl()
+    except ImportError as error:
+        print(f"TRL not available ({error}); its ratios are null")
+    gc.collect()
+    print_table(title, rows)
+    rounded = {run: {key: round(value, 4) for key, value in row.items()} for run, row in rows.items()}
+    return {"runs": rounded, **ratios(rows)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--steps", type=int, default=12, help="steps per tiny-model run (the first untimed)")
+    parser.add_argument(
+        "--smollm2",
+        default=os.environ.get("REASONGYM_SMOLLM2_GGUF", ""),
+        help="SmolLM2-135M-Instruct (.gguf or folder); default $REASONGYM_SMOLLM2_GGUF; '' skips it",
+    )
+    parser.add_argument(
+        "--smollm2-steps", type=int, default=4, help="steps per SmolLM2 run (the first untimed)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
-    results = {}
-    for staleness in (0, 1, 2):
-        results[staleness] = measure(staleness, args.steps)
-        row = results[staleness]
-        print(
-            f"K={staleness}: {row['steps_per_s']:.3f} steps/s, {row['tokens_per_s']:.0f} tokens/s, step "
-            f"{row['step_s']:.2f} s (update {row['train_s']:.2f} s, trainer waits {row['trainer_wait_s']:.2f} s, "
-            f"sampler waits {row['sampler_wait_s']:.2f} s)",
-            flush=True,
+    started, load_start = time.perf_counter(), os.getloadavg()[0]
+    summary: dict[str, Any] = {"bench": "async", "cpus": os.cpu_count(), "steps": args.steps}
+    summary["tiny"] = measure_model(
+        "tiny (16 x 8 x 72 tokens)",
+        lambda k: tiny_ours(k, args.steps),
+        lambda: tiny_trl(args.steps),
+    )
+    if args.smollm2 and Path(args.smollm2).exists():
+        summary["smollm2_steps"] = args.smollm2_steps
+        summary["smollm2_lora"] = measure_model(
+            "SmolLM2-135M LoRA r16 (4 x 4 x 64 tokens)",
+            lambda k: smollm2_ours(args.smollm2, k, args.smollm2_steps),
+            lambda: smollm2_trl(args.smollm2, args.smollm2_steps),
         )
-    summary = {
-        "bench": "async",
-        "steps": args.steps,
-        "cpus": os.cpu_count(),
-        "load_average_1min": round(os.getloadavg()[0], 2),
-        "by_staleness": {str(k): {key: round(v, 4) for key, v in row.items()} for k, row in results.items()},
-        "speedup_k1": round(results[1]["steps_per_s"] / results[0]["steps_per_s"], 3),
-        "speedup_k2": round(results[2]["steps_per_s"] / results[0]["steps_per_s"], 3),
-    }
+    else:
+        print(f"\nSmolLM2 skipped: no model at {args.smollm2!r} (--smollm2 or $REASONGYM_SMOLLM2_GGUF)")
+    summary["load_average_1min"] = {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)}
+    summary["wall_minutes"] = round((time.perf_counter() - started) / 60, 1)
     print(json.dumps(summary))
 
 

@@ -72,6 +72,21 @@ def run_ours(
     """Seconds of each of ``steps`` GRPO steps of `train_grpo`; ``memory_saving``: the ``default`` preset's
     gradient checkpointing and micro-batches of 2 rows instead of the whole batch without recompute;
     ``engine``: who samples (``vllm``: the engine is built before the first step, outside its time)."""
+    history = train_ours(model, tokenizer, mode, steps, memory_saving, engine)
+    return [row["perf/step_s"] for row in history]
+
+
+def train_ours(
+    model,
+    tokenizer,
+    mode: str,
+    steps: int,
+    memory_saving: bool = False,
+    engine: str = "hf",
+    max_staleness: int = 0,
+) -> list[dict[str, float]]:
+    """`run_ours`'s run, its per-step metrics (``perf/``, ``async/``...); ``max_staleness`` K >= 1: a sampler
+    process draws the batches ahead (`bench_async.py` measures it)."""
     memory = {} if memory_saving else {"gradient_checkpointing": False, "micro_batch_size": None}
     from reasongym.agents import preset_configs, train_grpo
 
@@ -91,6 +106,7 @@ def run_ours(
         samples_every=0,
         lora={"rank": RANK if mode == "lora" else 0, "alpha": ALPHA},
         engine=engine,
+        max_staleness=max_staleness,
         **memory,
     )
     from reasongym.agents.runtime.session import RLSession
@@ -102,10 +118,13 @@ def run_ours(
         STEP_ENDS.append(time.process_time())
 
     RLSession.finish_step = timed_finish  # type: ignore[method-assign]
-    result = train_grpo(
-        configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
-    )
-    return [row["perf/step_s"] for row in result.history]
+    try:
+        result = train_grpo(
+            configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
+        )
+    finally:  # a second run in the same process (bench_async.py) would stack the timers
+        RLSession.finish_step = finish_step  # type: ignore[method-assign]
+    return result.history
 
 
 def run_trl(model, tokenizer, mode: str, steps: int, engine: str = "hf") -> list[float]:
