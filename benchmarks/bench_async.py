@@ -1,5 +1,6 @@
 """Training throughput with the sampler ahead of the trainer: GRPO at max_staleness K = 0 (the synchronous
-loop), 1 and 2, and TRL's GRPOTrainer, in one sitting, on two models (issue 38, item 5).
+loop), 1 and 2 (and K = 1 on the sampler's own log-probs, ``stale_old_logp="sampler"``: run ``K=1s``), and
+TRL's GRPOTrainer, in one sitting, on two models (issue 38, item 5).
 
 - tiny: the `bench_grpo` setting as the ``tiny`` preset has it (16 prompts x 8 samples of up to 72 tokens,
   Arithmetic-v0 at its first level, no KL, lr 1e-4, the same random-init tiny model); TRL's step through
@@ -50,7 +51,11 @@ from reasongym.agents.grpo import train_grpo  # noqa: E402
 from reasongym.policy.tiny import tiny_policy  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
-STALENESS = (0, 1, 2)
+RUNS = {"K=0": (0, "rescore"), "K=1": (1, "rescore"), "K=2": (2, "rescore"), "K=1s": (1, "sampler")}
+"""Each run of ours: its name -> (``max_staleness``, ``stale_old_logp``). ``K=1s`` trains on the sampler's
+own log-probs (no rescoring pass)."""
+KEYS = {"K=0": "k0", "K=1": "k1", "K=2": "k2", "K=1s": "k1_sampler_logp"}
+"""A run's name in the JSON line's ratios."""
 PHASES = {
     "generate": "perf/generate_s",
     "verify": "perf/verify_s",
@@ -94,18 +99,24 @@ def timed_run(train: Callable[[], list[dict[str, float]]]) -> dict[str, float]:
     return row
 
 
-def tiny_configs(steps: int, staleness: int) -> dict[str, Any]:
+def tiny_configs(steps: int, staleness: int, old_logp: str = "rescore") -> dict[str, Any]:
     """The ``tiny`` preset's GRPO configs for ``steps`` steps at ``max_staleness`` = ``staleness``."""
     return preset_configs(
-        "tiny", "grpo", max_steps=steps, eval_every=0, progress_bar=False, max_staleness=staleness
+        "tiny",
+        "grpo",
+        max_steps=steps,
+        eval_every=0,
+        progress_bar=False,
+        max_staleness=staleness,
+        stale_old_logp=old_logp,
     )
 
 
-def tiny_ours(staleness: int, steps: int) -> dict[str, float]:
-    """GRPO on the tiny model at ``max_staleness`` = ``staleness``."""
+def tiny_ours(staleness: int, old_logp: str, steps: int) -> dict[str, float]:
+    """GRPO on the tiny model at ``max_staleness`` = ``staleness``, ``stale_old_logp`` = ``old_logp``."""
 
     def train() -> list[dict[str, float]]:
-        configs = tiny_configs(steps, staleness)
+        configs = tiny_configs(steps, staleness, old_logp)
         model, tokenizer = tiny_policy(0)
         return train_grpo(
             configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
@@ -137,7 +148,7 @@ def tiny_trl(steps: int) -> dict[str, float]:
     }
 
 
-def smollm2_ours(path: str, staleness: int, steps: int) -> dict[str, float]:
+def smollm2_ours(path: str, staleness: int, old_logp: str, steps: int) -> dict[str, float]:
     """Our GRPO with LoRA on SmolLM2 at ``max_staleness`` = ``staleness`` (`real_grpo_step.train_ours`)."""
     from real_grpo_step import train_ours
 
@@ -145,7 +156,7 @@ def smollm2_ours(path: str, staleness: int, steps: int) -> dict[str, float]:
 
     def train() -> list[dict[str, float]]:
         model, tokenizer = load_policy(path)
-        return train_ours(model, tokenizer, "lora", steps, max_staleness=staleness)
+        return train_ours(model, tokenizer, "lora", steps, max_staleness=staleness, stale_old_logp=old_logp)
 
     return timed_run(train)
 
@@ -181,25 +192,27 @@ def print_table(title: str, rows: dict[str, dict[str, float]]) -> None:
 
 
 def ratios(rows: dict[str, dict[str, float]]) -> dict[str, float | None]:
-    """Steps per second of K = 1 and 2 over K = 0's; each K's median step over TRL's (None without TRL)."""
+    """Steps per second of each run over K = 0's; each run's median step over TRL's (None without TRL)."""
+    ours = [name for name in RUNS if name in rows]
     out: dict[str, float | None] = {
-        f"speedup_k{k}": round(rows[f"K={k}"]["steps_per_s"] / rows["K=0"]["steps_per_s"], 3)
-        for k in STALENESS[1:]
+        f"speedup_{KEYS[name]}": round(rows[name]["steps_per_s"] / rows["K=0"]["steps_per_s"], 3)
+        for name in ours
+        if name != "K=0"
     }
     trl = rows.get("TRL", {}).get("step_median_s")
-    for k in STALENESS:
-        out[f"ratio_to_trl_k{k}"] = round(rows[f"K={k}"]["step_median_s"] / trl, 3) if trl else None
+    for name in ours:
+        out[f"ratio_to_trl_{KEYS[name]}"] = round(rows[name]["step_median_s"] / trl, 3) if trl else None
     return out
 
 
 def measure_model(
-    title: str, ours: Callable[[int], dict[str, float]], trl: Callable[[], dict[str, float]]
+    title: str, ours: Callable[[int, str], dict[str, float]], trl: Callable[[], dict[str, float]]
 ) -> dict[str, Any]:
-    """K = 0, 1, 2 and TRL on one model, one after the other; prints its table, returns rows and ratios."""
+    """Each of `RUNS` and TRL on one model, one after the other; prints its table, returns rows and ratios."""
     rows: dict[str, dict[str, float]] = {}
-    for staleness in STALENESS:
-        rows[f"K={staleness}"] = ours(staleness)
-        print(f"{title} K={staleness}: {rows[f'K={staleness}']['step_s']:.2f} s/step", flush=True)
+    for name, (staleness, old_logp) in RUNS.items():
+        rows[name] = ours(staleness, old_logp)
+        print(f"{title} {name}: {rows[name]['step_s']:.2f} s/step", flush=True)
         gc.collect()
     try:
         rows["TRL"] = trl()
@@ -228,14 +241,14 @@ def main() -> None:
     summary: dict[str, Any] = {"bench": "async", "cpus": os.cpu_count(), "steps": args.steps}
     summary["tiny"] = measure_model(
         "tiny (16 x 8 x 72 tokens)",
-        lambda k: tiny_ours(k, args.steps),
+        lambda k, old_logp: tiny_ours(k, old_logp, args.steps),
         lambda: tiny_trl(args.steps),
     )
     if args.smollm2 and Path(args.smollm2).exists():
         summary["smollm2_steps"] = args.smollm2_steps
         summary["smollm2_lora"] = measure_model(
             "SmolLM2-135M LoRA r16 (4 x 4 x 64 tokens)",
-            lambda k: smollm2_ours(args.smollm2, k, args.smollm2_steps),
+            lambda k, old_logp: smollm2_ours(args.smollm2, k, old_logp, args.smollm2_steps),
             lambda: smollm2_trl(args.smollm2, args.smollm2_steps),
         )
     else:

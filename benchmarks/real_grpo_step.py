@@ -84,6 +84,7 @@ def train_ours(
     memory_saving: bool = False,
     engine: str = "hf",
     max_staleness: int = 0,
+    stale_old_logp: str = "rescore",
 ) -> list[dict[str, float]]:
     """`run_ours`'s run, its per-step metrics (``perf/``, ``async/``...); ``max_staleness`` K >= 1: a sampler
     process draws the batches ahead (`bench_async.py` measures it)."""
@@ -107,6 +108,7 @@ def train_ours(
         lora={"rank": RANK if mode == "lora" else 0, "alpha": ALPHA},
         engine=engine,
         max_staleness=max_staleness,
+        stale_old_logp=stale_old_logp,
         **memory,
     )
     from reasongym.agents.runtime.session import RLSession
