@@ -776,7 +776,9 @@ def plot_wall(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path
         )
     axes.set_xlabel("wall seconds since the arm's start (evaluations included)")
     axes.set_ylabel("held-out greedy accuracy")
-    axes.set_title(f"{title}: mean of seeds, range of wall seconds, 95% interval at the end", fontsize=9)
+    axes.set_title(
+        f"{title}\nmean of seeds, range of their wall seconds, 95% interval at the end", fontsize=9
+    )
     axes.legend(fontsize=8, loc="lower right")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
