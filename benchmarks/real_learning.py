@@ -15,6 +15,11 @@ Arms, each given the same number of sampled completion tokens (``budget_tokens``
   drawn from the earlier verdicts of the run (``benchmarks/controls.py``: same reward rate, no relation to
   the completion);
 - ``sft``: the reference: supervised fine-tuning on gold answers (``The answer is N.``).
+- ``grpo_async`` (not run by default; issue 38): ``grpo`` with ``max_staleness`` = 1, its batches drawn by a
+  sampler process at most one version behind. Every RL arm checks its budget on the session, before each
+  rollout batch, and counts the batch's tokens after it (`SessionBudget`), so K = 0 and K = 1 stop alike;
+  each evaluation records the wall seconds since the arm's start, and ``OUT/accuracy_vs_wall.png`` plots
+  them (``--arms grpo grpo_async``: both in one sitting, as a wall-time comparison needs).
 
 Held-out greedy accuracy on the first ``eval_problems`` test problems is measured before training (once; all
 arms start from the same model), half-way through the budget and at its end. Each (arm, seed) writes
@@ -45,10 +50,12 @@ import argparse
 import dataclasses
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,11 +67,10 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
-from reasongym import distributed  # noqa: E402
 from reasongym.agents import preset_configs  # noqa: E402
 from reasongym.agents.dapo import train_dapo  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
-from reasongym.agents.runtime.engine import build_sampler  # noqa: E402
+from reasongym.agents.runtime.session import RLSession  # noqa: E402
 from reasongym.agents.sft import train_sft  # noqa: E402
 from reasongym.agents.star import train_star  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
@@ -75,6 +81,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ARMS = ("grpo", "grpo_shuffled", "dapo", "dapo_shuffled", "star", "star_shuffled", "sft")
+"""The arms of issue 27's experiment, run by default."""
+ASYNC_ARMS = ("grpo_async",)
+"""Issue 38: GRPO with its batches drawn by a sampler process at most one version behind (``--arms grpo
+grpo_async``: the same GRPO at K = 0 and K = 1, in one sitting for their wall seconds)."""
 VERIFIER_ARMS = ("grpo", "dapo", "star")
 BAR_POINTS = 0.10
 """The bar (issue 27): a verifier-only arm beats its shuffled control and its start by this much held-out
@@ -166,53 +176,90 @@ class BudgetSpent(Exception):
 
 
 class Budget:
-    """Mixed into the sampler's own class by `budgeted`: counts sampled tokens, evaluates at the half-way mark
-    and stops the arm at its budget (raising before a sampling call, so the last update is finished).
+    """An arm's sampled completion tokens: counted, evaluated at the half-way mark, and stopped at the budget.
+
+    `check` runs before each sampling call and raises `BudgetSpent` once the budget is spent, so the last
+    update is finished. RL arms count on the session (`SessionBudget`: each rollout batch, whichever process
+    sampled it), STaR on its sampler (`budgeted`).
+    """
+
+    def __init__(self, run: ArmRun) -> None:
+        self.run, self.tokens, self.half_done = run, 0, False
+
+    def check(self) -> None:
+        """Print the recent training accuracy; evaluate once half is spent; raise `BudgetSpent` at the end."""
+        budget, recent = self.run.setting.budget_tokens, self.run.verdicts.correct[-256:]
+        if recent:  # per-batch progress: an arm takes minutes
+            print(
+                f"  tokens {self.tokens}/{budget}: train accuracy of the last {len(recent)} episodes "
+                f"{np.mean(recent):.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
+        if not self.half_done and self.tokens >= budget // 2:
+            self.half_done = True
+            self.run.on_half(self.tokens)
+        if self.tokens >= budget:
+            raise BudgetSpent
+
+
+class BudgetedSampler:
+    """Mixed into the sampler's own class by `budgeted`: its sampling calls check and count the `Budget`.
 
     A mixin rather than a wrapper: the trainer takes an `HFGenerator` on the policy's module at its word (its
     log-probs are the policy's), while any other object makes it rescore every batch, a forward pass more.
     """
 
-    budget: int
-    on_half: Callable[[int], None]
-    verdicts: RunVerdicts
-    tokens: int
-    half_done: bool
-
-    def _before(self) -> None:
-        recent = self.verdicts.correct[-256:]
-        if recent:  # per-batch progress: an arm takes minutes
-            print(
-                f"  tokens {self.tokens}/{self.budget}: train accuracy of the last {len(recent)} episodes "
-                f"{np.mean(recent):.3f}",
-                file=sys.stderr,
-                flush=True,
-            )
-        if not self.half_done and self.tokens >= self.budget // 2:
-            self.half_done = True
-            self.on_half(self.tokens)
-        if self.tokens >= self.budget:
-            raise BudgetSpent
+    budget: Budget
 
     def generate_batch(self, prompts: Any, params: SamplingParams) -> Any:
-        self._before()
+        self.budget.check()
         batch = super().generate_batch(prompts, params)  # type: ignore[misc]
-        self.tokens += int(batch.completion_mask.sum())
+        self.budget.tokens += int(batch.completion_mask.sum())
         return batch
 
     def generate(self, prompts: Any, params: SamplingParams) -> Any:
-        self._before()
+        self.budget.check()
         groups = super().generate(prompts, params)  # type: ignore[misc]
-        self.tokens += sum(len(c.token_ids or ()) for group in groups for c in group)
+        self.budget.tokens += sum(len(c.token_ids or ()) for group in groups for c in group)
         return groups
 
 
-def budgeted(sampler: Any, run: ArmRun) -> Any:
-    """``sampler`` (an `HFGenerator` or a vLLM engine) with `Budget` mixed into its class, for ``run``."""
-    sampler.__class__ = type(f"Budgeted{type(sampler).__name__}", (Budget, type(sampler)), {})
-    sampler.budget, sampler.on_half, sampler.verdicts = run.setting.budget_tokens, run.on_half, run.verdicts
-    sampler.tokens, sampler.half_done = 0, False
+def budgeted(sampler: Any, budget: Budget) -> Any:
+    """``sampler`` (an `HFGenerator` or a vLLM engine) with `BudgetedSampler` mixed into its class."""
+    sampler.__class__ = type(f"Budgeted{type(sampler).__name__}", (BudgetedSampler, type(sampler)), {})
+    sampler.budget = budget
     return sampler
+
+
+class SessionBudget(AbstractContextManager["SessionBudget"]):
+    """While active, every RL session checks ``budget`` before each rollout batch and counts the batch's
+    completion tokens after it (`RLSession.rollouts`): the same stop whether this process samples (K = 0) or
+    a sampler process draws ahead (``max_staleness`` >= 1, which takes no sampler passed in). With
+    ``record``, the batch's real verdicts go to the run's log too (the sampler process steps its own copy
+    of the environment, so a `RecordedVerdicts` wrapper here would see none)."""
+
+    def __init__(self, budget: Budget, *, record: bool) -> None:
+        self.budget, self.record, self.original = budget, record, RLSession.rollouts
+
+    def __enter__(self) -> SessionBudget:
+        original, budget, record = self.original, self.budget, self.record
+
+        def rollouts(session: RLSession, num_prompts: int) -> Any:
+            budget.check()
+            batch = original(session, num_prompts)
+            budget.tokens += int(batch.lengths.sum())
+            if record:
+                for correct, gradable in zip(batch.correct.tolist(), batch.gradable.tolist(), strict=True):
+                    if gradable:
+                        budget.run.verdicts.record(bool(correct))
+            return batch
+
+        RLSession.rollouts = rollouts  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        RLSession.rollouts = self.original  # type: ignore[method-assign]
 
 
 @dataclass
@@ -247,7 +294,7 @@ def held_out(model: Any, tokenizer: Any, setting: Setting) -> dict[str, Any]:
     """Greedy accuracy (and the answer-extracted rate) on the first ``eval_problems`` test problems of each
     held-out env; ``correct`` keeps the first env's per-problem results for paired intervals."""
     params = SamplingParams(temperature=0.0, max_new_tokens=setting.max_new_tokens)
-    was_training, started = model.training, time.process_time()
+    was_training, started, wall = model.training, time.process_time(), time.perf_counter()
     model.eval()
     results: dict[str, Any] = {}
     for position, env_id in enumerate(setting.eval_env_ids):
@@ -270,11 +317,15 @@ def held_out(model: Any, tokenizer: Any, setting: Setting) -> dict[str, Any]:
             results["correct"] = [int(c) for c in batch.correct.tolist()]
     model.train(was_training)
     results["eval_cpu_seconds"] = round(time.process_time() - started, 1)
+    results["eval_wall_seconds"] = round(time.perf_counter() - wall, 1)
     return results
 
 
-def rl_configs(setting: Setting, name: str, seed: int, max_steps: int = 1_000_000) -> dict[str, Any]:
-    """The configs of GRPO or DAPO (``name``) in ``setting``: the ``default`` preset with the setting's sizes."""
+def rl_configs(
+    setting: Setting, name: str, seed: int, max_steps: int = 1_000_000, max_staleness: int = 0
+) -> dict[str, Any]:
+    """The configs of GRPO or DAPO (``name``) in ``setting``: the ``default`` preset with the setting's sizes
+    (``max_staleness``: how many versions ahead a sampler process may draw; 0, the synchronous loop)."""
     return preset_configs(
         "default",
         name,
@@ -294,6 +345,7 @@ def rl_configs(setting: Setting, name: str, seed: int, max_steps: int = 1_000_00
         eval_every=0,
         gradient_checkpointing=False,
         micro_batch_size=16,  # a whole 128-row batch at once held 14 GB of activations
+        max_staleness=max_staleness,
         **(
             {"kl": "off"} if name == "grpo" else {}
         ),  # as DAPO: the reference's forward pass costs a third more
@@ -301,19 +353,22 @@ def rl_configs(setting: Setting, name: str, seed: int, max_steps: int = 1_000_00
 
 
 def rl_arm(run: ArmRun) -> int:
-    """GRPO or DAPO (``run.arm``, with ``_shuffled`` for the control) until the budget is spent; tokens sampled."""
-    setting, name = run.setting, run.arm.removesuffix("_shuffled")
-    env = RecordedVerdicts(make_env(setting), run.verdicts, shuffle=run.shuffled)
-    configs = rl_configs(setting, name, run.seed)
-    trainer = train_grpo if name == "grpo" else train_dapo
-    # The sampler the trainer would build (a vLLM engine with engine="vllm"), with the budget mixed in.
-    sampler = build_sampler(
-        run.model, run.tokenizer, configs["rollout"], None, run.seed, distributed.current()
+    """GRPO or DAPO (``run.arm``: ``_shuffled`` for the control, ``_async`` for GRPO with the sampler one
+    version ahead) until the budget is spent; tokens sampled."""
+    setting, name = run.setting, run.arm.removesuffix("_shuffled").removesuffix("_async")
+    ahead = run.arm.endswith("_async")
+    # The sampler process rebuilds the environment from its id: a wrapper here would see no episode.
+    env = (
+        make_env(setting)
+        if ahead
+        else RecordedVerdicts(make_env(setting), run.verdicts, shuffle=run.shuffled)
     )
-    sampler = budgeted(sampler, run)
+    configs = rl_configs(setting, name, run.seed, max_staleness=1 if ahead else 0)
+    trainer = train_grpo if name == "grpo" else train_dapo
+    budget = Budget(run)
     # the run folder's metrics.jsonl holds the clip fractions
-    with tempfile.TemporaryDirectory(prefix="real-learning-") as folder:
-        try:
+    with tempfile.TemporaryDirectory(prefix="real-learning-") as folder, SessionBudget(budget, record=ahead):
+        try:  # the trainer builds its own sampler (a vLLM engine with engine="vllm"; a process with K >= 1)
             trainer(
                 configs[name],
                 run.model,
@@ -321,14 +376,13 @@ def rl_arm(run: ArmRun) -> int:
                 env,
                 run=configs["run"],
                 rollout=configs["rollout"],
-                generator=sampler,
                 run_dir=folder,
             )
         except BudgetSpent:
             pass
         lines = (Path(folder) / "metrics.jsonl").read_text().splitlines()
     run.train_steps[:] = [row for row in map(json.loads, lines) if "train/clip_low_frac" in row]
-    return sampler.tokens
+    return budget.tokens
 
 
 def clip_record(steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -374,7 +428,8 @@ def star_arm(run: ArmRun) -> int:
         rationalize=False,
         num_train_problems=problems,
     )
-    sampler = budgeted(HFGenerator(run.model, run.tokenizer), run)
+    budget = Budget(run)
+    sampler = budgeted(HFGenerator(run.model, run.tokenizer), budget)
     try:
         train_star(
             configs["star"],
@@ -387,7 +442,7 @@ def star_arm(run: ArmRun) -> int:
         )
     except BudgetSpent:
         pass
-    return sampler.tokens
+    return budget.tokens
 
 
 def sft_arm(run: ArmRun) -> int:
@@ -476,34 +531,55 @@ def dry(setting: Setting) -> Setting:
 
 
 def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
-    """Train one arm from the starting model; its held-out curve, sampled tokens and CPU-seconds."""
+    """Train one arm from the starting model; its held-out curve, sampled tokens, CPU- and wall seconds.
+
+    Each point of the curve keeps the wall seconds since the arm's start at which its weights were reached
+    (``wall_s``: earlier evaluations included; ``train_wall_s``: without them), and the record the load
+    average at the arm's start and end (another job on the machine slows it) and the CPU-seconds of its
+    ended child processes (the sampler process of ``grpo_async``, whose CPU the trainer's leave out).
+    """
     torch.manual_seed(seed)
     model, tokenizer = load(setting, seed)
     curve: list[dict[str, Any]] = []
-    started = time.process_time()
+    load_start, children_cpu = os.getloadavg(), _children_cpu_seconds()
+    started, wall_started = time.process_time(), time.perf_counter()
 
-    def evaluate_at(tokens: int) -> None:
+    def evaluate_at(tokens: int) -> dict[str, Any]:
+        wall_s = time.perf_counter() - wall_started
+        train_wall_s = wall_s - sum(point["eval_wall_seconds"] for point in curve)
         result = held_out(model, tokenizer, setting)
-        curve.append({"tokens": tokens, **{k: v for k, v in result.items() if k != "correct"}})
+        times = {"wall_s": round(wall_s, 1), "train_wall_s": round(train_wall_s, 1)}
+        curve.append({"tokens": tokens, **times, **{k: v for k, v in result.items() if k != "correct"}})
         print(json.dumps({"arm": arm, "seed": seed, **curve[-1]}), file=sys.stderr, flush=True)
+        return result
 
     run = ArmRun(setting, arm, model, tokenizer, seed, on_half=evaluate_at, verdicts=RunVerdicts(seed))
     trainer = sft_arm if arm == "sft" else star_arm if arm.startswith("star") else rl_arm
     tokens = trainer(run)
     train_cpu = time.process_time() - started - sum(point["eval_cpu_seconds"] for point in curve)
-    final = held_out(model, tokenizer, setting)
-    curve.append({"tokens": tokens, **{k: v for k, v in final.items() if k != "correct"}})
+    final = evaluate_at(tokens)
     return {
         "arm": arm,
         "seed": seed,
         "sampled_tokens": tokens,
         "train_cpu_seconds": round(train_cpu, 1),
-        "accuracy": final["accuracy"],
+        "wall_seconds": curve[-1]["wall_s"],
+        "train_wall_seconds": curve[-1]["train_wall_s"],
+        "sampler_cpu_seconds": round(_children_cpu_seconds() - children_cpu, 1),
+        "load_start": [round(x, 2) for x in load_start],
+        "load_end": [round(x, 2) for x in os.getloadavg()],
+        "accuracy": curve[-1]["accuracy"],
         "correct": final["correct"],
         "curve": curve,
         **train_correct_record(run.verdicts.correct),
         **clip_record(run.train_steps),
     }
+
+
+def _children_cpu_seconds() -> float:
+    """CPU-seconds of this process's ended children (a sampler process, once its run has closed it)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def train_correct_record(log: list[bool]) -> dict[str, Any]:
@@ -563,6 +639,7 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
             "accuracy_by_seed": [r["accuracy"] for r in records],
             "sampled_tokens": int(np.mean([r["sampled_tokens"] for r in records])),
             "train_cpu_seconds": round(float(np.mean([r["train_cpu_seconds"] for r in records])), 1),
+            **wall_record(records),
         }
         for arm, records in runs.items()
         if arm != "start"
@@ -586,10 +663,31 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
         "bar": bar,
         "bar_holds": any(result["holds"] for result in bar.values()),
     }
+    if "grpo" in runs and "grpo_async" in runs:  # issue 38: the sampler one version ahead against K = 0
+        summary["async_vs_sync"] = interval(runs, "grpo_async", "grpo")
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     level = "" if setting.difficulty is None else f" level {setting.difficulty}"
-    plot(runs, start, out / "accuracy.png", f"{Path(setting.model).name}, {setting.env_id}{level}")
+    title = f"{Path(setting.model).name}, {setting.env_id}{level}"
+    plot(runs, start, out / "accuracy.png", title)
+    timed = {arm: records for arm, records in runs.items() if all("wall_seconds" in r for r in records)}
+    if timed:
+        plot_wall(timed, start, out / "accuracy_vs_wall.png", title)
     return summary
+
+
+def wall_record(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """An arm's wall seconds to the end of training (evaluations included, and without them), the CPU of its
+    sampler processes, and the load averages (1 min) at each seed's start and end: means over seeds;
+    nothing for records from before these were kept."""
+    if not all("wall_seconds" in r for r in records):
+        return {}
+    return {
+        "wall_seconds": round(float(np.mean([r["wall_seconds"] for r in records])), 1),
+        "wall_seconds_by_seed": [r["wall_seconds"] for r in records],
+        "train_wall_seconds": round(float(np.mean([r["train_wall_seconds"] for r in records])), 1),
+        "sampler_cpu_seconds": round(float(np.mean([r["sampler_cpu_seconds"] for r in records])), 1),
+        "load_start_end": [[r["load_start"][0], r["load_end"][0]] for r in records],
+    }
 
 
 def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Path, title: str) -> None:
@@ -609,7 +707,7 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
         values = np.array(
             [[start["accuracy"]] + [r["curve"][i]["accuracy"] for i in range(points)] for r in records]
         )
-        color = f"C{VERIFIER_ARMS.index(arm.removesuffix('_shuffled'))}"  # an arm and its control: one colour
+        color = _colour(arm)
         style = "--" if arm.endswith("_shuffled") else "-"
         label = f"{arm} ({len(records)} seeds)"
         axes.plot(tokens, values.mean(axis=0), style, marker="o", color=color, label=label)
@@ -634,6 +732,54 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
     axes.set_ylabel("held-out greedy accuracy")
     axes.set_title(f"{title}: mean of seeds, their range, 95% interval at the end", fontsize=9)
     axes.legend(fontsize=8, loc="center right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _colour(arm: str) -> str:
+    """An arm and its control share a colour; the sampler-ahead arm has its own."""
+    return "C3" if arm in ASYNC_ARMS else f"C{VERIFIER_ARMS.index(arm.removesuffix('_shuffled'))}"
+
+
+def plot_wall(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Path, title: str) -> None:
+    """Held-out accuracy against wall seconds since the arm's start (evaluations included): each arm's mean
+    over seeds (its range of wall seconds as horizontal bars) and at the end the 95% bootstrap interval."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for arm, records in sorted(runs.items()):
+        if arm in ("start", "sft"):
+            continue
+        points = min(len(r["curve"]) for r in records)
+        walls = np.array([[0.0] + [r["curve"][i]["wall_s"] for i in range(points)] for r in records])
+        values = np.array(
+            [[start["accuracy"]] + [r["curve"][i]["accuracy"] for i in range(points)] for r in records]
+        )
+        x = walls.mean(axis=0)
+        spread = [x - walls.min(axis=0), walls.max(axis=0) - x]
+        label = f"{arm} ({len(records)} seeds)"
+        axes.errorbar(
+            x, values.mean(axis=0), xerr=spread, marker="o", color=_colour(arm), label=label, capsize=3
+        )
+        final = accuracy_interval(records)
+        low, high = final["ci95"]
+        axes.errorbar(
+            x[-1],
+            final["difference"],
+            yerr=[[final["difference"] - low], [high - final["difference"]]],
+            color=_colour(arm),
+            capsize=5,
+        )
+    axes.set_xlabel("wall seconds since the arm's start (evaluations included)")
+    axes.set_ylabel("held-out greedy accuracy")
+    axes.set_title(
+        f"{title}\nmean of seeds, range of their wall seconds, 95% interval at the end", fontsize=9
+    )
+    axes.legend(fontsize=8, loc="lower right")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
@@ -737,7 +883,7 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="a .gguf file, a model folder or a hub id")
     parser.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
     parser.add_argument("--gpu", action="store_true", help="the same as --preset gpu")
-    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
+    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS + ASYNC_ARMS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
     parser.add_argument(

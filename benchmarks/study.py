@@ -17,12 +17,20 @@ itself depend on the machine (issue 15 item 3). CPU-seconds at one thread are re
     OMP_NUM_THREADS=1 python benchmarks/study.py --out family_out --family    # GRPO + 6 family arms x 3 seeds
     OMP_NUM_THREADS=1 python benchmarks/study.py --out big --seeds 0-9 --budget-tokens 600000   # a bigger machine
     OMP_NUM_THREADS=1 python benchmarks/study.py --out t07 --tempered   # issue 42: tempered vs untempered log-probs
+    OMP_NUM_THREADS=1 python benchmarks/study.py --out async_out --async   # issue 38: the sampler one version ahead
 
 Resumable per arm and seed: ``results.jsonl`` gets one line per finished (arm, seed), and a second run with
 the same settings skips those (warm starts are cached in ``warm/``). Writes ``table.md`` (mean and 95%
 t-interval over seeds, and each arm's paired difference to its baseline), ``diagnostics.md`` (the RL arms'
 clip fractions, largest ratio and share of zero-variance groups), ``accuracy_vs_tokens.png``, and ends with
 one JSON line. ``--arms`` picks arms by name (see ``ARMS``).
+
+Wall seconds are recorded beside tokens (issue 38): each point of the curve keeps the wall seconds since the
+arm's start at which its weights were reached (``wall_s``, earlier evaluations included; ``train_wall_s``
+without them), and ``wall.md`` and ``accuracy_vs_wall.png`` set them out with each arm's load average at its
+start and end. With ``max_staleness`` >= 1 (``grpo_async``) a sampler process draws the batches, so the
+trainer's CPU-seconds leave it out: its own are ``sampler_cpu_s``. The token budget stops every RL arm the
+same way whatever its K: after the step whose trained batch passes it (`TokenBudget`, on the session).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import dataclasses
 import json
 import math
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -126,6 +135,8 @@ ARMS: dict[str, Arm] = {
     "grpo_mu4_t07_untempered": Arm(
         "rl", "grpo", "grpo_mu4_t07", {"mu": 4, "temperature": 0.7, "tempered_logprobs": False}
     ),
+    # Issue 38: the same GRPO with its batches drawn by a sampler process at most one version behind.
+    "grpo_async": Arm("rl", "grpo", "grpo", {"max_staleness": 1}),
     "star_filter": Arm("star", "star", None, {"rationalize": False}),
     "star_rationalize": Arm("star", "star", "star_filter", {"rationalize": True}),
     "star_rationalize_faithful": Arm(
@@ -135,6 +146,7 @@ ARMS: dict[str, Arm] = {
 """Every arm, in table order."""
 QUICK_ARMS = ("grpo", "dapo", "shuffled_reward")
 TEMPERED_ARMS = ("grpo_mu4_t07", "grpo_mu4_t07_untempered")
+ASYNC_ARMS = ("grpo", "grpo_async")
 FAMILY_ARMS = (
     "grpo",
     "rloo",
@@ -160,16 +172,20 @@ budget): about 70k tokens per iteration."""
 
 @dataclass
 class Meter:
-    """Held-out accuracy at points of the budget, and the CPU-seconds spent outside those evaluations."""
+    """Held-out accuracy at points of the budget, and the CPU- and wall seconds spent outside those
+    evaluations."""
 
     tokenizer: Any
     eval_problems: int
     curve: list[dict[str, float]] = field(default_factory=list)
     eval_cpu_s: float = 0.0
+    eval_wall_s: float = 0.0
+    started: float = field(default_factory=time.perf_counter)
+    """The arm's start (``time.perf_counter``): each point's wall seconds count from here."""
 
     def evaluate(self, model: torch.nn.Module) -> float:
-        """Greedy pass@1 on the first ``eval_problems`` test problems (its CPU time kept apart)."""
-        started = time.process_time()
+        """Greedy pass@1 on the first ``eval_problems`` test problems (its CPU and wall time kept apart)."""
+        started, wall = time.process_time(), time.perf_counter()
         accuracy = greedy_pass_at_1(
             HFGenerator(model, self.tokenizer),
             ENV,
@@ -180,11 +196,15 @@ class Meter:
             max_new_tokens=MAX_NEW_TOKENS,
         )
         self.eval_cpu_s += time.process_time() - started
+        self.eval_wall_s += time.perf_counter() - wall
         return accuracy
 
     def point(self, model: torch.nn.Module, tokens: float) -> None:
-        """Record held-out accuracy after ``tokens``."""
-        self.curve.append({"tokens": float(tokens), "accuracy": self.evaluate(model)})
+        """Record held-out accuracy after ``tokens``, and the wall seconds at which these weights were reached
+        (earlier evaluations included, and without them)."""
+        wall_s = time.perf_counter() - self.started
+        point = {"tokens": float(tokens), "wall_s": wall_s, "train_wall_s": wall_s - self.eval_wall_s}
+        self.curve.append({**point, "accuracy": self.evaluate(model)})
 
 
 class TokenBudget(AbstractContextManager["TokenBudget"]):
@@ -293,22 +313,59 @@ def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: ar
         **arm.fields,
     )
     train = train_dapo if arm.algo == "dapo" else train_grpo
-    meter = Meter(tokenizer, args.eval_problems)
-    # Every RL arm through the same wrapper; the control's rewards are drawn from earlier ones (controls.py).
-    env = RecordedVerdicts(reasongym.make(ENV), RunVerdicts(seed), shuffle=arm.patch == "shuffled")
     patch = SampleLevelLoss if arm.patch == "sample_level" else nullcontext
+    load_start, children_cpu = os.getloadavg(), _children_cpu_s()
+    meter = Meter(tokenizer, args.eval_problems)
     started = time.process_time()
     with TokenBudget(args.budget_tokens, meter) as budget, patch():
         history = train(
-            configs[arm.algo], model, tokenizer, env, run=configs["run"], rollout=configs["rollout"]
+            configs[arm.algo],
+            model,
+            tokenizer,
+            _rl_env(arm, seed),
+            run=configs["run"],
+            rollout=configs["rollout"],
         ).history
-    tail = history[-5:]
+    wall_s = time.perf_counter() - meter.started
     return {
         "curve": meter.curve,
         "tokens": budget.tokens,
         "steps": budget.steps,
         "cpu_s": time.process_time() - started - meter.eval_cpu_s,
         "eval_cpu_s": meter.eval_cpu_s,
+        "wall_s": wall_s,
+        "train_wall_s": wall_s - meter.eval_wall_s,
+        "eval_wall_s": meter.eval_wall_s,
+        "sampler_cpu_s": _children_cpu_s() - children_cpu,
+        "load_start": list(load_start),
+        "load_end": list(os.getloadavg()),
+        **_rl_diagnostics(history),
+    }
+
+
+def _rl_env(arm: Arm, seed: int) -> Any:
+    """The arm's environment: every synchronous arm through the same wrapper (the control's rewards are drawn
+    from earlier ones, controls.py); with ``max_staleness`` the sampler process rebuilds the environment from
+    its registered id, so a wrapper here would see no episode: the plain one, and no shuffled control."""
+    if arm.fields.get("max_staleness"):
+        if arm.patch == "shuffled":
+            raise ValueError("the shuffled control needs the synchronous loop (max_staleness=0)")
+        return reasongym.make(ENV)
+    return RecordedVerdicts(reasongym.make(ENV), RunVerdicts(seed), shuffle=arm.patch == "shuffled")
+
+
+def _children_cpu_s() -> float:
+    """CPU-seconds of this process's ended children: the sampler process of ``max_staleness`` >= 1, once
+    its run has closed it."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _rl_diagnostics(history: list[dict[str, float]]) -> dict[str, Any]:
+    """An RL arm's entropy, training accuracy, clip fractions, largest ratio, zero-variance groups and, with
+    a sampler ahead, the mean staleness of its batches and the trainer's total wait for them."""
+    tail = history[-5:]
+    record = {
         "entropy_first": history[0].get("train/entropy"),
         "entropy_last5": statistics.mean(h.get("train/entropy", math.nan) for h in tail),
         "train_accuracy_last5": statistics.mean(h["rollout/correct_rate"] for h in tail),
@@ -318,6 +375,10 @@ def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: ar
         "zero_std_group_frac": statistics.mean(h["rollout/zero_std_group_frac"] for h in history),
         "advantage_std": statistics.mean(h.get("train/advantage_std", math.nan) for h in history),
     }
+    if "async/staleness" in history[0]:
+        record["staleness_mean"] = statistics.mean(h["async/staleness"] for h in history)
+        record["trainer_wait_s"] = sum(h["async/trainer_wait_s"] for h in history)
+    return record
 
 
 def run_sft(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: argparse.Namespace) -> dict:
@@ -587,6 +648,64 @@ def plot(records: list[dict], warm: dict[int, dict], path: Path) -> None:
     figure.savefig(path, dpi=100)
 
 
+def wall_table(records: list[dict]) -> str:
+    """The RL arms' time, means over seeds: wall seconds from the arm's start to its last step (with and
+    without its evaluations), CPU-seconds of the trainer and of a sampler process, and the load around it."""
+    lines = [
+        "| arm | held-out pass@1 | wall-s (evaluations included) | wall-s training | trainer CPU-s | "
+        "sampler CPU-s | sampled tokens | steps | load (1 min) at start / end |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for name in ARMS:
+        runs = [r for r in records if r["arm"] == name and "wall_s" in r]
+        if not runs:
+            continue
+        mean, half = interval([r["curve"][-1]["accuracy"] for r in runs])
+        loads = " ; ".join(f"{r['load_start'][0]:.2f} / {r['load_end'][0]:.2f}" for r in runs)
+        lines.append(
+            f"| {name} | {100 * mean:.1f} ± {100 * half:.1f} | {statistics.mean(r['wall_s'] for r in runs):.0f} | "
+            f"{statistics.mean(r['train_wall_s'] for r in runs):.0f} | {statistics.mean(r['cpu_s'] for r in runs):.0f} | "
+            f"{statistics.mean(r['sampler_cpu_s'] for r in runs):.0f} | {statistics.mean(r['tokens'] for r in runs):,.0f} | "
+            f"{statistics.mean(r['steps'] for r in runs):.1f} | {loads} |"
+        )
+    return "\n".join(lines)
+
+
+def plot_wall(records: list[dict], warm: dict[int, dict], path: Path) -> None:
+    """Held-out accuracy against wall seconds since the arm's start (evaluations included), one line per arm
+    that recorded them: the mean over seeds with its 95% interval, and the seeds' range of wall seconds."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(8, 5), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots()
+    start = statistics.mean(w["accuracy"] for w in warm.values())
+    for name in ARMS:
+        curves = [r["curve"] for r in records if r["arm"] == name and "wall_s" in r]
+        if not curves:
+            continue
+        points = min(len(c) for c in curves)
+        walls = [[c[i]["wall_s"] for c in curves] for i in range(points)]
+        xs = [0.0] + [statistics.mean(w) for w in walls]
+        spread = [
+            [0.0] + [x - min(w) for x, w in zip(xs[1:], walls, strict=True)],
+            [0.0] + [max(w) - x for x, w in zip(xs[1:], walls, strict=True)],
+        ]
+        stats = [interval([c[i]["accuracy"] for c in curves]) for i in range(points)]
+        ys = [start] + [m for m, _ in stats]
+        errors = [0.0] + [0.0 if math.isnan(h) else h for _, h in stats]
+        label = f"{name} (K = {ARMS[name].fields.get('max_staleness', 0)}, {len(curves)} seeds)"
+        axes.errorbar(xs, ys, yerr=errors, xerr=spread, label=label, marker="o", capsize=3)
+    axes.set_xlabel("wall seconds since the arm's start (evaluations included)")
+    axes.set_ylabel("held-out greedy pass@1")
+    axes.set_title(
+        "tiny model, Arithmetic-v0 level 1: mean of seeds, 95% interval, range of wall seconds", fontsize=9
+    )
+    axes.legend(fontsize=8)
+    figure.savefig(path, dpi=100)
+
+
 # ---------------------------------------------------------------------------------------------- main
 
 
@@ -617,8 +736,9 @@ def _parse_args() -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_ARMS)}")
     parser.add_argument("--family", action="store_true", help=f"only {', '.join(FAMILY_ARMS)}")
     parser.add_argument("--tempered", action="store_true", help=f"only {', '.join(TEMPERED_ARMS)}")
+    parser.add_argument("--async", action="store_true", help=f"only {', '.join(ASYNC_ARMS)}")
     args = parser.parse_args()
-    named = {"quick": QUICK_ARMS, "family": FAMILY_ARMS, "tempered": TEMPERED_ARMS}
+    named = {"quick": QUICK_ARMS, "family": FAMILY_ARMS, "tempered": TEMPERED_ARMS, "async": ASYNC_ARMS}
     chosen = [arms for flag, arms in named.items() if getattr(args, flag)]
     arms = list(chosen[0]) if chosen else args.arms.split(",")
     unknown = [a for a in arms if a not in ARMS]
@@ -635,6 +755,10 @@ def _report(records: list[dict], warm: dict[int, dict], out: Path, settings: dic
     plot(records, warm, out / "accuracy_vs_tokens.png")
     print(table)
     print(diagnostics_table(records))
+    if any("wall_s" in r for r in records):
+        (out / "wall.md").write_text(wall_table(records) + "\n")
+        plot_wall(records, warm, out / "accuracy_vs_wall.png")
+        print(wall_table(records))
     cpu = sum(r["cpu_s"] + r.get("eval_cpu_s", 0.0) for r in records) + sum(w["cpu_s"] for w in warm.values())
     print(json.dumps({"arms": numbers, "settings": settings, "seeds": sorted(warm), "cpu_s_total": cpu}))
 
@@ -672,7 +796,8 @@ def main() -> None:
                 handle.write(json.dumps(record) + "\n")
             print(
                 f"  {name:>26}: pass@1 {record['curve'][-1]['accuracy']:.3f} after {record['tokens']:,.0f} tokens, "
-                f"{record['cpu_s']:.0f} CPU-s (+{record.get('eval_cpu_s', 0):.0f} evaluating)",
+                f"{record['cpu_s']:.0f} CPU-s (+{record.get('eval_cpu_s', 0):.0f} evaluating), "
+                f"{record.get('wall_s', math.nan):.0f} wall-s",
                 flush=True,
             )
     _report(records, warm, out, settings)

@@ -117,3 +117,27 @@ def test_the_gpu_recipe_runs_its_smoke_pass_on_the_cpu(tmp_path: Path) -> None:
     assert smoke["steps"] == 2 and len(smoke["reward_curve"]) == 2
     assert smoke["step_s"] > 0 and smoke["tokens_per_s"] > 0
     assert {"after/GSM8K-v0/accuracy", "after/MATH500-v0/accuracy"} <= set(smoke)
+
+
+@pytest.mark.slow  # two trainings, one with a sampler process
+def test_grpo_async_stops_at_the_same_budget_as_grpo_and_records_wall_seconds(tmp_path: Path) -> None:
+    flags = ("--dry", "--arms", "grpo", "grpo_async", "--seeds", "0", "--out-dir", str(tmp_path / "out"))
+    done = _run(*flags, "--work-dir", str(tmp_path / "work"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(summary["arms"]) == {"grpo", "grpo_async"}
+    runs = {
+        arm: json.loads((tmp_path / "out" / "runs" / f"{arm}-s0.json").read_text()) for arm in summary["arms"]
+    }
+    for arm, record in runs.items():
+        # checked on the session before each batch: both spend the budget and stop within one batch of it
+        assert 48 <= record["sampled_tokens"] < 48 + 2 * 2 * 8, arm
+        walls = [point["wall_s"] for point in record["curve"]]
+        assert walls == sorted(walls) and walls[0] > 0, arm
+        assert record["curve"][-1]["train_wall_s"] <= record["wall_seconds"], arm
+        assert len(record["load_start"]) == 3 and len(record["load_end"]) == 3, arm
+        assert record["episodes"] > 0, arm  # the sampler process's verdicts reach the run's log too
+    assert runs["grpo"]["sampler_cpu_seconds"] == 0.0
+    assert runs["grpo_async"]["sampler_cpu_seconds"] > 0  # the sampler process ran, and was counted
+    assert summary["async_vs_sync"]["ci95"][0] <= summary["async_vs_sync"]["difference"]
+    assert (tmp_path / "out" / "accuracy_vs_wall.png").stat().st_size > 0
