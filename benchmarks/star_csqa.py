@@ -615,6 +615,24 @@ def evaluation_arm(setting: Setting, arm: str) -> dict[str, Any]:
     return {"arm": arm, "seed": None, "sampled_tokens": 0, **result}
 
 
+def smoke(setting: Setting) -> dict[str, Any]:
+    """A short STaR run of ``setting`` with its engine (`gpu_check.py --learning`): held-out accuracy before and
+    after, the tokens sampled, the kept share of each iteration, the wall time."""
+    started = time.perf_counter()
+    before = evaluation_arm(setting, "zero_shot_cot")
+    after = run_arm(setting, "star", seed=0)
+    return {
+        "wall_s": round(time.perf_counter() - started, 1),
+        "accuracy_before": before["accuracy"],
+        "extracted_rate_before": before["extracted_rate"],
+        "accuracy_after": after["accuracy"],
+        "extracted_rate_after": after["extracted_rate"],
+        "sampled_tokens": after["sampled_tokens"],
+        "budget_tokens": setting.budget_tokens,
+        "kept_share": [iteration["kept_share"] for iteration in after["iterations"]],
+    }
+
+
 # ---------------------------------------------------------------------------------------------- summary
 
 
