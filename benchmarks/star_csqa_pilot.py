@@ -162,21 +162,8 @@ def estimate(pilot: dict[str, Any], setting: star_csqa.Setting) -> dict[str, Any
     }
 
 
-def main() -> None:
-    """Measure, estimate, write the JSON."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="a .gguf file, a model folder, or 'tiny'")
-    parser.add_argument("--eval-problems", type=int, default=40)
-    parser.add_argument("--star-problems", type=int, default=32)
-    parser.add_argument("--grpo-tokens", type=int, default=3000)
-    parser.add_argument("--sft-steps", type=int, default=8)
-    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
-    parser.add_argument("--out", default="benchmarks/results/star_csqa/pilot.json")
-    args = parser.parse_args()
-    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    setting = dataclasses.replace(
-        star_csqa.PRESETS["cpu"], model=args.model, **star_csqa.parse_overrides(args.set)
-    )
+def measure(setting: star_csqa.Setting, args: argparse.Namespace) -> dict[str, Any]:
+    """Every measure of the pilot, in order, and the estimate from them."""
     small = dataclasses.replace(setting, eval_problems=args.eval_problems)
     pilot: dict[str, Any] = {"load_average_start": os.getloadavg(), "eval_problems": args.eval_problems}
     started = time.process_time()
@@ -192,6 +179,35 @@ def main() -> None:
     pilot["load_average_end"] = os.getloadavg()
     pilot["estimate"] = estimate(pilot, setting)
     pilot["setting"] = {**dataclasses.asdict(setting), "model": Path(setting.model).name}
+    return pilot
+
+
+def main() -> None:
+    """Measure, estimate, write the JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="a .gguf file, a model folder, or 'tiny'")
+    parser.add_argument("--eval-problems", type=int, default=40)
+    parser.add_argument("--star-problems", type=int, default=32)
+    parser.add_argument("--grpo-tokens", type=int, default=3000)
+    parser.add_argument("--sft-steps", type=int, default=8)
+    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
+    parser.add_argument("--out", default="benchmarks/results/star_csqa/pilot.json")
+    parser.add_argument(
+        "--estimate-only", action="store_true", help="measure nothing: redo the estimate of --out's figures"
+    )
+    args = parser.parse_args()
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    setting = dataclasses.replace(
+        star_csqa.PRESETS["cpu"], model=args.model, **star_csqa.parse_overrides(args.set)
+    )
+    if args.estimate_only:  # the study's setting changed since the measures (its budget, its sizes)
+        pilot = json.loads(Path(args.out).read_text())
+        pilot["estimate"] = estimate(pilot, setting)
+        pilot["setting"] = {**dataclasses.asdict(setting), "model": Path(setting.model).name}
+        Path(args.out).write_text(json.dumps(pilot, indent=1) + "\n")
+        print(json.dumps(pilot["estimate"]))
+        return
+    pilot = measure(setting, args)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(pilot, indent=1) + "\n")
     print(json.dumps(pilot))
