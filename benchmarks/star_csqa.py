@@ -289,6 +289,9 @@ class RandomFilter(RecordedVerdicts):
         right = sum(bool(verdict.correct) for _, verdict in picks)
         self.log.append({"verifier_kept": real_kept, "random_kept": len(chosen), "random_kept_right": right})
 
+    def score_many(self, problem: Any, completions: Any) -> list[Any]:
+        return [self.score(problem, completion) for completion in completions]
+
     def score(self, problem: Any, completion: str) -> Any:
         verdict = self.env.unwrapped.score(problem, completion)
         if problem.id not in self.training_ids or verdict.correct is None:
@@ -460,15 +463,16 @@ def star_arm(run: ArmRun) -> dict[str, Any]:
     engine = following_engine(run.model, run.tokenizer, configs["rollout"], seed, distributed.current())
     inner = engine or HFGenerator(run.model, run.tokenizer, batch_size=setting.generation_batch)
     sampler = RationaleBudget(inner, setting.budget_tokens, setting.budget_chunk)
-    env: Any = RecordedVerdicts(base_env, run.verdicts, shuffle=False)
+    env: Any = base_env  # STaR's train accuracy is its iterations' direct share (`star_record`)
     if run.arm == "star_random_filter":
         env = random_filter(base_env, run, configs, getattr(inner, "takes_messages", False))
         sampler.on_sampled = env.plan
+    halfway: list[int] = []
 
     def stop_when_spent(iteration: int, step: str, model: Any) -> None:
         if step == "generate" and iteration > 1:
-            if sampler.tokens >= setting.budget_tokens // 2 and not run.train_steps:
-                run.train_steps.append({"half": sampler.tokens})  # once: the half-way evaluation
+            if sampler.tokens >= setting.budget_tokens // 2 and not halfway:
+                halfway.append(sampler.tokens)  # once, between iterations: the half-way evaluation
                 run.on_half(sampler.tokens)
             if sampler.spent:
                 raise BudgetSpent

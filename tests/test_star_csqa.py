@@ -85,6 +85,9 @@ def test_the_random_filter_keeps_as_many_as_the_verifier_would_chosen_without_it
     # a problem outside training (STaR's own held-out check) is graded for real
     held_out = env.unwrapped.problem_at(0, split="validation")
     assert control.score(held_out, f"The answer is ({held_out.answer}).").correct is True
+    assert [v.correct for v in control.score_many(held_out, [f"The answer is ({held_out.answer})."])] == [
+        True
+    ]
     # another seed chooses other rationales for the same count
     draws = set()
     for seed in range(8):
