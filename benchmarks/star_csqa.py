@@ -102,17 +102,22 @@ COMPARISONS = (
 ENV_ID = "reasongym/CommonsenseQA-v0"
 TRAIN_START = 12
 """Training problems start here: the few-shot exemplars (`EXEMPLARS`) are train problems 1-11."""
-EXEMPLARS = (
-    (8, "The answer must be an item that can absorb ink. Of the above choices, only blotters are used to absorb ink."),
-    (5, "The answer must require cable. Of the above choices, only television requires cable."),
-    (4, "The answer must be something in the forest. Of the above choices, only natural habitat is in the forest."),
-    (1, "The answer must be a place with a lot of people. Of the above choices, only populated areas have a lot of people."),
-    (10, "The answer should be the place where grocery items are placed before checking out. Of the above choices, grocery cart makes the most sense for holding grocery items."),
-    (3, "The answer must be something that used to do what Google Maps and GPS services do, which is to give directions. Of the above choices, only atlases are used to give directions."),
-    (11, "The answer should be the feeling of someone getting divorced who was doing all the work. Of the above choices, the closest feeling is bitterness."),
-)  # fmt: skip
-"""Wei et al. (2022, chain-of-thought prompting, Table 20) CommonsenseQA exemplars: (train index, rationale); the
-final sentence is added in the environment's format with the letter of this copy's option order."""
+EXEMPLARS = {
+    8: "The answer must be an item that can absorb ink. Of the above choices, only blotters are used to absorb ink.",
+    5: "The answer must require cable. Of the above choices, only television requires cable.",
+    4: "The answer must be something in the forest. Of the above choices, only natural habitat is in the forest.",
+    1: "The answer must be a place with a lot of people. Of the above choices, only populated areas have a lot "
+    "of people.",
+    10: "The answer should be the place where grocery items are placed before checking out. Of the above "
+    "choices, grocery cart makes the most sense for holding grocery items.",
+    3: "The answer must be something that used to do what Google Maps and GPS services do, which is to give "
+    "directions. Of the above choices, only atlases are used to give directions.",
+    11: "The answer should be the feeling of someone getting divorced who was doing all the work. Of the above "
+    "choices, the closest feeling is bitterness.",
+}
+"""The CommonsenseQA exemplars of Wei et al. (2022, chain-of-thought prompting, appendix), in their order: train
+index -> rationale; the final sentence is added in the environment's format, with the letter of this copy's option
+order (their copies list the options in another order, some with four options)."""
 
 
 @dataclass(frozen=True)
@@ -376,7 +381,7 @@ def make_env(setting: Setting) -> Any:
 def exemplars(env: Any) -> tuple[tuple[Any, str], ...]:
     """The few-shot exemplars as (problem, completion in the environment's answer format)."""
     shots = []
-    for index, rationale in EXEMPLARS:
+    for index, rationale in EXEMPLARS.items():
         problem = env.unwrapped.problem_at(index, split="train")
         shots.append((problem, f"{rationale} The answer is ({problem.answer})."))
     return tuple(shots)
