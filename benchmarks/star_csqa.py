@@ -346,13 +346,14 @@ def lucky_guess(text: str, problem: Any, final: str | None) -> dict[str, bool]:
 
 
 def picked_letter(verdict: Any) -> str | None:
-    """The option letter a verdict says was picked; None when the answer names no option (unparseable)."""
+    """The option letter a verdict says was picked; None when the answer names no single option: unreadable, or
+    contradictory (a label with another option's text: "(C) listen to each other" where D is that text)."""
     match = re.match(r"Picked option ([A-E])\b", verdict.reason)
     return match.group(1) if match else None
 
 
 def letter_distribution(letters: list[str | None]) -> dict[str, float]:
-    """Share of each answer letter (A-E, ``none`` for unreadable) among ``letters``."""
+    """Share of each answer letter (A-E; ``none``: no single letter, `picked_letter`) among ``letters``."""
     counts = Counter(letter or "none" for letter in letters)
     return {key: round(counts[key] / max(1, len(letters)), 4) for key in ("A", "B", "C", "D", "E", "none")}
 
