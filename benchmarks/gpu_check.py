@@ -39,6 +39,10 @@ With ``--learning``, one more section:
    on ``LEARNING_EVAL_PROBLEMS`` problems of each (6 minutes on one H200 with SmolLM2-135M in place of
    the 0.5B model; benchmarks/README.md, "The first GPU run"). The model is the preset's hub id unless ``--learning-model`` names a local folder (the device
    machines reach no hub). The dry pass runs the same recipe with the tiny random model on the CPU.
+7. ``star_csqa``: the GPU preset of `star_csqa.py` (``--gpu``: STaR with rationalization on CommonsenseQA,
+   the same model, the vLLM engine when installed) for about one iteration (``STAR_CSQA_BUDGET`` sampled
+   tokens): held-out accuracy on ``LEARNING_EVAL_PROBLEMS`` validation problems before and after, the tokens
+   sampled and the share of training problems kept. Not yet run on a GPU. The dry pass: the tiny model.
 
 Run: ``python benchmarks/gpu_check.py [--engine vllm] [--async] [--learning]`` (``--dry`` forces the CPU pass). Last line: one JSON
 object.
@@ -385,6 +389,25 @@ def check_learning(dry: bool, model: str | None) -> dict[str, Any]:
     return {"engine": engine, **real_learning.smoke(setting, LEARNING_STEPS if not dry else 2)}
 
 
+STAR_CSQA_BUDGET = 16_000
+"""Sampled tokens of the STaR smoke run: about 80 problems' rationales of 200 tokens, one iteration."""
+
+
+def check_star_csqa(dry: bool, model: str | None) -> dict[str, Any]:
+    """`star_csqa.smoke`: about one STaR iteration of the GPU preset (the CPU dry pass: tiny model)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import dataclasses
+
+    import star_csqa
+
+    setting = star_csqa.PRESETS["gpu"]
+    engine = setting.engine if _vllm_installed() else "hf"
+    sizes = {"budget_tokens": STAR_CSQA_BUDGET, "star_iterations": 1, "eval_problems": LEARNING_EVAL_PROBLEMS}
+    setting = star_csqa.dry(setting) if dry else dataclasses.replace(setting, engine=engine, **sizes)
+    setting = dataclasses.replace(setting, model=model) if model else setting
+    return {"engine": setting.engine, **star_csqa.smoke(setting)}
+
+
 def _vllm_installed() -> bool:
     from reasongym.generation.engines import vllm_installed
 
@@ -439,6 +462,7 @@ def main() -> int:
         _section("async", lambda: check_async(engine, device, dry), results)
     if args.learning:
         _section("learning", lambda: check_learning(dry, args.learning_model), results)
+        _section("star_csqa", lambda: check_star_csqa(dry, args.learning_model), results)
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["ok"] = all(value.get("ok", True) for value in results.values() if isinstance(value, dict))
     print(json.dumps(results))

@@ -47,6 +47,9 @@ def test_the_gpu_check_dry_pass_runs_the_learning_recipe_with_learning() -> None
     learning = json.loads(done.stdout.strip().splitlines()[-1])["learning"]
     assert learning["ok"] is True and learning["engine"] == "hf"
     assert learning["steps"] == 2 and len(learning["reward_curve"]) == 2 and learning["tokens_per_s"] > 0
+    star = json.loads(done.stdout.strip().splitlines()[-1])["star_csqa"]  # issue 39's STaR, tiny model
+    assert star["ok"] is True and star["engine"] == "hf"
+    assert star["budget_tokens"] <= star["sampled_tokens"] and star["kept_share"]
 
 
 @pytest.mark.slow
