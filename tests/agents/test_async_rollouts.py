@@ -266,3 +266,33 @@ def test_star_refuses_to_sample_ahead_and_says_why(tiny) -> None:
         ConfigError, match=r"max_staleness=1 is not allowed for STaR: an iteration's rationales"
     ):
         train_star(configs["star"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"])
+
+
+def test_distillation_learns_from_batches_drawn_ahead(tiny) -> None:
+    from reasongym.agents.distill import train_distill
+
+    configs = preset_configs(
+        "tiny",
+        "distill",
+        max_steps=6,
+        num_prompts=8,
+        lr=3e-3,
+        eval_every=0,
+        progress_bar=False,
+        max_staleness=1,
+    )
+    student, tokenizer = tiny()
+    teacher, teacher_tokenizer = tiny(seed=1)
+    history = train_distill(
+        configs["distill"],
+        student,
+        tokenizer,
+        ENV,
+        teacher=teacher,
+        teacher_tokenizer=teacher_tokenizer,
+        run=configs["run"],
+        rollout=configs["rollout"],
+    ).history
+    assert [row["async/staleness_max"] for row in history] == [0, 1, 1, 1, 1, 1]
+    divergences = [row["distill/divergence"] for row in history]
+    assert divergences[-1] < 0.7 * divergences[0], divergences  # as it does synchronously
