@@ -248,7 +248,34 @@ class Weights:
 # ---------------------------------------------------------------------------------------------- the trainer
 
 
-class AsyncRollouts:
+class StepAccounts:
+    """What a sampler ahead (`AsyncRollouts`, `EngineAhead`) counts for the step's ``async/`` metrics."""
+
+    def __init__(self) -> None:
+        self.staleness: list[int] = []
+        self.dropped = 0
+        self.waited_s = self.sampler_waited_s = 0.0
+
+    def step_metrics(self, info: distributed.DistInfo) -> dict[str, float]:
+        """The ``async/`` metrics of the step's batches on every rank (one collective), then reset."""
+        mine = {
+            "staleness": self.staleness,
+            "dropped": self.dropped,
+            "waits": (self.waited_s, self.sampler_waited_s),
+        }
+        ranks = distributed.all_gather_objects(mine, info)
+        staleness = [s for rank in ranks for s in rank["staleness"]]
+        self.staleness, self.waited_s, self.sampler_waited_s = [], 0.0, 0.0
+        return {
+            "async/staleness_mean": float(np.mean(staleness)),
+            "async/staleness_max": float(max(staleness)),
+            "async/dropped": float(sum(rank["dropped"] for rank in ranks)),
+            "async/trainer_wait_s": max(rank["waits"][0] for rank in ranks),
+            "async/sampler_wait_s": max(rank["waits"][1] for rank in ranks),
+        }
+
+
+class AsyncRollouts(StepAccounts):
     """The trainer's side: starts the sampler, asks it for batches, sends it each new version."""
 
     def __init__(self, job: SamplerJob, max_staleness: int, params: list[torch.Tensor]) -> None:
@@ -258,9 +285,7 @@ class AsyncRollouts:
         self.group = _pair(job.port, rank=0)
         self.max_staleness, self.params = max_staleness, params
         self.sent: list[tuple[Any, torch.Tensor]] = []
-        self.staleness: list[int] = []
-        self.dropped = 0
-        self.waited_s = self.sampler_waited_s = 0.0
+        super().__init__()
 
     @classmethod
     def start(cls, session: Any) -> AsyncRollouts:
@@ -305,24 +330,6 @@ class AsyncRollouts:
         self.dropped = message["dropped"]
         self.staleness.append(step - 1 - message["version"])
         return stamped(message["batch"], message["version"]), waited
-
-    def step_metrics(self, info: distributed.DistInfo) -> dict[str, float]:
-        """The ``async/`` metrics of the step's batches on every rank (one collective), then reset."""
-        mine = {
-            "staleness": self.staleness,
-            "dropped": self.dropped,
-            "waits": (self.waited_s, self.sampler_waited_s),
-        }
-        ranks = distributed.all_gather_objects(mine, info)
-        staleness = [s for rank in ranks for s in rank["staleness"]]
-        self.staleness, self.waited_s, self.sampler_waited_s = [], 0.0, 0.0
-        return {
-            "async/staleness_mean": float(np.mean(staleness)),
-            "async/staleness_max": float(max(staleness)),
-            "async/dropped": float(sum(rank["dropped"] for rank in ranks)),
-            "async/trainer_wait_s": max(rank["waits"][0] for rank in ranks),
-            "async/sampler_wait_s": max(rank["waits"][1] for rank in ranks),
-        }
 
     def push(self, version: int) -> None:
         """Send version ``version`` of the trained weights without waiting for the sampler to take it.

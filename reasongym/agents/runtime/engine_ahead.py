@@ -22,18 +22,18 @@ import threading
 import time
 from typing import Any
 
-import numpy as np
 import torch
 
 from reasongym import distributed
 from reasongym.agents.runtime import parallel
-from reasongym.agents.runtime.async_rollouts import problem_order, stamped
+from reasongym.agents.runtime.async_rollouts import StepAccounts, problem_order, stamped
 from reasongym.policy.lora import adapters_merged
 
 _STOP = -1
+"""The request that tells the thread to stop."""
 
 
-class EngineAhead:
+class EngineAhead(StepAccounts):
     """The trainer's sampler ahead when its sampler is an engine with its own weights (vLLM)."""
 
     def __init__(self, session: Any) -> None:
@@ -47,9 +47,8 @@ class EngineAhead:
         self.arrived = threading.Condition()
         self.requests: queue.Queue[int] = queue.Queue()
         self.batches: queue.Queue[dict[str, Any]] = queue.Queue()
-        self.staleness: list[int] = []
-        self.dropped, self.failure = 0, None
-        self.waited_s = self.sampler_waited_s = 0.0
+        super().__init__()
+        self.failure: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="engine-ahead", daemon=True)
         self.thread.start()
 
@@ -148,19 +147,6 @@ class EngineAhead:
         with self.arrived:
             self.newest_version, self.newest = version, copy
             self.arrived.notify_all()
-
-    def step_metrics(self, info: distributed.DistInfo) -> dict[str, float]:
-        """The ``async/`` metrics of the step's batches, then reset (one process: the engine refuses more)."""
-        staleness = self.staleness
-        metrics = {
-            "async/staleness_mean": float(np.mean(staleness)),
-            "async/staleness_max": float(max(staleness)),
-            "async/dropped": float(self.dropped),
-            "async/trainer_wait_s": self.waited_s,
-            "async/sampler_wait_s": self.sampler_waited_s,
-        }
-        self.staleness, self.waited_s, self.sampler_waited_s = [], 0.0, 0.0
-        return metrics
 
     def close(self) -> None:
         """Stop the thread after the batch it is drawing (the engine is the session's to close)."""
