@@ -28,6 +28,12 @@ summary compares each verifier-only arm with its control and with the start: the
 seeds with a 95% bootstrap interval (resampling seeds within each arm and problems, paired), written to
 ``OUT/summary.json``, with ``OUT/accuracy.png`` (held-out accuracy against sampled tokens, per arm).
 
+``--preset chain`` (issue 39, item 2) asks whether RL after SFT beats more SFT, as DeepSeekMath reports: on
+3-digit additions and subtractions with the env's own step-by-step prompt, every arm starts from SmolLM2
+fine-tuned on the generator's column-by-column solutions (`warm_started`), then ``grpo`` and ``dapo`` spend the
+budget against ``sft_more``, the same SFT on fresh problems for the same compute (`RL_ROW_COST_IN_SFT_ROWS`);
+the summary's ``rl_vs_more_sft`` holds the two differences with their intervals.
+
 ``--gpu`` swaps in the preset for one large GPU (an 0.5B instruct model from the hub, GSM8K for training,
 GSM8K and MATH-500 test for evaluation, bf16, the vLLM engine); ``--smoke STEPS`` runs only a few GRPO steps
 of a preset and prints step time, tokens/s and the reward curve (what ``gpu_check.py --learning`` runs);
@@ -72,6 +78,7 @@ from reasongym.agents.dapo import train_dapo  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
 from reasongym.agents.runtime.session import RLSession  # noqa: E402
 from reasongym.agents.sft import train_sft  # noqa: E402
+from reasongym.agents.sft_data import sft_pairs_from_env  # noqa: E402
 from reasongym.agents.star import train_star  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
 from reasongym.policy.loading import format_prompt, load_policy  # noqa: E402
@@ -85,6 +92,13 @@ ARMS = ("grpo", "grpo_shuffled", "dapo", "dapo_shuffled", "star", "star_shuffled
 ASYNC_ARMS = ("grpo_async",)
 """Issue 38: GRPO with its batches drawn by a sampler process at most one version behind (``--arms grpo
 grpo_async``: the same GRPO at K = 0 and K = 1, in one sitting for their wall seconds)."""
+CHAIN_ARMS = ("sft_more",)
+"""Issue 39, item 2 (``--preset chain``): after the warm start on worked solutions, more of the same SFT on
+fresh problems, given as much compute as an RL arm's budget (`sft_more_arm`): does RL after SFT beat more SFT?"""
+RL_ROW_COST_IN_SFT_ROWS = 5 / 3
+"""What one sampled row of GRPO or DAPO costs, in SFT rows of the same length: sampling (2N FLOPs a token),
+the old log-probs (2N) and the update (6N) against SFT's update alone (6N), N the parameters. The records also
+keep each arm's measured CPU-seconds, so the match can be checked."""
 VERIFIER_ARMS = ("grpo", "dapo", "star")
 BAR_POINTS = 0.10
 """The bar (issue 27): a verifier-only arm beats its shuffled control and its start by this much held-out
@@ -131,6 +145,8 @@ class Setting:
     tempered_logprobs: bool = True
     """GRPO's and DAPO's log-probs at the sampling temperature (`RolloutConfig.tempered_logprobs`); false:
     the raw model's, as before issue 42."""
+    warm_start_max_steps: int = 400
+    """The warm start's SFT steps at most (batch 8), when its probe never reaches ``warm_start``."""
 
 
 PRESETS = {
@@ -147,6 +163,25 @@ PRESETS = {
         group_size=8,
         lr=1e-5,
         budget_tokens=16_000,
+        eval_problems=300,
+    ),
+    # Issue 39, item 2: a task where the chain matters. 3-digit additions and subtractions (level 2), the env's
+    # own prompt (reason step by step, answer in \\boxed{}); every arm starts from SmolLM2 fine-tuned on the
+    # generator's column-by-column solutions until a 64-problem probe reaches 0.3 (`warm_started`).
+    # Arms: grpo, dapo and sft_more (`CHAIN_ARMS`).
+    "chain": Setting(
+        model="",
+        env_id="reasongym/Arithmetic-v0",
+        difficulty=2,
+        instruction=None,
+        eval_env_ids=("reasongym/Arithmetic-v0",),
+        max_new_tokens=64,
+        temperature=0.7,
+        warm_start=0.3,
+        num_prompts=8,
+        group_size=8,
+        lr=1e-5,
+        budget_tokens=32_000,
         eval_problems=300,
     ),
     # One 80-140 GB GPU: an 0.5B instruct model (1.5B fits too: --model), GSM8K word problems with room to
@@ -478,6 +513,44 @@ def sft_arm(run: ArmRun) -> int:
     return 0
 
 
+WARM_START_PROBLEMS = 4000
+"""Training problems the warm start draws its worked solutions from (`warm_start`'s ``num_pairs``)."""
+
+
+def sft_more_arm(run: ArmRun) -> int:
+    """More SFT on worked solutions (problems after the warm start's), as many rows as the budget would buy an
+    RL arm times `RL_ROW_COST_IN_SFT_ROWS`, the rows counted in the solutions' mean length. Samples nothing."""
+    setting, tokenizer = run.setting, run.tokenizer
+    kwargs = {} if setting.instruction is None else {"instruction": setting.instruction}
+    env = reasongym.make(setting.env_id, difficulty=setting.difficulty, **kwargs)
+    probe = sft_pairs_from_env(env, 64, tokenizer=tokenizer, start=WARM_START_PROBLEMS)
+    solution_tokens = float(
+        np.mean([len(tokenizer(c, add_special_tokens=False).input_ids) for _, c in probe])
+    )
+    rows = max(8, round(RL_ROW_COST_IN_SFT_ROWS * setting.budget_tokens / solution_tokens))
+    pairs = sft_pairs_from_env(env, rows, tokenizer=tokenizer, start=WARM_START_PROBLEMS)
+    steps = max(1, len(pairs) // 8)
+    configs = preset_configs(
+        "default",
+        "sft",
+        max_steps=steps,
+        lr=setting.lr,
+        seed=run.seed,
+        batch_size=8,
+        autocast=setting.autocast,
+        progress_bar=False,
+    )
+
+    def halfway(step: int) -> bool:
+        if step == steps // 2:
+            run.on_half(setting.budget_tokens // 2)  # plotted where an RL arm would be at this compute
+        return False
+
+    train_sft(configs["sft"], run.model, tokenizer, pairs, run=configs["run"], stop_when=halfway)
+    print(json.dumps({"sft_more": {"rows": len(pairs), "steps": steps, "solution_tokens": solution_tokens}}))
+    return 0
+
+
 def load(setting: Setting, seed: int) -> tuple[Any, Any]:
     """The setting's starting model and tokenizer, on the GPU when there is one."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -526,7 +599,8 @@ def dry(setting: Setting) -> Setting:
         eval_problems=4,
         autocast="off",
         engine="hf",
-        warm_start=None,
+        warm_start=None if setting.warm_start is None else 1.0,  # never reached: it stops at its 2 steps
+        warm_start_max_steps=2,
     )
 
 
@@ -554,7 +628,8 @@ def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
         return result
 
     run = ArmRun(setting, arm, model, tokenizer, seed, on_half=evaluate_at, verdicts=RunVerdicts(seed))
-    trainer = sft_arm if arm == "sft" else star_arm if arm.startswith("star") else rl_arm
+    trainers = {"sft": sft_arm, "sft_more": sft_more_arm}
+    trainer = trainers.get(arm, star_arm if arm.startswith("star") else rl_arm)
     tokens = trainer(run)
     train_cpu = time.process_time() - started - sum(point["eval_cpu_seconds"] for point in curve)
     final = evaluate_at(tokens)
@@ -663,6 +738,10 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
         "bar": bar,
         "bar_holds": any(result["holds"] for result in bar.values()),
     }
+    if "sft_more" in runs:  # issue 39, item 2: RL after the warm start against more SFT, same compute
+        summary["rl_vs_more_sft"] = {
+            arm: interval(runs, arm, "sft_more") for arm in ("grpo", "dapo") if arm in runs
+        }
     if "grpo" in runs and "grpo_async" in runs:  # issue 38: the sampler one version ahead against K = 0
         summary["async_vs_sync"] = interval(runs, "grpo_async", "grpo")
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -700,7 +779,7 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for arm, records in sorted(runs.items()):
-        if arm in ("start", "sft"):
+        if arm in ("start", *SFT_LINES):
             continue
         points = min(len(r["curve"]) for r in records)
         tokens = [0.0] + [float(np.mean([r["curve"][i]["tokens"] for r in records])) for i in range(points)]
@@ -721,13 +800,11 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
             color=color,
             capsize=4,
         )
-    if "sft" in runs:
-        axes.axhline(
-            float(np.mean([r["accuracy"] for r in runs["sft"]])),
-            color="gray",
-            linestyle=":",
-            label="SFT on gold answers (reference)",
-        )
+    for arm, (label, style) in SFT_LINES.items():
+        if arm in runs:
+            axes.axhline(
+                float(np.mean([r["accuracy"] for r in runs[arm]])), color="gray", linestyle=style, label=label
+            )
     axes.set_xlabel("sampled completion tokens")
     axes.set_ylabel("held-out greedy accuracy")
     axes.set_title(f"{title}: mean of seeds, their range, 95% interval at the end", fontsize=9)
@@ -735,6 +812,13 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
+
+
+SFT_LINES = {
+    "sft": ("SFT on gold answers (reference)", ":"),
+    "sft_more": ("more SFT on worked solutions (one RL arm's compute)", "-."),
+}
+"""The arms that sample nothing, drawn as horizontal lines: their label and line style."""
 
 
 def _colour(arm: str) -> str:
@@ -752,7 +836,7 @@ def plot_wall(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path
 
     figure, axes = plt.subplots(figsize=(7, 4.5))
     for arm, records in sorted(runs.items()):
-        if arm in ("start", "sft"):
+        if arm in ("start", *SFT_LINES):
             continue
         points = min(len(r["curve"]) for r in records)
         walls = np.array([[0.0] + [r["curve"][i]["wall_s"] for i in range(points)] for r in records])
@@ -797,7 +881,7 @@ def warm_started(setting: Setting, folder: Path) -> Setting:
         configs = preset_configs(
             "default",
             "sft",
-            max_steps=400,
+            max_steps=setting.warm_start_max_steps,
             lr=setting.lr,
             batch_size=8,
             eval_every=10,
@@ -830,6 +914,7 @@ NUMERIC_FIELDS: dict[str, tuple[type, ...]] = {
     "temperature": (float, int),
     "lr": (float, int),
     "warm_start": (float, int, type(None)),
+    "warm_start_max_steps": (int,),
 }
 """The `Setting` fields that take numbers, and the JSON types allowed: a word there would fail an arm later."""
 BOOL_FIELDS = ("tempered_logprobs",)
@@ -883,7 +968,7 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="a .gguf file, a model folder or a hub id")
     parser.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
     parser.add_argument("--gpu", action="store_true", help="the same as --preset gpu")
-    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS + ASYNC_ARMS)
+    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS + ASYNC_ARMS + CHAIN_ARMS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
     parser.add_argument(

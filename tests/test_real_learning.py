@@ -75,6 +75,26 @@ def test_the_dry_pass_trains_every_arm_summarizes_and_resumes_without_retraining
     assert "lr" in changed.stderr and "another setting" in changed.stderr
 
 
+@pytest.mark.slow  # a warm start and three trainings
+def test_the_chain_preset_warm_starts_once_and_compares_rl_with_more_sft(tmp_path: Path) -> None:
+    flags = ("--dry", "--preset", "chain", "--arms", "grpo", "dapo", "sft_more", "--seeds", "0")
+    done = _run(*flags, "--out-dir", str(tmp_path / "out"), "--work-dir", str(tmp_path / "work"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["setting"]["difficulty"] == 2 and summary["setting"]["model"] == "warm_start"
+    assert (tmp_path / "work" / "warm_start" / "config.json").exists()  # every arm starts from it
+    assert set(summary["rl_vs_more_sft"]) == {"grpo", "dapo"}
+    for result in summary["rl_vs_more_sft"].values():
+        low, high = result["ci95"]
+        assert low <= result["difference"] <= high
+    sft = json.loads((tmp_path / "out" / "runs" / "sft_more-s0.json").read_text())
+    assert sft["sampled_tokens"] == 0 and sft["train_cpu_seconds"] > 0
+    more = [json.loads(line)["sft_more"] for line in done.stdout.splitlines() if '"sft_more"' in line[:12]]
+    # the budget buys 5/3 of an RL arm's rows, counted in the solutions' length (at least one batch of 8)
+    assert more and more[0]["rows"] == max(8, round(5 / 3 * 48 / more[0]["solution_tokens"]))
+    assert (tmp_path / "out" / "accuracy.png").stat().st_size > 0
+
+
 def test_the_interval_resamples_seeds_and_problems() -> None:
     module = _module()
     right, wrong = {"correct": [1] * 50}, {"correct": [0] * 50}
