@@ -969,7 +969,9 @@ def main() -> None:
     parser.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
     parser.add_argument("--gpu", action="store_true", help="the same as --preset gpu")
     parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS + ASYNC_ARMS + CHAIN_ARMS)
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument(
+        "--seeds", nargs="*", type=int, default=[0, 1, 2], help="none: only the warm start and the start"
+    )
     parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
     parser.add_argument(
         "--smoke", type=int, default=0, metavar="STEPS", help="only a GRPO smoke run of STEPS"

@@ -77,8 +77,14 @@ def test_the_dry_pass_trains_every_arm_summarizes_and_resumes_without_retraining
 
 @pytest.mark.slow  # a warm start and three trainings
 def test_the_chain_preset_warm_starts_once_and_compares_rl_with_more_sft(tmp_path: Path) -> None:
+    folders = ("--out-dir", str(tmp_path / "out"), "--work-dir", str(tmp_path / "work"))
+    prepared = _run(
+        "--dry", "--preset", "chain", "--seeds", *folders
+    )  # no seeds: the warm start and the start
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    assert [path.name for path in (tmp_path / "out" / "runs").iterdir()] == ["start.json"]
     flags = ("--dry", "--preset", "chain", "--arms", "grpo", "dapo", "sft_more", "--seeds", "0")
-    done = _run(*flags, "--out-dir", str(tmp_path / "out"), "--work-dir", str(tmp_path / "work"))
+    done = _run(*flags, *folders)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["setting"]["difficulty"] == 2 and summary["setting"]["model"] == "warm_start"
