@@ -125,6 +125,18 @@ def test_one_star_arm_runs_on_the_tiny_model_within_its_budget(data_dir: Path) -
     assert [point["tokens"] for point in record["curve"]][-1] == record["sampled_tokens"]
 
 
+def test_the_small_preset_leaves_out_the_halfway_evaluation(data_dir: Path) -> None:
+    module = _module()
+    small = module.dry(module.PRESETS["cpu-small"])
+    points = {
+        halfway: len(
+            module.run_arm(dataclasses.replace(small, halfway_eval=halfway), "direct_sft", 0)["curve"]
+        )
+        for halfway in (False, True)
+    }
+    assert points == {False: 1, True: 2}
+
+
 def test_a_setting_field_is_checked_by_name_and_type() -> None:
     module = _module()
     with pytest.raises(SystemExit, match="no field 'budget'.*budget_tokens"):
