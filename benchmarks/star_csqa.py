@@ -139,7 +139,10 @@ class Setting:
     star_samples: int = 1
     """Rationales sampled per training problem and STaR iteration (paper: one)."""
     star_iterations: int = 4
-    """STaR iterations the budget is sized for: each covers ``budget_tokens / star_iterations`` tokens of problems."""
+    """STaR iterations the budget is sized for (each covers ``budget_tokens / star_iterations`` tokens of
+    problems), and the most a STaR arm runs: once SmolLM2's fine-tuned rationales shrink to a bare letter an
+    iteration samples a seventh of its share, and without this cap an arm would run on for ever more, ever
+    longer fine-tunes of the same kept set (seen: the same 16 kept from iteration 3 to 7)."""
     star_sft_steps: int = 40
     """Fine-tuning steps of STaR's first iteration (paper: 40 of batch 8, growing 20% an iteration)."""
     mean_completion_tokens: int = 50
@@ -470,7 +473,7 @@ def star_configs(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
 
 def star_arm(run: ArmRun) -> dict[str, Any]:
     """STaR (``star``, ``star_no_rationalization``) or its control (``star_random_filter``) until the budget is
-    spent; the tokens sampled, the per-iteration kept shares and their diagnostics, 10 kept rationales."""
+    spent or ``star_iterations`` iterations ran; the tokens sampled, the per-iteration kept shares and their diagnostics, 10 kept rationales."""
     setting, seed = run.setting, run.seed
     configs = star_configs(setting, run.arm, seed)
     base_env = make_env(setting)
@@ -488,7 +491,7 @@ def star_arm(run: ArmRun) -> dict[str, Any]:
             if sampler.tokens >= setting.budget_tokens // 2 and not halfway:
                 halfway.append(sampler.tokens)  # once, between iterations: the half-way evaluation
                 run.on_half(sampler.tokens)
-            if sampler.spent:
+            if sampler.spent or iteration > setting.star_iterations:
                 raise BudgetSpent
 
     with tempfile.TemporaryDirectory(prefix="star-csqa-") as folder:
@@ -531,15 +534,19 @@ def star_record(folder: Path, env: Any, problems: int) -> dict[str, Any]:
     rows = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
     iterations = []
     last_kept: list[dict[str, Any]] = []
+    previous: set[tuple[int, str]] | None = None
     for row in rows:
         if "star/kept_total" not in row:
             continue
         kept_file = folder / f"iteration-{row['step']:03d}" / "kept.jsonl"
         kept = [json.loads(line) for line in kept_file.read_text().splitlines()] if kept_file.exists() else []
         last_kept = kept or last_kept
+        kept_set = {(k["index"], k["completion"]) for k in kept}
         iterations.append(
             {
                 "iteration": row["step"],
+                # a fixed point: the model rewrote exactly what it was fine-tuned on
+                "same_kept_as_previous": previous is not None and kept_set == previous,
                 "kept_share": round(row["star/kept_total"] / problems, 4),
                 "direct_share": round(row["star/kept_direct"] / problems, 4),
                 "rationalized_share": round(row["star/kept_rationalized"] / problems, 4),
@@ -547,6 +554,7 @@ def star_record(folder: Path, env: Any, problems: int) -> dict[str, Any]:
                 **kept_diagnostics(env, kept),
             }
         )
+        previous = kept_set
     sample = [{"index": k["index"], "source": k["source"], "text": k["completion"]} for k in last_kept[:10]]
     return {"problems_per_iteration": problems, "iterations": iterations, "kept_sample": sample}
 

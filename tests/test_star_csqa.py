@@ -125,6 +125,18 @@ def test_one_star_arm_runs_on_the_tiny_model_within_its_budget(data_dir: Path) -
     assert [point["tokens"] for point in record["curve"]][-1] == record["sampled_tokens"]
 
 
+def test_a_star_arm_whose_budget_outlasts_its_iterations_stops_after_them(data_dir: Path) -> None:
+    module = _module()
+    # 5 problems an iteration of 8 tokens at most: the budget is never spent, the iteration count ends the arm
+    setting = dataclasses.replace(
+        module.dry(module.PRESETS["cpu"]), budget_tokens=10_000, mean_completion_tokens=1_000
+    )
+    record = module.run_arm(setting, "star_no_rationalization", seed=0)
+    assert [row["iteration"] for row in record["iterations"]] == list(range(1, setting.star_iterations + 1))
+    assert 0 < record["sampled_tokens"] <= setting.star_iterations * 5 * setting.max_new_tokens
+    assert [row["same_kept_as_previous"] for row in record["iterations"]][0] is False
+
+
 def test_the_small_preset_leaves_out_the_halfway_evaluation(data_dir: Path) -> None:
     module = _module()
     small = module.dry(module.PRESETS["cpu-small"])
