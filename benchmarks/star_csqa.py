@@ -718,12 +718,27 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
         "setting": {**dataclasses.asdict(setting), "model": Path(setting.model).name},
         "arms": arms,
         "comparisons": comparisons,
+        "one_letter_accuracy": one_letter_accuracy(setting),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    (out / "table.md").write_text(table(arms, comparisons))
+    (out / "table.md").write_text(table(arms, comparisons) + one_letter_line(summary["one_letter_accuracy"]))
     (out / "rationales.md").write_text(rationales(runs))
     plot(runs, out / "accuracy.png", f"{Path(setting.model).name}, CommonsenseQA validation")
     return summary
+
+
+def one_letter_accuracy(setting: Setting) -> dict[str, float]:
+    """The held-out accuracy of always answering one letter: what an arm that collapsed onto a letter scores
+    (the gold letters are not uniform: E is the most common)."""
+    env = make_env(setting).unwrapped
+    gold = [env.problem_at(i, split="validation").answer for i in range(setting.eval_problems)]
+    return {letter: round(gold.count(letter) / len(gold), 4) for letter in "ABCDE"}
+
+
+def one_letter_line(accuracy: dict[str, float]) -> str:
+    """`one_letter_accuracy` as a line under the table."""
+    each = ", ".join(f"{letter} {value:.3f}" for letter, value in accuracy.items())
+    return f"\nAlways answering one letter scores: {each}.\n"
 
 
 def table(arms: dict[str, Any], comparisons: dict[str, Any]) -> str:

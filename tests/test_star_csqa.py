@@ -187,6 +187,8 @@ def test_the_dry_pass_runs_every_arm_summarizes_and_resumes_without_retraining(
     for name in ("table.md", "rationales.md", "accuracy.png", "summary.json"):
         assert (tmp_path / name).stat().st_size > 0, name
     assert "| star |" in (tmp_path / "table.md").read_text()
+    assert "Always answering one letter scores" in (tmp_path / "table.md").read_text()
+    assert abs(sum(summary["one_letter_accuracy"].values()) - 1) < 1e-3  # each problem: one gold letter
     runs = sorted((tmp_path / "runs").glob("*.json"))
     stamps = {path: path.stat().st_mtime_ns for path in runs}
 
