@@ -492,25 +492,32 @@ def sft_arm(run: ArmRun) -> int:
         completion = f"The answer is {problem.answer}."
         if env.score(problem, completion).correct:
             pairs.append((format_prompt(tokenizer, env.messages(problem)), completion))
+    sft_epoch(run, pairs, halfway_tokens=lambda step: step * 8)
+    return 0
+
+
+def sft_epoch(run: ArmRun, pairs: list[tuple[str, str]], halfway_tokens: Callable[[int], int]) -> int:
+    """One epoch of SFT on ``pairs`` in batches of 8, the half-way evaluation at ``halfway_tokens(step)``
+    on the plot's axis; the steps taken."""
     steps = max(1, len(pairs) // 8)
     configs = preset_configs(
         "default",
         "sft",
         max_steps=steps,
-        lr=setting.lr,
+        lr=run.setting.lr,
         seed=run.seed,
         batch_size=8,
-        autocast=setting.autocast,
+        autocast=run.setting.autocast,
         progress_bar=False,
     )
 
     def halfway(step: int) -> bool:
         if step == steps // 2:
-            run.on_half(step * 8)
+            run.on_half(halfway_tokens(step))
         return False
 
-    train_sft(configs["sft"], run.model, tokenizer, pairs, run=configs["run"], stop_when=halfway)
-    return 0
+    train_sft(configs["sft"], run.model, run.tokenizer, pairs, run=configs["run"], stop_when=halfway)
+    return steps
 
 
 WARM_START_PROBLEMS = 4000
@@ -529,24 +536,8 @@ def sft_more_arm(run: ArmRun) -> int:
     )
     rows = max(8, round(RL_ROW_COST_IN_SFT_ROWS * setting.budget_tokens / solution_tokens))
     pairs = sft_pairs_from_env(env, rows, tokenizer=tokenizer, start=WARM_START_PROBLEMS)
-    steps = max(1, len(pairs) // 8)
-    configs = preset_configs(
-        "default",
-        "sft",
-        max_steps=steps,
-        lr=setting.lr,
-        seed=run.seed,
-        batch_size=8,
-        autocast=setting.autocast,
-        progress_bar=False,
-    )
-
-    def halfway(step: int) -> bool:
-        if step == steps // 2:
-            run.on_half(setting.budget_tokens // 2)  # plotted where an RL arm would be at this compute
-        return False
-
-    train_sft(configs["sft"], run.model, tokenizer, pairs, run=configs["run"], stop_when=halfway)
+    # plotted where an RL arm would be at this compute
+    steps = sft_epoch(run, pairs, halfway_tokens=lambda step: setting.budget_tokens // 2)
     print(json.dumps({"sft_more": {"rows": len(pairs), "steps": steps, "solution_tokens": solution_tokens}}))
     return 0
 
