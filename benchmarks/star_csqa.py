@@ -141,7 +141,7 @@ class Setting:
     star_iterations: int = 4
     """STaR iterations the budget is sized for (each covers ``budget_tokens / star_iterations`` tokens of
     problems), and the most a STaR arm runs: once SmolLM2's fine-tuned rationales shrink to a bare letter an
-    iteration samples a seventh of its share, and without this cap an arm would run on for ever more, ever
+    iteration samples about a fifth of its share, and without this cap an arm would run on for ever more, ever
     longer fine-tunes of the same kept set (seen: the same 16 kept from iteration 3 to 7)."""
     star_sft_steps: int = 40
     """Fine-tuning steps of STaR's first iteration (paper: 40 of batch 8, growing 20% an iteration)."""
@@ -473,7 +473,8 @@ def star_configs(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
 
 def star_arm(run: ArmRun) -> dict[str, Any]:
     """STaR (``star``, ``star_no_rationalization``) or its control (``star_random_filter``) until the budget is
-    spent or ``star_iterations`` iterations ran; the tokens sampled, the per-iteration kept shares and their diagnostics, 10 kept rationales."""
+    spent or ``star_iterations`` iterations ran; the tokens sampled, the per-iteration kept shares and their
+    diagnostics, 10 kept rationales."""
     setting, seed = run.setting, run.seed
     configs = star_configs(setting, run.arm, seed)
     base_env = make_env(setting)
