@@ -33,7 +33,7 @@ from reasongym.errors import ConfigError  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "verifiers_env"
 LENGTH_TERMS = {"length_budget": 10, "length_penalty": 0.5, "length_buffer": 20}
-"""Options under which the tiny model's random replies earn different, non-zero rewards (a length penalty)."""
+"""Options under which the tiny model's random replies earn non-zero rewards (a length penalty)."""
 
 
 @pytest.fixture(autouse=True)
@@ -177,6 +177,8 @@ def test_vf_eval_against_transformers_serve_pays_reasongyms_rewards(tmp_path: Pa
             assert set(rewards) == {"episode_return"} and len(texts) == 3  # three wrong attempts
         else:
             assert set(rewards) == {"correctness", "length"} and len(texts) == 1
-    assert len({round(_total(trace), 6) for trace in traces}) > 1, (
-        "the length term should tell the replies apart"
-    )
+    # The replies are sampled, so how long each is varies from run to run (a char tokenizer: up to 24
+    # characters, fewer when the end token comes early); asserting that they differ failed in CI when all
+    # three ran to 24. That some reply earns a non-zero reward is what keeps the replay check above from
+    # passing on 0 == 0: a reply longer than the 10-character budget pays the length term.
+    assert any(_total(trace) != 0 for trace in traces), [_total(trace) for trace in traces]
