@@ -799,7 +799,8 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
     axes.set_xlabel("sampled completion tokens")
     axes.set_ylabel("held-out greedy accuracy")
     axes.set_title(f"{title}: mean of seeds, their range, 95% interval at the end", fontsize=9)
-    axes.legend(fontsize=8, loc="center right")
+    if axes.get_legend_handles_labels()[0]:  # a run of the start alone (`--seeds` empty) has no lines yet
+        axes.legend(fontsize=8, loc="center right")
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
