@@ -9,9 +9,16 @@ and the median of the others is reported. Peak RSS is reported after loading (th
 float32, which is itself a peak) and after training. ``--memory-savers`` turns on what the ``default`` preset
 gives GRPO: gradient checkpointing and micro-batches of 2 rows (the same 8 rows a step).
 
+``--learning`` asks what each mode learns per CPU-second rather than what a step costs: issue 39's chain
+warm start (`real_learning.py --preset chain`: Arithmetic-v0 level 2, the generator's column-by-column worked
+solutions, batch 8, the ``default`` preset's cosine schedule) for ``--steps`` steps (default 100) with no early
+stop, and a greedy probe of 64 validation problems (64 new tokens) every 10 steps. Each probe is reported
+against the process's own training CPU-seconds so far (probes excluded), so two modes run side by side on a
+shared machine still compare.
+
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_lora_sft.py --model $REASONGYM_SMOLLM2_GGUF
+    OMP_NUM_THREADS=1 python benchmarks/bench_lora_sft.py --model $REASONGYM_SMOLLM2_GGUF [--learning]
 
 Last line: one JSON object.
 """
@@ -42,7 +49,10 @@ def _args() -> argparse.Namespace:
         "--model", default=os.environ.get("REASONGYM_SMOLLM2_GGUF"), help="a .gguf file or folder"
     )
     parser.add_argument("--mode", choices=["full", "lora"], help="one mode in this process; omitted: both")
-    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--steps", type=int, help="default: 4, or 100 with --learning")
+    parser.add_argument(
+        "--learning", action="store_true", help="probe accuracy against CPU-seconds on the chain warm start"
+    )
     parser.add_argument(
         "--memory-savers", action="store_true", help="gradient checkpointing, micro-batches of 2"
     )
@@ -95,13 +105,107 @@ def run_mode(model_path: str, mode: str, steps: int, memory_savers: bool) -> dic
     }
 
 
+LEARNING_DIFFICULTY, PROBE_EVERY, PROBE_PROBLEMS, PROBE_TOKENS = 2, 10, 64, 64
+
+
+def run_learning(model_path: str, mode: str, steps: int) -> dict[str, Any]:
+    """`learning_curve` of the model at ``model_path``, loaded in this process."""
+    import torch
+
+    from reasongym.policy.loading import load_policy
+
+    torch.set_num_threads(1)
+    model, tokenizer = load_policy(model_path)
+    return learning_curve(model, tokenizer, mode, steps)
+
+
+def learning_curve(
+    model: Any,
+    tokenizer: Any,
+    mode: str,
+    steps: int,
+    probe_every: int = PROBE_EVERY,
+    probe_problems: int = PROBE_PROBLEMS,
+) -> dict[str, Any]:
+    """The chain warm start for ``steps`` steps in ``mode``: each probe's accuracy and the CPU-seconds before it."""
+    import dataclasses
+
+    import reasongym
+    from reasongym.agents.algorithms import preset_configs
+    from reasongym.agents.config import LoRAConfig
+    from reasongym.agents.sft import sft_pairs_from_env, train_sft
+    from reasongym.evaluation.runner import greedy_pass_at_1
+    from reasongym.generation import HFGenerator
+
+    env = reasongym.make(ENV, difficulty=LEARNING_DIFFICULTY)
+    pairs = sft_pairs_from_env(env, BATCH * steps, split="train", tokenizer=tokenizer)
+    configs = preset_configs(
+        "default",
+        "sft",
+        max_steps=steps,
+        lr=LEARNING_RATES[mode],
+        batch_size=BATCH,
+        eval_every=probe_every,
+        progress_bar=False,
+        tensorboard=False,
+    )
+    run = dataclasses.replace(
+        configs["run"], lora=LoRAConfig(rank=RANK if mode == "lora" else 0, alpha=ALPHA)
+    )
+    started, probe_cpu, probes = time.process_time(), [0.0], []
+
+    def probe(trained: Any) -> dict[str, float]:
+        before = time.process_time()
+        accuracy = greedy_pass_at_1(
+            HFGenerator(trained, tokenizer),
+            env,
+            tokenizer=tokenizer,
+            split="validation",
+            num_problems=probe_problems,
+            difficulty=LEARNING_DIFFICULTY,
+            max_new_tokens=PROBE_TOKENS,
+        )
+        train_cpu = before - started - probe_cpu[0]
+        probes.append(
+            {
+                "step": (len(probes) + 1) * probe_every,
+                "train_cpu_s": round(train_cpu, 1),
+                "accuracy": accuracy,
+            }
+        )
+        probe_cpu[0] += time.process_time() - before
+        return {"eval/probe": accuracy}
+
+    result = train_sft(configs["sft"], model, tokenizer, pairs, run=run, eval_fn=probe)
+    return {
+        "mode": mode,
+        "lr": LEARNING_RATES[mode],
+        "steps": result.steps,
+        "train_cpu_s": round(time.process_time() - started - probe_cpu[0], 1),
+        "probe_cpu_s": round(probe_cpu[0], 1),
+        "probes": probes,
+        "loss_at_each_probe": [
+            round(m["loss/sft"], 3) for m in result.history[probe_every - 1 :: probe_every]
+        ],
+    }
+
+
+def first_reaching(probes: list[dict[str, Any]], accuracy: float) -> dict[str, Any] | None:
+    """The first probe at or above ``accuracy``, or None."""
+    return next((probe for probe in probes if probe["accuracy"] >= accuracy), None)
+
+
 def main() -> None:
     """One mode here, or each mode in its own process and a comparison."""
     args = _args()
     if not args.model:
         sys.exit("no model: pass --model or set REASONGYM_SMOLLM2_GGUF")
+    steps = args.steps or (100 if args.learning else 4)
     if args.mode:
-        print(json.dumps(run_mode(args.model, args.mode, args.steps, args.memory_savers)))
+        if args.learning:
+            print(json.dumps(run_learning(args.model, args.mode, steps)))
+        else:
+            print(json.dumps(run_mode(args.model, args.mode, steps, args.memory_savers)))
         return
     results = {}
     for mode in ("full", "lora"):
@@ -113,15 +217,33 @@ def main() -> None:
             "--mode",
             mode,
             "--steps",
-            str(args.steps),
+            str(steps),
             *(["--memory-savers"] if args.memory_savers else []),
+            *(["--learning"] if args.learning else []),
         ]
         done = subprocess.run(command, capture_output=True, text=True, check=True)
         results[mode] = json.loads(done.stdout.splitlines()[-1])
-        print(
-            f"{mode:4s}: {results[mode]['median_step_s']:.2f} s/step, peak RSS {results[mode]['peak_rss_mb']} MB"
-        )
+        if args.learning:
+            print(
+                f"{mode:4s}: "
+                + ", ".join(f"{p['train_cpu_s']:.0f} s {p['accuracy']:.3f}" for p in results[mode]["probes"])
+            )
+        else:
+            print(
+                f"{mode:4s}: {results[mode]['median_step_s']:.2f} s/step, peak RSS {results[mode]['peak_rss_mb']} MB"
+            )
     full, lora = results["full"], results["lora"]
+    if args.learning:
+        for target in (0.2, 0.3):
+            reached = {mode: first_reaching(results[mode]["probes"], target) for mode in ("full", "lora")}
+            results[f"train_cpu_s_to_{target}"] = {
+                mode: p and p["train_cpu_s"] for mode, p in reached.items()
+            }
+        results["final_accuracy"] = {
+            mode: results[mode]["probes"][-1]["accuracy"] for mode in ("full", "lora")
+        }
+        print(json.dumps(results))
+        return
     results["lora_over_full_step_s"] = round(lora["median_step_s"] / full["median_step_s"], 2)
     results["lora_over_full_peak_rss"] = round(lora["peak_rss_mb"] / full["peak_rss_mb"], 2)
     print(json.dumps(results))

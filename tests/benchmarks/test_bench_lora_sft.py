@@ -1,0 +1,71 @@
+"""benchmarks/bench_lora_sft.py --learning: the probes' CPU-seconds leave the probes out, in both modes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_lora_sft.py"
+PROBE_CPU_S = 0.4
+
+
+@pytest.fixture(scope="module")
+def bench() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_lora_sft", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_lora_sft"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _slow_probe(*args: Any, **kwargs: Any) -> float:
+    """A probe that burns CPU and scores a fixed accuracy, so what is counted as training can be checked."""
+    started = time.process_time()
+    while time.process_time() - started < PROBE_CPU_S:
+        pass
+    return 0.25
+
+
+@pytest.mark.parametrize("mode", ["full", "lora"])
+def test_each_probe_reports_the_training_cpu_before_it_without_the_probes(
+    bench: Any, tiny: Any, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reasongym.evaluation.runner
+
+    monkeypatch.setattr(reasongym.evaluation.runner, "greedy_pass_at_1", _slow_probe)
+    model, tokenizer = tiny()
+    weights_before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    curve = bench.learning_curve(model, tokenizer, mode, steps=6, probe_every=2, probe_problems=4)
+
+    assert [probe["step"] for probe in curve["probes"]] == [2, 4, 6]
+    assert [probe["accuracy"] for probe in curve["probes"]] == [0.25] * 3
+    assert curve["probe_cpu_s"] >= 3 * PROBE_CPU_S - 0.05
+    cpu = [probe["train_cpu_s"] for probe in curve["probes"]]
+    assert cpu == sorted(cpu) and cpu[0] > 0
+    # two tiny steps take far less than a probe: a probe's CPU counted as training would show here
+    assert cpu[2] - cpu[0] < PROBE_CPU_S
+    assert curve["train_cpu_s"] >= cpu[2]
+    assert len(curve["loss_at_each_probe"]) == 3 and curve["lr"] == bench.LEARNING_RATES[mode]
+    after = {name.replace(".base_layer", ""): p.detach() for name, p in model.named_parameters()}
+    changed = {name for name, weight in weights_before.items() if not after[name].equal(weight)}
+    if mode == "full":
+        assert changed, "full fine-tuning changed no weight"
+    else:  # only the adapters train; the model's own weights stay as loaded
+        assert not changed, f"LoRA changed the model's own weights: {sorted(changed)[:3]}"
+        adapters = [name for name, p in model.named_parameters() if p.requires_grad]
+        assert adapters and all("lora_" in name for name in adapters)
+
+
+def test_first_reaching_finds_the_first_probe_at_the_target(bench: Any) -> None:
+    probes = [
+        {"accuracy": 0.1, "train_cpu_s": 10},
+        {"accuracy": 0.3, "train_cpu_s": 20},
+        {"accuracy": 0.4, "train_cpu_s": 30},
+    ]
+    assert bench.first_reaching(probes, 0.3)["train_cpu_s"] == 20
+    assert bench.first_reaching(probes, 0.5) is None
