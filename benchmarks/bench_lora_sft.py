@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -55,6 +56,16 @@ def _args() -> argparse.Namespace:
     )
     parser.add_argument(
         "--memory-savers", action="store_true", help="gradient checkpointing, micro-batches of 2"
+    )
+    parser.add_argument(
+        "--plot",
+        default="benchmarks/results/lora_sft_learning.png",
+        help="--learning: where the curves' plot goes (its JSON goes beside it)",
+    )
+    parser.add_argument(
+        "--replot",
+        action="store_true",
+        help="--learning: redraw the plot from the JSON beside it, train nothing",
     )
     return parser.parse_args()
 
@@ -196,9 +207,38 @@ def first_reaching(probes: list[dict[str, Any]], accuracy: float) -> dict[str, A
     return next((probe for probe in probes if probe["accuracy"] >= accuracy), None)
 
 
+def plot_learning(results: dict[str, Any], path: Path) -> None:
+    """Each mode's probe accuracy against its training CPU-seconds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.2))
+    for mode in ("full", "lora"):
+        probes = results[mode]["probes"]
+        label = f"{mode} (lr {results[mode]['lr']:g})"
+        axes.plot(
+            [p["train_cpu_s"] for p in probes], [p["accuracy"] for p in probes], marker="o", label=label
+        )
+    axes.set_xlabel("training CPU-seconds (one thread; the probes left out)")
+    axes.set_ylabel(f"greedy accuracy, {PROBE_PROBLEMS} validation problems")
+    axes.set_title("SmolLM2-135M, SFT on worked 3-digit sums: full fine-tuning against LoRA r16", fontsize=10)
+    axes.legend()
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def main() -> None:
     """One mode here, or each mode in its own process and a comparison."""
     args = _args()
+    plot, record = Path(args.plot), Path(args.plot).with_suffix(".json")
+    if args.replot:
+        plot_learning(json.loads(record.read_text()), plot)
+        print(json.dumps({"plot": str(plot), "from": str(record)}))
+        return
     if not args.model:
         sys.exit("no model: pass --model or set REASONGYM_SMOLLM2_GGUF")
     steps = args.steps or (100 if args.learning else 4)
@@ -257,6 +297,9 @@ def main() -> None:
         results["final_accuracy"] = {
             mode: results[mode]["probes"][-1]["accuracy"] for mode in ("full", "lora")
         }
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(results) + "\n")
+        plot_learning(results, plot)
         print(json.dumps(results))
         return
     results["lora_over_full_step_s"] = round(lora["median_step_s"] / full["median_step_s"], 2)
