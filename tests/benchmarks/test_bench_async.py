@@ -3,23 +3,12 @@ trainer's current metric names, the ratios) and TRL's run on the tiny preset's b
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_async.py"
-
-
-@pytest.fixture(scope="module")
-def bench() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_async", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_async"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _step(seconds: float, tokens: float, **metrics: float) -> dict[str, float]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,15 +10,6 @@ import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_lora_sft.py"
 PROBE_CPU_S = 0.4
-
-
-@pytest.fixture(scope="module")
-def bench() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_lora_sft", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_lora_sft"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _slow_probe(*args: Any, **kwargs: Any) -> float:
