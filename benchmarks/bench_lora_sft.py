@@ -164,9 +164,10 @@ def learning_curve(
     run = dataclasses.replace(
         configs["run"], lora=LoRAConfig(rank=RANK if mode == "lora" else 0, alpha=ALPHA)
     )
-    started, probe_cpu, probes = time.process_time(), [0.0], []
+    started, probe_cpu, probes = time.process_time(), 0.0, []
 
     def probe(trained: Any) -> dict[str, float]:
+        nonlocal probe_cpu
         before = time.process_time()
         accuracy = greedy_pass_at_1(
             HFGenerator(trained, tokenizer),
@@ -177,7 +178,7 @@ def learning_curve(
             difficulty=LEARNING_DIFFICULTY,
             max_new_tokens=PROBE_TOKENS,
         )
-        train_cpu = before - started - probe_cpu[0]
+        train_cpu = before - started - probe_cpu
         probes.append(
             {
                 "step": (len(probes) + 1) * probe_every,
@@ -185,7 +186,7 @@ def learning_curve(
                 "accuracy": accuracy,
             }
         )
-        probe_cpu[0] += time.process_time() - before
+        probe_cpu += time.process_time() - before
         return {"eval/probe": accuracy}
 
     result = train_sft(configs["sft"], model, tokenizer, pairs, run=run, eval_fn=probe)
@@ -193,8 +194,8 @@ def learning_curve(
         "mode": mode,
         "lr": LEARNING_RATES[mode],
         "steps": result.steps,
-        "train_cpu_s": round(time.process_time() - started - probe_cpu[0], 1),
-        "probe_cpu_s": round(probe_cpu[0], 1),
+        "train_cpu_s": round(time.process_time() - started - probe_cpu, 1),
+        "probe_cpu_s": round(probe_cpu, 1),
         "probes": probes,
         "loss_at_each_probe": [
             round(m["loss/sft"], 3) for m in result.history[probe_every - 1 :: probe_every]
@@ -223,7 +224,9 @@ def plot_learning(results: dict[str, Any], path: Path) -> None:
         )
     axes.set_xlabel("training CPU-seconds (one thread; the probes left out)")
     axes.set_ylabel(f"greedy accuracy, {PROBE_PROBLEMS} validation problems")
-    axes.set_title("SmolLM2-135M, SFT on worked 3-digit sums: full fine-tuning against LoRA r16", fontsize=10)
+    axes.set_title(
+        f"SmolLM2-135M, SFT on worked 3-digit sums: full fine-tuning against LoRA r{RANK}", fontsize=10
+    )
     axes.legend()
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -236,12 +239,22 @@ def main() -> None:
     args = _args()
     plot, record = Path(args.plot), Path(args.plot).with_suffix(".json")
     if args.replot:
+        if not record.is_file():
+            sys.exit(
+                f"--replot: no {record} to redraw from; run --learning first, or pass --plot beside its JSON"
+            )
         plot_learning(json.loads(record.read_text()), plot)
         print(json.dumps({"plot": str(plot), "from": str(record)}))
         return
     if not args.model:
         sys.exit("no model: pass --model or set REASONGYM_SMOLLM2_GGUF")
-    steps = args.steps or (100 if args.learning else 4)
+    steps = (100 if args.learning else 4) if args.steps is None else args.steps
+    if args.learning and steps < PROBE_EVERY:
+        sys.exit(
+            f"--steps {steps}: --learning needs at least {PROBE_EVERY} (it probes every {PROBE_EVERY} steps)"
+        )
+    if steps < 1:
+        sys.exit(f"--steps {steps}: at least 1 allowed")
     if args.mode:
         if args.learning:
             print(json.dumps(run_learning(args.model, args.mode, steps)))

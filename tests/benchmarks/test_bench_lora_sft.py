@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -58,3 +60,24 @@ def test_first_reaching_finds_the_first_probe_at_the_target(bench: Any) -> None:
     ]
     assert bench.first_reaching(probes, 0.3)["train_cpu_s"] == 20
     assert bench.first_reaching(probes, 0.5) is None
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--steps", "0"], "--steps 0: at least 1 allowed"),
+        (["--learning", "--steps", "5"], "--steps 5: --learning needs at least 10"),
+        (["--learning", "--replot", "--plot", "{tmp}/none.png"], "--replot: no {tmp}/none.json"),
+    ],
+)
+def test_bad_flags_exit_with_the_value_and_what_is_allowed(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    flags = [flag.replace("{tmp}", str(tmp_path)) for flag in flags]
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--model", "unused", *flags],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0 and message.replace("{tmp}", str(tmp_path)) in done.stderr
