@@ -4,16 +4,19 @@ Run alone: ``OMP_NUM_THREADS=1 python benchmarks/bench_independent_set.py [SET.j
 
 The set (default ``benchmarks/independent_set_23.jsonl``) is data, one JSON object a line: ``id``,
 ``source`` ("written" or "smollm2"), ``family`` (whose habits the completion imitates), ``form`` (what it
-probes), ``kind`` ("math", "choice" or "yesno"; ``choices`` for "choice"), ``gold``, ``completion``,
+probes), ``kind`` (any kind ``verify`` grades: "math", "integer", "choice", "yesno", "exact", "countdown";
+``choices`` for "choice"), ``gold``, ``completion``,
 ``expected`` (what a careful grader says from the completion and the gold alone) and ``debatable`` (empty,
 or why a careful grader could decide otherwise). It was written before the grader changes it measures and
 is graded as it stands, before and after; it is never edited to suit a grader.
 
 reasongym grades each case with ``verify(completion, gold, kind, choices=...)``; math-verify grades every
 case as its docs show (``parse`` the gold as ``$gold$``, ``parse`` the completion, ``verify``), since it has
-no multiple-choice or yes/no mode. The report gives, per grader, the accept and reject rates, false accepts
-(accepted, expected wrong) and misses (rejected, expected right), over all cases and over the clear ones
-(not debatable), then every case where the two graders disagree, with the expected verdict. ``--save``
+no multiple-choice, yes/no, exact-string or Countdown mode. The report gives, per grader, the accept and reject
+rates, false accepts (accepted, expected wrong) and misses (rejected, expected right), over all cases and over
+the clear ones (not debatable); then the same on the clear cases of each kind, and of the math and integer
+rows together (the only rows math-verify is built for); then every case where the two graders disagree,
+with the expected verdict. ``--save``
 writes one line per case (id, both verdicts, what reasongym extracted, its time) for a before/after record.
 The last line printed is one JSON object.
 """
@@ -32,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the corpus modules s
 from bench_verifiers import make_peer  # noqa: E402
 from verifier_corpus import CorpusItem  # noqa: E402
 
-from reasongym.verifiers import verify  # noqa: E402
+from reasongym.verifiers import KINDS, verify  # noqa: E402
 
 DEFAULT_SET = Path(__file__).resolve().parent / "independent_set_23.jsonl"
 
@@ -90,6 +93,25 @@ def tally(rows: list[Row], verdict_of) -> dict:
     }
 
 
+def by_kind(clear: list[Row], graders: dict) -> dict:
+    """Each grader's tally on the clear cases of each kind, and of the math and integer rows together."""
+    subsets = {kind: [row for row in clear if row.case.get("kind", "math") == kind] for kind in KINDS}
+    subsets["math+integer"] = subsets["math"] + subsets["integer"]
+    out: dict = {}
+    print("clear cases by kind:")
+    for subset, chosen in subsets.items():
+        if not chosen:
+            continue
+        for name, verdict_of in graders.items():
+            counts = tally(chosen, verdict_of)
+            out[f"{name}_{subset}"] = counts
+            print(
+                f"  {subset:12} {name:12}: {counts['cases']:3} cases, accuracy {counts['accuracy']:.1%}, "
+                f"false accepts {counts['false_accepts']}, misses {counts['misses']}"
+            )
+    return out
+
+
 def report(rows: list[Row], has_peer: bool, show: int) -> dict:
     """Print the tallies and the disagreements; return the JSON summary."""
     clear = [row for row in rows if not row.case["debatable"]]
@@ -107,6 +129,7 @@ def report(rows: list[Row], has_peer: bool, show: int) -> dict:
                 f"{name:12} {subset:5}: accuracy {counts['accuracy']:.1%}, accepts {counts['accept_rate']:.1%}, "
                 f"false accepts {counts['false_accepts']}, misses {counts['misses']}"
             )
+    summary["clear_by_kind"] = by_kind(clear, graders)
     seconds = [row.ours_seconds for row in rows]
     summary["reasongym_slowest_ms"] = round(1000 * max(seconds, default=0.0), 1)
     summary["reasongym_over_1s"] = sum(s > 1.0 for s in seconds)
