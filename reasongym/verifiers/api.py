@@ -32,12 +32,13 @@ from typing import Any
 from reasongym.errors import ConfigError
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S, Outcome, Verdict, check_timeout
 from reasongym.verifiers.choice import Choices, make_choice_set, verify_choice
-from reasongym.verifiers.claims import asked_part
 from reasongym.verifiers.countdown import verify_countdown
-from reasongym.verifiers.exact import verify_exact, verify_yesno
+from reasongym.verifiers.exact import verify_exact
 from reasongym.verifiers.extract import Extraction, extract_math_answer
 from reasongym.verifiers.integer import verify_integer
+from reasongym.verifiers.segment import segment
 from reasongym.verifiers.text import dotted_thousands, semicolon_points, without_markup
+from reasongym.verifiers.yesno import verify_yesno
 
 __all__ = ["KINDS", "MAX_COMPLETION_CHARS", "verify", "verify_many"]
 
@@ -239,7 +240,7 @@ def _grade_guarded(grade: Grader, completion: str, gold: str) -> Verdict:
     they miss, so that one completion can never end a training run or an evaluation.
     """
     try:
-        return grade(asked_part(_notations(completion)), gold)
+        return grade(segment(_notations(completion)).text, gold)
     except RecursionError:
         return Verdict(False, Outcome.REFUSED, None, "The answer nests too deeply to grade.")
     except ConfigError:

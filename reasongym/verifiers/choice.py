@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.choice_sets import Choices, ChoiceSet, make_choice_set, normalize_option_text
-from reasongym.verifiers.claims import BARE_FILLER, REVISION
+from reasongym.verifiers.commitment import BARE_FILLER, REVISION
 from reasongym.verifiers.extract import clean_answer, extract_answer_span, find_boxes, strip_text_commands
 
 __all__ = ["ChoiceSet", "Choices", "make_choice_set", "verify_choice"]

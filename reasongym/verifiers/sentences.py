@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import re
 
+from reasongym.verifiers.commitment import BARE_FILLER
 from reasongym.verifiers.set_words import sets_in_words
 from reasongym.verifiers.spans import NUMBER, mask_math, unit_end, with_unit
 
 __all__ = [
     "WORD_NUMBER",
     "answer_in_sentence",
+    "bare_value",
     "labelled_value",
     "leading_value",
     "sentence_value",
@@ -348,3 +350,10 @@ def sentence_value(sentence: str) -> str | None:
             if start != -1 and start + len(opener) < len(body) - len(closer) and joined is None:
                 return body[start:]
     return None
+
+
+def bare_value(sentence: str) -> str | None:
+    """A sentence that is only a value, said without a verb: "Oops, 6.", "No wait, it's 6.", "six."."""
+    rest = sentence[BARE_FILLER.match(sentence).end() :].rstrip(" \t.!*")
+    value = leading_value(rest)
+    return value if value is not None and rest[len(value) :].strip() == "" else None

@@ -10,9 +10,23 @@ from __future__ import annotations
 
 import re
 
+from reasongym.verifiers.boxes import read_box_argument
 from reasongym.verifiers.math.units import lookup_unit
+from reasongym.verifiers.text import chinese_number, normalize_unicode
 
-__all__ = ["MAX_ANSWER_CHARS", "NUMBER", "answer_after_phrase", "mask_math", "unit_end", "with_unit"]
+__all__ = [
+    "MAX_ANSWER_CHARS",
+    "NUMBER",
+    "SENTENCE_BREAK",
+    "answer_after_phrase",
+    "clean_answer",
+    "mask_math",
+    "split_sentences",
+    "strip_text_commands",
+    "strip_text_wrapper",
+    "unit_end",
+    "with_unit",
+]
 
 MAX_ANSWER_CHARS = 1_000
 """A longer answer after a phrase is refused whole, never graded on a cut-off piece."""
@@ -37,6 +51,13 @@ _PER_UNIT = re.compile(r"(?:[ \t]+per[ \t]+|[ \t]*/[ \t]*)([A-Za-z]{1,12})(?![A-
 _SENTENCE_END = re.compile(
     r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)(?:[.?;]|(?<!\d)!|!(?![ \t]*=))(?=\s|$)"
 )  # "i.e." and "e.g." end no sentence
+SENTENCE_BREAK = re.compile(r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)(?:[.?;]|(?<!\d)!|!(?![ \t]*=))(?=\s|$)|\n")
+"""Where a sentence of prose ends: a full stop, "?", ";", "!" (not "!=" or a factorial), or a line break."""
+_TRAILING_MARKS = " \t\n*`_"
+_SPACE_RUN = re.compile(r"\s+")
+_ITALIC = re.compile(r"\*([^*\s][^*]*)\*|_([^_{\s][^_]*)_")
+_EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
+_TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox)\s*\{")
 _PROSE_BREAK = re.compile(r"[.!?;]\s+\w|\n")
 _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _NEXT_MATH = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:and|or)[ \t]+)?(?=\$|\\\()", re.IGNORECASE)
@@ -160,3 +181,105 @@ def with_unit(text: str, number: re.Match[str]) -> str:
     """The number, with the unit word written right after it when there is one (``24 m^2``)."""
     end = unit_end(text, number.end())
     return text[number.start() : end].strip() if end != number.end() else number.group(0)
+
+
+def clean_answer(raw: str) -> str:
+    r"""Normalise Unicode and strip wrappers a model puts around an answer.
+
+    Removes outer whitespace, ``$``/``$$``, ``\(...\)``, ``\[...\]``, Markdown ``**`` and `````` ` `````` (also an
+    unpaired one at either end), trailing periods and a leading "either" (so that "either 3 or 4" is graded as the hedge it is);
+    collapses runs of whitespace to one space.
+
+    Args:
+        raw: An answer span, such as a box's content or the text after "The answer is".
+
+    Returns:
+        The cleaned answer (possibly empty).
+
+    Example:
+        >>> clean_answer(" **$\\frac{1}{2}$**. ")
+        '\\frac{1}{2}'
+    """
+    text = _SPACE_RUN.sub(" ", normalize_unicode(raw)).strip()
+    previous = None
+    while text != previous:
+        previous = text
+        text = text.strip().rstrip(".\u3002").strip()  # also the ideographic full stop "。"
+        text = text[_EITHER.match(text).end() :] if _EITHER.match(text) else text
+        for opener, closer in (
+            ("**", "**"),
+            ("`", "`"),
+            ("$$", "$$"),
+            ("$", "$"),
+            ("\\(", "\\)"),
+            ("\\[", "\\]"),
+        ):
+            if len(text) >= len(opener) + len(closer) and text.startswith(opener) and text.endswith(closer):
+                text = text[len(opener) : len(text) - len(closer)]
+                break
+        if text.count("**") % 2 == 1:  # "**Answer: 20%**" leaves one mark of the bold
+            text = text.removesuffix("**") if text.endswith("**") else text.removeprefix("**")
+        italic = _ITALIC.fullmatch(text)  # "*42*" and "_42_": Markdown italics around the whole answer
+        text = (italic.group(1) or italic.group(2)) if italic else text
+    return chinese_number(text) or text
+
+
+def strip_text_wrapper(answer: str) -> str:
+    r"""Remove ``\text{...}``-style wrappers (also ``\textbf``, ``\mathrm``, ...) around a whole answer.
+
+    Args:
+        answer: A cleaned answer.
+
+    Returns:
+        The wrapped content when one wrapper spans the whole answer (repeatedly), else ``answer``.
+
+    Example:
+        >>> strip_text_wrapper(r"\textbf{\text{(B)}}")
+        '(B)'
+        >>> strip_text_wrapper(r"\text{a} + \text{b}")
+        '\\text{a} + \\text{b}'
+    """
+    text = answer.strip()
+    while True:
+        wrapper = _TEXT_WRAPPER.match(text)
+        if wrapper is None:
+            return text
+        status, content, end = read_box_argument(text, wrapper.end() - 1)
+        if status != "ok" or text[end:].strip():
+            return text
+        text = content.strip()
+
+
+def strip_text_commands(answer: str) -> str:
+    r"""Replace every ``\text{...}``-style command (``\textbf``, ``\mathrm``, ...) by its content.
+
+    Args:
+        answer: A cleaned answer.
+
+    Returns:
+        The answer without the commands; an unbalanced one is left as written.
+
+    Example:
+        >>> strip_text_commands(r"\text{(C) } 7")
+        '(C)  7'
+    """
+    text, pos = answer, 0
+    while True:
+        wrapper = _TEXT_WRAPPER.search(text, pos)
+        if wrapper is None:
+            return text.strip()
+        status, content, end = read_box_argument(text, wrapper.end() - 1)
+        if status != "ok":
+            return text.strip()
+        text = text[: wrapper.start()] + content + text[end:]
+        pos = wrapper.start()
+
+
+def split_sentences(text: str) -> list[tuple[int, str]]:
+    """The sentences of ``text`` (math kept whole) with their start offsets, empty ones dropped."""
+    pieces, start = [], 0
+    for end in SENTENCE_BREAK.finditer(mask_math(text)):
+        pieces.append((start, text[start : end.end()]))
+        start = end.end()
+    pieces.append((start, text[start:]))
+    return [(offset, piece.strip()) for offset, piece in pieces if piece.strip(_TRAILING_MARKS + ".;")]

@@ -11,7 +11,7 @@ import pytest
 
 from reasongym.errors import ConfigError
 from reasongym.verifiers import verify
-from reasongym.verifiers.claims import asked_part
+from reasongym.verifiers.segment import asked_part
 
 T, F = True, False
 PERIOD_47 = "0212765957446808510638297872340425531914893617"  # 1/47 repeats these 46 digits

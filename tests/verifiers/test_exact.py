@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reasongym.verifiers.base import Outcome
-from reasongym.verifiers.exact import normalize_exact, read_yes_no, verify_exact, verify_yesno
+from reasongym.verifiers.exact import normalize_exact, verify_exact
+from reasongym.verifiers.yesno import read_yes_no, verify_yesno
 
 C, W, U = Outcome.CORRECT, Outcome.WRONG, Outcome.UNPARSEABLE
 

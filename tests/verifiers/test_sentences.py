@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reasongym.verifiers.claims import final_claim, last_number, revised_value
+from reasongym.verifiers.extract import revised_value
+from reasongym.verifiers.plain import final_claim, last_number
 from reasongym.verifiers.sentences import answer_in_sentence, leading_value, sentence_value
 
 # (sentence, the value it states or None)
