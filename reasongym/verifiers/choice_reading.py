@@ -159,7 +159,7 @@ def _read_by_text(span: str, options: ChoiceSet, strict: bool) -> Reading:
         second = options.labels[others[0]] if others and options.labels[others[0]] != label else None
     if second is not None:
         return Reading(None, "hedge", f"{label} and {second}")
-    return _contradicted(label, rest, options) or Reading(label, "ok", same_text=options.same_text(hits[0]))
+    return _contradicted(label, span, options) or Reading(label, "ok", same_text=options.same_text(hits[0]))
 
 
 def _read_ordinal(span: str, options: ChoiceSet) -> Reading:

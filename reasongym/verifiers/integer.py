@@ -32,6 +32,9 @@ INTEGER_RANGE = range(0, 1000)
 _LEADING_INTEGER = re.compile(r"([+-]?)\s*(\d+)(?:\.(\d+))?")
 _DIGIT = re.compile(r"\d")
 _GOLD = re.compile(r"\s*\+?0*(\d{1,4})(?:\.0*)?\s*")
+_EXPONENT = re.compile(
+    r"\s*[eE](?![A-Za-z])"
+)  # "42e", "4.2e1" (its digits are caught apart); "42 Euro" is no exponent
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\%|%")
 
 
@@ -63,7 +66,7 @@ def parse_integer_answer(answer: str) -> tuple[int | None, str]:
     if decimals is not None and decimals.strip("0"):
         return None, "not an integer"
     rest = _DEGREES.sub("", text[found.end() :])
-    if _DIGIT.search(rest) or rest.lstrip()[:1] in ("/", "^", "e", "E", "\\", "{", "!"):
+    if _DIGIT.search(rest) or rest.lstrip()[:1] in ("/", "^", "\\", "{", "!") or _EXPONENT.match(rest):
         return None, "more than one number" if _DIGIT.search(rest) else "not an integer"
     significant = digits.lstrip("0") or "0"
     value = 10**4 if len(significant) > 4 else int(significant)  # never int() a million digits

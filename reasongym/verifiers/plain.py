@@ -32,6 +32,7 @@ from reasongym.verifiers.spans import (
     MAX_ANSWER_CHARS,
     NUMBER,
     SENTENCE_BREAK,
+    currency_before,
     mask_math,
     split_sentences,
     with_unit,
@@ -215,7 +216,7 @@ def last_number(text: str) -> str | None:
     answer = _compound_before(tail, last.start(), answer)
     if _FACTOR_AFTER.match(tail, end) or _cut_off_after(tail, end):
         return None  # "16\pi", "16x": the number is a coefficient, not the answer
-    return answer
+    return currency_before(tail, last.start()) + answer
 
 
 def _compound_before(tail: str, start: int, answer: str) -> str:

@@ -9,9 +9,14 @@ sentence states, in order:
    In a sentence that concludes (", so", ", therefore", ", thus", ", hence"), only the clause after the last
    such word is read: "There are 3 rows of 4, so the hall holds 12 chairs." states what its conclusion does.
 1. A rejected alternative after the value is dropped: "42, not 24 as one might first guess" states 42
-   (also "rather than 24", "instead of 24").
-2. "no (real) solutions" or "no solution" states the empty set; "all real numbers (except 0)" states
-   that set (:mod:`~reasongym.verifiers.set_words`).
+   (also "rather than 24", "instead of 24"); "not 24 but 42" and "not 24, it's 42" state 42. After an
+   answer phrase, a value then a colon and a reason states the value ("The answer is 7: the quadratic has
+   no real roots." answers 7).
+2. "No (real) solutions" as what the sentence states ("There are no real solutions.", "The equation has
+   no roots.", "No solution.") states the empty set, and "no solution except x = 2" (also "besides",
+   "apart from", "other than") states x = 2; inside a noun phrase it states nothing ("The only case with
+   no solution is k = 3." states k = 3). "All real numbers (except 0)" states that set
+   (:mod:`~reasongym.verifiers.set_words`).
 3. A sentence with a negation ("It cannot be 17", "not", "never", ``\ne``) or a bound ("at least 12",
    "more than 5", "between 10 and 12") states no value.
 4. Several assignments or inequalities joined by "and", "or" or commas ("x = 2 and y = -1", "x = 2
@@ -37,7 +42,7 @@ import re
 
 from reasongym.verifiers.commitment import BARE_FILLER
 from reasongym.verifiers.set_words import sets_in_words
-from reasongym.verifiers.spans import NUMBER, mask_math, unit_end, with_unit
+from reasongym.verifiers.spans import NUMBER, currency_before, mask_math, unit_end, with_unit
 
 __all__ = [
     "WORD_NUMBER",
@@ -68,7 +73,7 @@ WORD_NUMBER = re.compile(
 """A number in words: "twelve", "two hundred and five", "negative three", "third", "three quarters",
 "(negative) infinity"."""
 _SCALE_AFTER = re.compile(r"[ \t]+(?:hundred|thousand|million|billion)\b", re.IGNORECASE)
-_MONEY = re.compile(r"(?:\\?\$[ \t]*)?")
+_MONEY = re.compile(r"(?:\\?[$€£¥₹][ \t]*)?")
 _WORDS_ONLY = re.compile(
     r"(?:[ \t,;:.!?)\u3002\uff0c][A-Za-z \t,;:'\"().!?\u3000-\u303f\u4e00-\u9fff-]*)?"
 )  # "2k" is no "2" followed by a word
@@ -90,7 +95,21 @@ _BOUND = re.compile(
     r"\b(?:at\s+(?:least|most)|(?:more|less|fewer|greater|smaller|larger)\s+than|up\s+to|between)\b",
     re.IGNORECASE,
 )
-_NO_SOLUTION = re.compile(r"\bno\s+(?:real\s+)?(?:solutions?|roots?|zeros?)\b", re.IGNORECASE)
+_NO_SOLUTION = re.compile(
+    r"(?:^|\bthere[ \t]+(?:is|are|exists?)[ \t]+|\b(?:has|have|gives?|yields?)[ \t]+)"
+    r"no[ \t]+(?:real[ \t]+)?(?:solutions?|roots?|zeros?)\b",
+    re.IGNORECASE,
+)  # the sentence's predicate: "There are no real solutions", "No solution", "The equation has no roots"
+_EXCEPTION = re.compile(
+    r"[ \t]*,?[ \t]*(?:except|besides|apart[ \t]+from|other[ \t]+than|but)(?:[ \t]+for)?\b[ \t]*",
+    re.IGNORECASE,
+)
+_NOT_BUT = re.compile(
+    r"[ \t*]*(?:(?:it|that|this)(?:'s|[ \t]+is)[ \t]+|the[ \t]+answer[ \t]+is[ \t]+)?not[ \t]+[^,;.!?\n]{1,60}?"
+    r"(?:,?[ \t]+but[ \t]+(?:(?:it|that)(?:'s|[ \t]+is)[ \t]+|rather[ \t]+)?|[,;][ \t]*(?:it|that)(?:'s|[ \t]+is)[ \t]+)",
+    re.IGNORECASE,
+)  # "Not 24 but 42.", "It's not 24, it's 42.": the value after the contrast is the one stated
+_VALUE_THEN_REASON = re.compile(r"([^:]{1,40}?)[ \t]*:[ \t]+(?=[A-Za-z])")
 _ASSIGNMENT = re.compile(
     r"(?<![\w\\])[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]*(?:=|<|>|\\(?:in|le|leq|ge|geq|lt|gt)(?![A-Za-z]))"
 )
@@ -233,8 +252,15 @@ def answer_in_sentence(answer: str) -> str:
         in which no rule finds a value, comes back unchanged for the grader to read (or reject).
     """
     answer = _drop_rejected(without_remarks(_drop_reason(sets_in_words(answer))))
-    if _NO_SOLUTION.search(answer):
-        return "\\emptyset"
+    contrast = _NOT_BUT.match(answer)
+    if contrast is not None:
+        return answer_in_sentence(answer[contrast.end() :])
+    reasoned = _VALUE_THEN_REASON.match(answer)
+    if reasoned is not None and leading_value(reasoned.group(1)) == reasoned.group(1).strip():
+        return reasoned.group(1).strip()  # "7: the quadratic has no real roots" answers 7, then says why
+    no_solution = _no_solution(answer)
+    if no_solution is not None:
+        return no_solution
     only = _only_valid(answer)
     if only is not None:
         return only
@@ -250,8 +276,26 @@ def answer_in_sentence(answer: str) -> str:
         return leading_value(rest) or rest  # "between 3 and 4" stays, and is no value
     numbers = list(NUMBER.finditer(answer))
     if len(numbers) == 1 and not _BOUND.search(answer) and not _operated(answer, numbers[0]):
-        return with_unit(answer, numbers[0])  # "at least 12", "the square root of 25" state no value
+        return currency_before(answer, numbers[0].start()) + with_unit(
+            answer, numbers[0]
+        )  # "at least 12" states none
     return answer
+
+
+def _no_solution(sentence: str) -> str | None:
+    """The empty set for "there are no (real) solutions", the exception for "no solution except x = 2", or None.
+
+    Only "no solution" as what the sentence states counts: "The only case with no solution is k = 3."
+    states k = 3.
+    """
+    found = _NO_SOLUTION.search(sentence)
+    if found is None:
+        return None
+    exception = _EXCEPTION.match(sentence, found.end())
+    if exception is None:
+        return "\\emptyset"
+    value = sentence[exception.end() :].strip().rstrip(".!")
+    return value or None
 
 
 def _operated(text: str, number: re.Match[str]) -> bool:
@@ -315,13 +359,18 @@ def sentence_value(sentence: str) -> str | None:
         The value, or None.
     """
     sentence = _drop_rejected(without_remarks(_drop_reason(sets_in_words(sentence.strip()))))
+    contrast = _NOT_BUT.match(sentence)
+    if contrast is not None:
+        rest = sentence[contrast.end() :]
+        return sentence_value(rest) or leading_value(rest.rstrip(" \t.!?"))
     conclusion = _last_conclusion(sentence)
     if conclusion is not None:  # "There are 3 rows of 4, so the hall holds 12.": the claim is the last clause
         return sentence_value(conclusion)
     if _LABEL_COLON.match(sentence):
         return labelled_value(sentence)
-    if _NO_SOLUTION.search(sentence):
-        return "\\emptyset"
+    no_solution = _no_solution(sentence)
+    if no_solution is not None:
+        return no_solution
     only = _only_valid(sentence)
     if only is not None:
         return only

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from reasongym.verifiers.boxes import read_box_argument
-from reasongym.verifiers.math.units import lookup_unit
+from reasongym.verifiers.math.units import MULTIPLIERS, is_unknown_unit, lookup_unit
 from reasongym.verifiers.text import chinese_number, normalize_unicode
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "SENTENCE_BREAK",
     "answer_after_phrase",
     "clean_answer",
+    "currency_before",
     "mask_math",
     "split_sentences",
     "strip_text_commands",
@@ -44,8 +45,10 @@ DECIMAL_COMMA = re.compile(r"(-?\d+),(\d{1,2}|\d{4,})")
 """A comma between digits that is a decimal mark: one, two, or four or more digits follow it (three
 is a thousands group, "1,500"), outside brackets, where "(2,3)" is a pair."""
 _UNIT_AFTER = re.compile(
-    r"[ \t]*(?:\\(?:text|mathrm|textrm|mbox)\{[ \t]*)?([A-Za-z]{1,12})\}?(?:\^\{?[23]\}?)?"
+    r"[ \t]*(?:\\(?:text|mathrm|textrm|mbox)\{[ \t]*)?([A-Za-zμ]{1,12})\}?(?:\^\{?[23]\}?)?"
 )
+_POWER_AFTER = re.compile(r"[ \t]+(?:squared|cubed)\b", re.IGNORECASE)
+_CURRENCY_BEFORE = frozenset("$€£¥₹")
 _PERCENT_AFTER = re.compile(r"[ \t]*\\?%")
 _PER_UNIT = re.compile(r"(?:[ \t]+per[ \t]+|[ \t]*/[ \t]*)([A-Za-z]{1,12})(?![A-Za-z])")
 _SENTENCE_END = re.compile(
@@ -171,16 +174,29 @@ def unit_end(text: str, pos: int) -> int:
     if percent is not None:
         return percent.end()
     unit = _UNIT_AFTER.match(text, pos)
-    if unit is None or lookup_unit(unit.group(1)) is None:
+    if unit is None:
+        return pos
+    word = unit.group(1)
+    if word.lower() in MULTIPLIERS or is_unknown_unit(word):
+        return unit.end()  # "5 dozen" is read as 60, "5 tons" refused: never the bare 5
+    if lookup_unit(word) is None:
         return pos
     per = _PER_UNIT.match(text, unit.end())  # "60 kilometres per hour", "5 m/s"
-    return per.end() if per is not None and lookup_unit(per.group(1)) is not None else unit.end()
+    end = per.end() if per is not None and lookup_unit(per.group(1)) is not None else unit.end()
+    power = _POWER_AFTER.match(text, end)  # "5 mph squared" is in mph^2
+    return power.end() if power is not None else end
 
 
 def with_unit(text: str, number: re.Match[str]) -> str:
     """The number, with the unit word written right after it when there is one (``24 m^2``)."""
     end = unit_end(text, number.end())
     return text[number.start() : end].strip() if end != number.end() else number.group(0)
+
+
+def currency_before(text: str, start: int) -> str:
+    """The currency sign right before a number at ``start`` ("£5" is 5 pounds sterling, never 5 dollars), or ""."""
+    sign = text[start - 1 : start]
+    return sign if sign in _CURRENCY_BEFORE and sign != "$" else ""
 
 
 def clean_answer(raw: str) -> str:

@@ -52,7 +52,7 @@ PHRASE_ANSWERS = [
     ("at least 12", "at least 12"),
     ("It cannot be 17", "It cannot be 17"),
     ("It is between 3 and 4", "between 3 and 4"),
-    ("not 24 but 42", "not 24 but 42"),  # nothing before the "not": no value to keep
+    ("not 24 but 42", "42"),  # issue 50: "not X but Y" states Y
 ]
 
 
@@ -136,7 +136,7 @@ def test_revised_value(after: str, value: str | None) -> None:
         ("It takes 2 hours 30 minutes.", "2 hours 30 minutes"),
         ("It takes 2 hours and 30 minutes.", "2 hours and 30 minutes"),
         ("She ran 3 km in 30 minutes.", "30 minutes"),  # two kinds of unit: the last quantity alone
-        ("She needs 2 1/2 cups.", "2 1/2"),
+        ("She needs 2 1/2 cups.", "2 1/2 cups"),  # issue 50: cups are a unit of volume
         ("She saved 25%.", "25%"),
         ("It takes 1\u00bd hours.", "1\\frac{1}{2} hours"),
     ],

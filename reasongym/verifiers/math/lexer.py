@@ -153,7 +153,8 @@ _OPERATORS = (
     ":",
     "'",
 )
-_CURRENCY = frozenset("$€£¥₹")  # the amount is read in dollars: only the number matters against a gold
+_CURRENCY = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen", "₹": "rupee"}
+"""Currency signs: the amount is read in its currency (only the number matters against a bare gold)."""
 _OPERATOR_NAMES = {"**": "^", "=<": "<=", "=>": ">="}
 
 _SPACE = re.compile(r"\s+")
@@ -398,7 +399,7 @@ class _Lexer:
             # Math-mode delimiters were stripped before; a remaining "$" (or another currency sign)
             # before a number is money.
             if pos + 1 < end and (text[pos + 1].isdigit() or text[pos + 1] in " ."):
-                self.emit("op", "dollar")
+                self.emit("op", _CURRENCY[text[pos]])
             elif text[pos] != "$":
                 raise Unparseable(f"unexpected character {text[pos]!r}")
             return pos + 1

@@ -40,7 +40,7 @@ from reasongym.verifiers.math.quantities import (
 )
 from reasongym.verifiers.math.sets import difference, intersection
 from reasongym.verifiers.math.shape import finish_answer, relation_node, signed, union
-from reasongym.verifiers.math.units import is_single_letter_unit
+from reasongym.verifiers.math.units import CURRENCY_SIGNS, is_single_letter_unit
 from reasongym.verifiers.set_words import sets_in_words
 from reasongym.verifiers.text import normalize_unicode
 
@@ -55,6 +55,7 @@ _FUNCTION_VALUES = re.compile(
 the asked quantity, so the value after it is the answer (as ``x =`` is a label)."""
 _DOLLAR = re.compile(r"(?<!\\)\$+")
 _RELOPS = frozenset({"=", "<", ">", "<=", ">=", "!="})
+_CURRENCIES = {"dollar": "$", "euro": "€", "pound": "£", "yen": "¥", "rupee": "₹"}
 _BOUNDARY_OPS = frozenset({",", ";", ")", "]", "}", "set}", "&", "\\\\", "|", "rfloor", "rceil"})
 _IMPLICIT_OPS = frozenset({"(", "{", "lfloor", "lceil", "set{"})
 _IMPLICIT_CMDS = frozenset({"frac", "sqrt", "binom", "begin"})  # 2\begin{pmatrix}...: a scalar times a matrix
@@ -171,10 +172,10 @@ class Parser:
     def item(self) -> Node:
         while self.peek().kind == "op" and self.peek().value == "=" and not self.at("end", offset=1):
             self.take()  # "= 5", "\\approx 8.24"
-        negate = self.at_op("-") and self.at("op", "dollar", 1) and bool(self.take())
-        money = self.at_op("dollar") and bool(self.take())
+        negate = self.at_op("-") and any(self.at("op", name, 1) for name in _CURRENCIES) and bool(self.take())
+        money = self._currency()
         label = self.label()
-        money = money or (self.at_op("dollar") and bool(self.take()))
+        money = money or self._currency()
         text = parse_text_item(self)
         node = text if text is not None else self.relation()
         while self.at_op("cup") or (self.at("sym", "U") and _interval_like(node)):
@@ -191,6 +192,14 @@ class Parser:
                 else ast.Neg(node)
             )
         return ast.Labeled(label, node) if label is not None else node
+
+    def _currency(self) -> ast.Unit | None:
+        """The currency of a sign before the amount ("$5", "£5"), taken; None when there is none."""
+        for name, sign in _CURRENCIES.items():
+            if self.at_op(name):
+                self.take()
+                return CURRENCY_SIGNS[sign]
+        return None
 
     def label(self) -> Node | None:
         r"""Consume "x =", "a_1 =", "f(x) =", "f'(x) =", "f^{-1}(x) =", "(x, y) =" or "x \in" when one starts it."""
@@ -238,16 +247,14 @@ class Parser:
     def relation(self) -> Node:
         first = self.side(after_relation=False) if self.toks[self.i].kind == "sym" else self.expr()
         if unit_before_relation(self):  # "5\sqrt2 cm \approx 7.07 cm": units on each member
-            first = parse_unit_tail(self, first, False)
+            first = parse_unit_tail(self, first, None)
         if not self.at_op(*_RELOPS):
             return first
         sides, ops = [first], []
         while self.at_op(*_RELOPS):
             ops.append(self.take().value)
             side = self.side(after_relation=True)
-            sides.append(
-                parse_unit_tail(self, side, False) if unit_before_relation(self, last=True) else side
-            )
+            sides.append(parse_unit_tail(self, side, None) if unit_before_relation(self, last=True) else side)
         return relation_node(tuple(ops), tuple(sides))
 
     def side(self, after_relation: bool) -> Node:

@@ -1,8 +1,9 @@
 r"""Units after a value: ``5 cm``, ``3 km/h``, ``4 square feet``, ``25 percent``, ``2 hours 30 minutes``.
 
 The parser reads a unit tail after each item (and after each member of a relation, ``5\sqrt2 cm \approx
-7.07 cm``); words that name no unit are counting words and are dropped (``5 apples``). The unit table
-itself is :mod:`units`.
+7.07 cm``): a multiplier multiplies the value ("5 dozen" is 60), "squared"/"cubed" after a unit raise it,
+a unit word the table cannot convert refuses the answer ("5 tons"), and words that name no unit are
+counting words and are dropped (``5 apples``). The unit table itself is :mod:`units`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.atoms import ExpressionParser
 from reasongym.verifiers.math.nodes import Node, Unparseable
 from reasongym.verifiers.math.units import (
-    DOLLAR,
+    MULTIPLIERS,
     PERCENT_WORDS,
     POWER_WORDS,
+    UNIT_POWER_WORDS,
     combine_units,
     is_single_letter_unit,
+    is_unknown_unit,
     lookup_unit,
 )
 
@@ -37,7 +40,20 @@ def _scalar(node: Node, where: str) -> Node:
     return node
 
 
-def parse_unit_tail(p: ExpressionParser, node: Node, money: bool) -> Node:
+def _word_in_tail(word: str, node: Node, parts: list[list]) -> Node | None:
+    """A multiplier applied to the value, None for any other word; refuses a unit the table cannot convert."""
+    lowered = word.lower()
+    if lowered in MULTIPLIERS and not parts:
+        return ast.Mul((node, ast.Num(MULTIPLIERS[lowered])))  # "5 dozen" is 60, never 5
+    if lowered in UNIT_POWER_WORDS and parts:
+        parts[-1][1] *= UNIT_POWER_WORDS[lowered]  # "5 mph squared" is in mph^2
+        return node
+    if is_unknown_unit(word):
+        raise Unparseable(f"{word!r} names a unit that the unit table cannot convert")
+    return None
+
+
+def parse_unit_tail(p: ExpressionParser, node: Node, money: ast.Unit | None) -> Node:
     """Read unit words after a value: ``5 cm``, ``3 km/h``, ``4 square feet``, ``25 percent``."""
     parts: list[list] = []
     percent = after_word = False
@@ -47,6 +63,12 @@ def parse_unit_tail(p: ExpressionParser, node: Node, money: bool) -> Node:
         unit_letter = tok.kind == "sym" and is_single_letter_unit(tok.value) and (tok.spaced or parts)
         if tok.kind == "word" or unit_letter:
             word = str(tok.value)
+            applied = _word_in_tail(word, node, parts)
+            if applied is not None:
+                node = applied
+                p.take()
+                after_word = True
+                continue
             if word.lower() in _OPERATION_WORDS and not parts:
                 raise Unparseable(
                     f"{word!r} operates on the value before it; the answer must state the result"
@@ -82,8 +104,8 @@ def parse_unit_tail(p: ExpressionParser, node: Node, money: bool) -> Node:
             break
     if percent:
         node = ast.Percent(_scalar(node, "with percent"))
-    if money:
-        parts = [[DOLLAR, 1]]
+    if money is not None:
+        parts = [[money, 1]]
     if parts:
         return ast.Quantity(
             _scalar(node, "with a unit"), combine_units([(unit, power) for unit, power in parts])
@@ -117,7 +139,7 @@ def parse_compound(p: ExpressionParser, node: Node) -> Node:
             return node
         start = p.i
         p.i += skip
-        part = parse_unit_tail(p, p.take().value, False)
+        part = parse_unit_tail(p, p.take().value, None)
         if not isinstance(part, ast.Quantity) or part.unit.dims != node.unit.dims or part.unit.pi_power:
             p.i = start
             return node
@@ -154,6 +176,6 @@ def _glued_unit(node: Node) -> Node:
     return node
 
 
-def item_units(p: ExpressionParser, node: Node, money: bool) -> Node:
+def item_units(p: ExpressionParser, node: Node, money: ast.Unit | None) -> Node:
     """The units written after an item's value (``5m``, ``$5``, ``3 km/h``, ``2 hours 30 minutes``)."""
     return parse_compound(p, parse_unit_tail(p, _glued_unit(node), money))
