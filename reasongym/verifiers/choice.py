@@ -28,26 +28,45 @@ import re
 from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.choice_reading import Reading, read_sentence, read_span
 from reasongym.verifiers.choice_sets import Choices, ChoiceSet, make_choice_set
-from reasongym.verifiers.claims import Extraction
+from reasongym.verifiers.claims import ANSWER_PHRASES, Extraction
 from reasongym.verifiers.commitment import BARE_FILLER, resolve
 from reasongym.verifiers.pipeline import commit
+from reasongym.verifiers.rules import Rule, union
 from reasongym.verifiers.spans import clean_answer
 
-__all__ = ["ChoiceSet", "Choices", "make_choice_set", "verify_choice"]
+__all__ = ["CHOICE_PHRASE", "CHOICE_PHRASES", "ChoiceSet", "Choices", "make_choice_set", "verify_choice"]
 
 
-CHOICE_PHRASE = re.compile(
-    r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|(?:would|should|must)\s+be\b|[:=])"
-    r"|\b(?:choice|option)\s*(?:\*\*\s*)?(?:is\b|(?:would|should|must)\s+be\b|[:=])"
-    r"|(?m:^[ \t#*]*final\s+answer[ \t*:]*$)"
-    r"|(?-i:\bI)(?:'d|\s+would|\s+will)?\s+(?:pick|choose|select|go\s+with)\b"
-    r"|(?:正确)?答案(?:是|为|[:：])|答えは|正解(?:は|[:：])|정답(?:은|는|[:：])|답(?:은|[:：])"
-    r"|(?:सही\s+)?उत्तर(?:\s+है)?\s*[:：]?(?=\s*\(?[A-Za-z]\b)"
-    r"|\bla\s+respuesta(?:\s+correcta)?\s+es(?:\s+la\b)?|\br[ée]ponse\s*:"
-    r"|\bla\s+bonne\s+r[ée]ponse\s+est\b|\b(?:die\s+(?:richtige\s+)?)?antwort\s*(?:ist\b|lautet\b|:)"
-    r"|\ba\s+resposta(?:\s+correta)?\s+[ée]\b|\bla\s+risposta(?:\s+corretta)?\s+[èe]\b",
-    re.IGNORECASE,
+CHOICE_PHRASES = (
+    Rule(
+        "option named",
+        re.compile(
+            r"\b(?:choice|option)\s*(?:\*\*\s*)?(?:is\b|(?:would|should|must)\s+be\b|[:=])", re.IGNORECASE
+        ),
+        "'The correct option is C' and 'Choice: C' name the pick.",
+    ),
+    Rule(
+        "pick",
+        re.compile(r"(?-i:\bI)(?:'d|\s+would|\s+will)?\s+(?:pick|choose|select|go\s+with)\b", re.IGNORECASE),
+        "'I pick C', 'I'd go with C' state the pick.",
+    ),
+    Rule("chinese choose", re.compile(r"选(?:择)?(?=\s*[(（]?[A-Za-z]\b)"), "'所以选C' ('so choose C')."),
+    Rule(
+        "alternative",
+        re.compile(
+            r"\b(?:alternativa|opci[óo]n|op[çc][ãa]o)(?:\s+(?:correta|correcta|certa))?\s*(?:[:é]|es\b)",
+            re.IGNORECASE,
+        ),
+        "'Alternativa correta: C', 'Opción correcta: c)'.",
+    ),
+    Rule(
+        "hindi",
+        re.compile(r"(?:सही\s+)?उत्तर(?:\s+है)?\s*[:：]?(?=\s*\(?[A-Za-z]\b)"),
+        "'सही उत्तर C है' ('the right answer is C').",
+    ),
 )
+"""The phrases that introduce a choice besides every kind's answer phrases."""
+CHOICE_PHRASE = union(ANSWER_PHRASES + CHOICE_PHRASES)
 _LIST_ITEM = re.compile(r"(\d{1,3})[.)][ \t]+")
 _CORRECT_CLAIM = re.compile(
     r"(?:\b(?:option|choice|answer)\s+)?(\(?)\b([A-Za-z])\b\)?\s+(?:is|must\s+be)\s+(?:the\s+)?"

@@ -36,7 +36,9 @@ from reasongym.verifiers.spans import clean_answer, strip_text_commands
 
 __all__ = ["Reading", "read_sentence", "read_span"]
 
-_LEADING_FILLER = re.compile(r"(?:(?:either|both|option|choice|answer)\b[\s:]*){0,3}", re.IGNORECASE)
+_LEADING_FILLER = re.compile(
+    r"(?:(?:either|both|option|choice|answer|the|la|el|il|le|lo|o)\b[\s:]*){0,3}", re.IGNORECASE
+)  # "la C", "il B": the article of other languages before a label
 _ARTICLE = re.compile(r"(?:the|an|a)\s+")
 _JOINER = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*", re.IGNORECASE)
 _LABEL_SEPARATOR = " \t.:)-]*"
@@ -69,7 +71,6 @@ _STOP_WORDS = frozenset(
     "a an the of to in on at for by with and or is are was be it its this that as from their his her they he "
     "she you your we our would will can could should may might".split()
 )
-_SUFFIX = re.compile(r"(?:ing|ed|es|s|ly)$")
 
 
 @dataclass(frozen=True)
@@ -219,12 +220,18 @@ def _without_label_noun(text: str) -> str:
     return text[_LABEL_NOUN.match(text).end() :]
 
 
+def _stem(word: str) -> str:
+    """A crude English stem: "libraries" and "library", "stores" and "store", "going" and "go" agree."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    for suffix, shortest in (("ing", 6), ("ed", 5), ("es", 5), ("s", 4)):
+        if word.endswith(suffix) and len(word) >= shortest:
+            return word[: -len(suffix)]
+    return word
+
+
 def _stems(text: str) -> set[str]:
-    return {
-        _SUFFIX.sub("", word) or word
-        for word in normalize_option_text(text).split()
-        if word not in _STOP_WORDS
-    }
+    return {_stem(word) for word in normalize_option_text(text).split() if word not in _STOP_WORDS}
 
 
 def _paraphrased(clause: str, options: ChoiceSet) -> Reading:
@@ -242,7 +249,21 @@ def read_sentence(line: str, options: ChoiceSet) -> Reading:
     """Read the last sentence of a line: "Option B is correct.", "Therefore D.", one option named.
 
     The option named is the only one its last clause names ("London is large, but the capital is Paris.").
+    When the last sentence picks nothing, an earlier "X is correct" of the line does ("A is correct; B, C, D
+    and E are not ...").
     """
+    reading = _read_last_sentence(line, options)
+    if reading.label is not None:
+        return reading
+    for claim in reversed(list(_CORRECT_CLAIM.finditer(line))):
+        label = options.canonical(claim.group(2))
+        if label is not None and (claim.group(1) or claim.group(2) == label):
+            return Reading(label, "ok")
+    return reading
+
+
+def _read_last_sentence(line: str, options: ChoiceSet) -> Reading:
+    """The last sentence's pick (the rules of :func:`read_sentence`)."""
     sentence = _SENTENCE_END.split(line.strip())[-1].strip().rstrip(".!")
     claim = _CORRECT_CLAIM.search(sentence)
     if claim is not None:

@@ -9,8 +9,13 @@ A claim is a place in the text that states an answer, with its strength. From st
 2. **tag**: the content of the last complete ``<answer>...</answer>``.
 3. **JSON**: the ``"answer"`` (``"final_answer"``, ``"result"``, ``"value"``, ``"solution"``) field of a JSON
    object that ends the text, bare, in a code block or as a tool call's arguments.
-4. **phrase**: the last answer phrase ("The answer is", "Final Answer:", "Answer:", "####", 答案是, ...; each
-   kind adds its own words, such as "I pick" for choices), and the sentence or line after it.
+4. **phrase**: the last answer phrase (:data:`ANSWER_PHRASES`, one row per language: ``english`` "The
+   answer is", "Final Answer:", "Answer:"; ``gsm8k`` "####"; ``chinese`` 答案是; ``japanese`` 答えは, 正解は;
+   ``korean`` 정답은, 답:; ``hindi`` उत्तर:; ``french`` "Réponse :"; ``german`` "Antwort:"; ``spanish`` "La
+   respuesta es"; ``portuguese`` "A resposta é"; ``italian`` "La risposta è"; ``russian`` "Ответ:";
+   ``turkish`` "Doğru cevap"; ``vietnamese`` "Đáp án là"; ``arabic`` "الإجابة هي"; ``indonesian``
+   "Jawaban:"; ``swahili`` "Jibu ni"; each kind adds its own words, such as "I pick" for choices), and the
+   sentence or line after it.
 5. **plain**: what a kind reads without any of the above: a last sentence or line, a verdict word, a
    label, the last number (each kind's reader says which; :mod:`~reasongym.verifiers.plain` for math).
 
@@ -48,11 +53,13 @@ from dataclasses import dataclass
 from reasongym.verifiers.boxes import MAX_BOX_CHARS, MAX_BOXES, BoxScan, find_boxes
 from reasongym.verifiers.rules import Rule, union
 from reasongym.verifiers.segment import SPECIAL_TOKEN
-from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase, clean_answer
+from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase, clean_answer, strip_text_wrapper
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
     "ANSWER_PHRASE",
+    "ANSWER_PHRASES",
+    "DECIMAL_COMMA_LANGUAGES",
     "MATH_PHRASE",
     "MENTIONS",
     "TAIL_CHARS",
@@ -68,18 +75,93 @@ __all__ = [
 TAIL_CHARS = 20_000
 """Answer phrases are looked for only this far back from the end."""
 
-ANSWER_PHRASE = re.compile(
-    r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|was\b|(?:would|should|will|must)\s+be\b|[:=])"
-    r"|(?m:^[ \t#*]*final\s+answer[ \t*:]*$)"
-    r"|####|答案(?:是|为|[:：])",
-    re.IGNORECASE,
+ANSWER_PHRASES = (
+    Rule(
+        "english",
+        re.compile(
+            r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|was\b|(?:would|should|will|must)\s+be\b|[:=])"
+            r"|(?m:^[ \t#*]*final\s+answer[ \t*:]*$)",
+            re.IGNORECASE,
+        ),
+        "'The answer is', 'Final Answer:', 'Answer:' introduce the answer in English.",
+    ),
+    Rule("gsm8k", re.compile(r"####"), "GSM8K's solutions end '#### <answer>'."),
+    Rule("chinese", re.compile(r"(?:正确)?答案(?:是|为|[:：])"), "答案是 / 答案：'the answer is'."),
+    Rule("japanese", re.compile(r"答え(?:は|[:：])|正解(?:は|[:：])"), "答えは / 正解は 'the answer is'."),
+    Rule(
+        "korean",
+        re.compile(r"정답(?:은|는|[:：])|(?<![가-힣])답(?:은|[:：])"),
+        "정답은 / 답: 'the answer is'.",
+    ),
+    Rule("hindi", re.compile(r"(?:सही\s+)?उत्तर\s*[:：]"), "उत्तर: 'answer:'."),
+    Rule(
+        "french",
+        re.compile(r"\b(?:la\s+bonne\s+)?r[ée]ponse(?:\s+(?:finale|correcte))?\s*(?:est\b|:)", re.IGNORECASE),
+        "'Réponse :' and 'La bonne réponse est' ('Réponse : mardi' was compared whole).",
+    ),
+    Rule(
+        "german",
+        re.compile(r"\b(?:die\s+(?:richtige\s+)?)?antwort\s*(?:ist\b|lautet\b|:)", re.IGNORECASE),
+        "'Antwort:' and 'Die richtige Antwort ist' ('Antwort: Berlin' was compared whole).",
+    ),
+    Rule(
+        "spanish",
+        re.compile(
+            r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final))?\s*(?:es\b(?:\s+la\b)?|:)", re.IGNORECASE
+        ),
+        "'La respuesta (correcta) es' / 'Respuesta:'.",
+    ),
+    Rule(
+        "portuguese",
+        re.compile(r"\b(?:a\s+)?resposta(?:\s+(?:correta|final))?\s*(?:[ée]\b|:)", re.IGNORECASE),
+        "'A resposta (correta) é' / 'Resposta:'.",
+    ),
+    Rule(
+        "italian",
+        re.compile(
+            r"\b(?:la\s+)?risposta(?:\s+(?:corretta|finale))?\s*(?:[èe]\b(?:\s+la\b)?|:)", re.IGNORECASE
+        ),
+        "'La risposta (corretta) è (la)' / 'Risposta:'.",
+    ),
+    Rule(
+        "russian",
+        re.compile(r"(?:правильный\s+)?ответ\s*(?:[:—]|-\s|это\b)", re.IGNORECASE),
+        "'Правильный ответ: C' ('the correct answer:').",
+    ),
+    Rule(
+        "turkish",
+        re.compile(r"\b(?:doğru\s+)?cevap(?:\s*:|\s+(?=\(?[A-Za-z0-9]))", re.IGNORECASE),
+        "'Doğru cevap C'.",
+    ),
+    Rule(
+        "vietnamese",
+        re.compile(r"\bđáp\s+án(?:\s+đúng)?\s*(?:là\b|:)", re.IGNORECASE),
+        "'Đáp án đúng là C' ('the right answer is').",
+    ),
+    Rule(
+        "arabic",
+        re.compile(r"الإجابة(?:\s+الصحيحة)?\s*(?:هي|:)"),
+        "'الإجابة الصحيحة هي' ('the right answer is').",
+    ),
+    Rule(
+        "indonesian",
+        re.compile(r"\bjawaban(?:\s+yang\s+benar)?\s*(?:adalah\b|:)", re.IGNORECASE),
+        "'Jawaban: C' / 'Jawaban yang benar adalah'.",
+    ),
+    Rule("swahili", re.compile(r"\bjibu(?:\s+sahihi)?\s*(?:ni\b|:)", re.IGNORECASE), "'Jibu sahihi ni C'."),
 )
-"""Phrases that introduce a final answer ("The answer is", "Final Answer:", "#### ", ...)."""
+"""Phrases that introduce a final answer, one row per language; every kind reads them."""
+ANSWER_PHRASE = union(ANSWER_PHRASES)
+DECIMAL_COMMA_LANGUAGES = frozenset(
+    {"french", "german", "spanish", "portuguese", "italian", "russian", "turkish", "vietnamese", "indonesian"}
+)
+"""Languages whose numbers use a decimal comma: after their phrases "2,5" is 2.5 (in English, "2,5" is a list)."""
+"""Any answer phrase ("The answer is", "Final Answer:", "#### ", 答案是, "Réponse :", ...)."""
 _SOLUTION_PHRASE = re.compile(
     r"\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)(?=[ \t]*(?:\$|\\[(\[]|[-+]?\d|[a-z][ \t]*=))",
     re.IGNORECASE,
 )
-MATH_PHRASE = re.compile(ANSWER_PHRASE.pattern + "|" + _SOLUTION_PHRASE.pattern, re.IGNORECASE)
+MATH_PHRASE = re.compile(ANSWER_PHRASE.pattern + "|" + _SOLUTION_PHRASE.pattern)
 """The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
 _SOLUTION_WORDS = ("solution", "root", "zero")
 
@@ -168,6 +250,7 @@ WORD_MENTIONS = (
 )
 """Places where a word that a kind reads as a plain claim (a verdict word, a label) is only mentioned."""
 _WORD_WINDOW = 40
+_REPEAT_GAP = 200
 
 
 @dataclass(frozen=True)
@@ -185,6 +268,7 @@ class Extraction:
             every value the completion committed to.
         hedged: True when the completion committed to every value of ``candidates`` in separate claims
             (:mod:`~reasongym.verifiers.commitment`, rule 2): right only when each of them is.
+        decimal_comma: True when the answer phrase's language writes a decimal comma ("a resposta é 2,5").
     """
 
     answer: str | None
@@ -193,6 +277,7 @@ class Extraction:
     sprayed: bool = False
     candidates: tuple[str, ...] = ()
     hedged: bool = False
+    decimal_comma: bool = False
 
 
 def is_mention(text: str, start: int) -> bool:
@@ -229,7 +314,7 @@ def _box_extraction(scan: BoxScan) -> Extraction:
         return Extraction(None, "too_many_boxes", f"More than {MAX_BOXES} boxes: degenerate output.")
     if scan.problem == "box_too_long":
         return Extraction(None, "box_too_long", f"A box argument is longer than {MAX_BOX_CHARS} characters.")
-    answer = clean_answer(scan.contents[-1])
+    answer = _phrase_inside(clean_answer(scan.contents[-1]))
     if not answer:
         return Extraction(None, "boxed", "The last box is empty.")
     distinct: dict[str, str] = {}
@@ -245,6 +330,16 @@ def _box_extraction(scan: BoxScan) -> Extraction:
         return Extraction(answer, "boxed", reason, sprayed=True, candidates=candidates)
     earlier = " (earlier boxes are earlier attempts)" if scan.final_start > 0 else ""
     return Extraction(answer, "boxed", f"Taken from the last \\boxed{{}}{earlier}.", candidates=(answer,))
+
+
+def _phrase_inside(answer: str) -> str:
+    r"""The answer of a box that holds a sentence with an answer phrase (``\boxed{\text{The answer is 5}}``)."""
+    inner = strip_text_wrapper(answer)
+    found = ANSWER_PHRASE.search(inner) if len(inner) > 8 else None
+    if found is None:
+        return answer
+    after = answer_after_phrase(inner, found.end())
+    return clean_answer(after) if after and clean_answer(after) else answer
 
 
 def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
@@ -343,6 +438,10 @@ def decisive_claim(text: str, phrase: re.Pattern[str] = ANSWER_PHRASE) -> tuple[
         if answer:
             found = Extraction(answer, "tag", "Taken from the last <answer> tag.", candidates=(answer,))
             return found, text[tag[1] :]
+    structured = json_answer(text) if text.rstrip().endswith(("}", "```", ">")) else None
+    if structured is not None and clean_answer(structured):
+        answer = clean_answer(structured)
+        return Extraction(answer, "tag", "Taken from the JSON object's answer.", candidates=(answer,)), ""
     return _phrase_claim(text, phrase)
 
 
@@ -352,6 +451,9 @@ def _phrase_claim(text: str, phrase: re.Pattern[str]) -> tuple[Extraction, str]:
     last = _last_phrase(tail, phrase)
     if last is None:
         return Extraction(None, "none", "No \\boxed{} answer and no answer phrase."), ""
+    if not tail[last.end() :].strip(" \t\n:*"):  # "The answer is 5. The answer is": cut off as it repeated
+        earlier = _last_phrase(tail[: last.start()], phrase)
+        last = earlier if earlier is not None and _repeats(tail, earlier, last) else last
     written = last.group(0).strip()
     after = answer_after_phrase(tail, last.end())
     if after is None:
@@ -362,7 +464,19 @@ def _phrase_claim(text: str, phrase: re.Pattern[str]) -> tuple[Extraction, str]:
     if not answer:
         return Extraction(None, method, f"Nothing follows the phrase {written!r}."), ""
     rest = tail[tail.find(after, last.end()) + len(after) :]
-    return Extraction(answer, method, f"Taken after {written!r}.", candidates=(answer,)), rest
+    comma = any(
+        rule.pattern.fullmatch(written) for rule in ANSWER_PHRASES if rule.name in DECIMAL_COMMA_LANGUAGES
+    )
+    found = Extraction(answer, method, f"Taken after {written!r}.", candidates=(answer,), decimal_comma=comma)
+    return found, rest
+
+
+def _repeats(tail: str, earlier: re.Match[str], last: re.Match[str]) -> bool:
+    """Whether the phrase cut off at the end repeats the one before it (a small model looping)."""
+    return (
+        earlier.group(0).casefold() == last.group(0).casefold()
+        and last.start() - earlier.end() <= _REPEAT_GAP
+    )
 
 
 def later_phrases(after: str, phrase: re.Pattern[str]) -> list[str]:

@@ -16,6 +16,10 @@ says how a sentence states its value (a ``Reader``):
    - ``recheck``: "let me recheck / recount / recompute / reconsider / correct".
    - ``correction``: "correction", and "Edit:", "Update:", "Erratum:" before a new value. Why: "The
      answer is 24. Edit: 42." was paid 24.
+   - ``apology``: "sorry", "I meant", "my mistake", "my bad". Why: "The answer is 16. Sorry, I meant 18."
+     was paid 16.
+   - ``other languages``: "Moment", "warte", "attends", "espera", "aspetta", "подожди", 不对, 等等, 待って,
+     잠깐. Why: "答案是 12。不对，…应该是 15。" was graded 12.
    - ``contrast``: "but it is ...", "but the (correct) answer is ...". Why: "The answer is 12. One might
      think the answer is 12, but it is 13." was paid 12.
    - ``not but``: a sentence that opens "Not X but Y" or "Not X, it's Y". Why: "The answer is 24. Not 24
@@ -77,7 +81,11 @@ REVISIONS = (
         ),
         "A model that second-guesses its answer and states another has changed its answer.",
     ),
-    Rule("no", re.compile(r"\bno(?=[,:;!])", re.IGNORECASE), "'No, it is 6.' answers the model's own claim."),
+    Rule(
+        "no",
+        re.compile(r"\b(?:no|non|nein|нет)(?=[,:;!])|いや(?=[、,])|아니(?=[,、])", re.IGNORECASE),
+        "'No, it is 6.' (also 'Non,', 'Nein,', 'Нет,', 'いや、') answers the model's own claim.",
+    ),
     Rule(
         "admitted mistake",
         re.compile(
@@ -99,6 +107,21 @@ REVISIONS = (
         "correction",
         re.compile(r"\bcorrection\b|\b(?:edit(?:ed)?|update[d]?|erratum)[ \t]*[:\-\u2014]", re.IGNORECASE),
         "'The answer is 24. Edit: 42.' was paid 24.",
+    ),
+    Rule(
+        "apology",
+        re.compile(r"\b(?:sorry|my\s+(?:mistake|bad|apologies)|i\s+meant)\b", re.IGNORECASE),
+        "'The answer is 16. Sorry, I meant 18.' was paid 16.",
+    ),
+    Rule(
+        "other languages",
+        re.compile(
+            r"\b(?:moment(?:\s+mal)?|warte|attends|attendez|espera|aspetta|подожди|стоп|chờ\s+đã|tunggu)"
+            r"(?=[ \t]*[,!:—])|\bme\s+equivoqu[ée]|\bje\s+me\s+suis\s+tromp[ée]|\bich\s+habe\s+mich\s+verrechnet"
+            r"|不对|等等|等一下|待って|訂正|잠깐",
+            re.IGNORECASE,
+        ),
+        "'答案是 12。不对，…应该是 15。' and 'Das Ergebnis ist 14. Moment, …' revise in other languages.",
     ),
     Rule(
         "contrast",

@@ -12,9 +12,13 @@ Where the expression is looked for, in order: the last ``<answer>...</answer>`` 
 inside it is unwrapped), then the last ``\\boxed{}``, then the last answer phrase ("Answer: ...",
 "The answer is ..."). Several boxes holding different expressions are answer spraying: wrong.
 
+Without any of these, the expression that ends the last line is read (a bold line
+``**(7 − 3) × (5 + 1) = 24**``, a code block, "所以表达式是 (7-3)×(5+1)=24。"), when it holds an operator.
+
 How the expression is read: non-negative integer literals, ``+ - * /`` (``×``, ``÷``, ``·``,
 ``\\times``, ``\\div``, ``\\cdot`` too) and parentheses (``\\left(`` / ``\\right)`` too), with the
-usual precedence; no unary minus, no decimals, no implicit multiplication. It is parsed by a small
+usual precedence; no unary minus, no decimals; the only implicit multiplication is between brackets
+(``(7-3)(5+1)``). It is parsed by a small
 recursive-descent parser (never ``eval``) and evaluated exactly with ``Fraction``; intermediate
 fractions are allowed (``(1+1/3)*6`` is 8). One trailing or leading ``= N`` is allowed, and N must
 be the target.
@@ -37,7 +41,10 @@ from fractions import Fraction
 
 from reasongym.errors import ConfigError
 from reasongym.verifiers.base import Outcome, Verdict
+from reasongym.verifiers.claims import Extraction
 from reasongym.verifiers.extract import clean_answer, extract_answer_span
+from reasongym.verifiers.pipeline import commit
+from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
     "MAX_DEPTH",
@@ -146,6 +153,10 @@ class _TooDeep(ValueError):
     """Parentheses nest deeper than MAX_DEPTH."""
 
 
+_EXPRESSION_CHARS = frozenset("0123456789 \t()+-*/=\\abcdefghijklmnopqrstuvwxyz")
+_OPERATOR = re.compile(r"[+\-*/]|\\(?:times|div|cdot)")
+
+
 def _tokenize(expression: str) -> list[str]:
     tokens, position = [], 0
     expression = expression.rstrip()
@@ -186,9 +197,9 @@ class _Parser:
 
     def _term(self) -> tuple:
         node = self._atom()
-        while self._peek() in ("*", "/"):
-            operator = self.tokens[self.position]
-            self.position += 1
+        while self._peek() in ("*", "/") or (self._peek() == "(" and self.tokens[self.position - 1] == ")"):
+            operator = "*" if self._peek() == "(" else self.tokens[self.position]  # "(7-3)(5+1)" multiplies
+            self.position += operator != "*" or self._peek() != "("
             node = (operator, node, self._atom())
         return node
 
@@ -242,13 +253,32 @@ def _answer_tag(completion: str) -> str | None:
     return completion[opened.end() : close.start()] if opened and close else None
 
 
+def _plain_expression(part: str) -> Extraction | None:
+    """The expression that ends the last line ("**(7 − 3) × (5 + 1) = 24**", a code block, "所以表达式是 ..."), or None."""
+    lines = [line for line in part.replace("```", "\n").splitlines() if line.strip()]
+    if not lines:
+        return None
+    line = normalize_unicode(lines[-1][-MAX_EXPRESSION_CHARS:]).replace("**", " ").rstrip(" \t.。`$")
+    start = len(line)
+    while start > 0 and line[start - 1] in _EXPRESSION_CHARS:  # a scan from the end: linear in the line
+        start -= 1
+    expression = line[start:].strip()
+    if not any(char.isdigit() for char in expression) or not _OPERATOR.search(expression):
+        return None
+    return Extraction(
+        expression, "sentence", "Read the expression that ends the last line.", candidates=(expression,)
+    )
+
+
 def _extract(completion: str) -> tuple[str | None, Verdict | None]:
     """The expression text, or the verdict that ends grading (nothing found, spraying, refused)."""
     inner = _answer_tag(completion)
     if inner is not None:
         boxed = extract_answer_span(inner) if "\\boxed" in inner or "\\fbox" in inner else None
         return (boxed.answer if boxed and boxed.answer else clean_answer(inner)), None
-    found = extract_answer_span(completion)
+    found = commit(completion, lambda claim, _after: claim, _plain_expression) or extract_answer_span(
+        completion
+    )
     if found.answer is None:
         outcome = (
             Outcome.REFUSED if found.method in ("too_many_boxes", "box_too_long") else Outcome.UNPARSEABLE

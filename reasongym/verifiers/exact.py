@@ -22,7 +22,8 @@ import re
 from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.claims import Extraction
 from reasongym.verifiers.commitment import BARE_FILLER, resolve
-from reasongym.verifiers.pipeline import commit
+from reasongym.verifiers.pipeline import commit, read_parts
+from reasongym.verifiers.sentences import after_last_verb
 from reasongym.verifiers.spans import strip_text_wrapper
 from reasongym.verifiers.text import normalize_unicode
 
@@ -34,6 +35,13 @@ MAX_EXACT_CHARS = 10_000
 _SPACES = re.compile(r"\s+")
 _WRAPPERS = (("**", "**"), ("$", "$"), ('"', '"'), ("'", "'"), ("`", "`"))
 _MAX_BARE_WORDS = 4
+_PLAIN_LINE_CHARS = 2_000
+_GLOSS = re.compile(
+    r"[ \t]*\((?![ \t]*(?:or|maybe|perhaps|possibly|alternatively|otherwise|unless|if|except)\b)[^()]{1,120}\)[ \t.]*$",
+    re.IGNORECASE,
+)  # "Mercury (the closest planet to the Sun)" answers Mercury; "Monday (or Tuesday ...)" stays a hedge
+_LABEL_LINE = re.compile(r"[ \t*#>-]*[^\W\d_][\w' -]{0,30}?[ \t*]*:[ \t*]*(\S.{0,300}?)[ \t.]*")
+_EMPHASIZED_END = re.compile(r"(?:\*\*([^*\n]{1,200})\*\*|`([^`\n]{1,200})`|\"([^\"\n]{1,200})\")[ \t.!]*$")
 
 
 def normalize_exact(text: str) -> str:
@@ -64,20 +72,47 @@ def normalize_exact(text: str) -> str:
 
 
 def _bare_words(sentence: str) -> str | None:
-    """A revision said as a few words ("Oops, Tuesday."): the words, normalised; None for a longer sentence."""
+    """A revision's words ("Oops, Tuesday.", "... two days later is Wednesday."), normalised; None for prose."""
     rest = sentence[BARE_FILLER.match(sentence).end() :].strip(" \t.!*")
-    return normalize_exact(rest) if rest and len(rest.split()) <= _MAX_BARE_WORDS else None
+    if rest and len(rest.split()) <= _MAX_BARE_WORDS:
+        return normalize_exact(rest)
+    predicate = after_last_verb(rest)
+    return normalize_exact(predicate) if predicate and len(predicate.split()) <= _MAX_BARE_WORDS else None
+
+
+def _without_gloss(answer: str) -> str:
+    """The answer without a gloss in brackets after it ("Mercury (the closest planet)"); "(or ...)" stays."""
+    gloss = _GLOSS.search(answer)
+    return answer[: gloss.start()].rstrip() if gloss is not None and gloss.start() > 0 else answer
 
 
 def _read_claim(claim: Extraction, after: str) -> Extraction:
-    """A box or phrase answer, replaced by a revision after it (commitment rule 1)."""
+    """A box or phrase answer without its gloss, replaced by a revision after it (commitment rule 1)."""
     if claim.answer is None or claim.sprayed:
         return claim
-    resolution = resolve(normalize_exact(claim.answer), after, _bare_words)
+    answer = _without_gloss(claim.answer)
+    resolution = resolve(normalize_exact(answer), after, _bare_words)
     if resolution.how != "revised":
-        return claim
+        return (
+            claim
+            if answer == claim.answer
+            else Extraction(answer, claim.method, claim.reason, candidates=(answer,))
+        )
     reason = f"A correction after the answer {claim.answer[:40]!r} states {resolution.value[:40]!r}."
     return Extraction(resolution.value, "revised", reason, candidates=(resolution.value,))
+
+
+def _read_plain(part: str) -> Extraction | None:
+    """A last line "Label: value" ("Sorted: apple, banana"), or an emphasized value ending the text."""
+    line = part[-_PLAIN_LINE_CHARS:].strip().rsplit("\n", 1)[-1].strip()
+    labelled = _LABEL_LINE.fullmatch(line)
+    if labelled is not None:
+        return Extraction(labelled.group(1), "sentence", "Read the value after the last line's label.")
+    emphasized = _EMPHASIZED_END.search(line)
+    if emphasized is not None:
+        value = next(group for group in emphasized.groups() if group is not None)
+        return Extraction(value, "sentence", "Read the emphasized value that ends the text.")
+    return None
 
 
 def verify_exact(completion: str, gold: str) -> Verdict:
@@ -102,10 +137,12 @@ def verify_exact(completion: str, gold: str) -> Verdict:
     gold_normalized = normalize_exact(gold)
     if not gold_normalized:
         return Verdict(None, Outcome.UNPARSEABLE, None, "Gold is empty after normalisation.")
-    found = commit(completion, _read_claim) or Extraction(None, "none", "No box and no answer phrase.")
+    found = commit(completion, _read_claim, _read_plain) or Extraction(
+        None, "none", "No box and no answer phrase."
+    )
     if found.answer is None and found.method != "none":  # truncated box, empty box, bare phrase
         return Verdict(False, Outcome.UNPARSEABLE, None, found.reason)
-    raw = found.answer if found.answer is not None else completion
+    raw = found.answer if found.answer is not None else read_parts(completion)[0]
     if len(raw) > MAX_EXACT_CHARS:
         reason = f"The answer has {len(raw):,} characters; at most {MAX_EXACT_CHARS:,} are compared."
         return Verdict(False, Outcome.REFUSED, None, reason)

@@ -43,13 +43,18 @@ from reasongym.verifiers.claims import (
     MATH_PHRASE,
     TAIL_CHARS,
     Extraction,
-    json_answer,
 )
 from reasongym.verifiers.commitment import CLAIM_CHARS, REVISION, resolve, revised
 from reasongym.verifiers.pipeline import commit
 from reasongym.verifiers.plain import final_claim, last_number, without_questions
 from reasongym.verifiers.sentences import answer_in_sentence, bare_value, sentence_value, without_remarks
-from reasongym.verifiers.spans import clean_answer, split_sentences, strip_text_commands, strip_text_wrapper
+from reasongym.verifiers.spans import (
+    DECIMAL_COMMA,
+    clean_answer,
+    split_sentences,
+    strip_text_commands,
+    strip_text_wrapper,
+)
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
@@ -99,6 +104,7 @@ def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHR
 
 
 def _math_sentence(sentence: str) -> str | None:
+    sentence = sentence.lstrip(" \t,:;.!*-\u2014")  # what a revision marker left before the sentence
     return sentence_value(sentence) or bare_value(sentence)
 
 
@@ -141,6 +147,8 @@ def _phrase_answer(found: Extraction, after: str) -> Extraction:
         reason = f"A correction in brackets after the answer {found.answer!r:.40} states {answer!r:.40}."
         return Extraction(answer, "revised", reason, candidates=(answer,))
     stated = clean_answer(answer_in_sentence(found.answer or ""))
+    if found.decimal_comma and DECIMAL_COMMA.fullmatch(stated):
+        stated = DECIMAL_COMMA.sub(r"\1.\2", stated)  # "a resposta é 2,5" answers 2.5 (in English, a list)
     corrected = _NEGATED_THEN_CLAUSE.match((found.answer or "") + after[:_MAX_REMARK_CHARS])
     if corrected is not None:  # "The answer is not an integer; it is 7/2." states 7/2
         stated = clean_answer(sentence_value(corrected.group(1)) or stated)
@@ -167,11 +175,7 @@ def _read_claim(claim: Extraction, after: str) -> Extraction:
 
 
 def _read_plain(part: str) -> Extraction | None:
-    """The plain claims of a part without a decisive claim: JSON, the last sentence, the last number."""
-    structured = json_answer(part)
-    if structured is not None:
-        answer = clean_answer(structured)
-        return Extraction(answer, "tag", "Taken from the JSON object's answer.", candidates=(answer,))
+    """The plain claims of a part without a decisive claim: the last sentence, the last number."""
     text = without_remarks(without_questions(part))
     claim = final_claim(
         text

@@ -8,9 +8,10 @@ Strict but fair reading of the found answer:
 - Accepted: digits with leading zeros ("042" is 42), an optional "+", an integral decimal ("42.0",
   "42.00": the value is exactly 42), a leading "x =" / "m + n =" (the part after the last "="),
   ``\text{}``/``$``/``**`` wrappers, and trailing words without digits ("42 ways").
-- Wrong: a non-integral value ("42.5"), a value outside 0-999 (including negatives), and any answer
-  holding a second number ("17 or 18", "42, 43", "4.2e1", "\frac{84}{2}"): a hedge or a form that is
-  not an integer.
+- An exact but unevaluated value is its value: ``\frac{500}{4}`` is 125, ``2^5 - 1`` is 31 (issue 50: these
+  were refused for integer golds); it is read by the math grammar and evaluated with fractions.
+- Wrong: a non-integral value ("42.5", ``\frac{85}{2}``), a value outside 0-999 (including negatives), and
+  any answer holding a second number ("17 or 18", "42, 43"): a hedge.
 - Unparseable: no digits at all.
 
 Several boxes with different values are answer spraying: wrong. A gold that is not an integer in
@@ -73,9 +74,30 @@ def parse_integer_answer(answer: str) -> tuple[int | None, str]:
     return (-value if sign == "-" else value), ""
 
 
+def _exact_integer(answer: str) -> int | None:
+    r"""The integer an unevaluated exact answer is (``\frac{500}{4}``, ``2^5 - 1``), or None.
+
+    The answer is read by the math grammar and evaluated exactly with fractions (never sympy, never a
+    float); a hedge, a list, a variable or a non-integer value is None.
+    """
+    from reasongym.verifiers.math.evaluate import exact_value  # the grammar loads on first use
+    from reasongym.verifiers.math.nodes import AnswerRejected
+    from reasongym.verifiers.math.parser import parse_answer
+
+    try:
+        value = exact_value(parse_answer(answer))
+    except (AnswerRejected, RecursionError):
+        return None
+    return int(value) if value is not None and value.denominator == 1 and abs(value) < 10**4 else None
+
+
 def _grade_one(answer: str, gold_value: int) -> tuple[int | None, str]:
     """(value, problem) for one candidate, with the range check folded into the problem."""
     value, problem = parse_integer_answer(answer)
+    if problem in ("not an integer", "more than one number"):
+        exact = _exact_integer(answer)
+        if exact is not None:
+            value, problem = exact, ""
     if value is not None and value not in INTEGER_RANGE:
         return value, f"{value if abs(value) < 10**4 else 'a number'} is outside 0-999"
     return value, problem

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from reasongym.verifiers.commitment import CLAIM_CHARS
+from reasongym.verifiers.commitment import CLAIM_CHARS, is_aside
 from reasongym.verifiers.math.units import lookup_unit
 from reasongym.verifiers.segment import SPECIAL_TOKEN
 from reasongym.verifiers.sentences import WORD_NUMBER, labelled_value, sentence_value
@@ -75,6 +75,17 @@ _RESULT_LINE = re.compile(rf"{_MATH_TOKEN}*[A-Za-z\\]{_MATH_TOKEN}*\\approx[ \t]
 """A line of math (no words), then "≈" and a number: exact, then approximate (``π/2 ≈ 1.5708``), read whole."""
 _ARITHMETIC = re.compile(r"[-+\d.,\s*/^()]*\d[-+\d.,\s*/^()]*[-+*/^][-+\d.,\s*/^()]*")
 _CLOCK_BEFORE = re.compile(r"(?<![\d:])\d{1,2}:$")
+_NEGATED_WORDS = re.compile(
+    r"\b(?:not|never|no|cannot|at\s+least|at\s+most|more\s+than|less\s+than)\b|n't\b", re.I
+)
+_ONE_OR_ORDINAL = re.compile(
+    r"one|.*(?:first|second|third|th)", re.IGNORECASE
+)  # ordinals end the text or say nothing
+_REFERRING_BEFORE = re.compile(
+    r"\b(?:the|these|those|both|all|of|between|among|in|on|at|for|with|by|from|each|every)[ \t]+$",
+    re.IGNORECASE,
+)
+_ORDINAL_STEP = re.compile(r"\b(?:first|second|third|next|then|step)\b[ \t,]", re.IGNORECASE)
 
 
 def _numbers(text: str) -> set[str]:
@@ -142,10 +153,23 @@ def final_claim(text: str) -> str | None:
     if not sentences:
         return None
     offset, last = sentences[-1]
-    if len(sentences) > 1 and _is_aside(last, tail[:offset]):
+    if len(sentences) > 1 and (_is_aside(last, tail[:offset]) or is_aside(last)):
         previous = sentences[-2][1]
         return sentence_value(previous) or last_number(previous)
-    return sentence_value(last)
+    return sentence_value(last) or _only_number_in_words(last)
+
+
+def _only_number_in_words(sentence: str) -> str | None:
+    """The one number of a sentence when it is written in words ("... sold forty-five cakes that day.")."""
+    if NUMBER.search(sentence) or _NEGATED_WORDS.search(sentence):
+        return None
+    words = [
+        found for found in WORD_NUMBER.finditer(sentence) if not _ONE_OR_ORDINAL.fullmatch(found.group(0))
+    ]
+    if len(words) != 1 or _ORDINAL_STEP.search(sentence):
+        return None
+    referring = _REFERRING_BEFORE.search(sentence, max(0, words[0].start() - 12), words[0].start())
+    return None if referring else words[0].group(0)  # "between the two plans" names things, not the answer
 
 
 def _word_number(tail: str, after: int) -> re.Match[str] | None:

@@ -27,7 +27,11 @@ answers. :func:`segment` cuts the completion to the part that answers, in this o
    - ``next question``: "Next question:", "Follow-up:", "Follow-up question:", "New question:",
      "Another question:", "Bonus:". Why: a model that keeps writing answers a question it made up, and
      that answer comes last.
-3. **The think block**: when the completion closes a ``<think>`` block, the text after the last
+3. **Marked candidates**: when the completion marks candidates with check marks and crosses (``x = 4 ✓`` /
+   ``x = 1 ✗ (extraneous)``; a list of options each marked ✓ or ✗), the lines it crosses out are
+   retracted and dropped, and the check marks are removed (row ``marked candidates``). Why: "x = 1 ✗"
+   ended the text and was read as the answer. A therefore sign (``∴``, ``\therefore``) is dropped: it only joins.
+4. **The think block**: when the completion closes a ``<think>`` block, the text after the last
    ``</think>`` is the answer; the think block counts only when nothing after it commits to anything
    (not even a plain last sentence). :attr:`Segment.parts` lists the texts to read in that order.
 
@@ -36,12 +40,22 @@ Every scan is linear: each row is searched once, and no pattern nests unbounded 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from reasongym.verifiers.rules import Rule, earliest
 
-__all__ = ["NEW_QUESTIONS", "SPECIAL_TOKEN", "THINK_END", "TURN_ENDS", "Segment", "asked_part", "segment"]
+__all__ = [
+    "MARKED_CANDIDATES",
+    "NEW_QUESTIONS",
+    "SPECIAL_TOKEN",
+    "THINK_END",
+    "TURN_ENDS",
+    "Segment",
+    "asked_part",
+    "segment",
+]
 
 THINK_END = "</think>"
 """Closes a reasoning model's think block."""
@@ -103,6 +117,17 @@ NEW_QUESTIONS = (
 )
 """Lines that open another question: the completion is cut there once it has concluded (rule 2)."""
 
+MARKED_CANDIDATES = Rule(
+    "marked candidates",
+    re.compile(r"^[^\n]*[\u2717\u2718\u274c\u2715\u274e][^\n]*(?:\n|$)", re.MULTILINE),
+    "'x = 4 ✓ / x = 1 ✗ (extraneous)' ended on the crossed-out candidate, which was read as the answer.",
+)
+"""A line the completion crosses out (rule 3), dropped when it also marks a line with a check mark."""
+_CHECKS = "\u2713\u2714\u2705\u2611"
+_CROSSES = "\u2717\u2718\u274c\u2715\u274e"
+_CHECK_MARKS = re.compile(f"[ \\t]*[{_CHECKS}]")
+_THEREFORE = re.compile(r"\\therefore(?![A-Za-z])|\u2234")
+
 _CONCLUDED = re.compile(r"\\boxed|\banswer\b|####|</think>|\btherefore\b|\bso\b|\bthus\b", re.IGNORECASE)
 
 
@@ -112,7 +137,7 @@ class Segment:
 
     Attributes:
         text: The completion up to where it stops answering (rules 1 and 2), special tokens read as line
-            breaks.
+            breaks, crossed-out candidates dropped (rule 3).
         final: The text after the last ``</think>`` when the completion closes a think block, else None.
     """
 
@@ -121,7 +146,7 @@ class Segment:
 
     @property
     def parts(self) -> tuple[str, ...]:
-        """The texts to read, in order: the answer after the think block, then the whole (rule 3)."""
+        """The texts to read, in order: the answer after the think block, then the whole (rule 4)."""
         whole = self.text.replace(THINK_END, "\n")  # the tag ends the sentence that runs into it
         return (whole,) if self.final is None else (self.final, whole)
 
@@ -139,6 +164,16 @@ def _cut_at_turn_end(text: str) -> str:
         start = match.end()  # a turn token that opens the completion ("<|im_start|>assistant") is no cut
 
 
+def _without_crossed_lines(text: str) -> str:
+    """Rule 3: crossed-out lines dropped and check marks removed, when the text has both; "∴" dropped."""
+    if "\u2234" in text or "\\therefore" in text:
+        text = _THEREFORE.sub(" ", text)  # a connective written as a sign: it states nothing itself
+    checked = any(mark in text for mark in _CHECKS) and any(mark in text for mark in _CROSSES)
+    if not checked or MARKED_CANDIDATES.pattern.search(text) is None:
+        return text
+    return _CHECK_MARKS.sub("", MARKED_CANDIDATES.pattern.sub("", text))
+
+
 def asked_part(completion: str) -> str:
     r"""The completion up to a new question it writes after concluding (rule 2).
 
@@ -146,6 +181,8 @@ def asked_part(completion: str) -> str:
         >>> asked_part("So the answer is 5.\\nQ2. What is 1 + 1?")
         'So the answer is 5.\\n'
     """
+    if earliest(NEW_QUESTIONS, completion) is None:  # the common case, and the cheaper scan of the two
+        return completion
     concluded = _CONCLUDED.search(completion)
     if concluded is None:
         return completion
@@ -153,8 +190,9 @@ def asked_part(completion: str) -> str:
     return completion if found is None else completion[: found[1].start()]
 
 
+@functools.lru_cache(maxsize=64)  # the api, the pipeline and a kind's reader segment the same completion
 def segment(completion: str) -> Segment:
-    r"""Cut a completion to the part that answers (rules 1-3 of the module docstring).
+    r"""Cut a completion to the part that answers (rules 1-4 of the module docstring).
 
     Args:
         completion: A full model output.
@@ -166,7 +204,7 @@ def segment(completion: str) -> Segment:
         >>> segment("It is 24.<|im_end|><|im_start|>user\\nDouble it.").text
         'It is 24.'
     """
-    text = SPECIAL_TOKEN.sub("\n", asked_part(_cut_at_turn_end(completion)))
+    text = _without_crossed_lines(SPECIAL_TOKEN.sub("\n", asked_part(_cut_at_turn_end(completion))))
     think_end = text.rfind(THINK_END)
     final = text[think_end + len(THINK_END) :] if think_end != -1 else None
     return Segment(text, final)

@@ -46,6 +46,7 @@ from reasongym.verifiers.spans import NUMBER, currency_before, mask_math, unit_e
 
 __all__ = [
     "WORD_NUMBER",
+    "after_last_verb",
     "answer_in_sentence",
     "bare_value",
     "labelled_value",
@@ -75,17 +76,20 @@ WORD_NUMBER = re.compile(
 _SCALE_AFTER = re.compile(r"[ \t]+(?:hundred|thousand|million|billion)\b", re.IGNORECASE)
 _MONEY = re.compile(r"(?:\\?[$€£¥₹][ \t]*)?")
 _WORDS_ONLY = re.compile(
-    r"(?:[ \t,;:.!?)\u3002\uff0c][A-Za-z \t,;:'\"().!?\u3000-\u303f\u4e00-\u9fff-]*)?"
-)  # "2k" is no "2" followed by a word
+    r"(?:(?:[ \t,;:.!?)\u3002\uff0c]|'(?=[^\W\d_])|(?=[\u3040-\u30ff\uac00-\ud7af]|[\u4e00-\u9fff](?<![十百千万亿])))"
+    r"(?:[^\W\d_]|[ \t,;:'\"().!?\u3000-\u303f-])*)?"
+)  # "2k" is no "2" followed by a word; "7 です", "12개입니다", "9'dur", "32 lápices": words after the value
 _MATH_OPENERS = (("**", "**"), ("$", "$"), ("\\(", "\\)"))
 _VALUE_START = re.compile(r"[-+\d.$\\(\[{]|\*\*")
-_SENTENCE_START = re.compile(r"[A-Za-z]{2,}[,:]?\s+\S+\s+\S")
+_SENTENCE_START = re.compile(r"(?:[^\W\d_]{2,}[,:]?\s+\S+|[^\W\d_]\s+[^\W\d_]{2,})\s+\S")
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b|\\neq?\b|\\notin\b", re.IGNORECASE)
 _SENTENCE_VERB = re.compile(
     r"(?:\s(?:is|are|was|were|equals|be|gives|give|get|gets|becomes|yields|go\s+with|going\s+with|pick|choose|"
-    r"settle\s+on|commit\s+to)|=|\\in)\s+",
+    r"settle\s+on|commit\s+to|ist|sind|beträgt|est|sont|es|son|é|são|è|sono|равно|равен|равна)|=|\\in"
+    r"|\bc['’]est)\s+"
+    r"|(?:是|为|等于)\s*",
     re.IGNORECASE,
-)
+)  # also the copulas of the languages whose answer phrases are read ("ist", "est", "é", "равно", 是)
 _REJECTED = re.compile(
     r"[ \t]*(?:,|;|--|\u2014|\()?[ \t]*(?:and[ \t]+)?(?:not|rather[ \t]+than|instead[ \t]+of|though|although|"
     r"even[ \t]+though|while|whereas)[ \t]+(?=\S)",
@@ -132,7 +136,13 @@ _HEDGE_REMARK = re.compile(
 _ONLY = re.compile(r"\bbut[ \t]+only[ \t]+", re.IGNORECASE)
 _LABEL_COLON = re.compile(r"[ \t*#>-]*[^\W\d_][\w';-]*(?:[ \t]+[^\W\d_][\w';-]*){0,2}[ \t]*:[ \t]+(?=\S)")
 _MATH_ONLY = re.compile(r"(?:[^A-Za-z\\]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))+")
-_CONCLUSION = re.compile(r"[,;][ \t]*(?:and[ \t]+)?(?:so|therefore|thus|hence)\b[ \t,]*", re.IGNORECASE)
+_CONCLUSION = re.compile(
+    r"[,;][ \t]*(?:(?:and[ \t]+)?(?:so|therefore|thus|hence)|donc|alors|entonces|por[ \t]+lo[ \t]+tanto|portanto|"
+    r"quindi|dunque|daher|deshalb|somit|also(?=[ \t]+(?:ist|sind|beträgt|gilt))|así[ \t]+que|por[ \t]+eso|"
+    r"dolayısıyla|поэтому|итак|значит)\b[ \t,]*"
+    r"|[,;，、]?[ \t]*(?:所以|因此|因而|なので|ので|したがって|따라서|그러므로)[ \t,，、]*",
+    re.IGNORECASE,
+)  # also the conclusions of the languages whose answer phrases are read ("donc", "also ist", "поэтому", 所以)
 _KEPT_END = re.compile(r"[ \t]+(?:is|are|works?|fits?|satisfies|holds?)\b", re.IGNORECASE)
 _JOINER_END = re.compile(r"(?:,|;|\band|\bor|\\text\{[ \t]*(?:and|or)[ \t]*\})[ \t]*$", re.IGNORECASE)
 _JOINED_BEFORE = re.compile(r"(?:[-+*/^=,]|\bor|\band)[ \t]*$", re.IGNORECASE)
@@ -233,7 +243,8 @@ def _assignments(sentence: str) -> str | None:
     return text[starts[0].start() :].strip()
 
 
-def _after_last_verb(sentence: str) -> str | None:
+def after_last_verb(sentence: str) -> str | None:
+    """The words after the sentence's last verb ("is", "are", "=", "gives", ...), or None."""
     verbs = list(_SENTENCE_VERB.finditer(mask_math(sentence)))  # "is", not the "=" of "$y = 2x$"
     if not verbs:
         return None
@@ -271,7 +282,7 @@ def answer_in_sentence(answer: str) -> str:
     assignments = _assignments(answer)
     if assignments is not None:
         return assignments
-    rest = _after_last_verb(answer)
+    rest = after_last_verb(answer)
     if rest is not None:
         return leading_value(rest) or rest  # "between 3 and 4" stays, and is no value
     numbers = list(NUMBER.finditer(answer))
@@ -338,6 +349,12 @@ def labelled_value(line: str) -> str | None:
     return sentence_value(rest) or leading_value(rest) or (rest if _MATH_ONLY.fullmatch(rest) else None)
 
 
+def _short_value(clause: str) -> str | None:
+    """A value with at most two words after it ("so 12 chairs", "なので、9 です"), or None."""
+    value = leading_value(clause)
+    return value if value is not None and len(clause[len(value) :].split()) <= 2 else None
+
+
 def _last_conclusion(sentence: str) -> str | None:
     """The clause after the sentence's last ", so" / ", therefore" / ", thus" / ", hence", or None."""
     found = None
@@ -363,9 +380,12 @@ def sentence_value(sentence: str) -> str | None:
     if contrast is not None:
         rest = sentence[contrast.end() :]
         return sentence_value(rest) or leading_value(rest.rstrip(" \t.!?"))
+    reasoned = _VALUE_THEN_REASON.match(sentence)
+    if reasoned is not None and leading_value(reasoned.group(1)) == reasoned.group(1).strip():
+        return reasoned.group(1).strip()  # "18: the stall fee comes off." states 18
     conclusion = _last_conclusion(sentence)
     if conclusion is not None:  # "There are 3 rows of 4, so the hall holds 12.": the claim is the last clause
-        return sentence_value(conclusion)
+        return sentence_value(conclusion) or _short_value(conclusion.rstrip(" \t.!?\u3002"))
     if _LABEL_COLON.match(sentence):
         return labelled_value(sentence)
     no_solution = _no_solution(sentence)
@@ -384,7 +404,7 @@ def sentence_value(sentence: str) -> str | None:
     relation = _RELATION_END.search(_DELIMITER.sub(" ", sentence).rstrip(" \t.!?"))
     if relation is not None:
         return relation.group(0).strip()  # "So x ≤ 3." states the set x ≤ 3
-    rest = _after_last_verb(sentence)
+    rest = after_last_verb(sentence)
     if rest is not None:
         value = leading_value(rest)
         if value is not None:

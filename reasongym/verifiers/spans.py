@@ -52,9 +52,11 @@ _CURRENCY_BEFORE = frozenset("$€£¥₹")
 _PERCENT_AFTER = re.compile(r"[ \t]*\\?%")
 _PER_UNIT = re.compile(r"(?:[ \t]+per[ \t]+|[ \t]*/[ \t]*)([A-Za-z]{1,12})(?![A-Za-z])")
 _SENTENCE_END = re.compile(
-    r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)(?:[.?;]|(?<!\d)!|!(?![ \t]*=))(?=\s|$)"
-)  # "i.e." and "e.g." end no sentence
-SENTENCE_BREAK = re.compile(r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)(?:[.?;]|(?<!\d)!|!(?![ \t]*=))(?=\s|$)|\n")
+    r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)(?:[.?;]|(?<!\d)!|!(?![ \t]*=))(?=\s|$)|[。！？]"
+)  # "i.e." and "e.g." end no sentence; the ideographic full stop ends one
+SENTENCE_BREAK = re.compile(
+    r"(?<!\\)(?<!\bi\.e)(?<!\be\.g)(?:[.?;]|(?<!\d)!|!(?![ \t]*=))(?=\s|$)|[。！？]|\n"
+)
 """Where a sentence of prose ends: a full stop, "?", ";", "!" (not "!=" or a factorial), or a line break."""
 _TRAILING_MARKS = " \t\n*`_"
 _SPACE_RUN = re.compile(r"\s+")

@@ -116,6 +116,17 @@ def _root_of_number(match: re.Match[str]) -> str:
     return f"\\sqrt{_ROOT_INDEX[match.group(1)]}{{{match.group(2)}}}"
 
 
+_THIN_GROUPS = re.compile(r"(?<=\d)[\u202f\u2009\u00a0](?=\d{3}(?!\d))")
+_SLASHED_FRACTION = re.compile(f"([{_SUPERSCRIPTS[:10]}]+)\u2044([{_SUBSCRIPTS[:10]}]+)")
+_DASH_MINUS = re.compile(r"(?:(?<=[\s=(\[])|^)\u2013(?=\d)")
+
+
+def _slashed_fraction(match: re.Match[str]) -> str:
+    numerator = match.group(1).translate(_SUPERSCRIPT_TABLE)
+    denominator = match.group(2).translate(_SUBSCRIPT_TABLE)
+    return f"\\frac{{{numerator}}}{{{denominator}}}"
+
+
 def _superscript(match: re.Match[str]) -> str:
     return "^{" + match.group(0).translate(_SUPERSCRIPT_TABLE) + "}"
 
@@ -148,6 +159,12 @@ def normalize_unicode(s: str) -> str:
     s = s.translate(_DROP)
     if s.isascii():
         return s
+    if "\u202f" in s or "\u2009" in s or "\u00a0" in s:  # "1 250" with a thin space is one number
+        s = _THIN_GROUPS.sub("", s)
+    if "\u2044" in s:  # the fraction slash: "³⁄₈" and "3⁄8" are 3/8
+        s = _SLASHED_FRACTION.sub(_slashed_fraction, s).replace("\u2044", "/")
+    if "\u2013" in s:  # an en dash right before a number, after a space, "=" or "(": a minus sign
+        s = _DASH_MINUS.sub("-", s)
     s = _SUPERSCRIPT_RUN.sub(_superscript, s)
     s = _SUBSCRIPT_RUN.sub(_subscript, s)
     s = s.replace("ℝ", "\\mathbb{R}")  # NFKC would flatten it to the letter R
@@ -250,15 +267,19 @@ def without_markup(text: str) -> str:
 
 
 _SEMICOLON_POINT = re.compile(
-    r"([(\[])([ \t]*[-+]?\d+(?:,\d+)?[ \t]*(?:;[ \t]*[-+]?\d+(?:,\d+)?[ \t]*)+)([)\]])"
+    r"([(\[\]])([ \t]*[-+]?\d+(?:,\d+)?[ \t]*(?:;[ \t]*[-+]?\d+(?:,\d+)?[ \t]*)+)([)\]\[])"
 )
+_FRENCH_OPEN = {"]": "(", "[": "["}
+_FRENCH_CLOSE = {"[": ")", "]": "]"}
 
 
 def semicolon_points(text: str) -> str:
     """Points and intervals written with semicolons, as in Russian, German or French, in the comma notation.
 
     ``(1; 2)`` is the point ``(1, 2)`` and ``(1,5; 2)`` is ``(1.5, 2)``: where a semicolon separates the
-    members, a comma between digits is a decimal mark. Only brackets of plain numbers are rewritten.
+    members, a comma between digits is a decimal mark. French intervals turn their brackets outwards to
+    leave an end out: ``]1;4[`` is ``(1, 4)`` and ``[1;4[`` is ``[1, 4)``. Only brackets of plain numbers
+    are rewritten.
 
     Example:
         >>> semicolon_points("Ответ: (1,5; 2)")
@@ -267,7 +288,12 @@ def semicolon_points(text: str) -> str:
     if ";" not in text:
         return text
     return _SEMICOLON_POINT.sub(
-        lambda m: m.group(1) + m.group(2).replace(",", ".").replace(";", ",") + m.group(3), text
+        lambda m: (
+            _FRENCH_OPEN.get(m.group(1), m.group(1))
+            + m.group(2).replace(",", ".").replace(";", ",")
+            + _FRENCH_CLOSE.get(m.group(3), m.group(3))
+        ),
+        text,
     )
 
 

@@ -44,7 +44,7 @@ from reasongym.verifiers.claims import TAIL_CHARS, Extraction, word_mention
 from reasongym.verifiers.commitment import resolve
 from reasongym.verifiers.exact import normalize_exact
 from reasongym.verifiers.pipeline import commit
-from reasongym.verifiers.spans import clean_answer, strip_text_wrapper
+from reasongym.verifiers.spans import clean_answer, split_sentences, strip_text_wrapper
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = ["read_yes_no", "verify_yesno"]
@@ -55,19 +55,21 @@ _HEDGE = re.compile(
     r"\b(yes|no|true|false)\s*(?:,\s*(?:or\b|and\b)?|/|\bor\b|\band\b)\s*(yes|no|true|false)\b", re.IGNORECASE
 )
 _FOLLOWED_BY_PUNCTUATION = re.compile(
-    r"[ \t]*(?:[.,!;:)\]*\"'\n\u3001\u3002\uff0c\uff01\u2014\u060c\u061b\u06d4\u0964]|$)"
-)  # also the Arabic comma, semicolon and full stop, and the Devanagari danda
+    r"[ \t]*(?:[.,!;:)\]*\"'\n\u3001\u3002\uff0c\uff01\u2014\u060c\u061b\u06d4\u0964]|$)|(?<=[\u0e00-\u0e7f])[ \t]"
+)  # also the Arabic comma, semicolon and full stop, the Devanagari danda; Thai ends a phrase with a space
 # Longest first, so that "certainly not" is not read as "certainly".
 _NO_WORDS = (
     r"certainly not|definitely not|absolutely not|of course not|surely not|not at all|no way|not really|"
     r"probably not|unlikely|negative|that(?:'s| is) (?:wrong|false|incorrect|not (?:right|true|correct))|"
-    r"nope|nah|incorrect|false|non|nein|нет|いいえ|不是|不对|不能|不会|不可以|不可能|没有|否|não|hayır|nie|nee|nej|"
-    r"nei|ei|nem|ne|όχι|아니요|아니오|아뇨|नहीं|नही|لا|không|tidak|bukan|לא"
+    r"nope|nah|incorrect|false|non|nein|нет|конечно нет|ні|いいえ|違います|不是|不对|不能|不会|不可以|不可能|没有|否|"
+    r"não|hayır|nie|nee|nej|nei|ei|nem|ne|όχι|아니요|아니오|아뇨|아닙니다|아니에요|जी नहीं|नहीं|नही|না|لا|không|"
+    r"tidak|bukan|לא|hapana|ไม่ใช่|ไม่"
 )
 _YES_WORDS = (
     r"without (?:a|any) doubt|no doubt|that(?:'s| is) (?:right|correct|true)|"
     r"yep|yeah|yup|correct|absolutely|certainly|definitely|indeed|of course|affirmative|sure|right|"
-    r"sí|oui|ja|да|はい|是的|对的|能|可以|sim|evet|tak|ano|kyllä|igen|ναι|네|예|हाँ|हां|نعم|có|ya|כן"
+    r"sí|sì|si|oui|ja|doch|да|конечно|так|はい|そうです|是的|对的|对|能|可以|sim|evet|tak|taip|ano|kyllä|igen|ναι|"
+    r"네|예|맞아요|맞습니다|그렇습니다|जी हाँ|हाँ|हां|হ্যাঁ|نعم|có|ya|oo|ndiyo|כן|ใช่"
 )
 _OTHER_WORD = re.compile(rf"(?<!\w)(?:({_NO_WORDS})|({_YES_WORDS}))(?!\w)", re.IGNORECASE)
 _CLAIM_THAT = re.compile(
@@ -177,6 +179,24 @@ def _is_claim(text: str, match: re.Match[str], other: bool) -> bool:
     return following is None or following.group(1).casefold() not in _DETERMINER_USES
 
 
+_PREDICATE_VERDICT = re.compile(
+    r"(?:(?:so|therefore|thus|hence)[ \t,]+)?(?:the[ \t]+(?:claim|statement|assertion)|this|that|it)[ \t]+"
+    r"(?:(holds|stands|is[ \t]+(?:true|correct|right|possible|valid|accurate))"
+    r"|(does[ \t]+not[ \t]+hold|doesn't[ \t]+hold|is[ \t]+(?:false|incorrect|wrong|impossible|not[ \t]+(?:true|possible|correct))))"
+    r"[ \t]*[.!]?[ \t]*$",
+    re.IGNORECASE,
+)  # a last sentence that judges the claim: "..., so the claim holds." is yes, "This is impossible." no
+
+
+def _predicate_verdict(tail: str) -> str | None:
+    """'yes' or 'no' when the last sentence judges the claim itself (rule 2), else None."""
+    last = split_sentences(tail)
+    verdict = _PREDICATE_VERDICT.search(last[-1][1]) if last else None
+    if verdict is None or verdict.start() > 0 and last[-1][1][verdict.start() - 1] not in " \t,":
+        return None
+    return "yes" if verdict.group(1) else "no"
+
+
 def _last_verdict(text: str) -> str | None:
     """'yes', 'no', 'hedge' or None from the last verdict word of the text that is a claim (rule 2)."""
     tail = normalize_unicode(text[-TAIL_CHARS:])
@@ -193,7 +213,7 @@ def _last_verdict(text: str) -> str | None:
     if last is None:
         claims = list(_CLAIM_THAT.finditer(tail))  # "It is not true that he went." answers no
         if not claims:
-            return None
+            return _predicate_verdict(tail)
         negated, word = claims[-1].group(1), _POLARITY[claims[-1].group(2).casefold()]
         return _OPPOSITE[word] if negated else word
     hedge = None

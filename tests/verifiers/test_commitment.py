@@ -66,7 +66,8 @@ ROWS = [
     ("exact", "Tuesday", r"\boxed{\text{Monday}}. Oops, Tuesday.", T),
     ("exact", "Monday", r"\boxed{\text{Monday}}. Oops, I mean Monday.", T),
     ("exact", "Monday", "The answer is Monday (or Tuesday if it is a leap year).", F),
-    ("exact", "Monday", "The answer is Monday (a weekday).", F),
+    ("exact", "Monday", "The answer is Monday (a weekday).", T),
+    ("exact", "Tuesday", "The answer is Monday (a weekday).", F),
     ("exact", "Monday", "The answer is Monday.", T),
     ("math", "12", "The answer is 12. One might think the answer is 12, but it is 13.", F),
     ("math", "13", "The answer is 12. One might think the answer is 12, but it is 13.", T),
@@ -130,4 +131,78 @@ ROWS = [
 def test_what_the_completion_commits_to(kind: str, gold: str, completion: str, expected: bool) -> None:
     options = {"choices": SPEEDS} if kind == "choice" else {}
     verdict = verify(completion, gold, kind, **options)
+    assert (verdict.correct is True) == expected, (verdict.outcome.value, verdict.extracted, verdict.reason)
+
+
+# The held-out set's misses, by theme (issue 50, item 4): each through the stages, beside a wrong twin.
+CSQA = [("A", "bank"), ("B", "library"), ("C", "department store"), ("D", "mall"), ("E", "new york")]
+MISS_ROWS = [
+    # numbers in words inside a final sentence
+    ("math", "12", "Each box holds 3, so four boxes hold twelve.", T),
+    ("math", "13", "Each box holds 3, so four boxes hold twelve.", F),
+    ("math", "45", "Altogether the shop sold forty-five cakes that day.", T),
+    # a plain final line with no box or phrase
+    ("math", "42", "6 rows of 7 seats.\nTotal: 42 seats", T),
+    ("math", "41", "6 rows of 7 seats.\nTotal: 42 seats", F),
+    ("math", "5", "2x + 3 = 13\n2x = 10\nx = 5", T),
+    ("math", "10", "2x + 3 = 13\n2x = 10\nx = 5", F),
+    # "±" and labelled solution lists are one multi-valued answer
+    ("math", "-3, 3", "x^2 = 9, so x = ±3.", T),
+    ("math", "3", "x^2 = 9, so x = ±3.", F),
+    ("math", "2, 3", "The solutions are x_1 = 2 and x_2 = 3.", T),
+    ("math", "2, 4", "The solutions are x_1 = 2 and x_2 = 3.", F),
+    # an aside after the answer is no new answer
+    ("math", r"\frac{1}{6}", "So the probability is 1/6. That is about 16,7%.", T),
+    ("math", "17%", "So the probability is 1/6. That is about 16,7%.", F),
+    ("math", "12", "The answer is 12 dollars. In euros that is about 11.", T),
+    ("math", "11", "The answer is 12 dollars. In euros that is about 11.", F),
+    ("math", "7", "The answer is 7. Check: 3 + 4 = 7.", T),
+    # the last side of a chain of equalities
+    ("math", "5", "The answer is 2 + 3 = 5.", T),
+    ("math", "6", "x = 2 \\cdot 3 = 6", T),
+    ("math", "2", "x = 2 \\cdot 3 = 6", F),
+    # exact but unevaluated values for integer golds
+    ("integer", "125", "\\boxed{\\frac{500}{4}}", T),
+    ("integer", "124", "\\boxed{\\frac{500}{4}}", F),
+    ("integer", "31", "The answer is $2^5 - 1$.", T),
+    ("integer", "32", "The answer is $2^5 - 1$.", F),
+    # a sentence or a label inside the box
+    ("math", "5", "\\boxed{\\text{The answer is 5}}", T),
+    ("math", "6", "\\boxed{\\text{The answer is 5}}", F),
+    ("math", "5", "\\boxed{\\text{5 apples}}", T),
+    ("choice", "C", "\\boxed{\\text{(C) 72 km/h}}", T),
+    ("choice", "D", "\\boxed{\\text{(C) 72 km/h}}", F),
+    # a small model's last "The answer is" cut off after consistent answers
+    ("math", "5", "The answer is 5. The answer is 5. The answer is 5. The answer is", T),
+    ("math", "6", "The answer is 5. The answer is 5. The answer is 5. The answer is", F),
+    # 24-hour times and French interval brackets
+    ("math", "14:30", "The train leaves at 14:30.", T),
+    ("math", "14:45", "The train leaves at 14:30.", F),
+    ("math", "[1, 4]", "La solution est [1 ; 4].", T),
+    ("math", "(1, 4)", "La solution est ]1;4[.", T),
+    ("math", "[1, 4]", "La solution est ]1;4[.", F),
+]
+CHOICE_MISS_ROWS = [
+    ("\u7b54\u3048\u306f C \u3067\u3059\u3002", "C", T),  # 答えは C です。
+    ("\u7b54\u3048\u306f C \u3067\u3059\u3002", "D", F),
+    ("\uc815\ub2f5\uc740 C\uc785\ub2c8\ub2e4.", "C", T),  # 정답은 C입니다.
+    ("\u0938\u0939\u0940 \u0909\u0924\u094d\u0924\u0930 C \u0939\u0948\u0964", "C", T),  # सही उत्तर C है।
+    ('{"reasoning": "stores sell things", "answer": "C"}', "C", T),
+    ('{"reasoning": "stores sell things", "answer": "C"}', "B", F),
+    ("The answer is the second option.", "B", T),
+    ("The answer is the second option.", "C", F),
+    ("Books are borrowed at a libraries.", "B", T),
+    ("Books are not borrowed at a libraries.", "B", F),
+]
+
+
+@pytest.mark.parametrize(("kind", "gold", "completion", "expected"), MISS_ROWS)
+def test_the_misses_read_through_the_stages(kind: str, gold: str, completion: str, expected: bool) -> None:
+    verdict = verify(completion, gold, kind)
+    assert (verdict.correct is True) == expected, (verdict.outcome.value, verdict.extracted, verdict.reason)
+
+
+@pytest.mark.parametrize(("completion", "gold", "expected"), CHOICE_MISS_ROWS)
+def test_choice_answers_in_other_scripts_and_forms(completion: str, gold: str, expected: bool) -> None:
+    verdict = verify(completion, gold, "choice", choices=CSQA)
     assert (verdict.correct is True) == expected, (verdict.outcome.value, verdict.extracted, verdict.reason)

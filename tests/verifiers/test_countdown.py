@@ -64,7 +64,8 @@ CASES = [
     (GOLD, "<answer></answer>", U),
     (GOLD, "<answer>-7+3*5+1+... </answer>", U),
     (GOLD, "<answer>-(3-7)*(5+1)</answer>", U),  # unary minus
-    (GOLD, "<answer>(7-3)(5+1)</answer>", U),  # implicit multiplication
+    (GOLD, "<answer>(7-3)(5+1)</answer>", C),  # issue 50: between brackets, multiplication is implicit
+    (GOLD, "<answer>73(5+1)</answer>", U),  # and nowhere else: "73(" does not parse
     (GOLD, "<answer>7.0*3+5-1</answer>", U),
     (GOLD, "<answer>(7-3)*(5+1</answer>", U),
     (GOLD, "<answer>(7-3)*(5+1) = 24 = 24</answer>", U),

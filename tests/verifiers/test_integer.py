@@ -37,8 +37,9 @@ ROWS = [
     (r"\boxed{-42}", "42", W),
     (r"\boxed{1000}", "42", W),
     (r"\boxed{" + "9" * 5000 + "}", "42", W),
-    (r"\boxed{\frac{84}{2}}", "42", W),  # not an integer form
-    (r"\boxed{4.2e1}", "42", W),
+    (r"\boxed{\frac{84}{2}}", "42", C),  # issue 50: an exact, unevaluated integer is that integer
+    (r"\boxed{\frac{85}{2}}", "42", W),  # not an integer
+    (r"\boxed{4.2e1}", "42", C),  # 42 exactly
     (r"\boxed{42^2}", "42", W),
     # hedges and spraying
     (r"\boxed{42 or 43}", "42", W),

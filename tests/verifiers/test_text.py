@@ -24,7 +24,8 @@ CASES = [
     ("1\x002", "1 2"),
     ("7\x07", "7 "),
     # Unicode spaces become plain spaces; line breaks stay
-    ("1\u00a0000", "1 000"),
+    ("1\u00a0000", "1000"),  # issue 50: a no-break or thin space between digit groups is a thousands mark
+    ("a\u00a0b 1\u00a012", "a b 1 12"),  # elsewhere it is a space
     ("a\u2009b", "a b"),
     ("a\u3000b", "a b"),
     ("a\nb\tc", "a\nb\tc"),

@@ -40,7 +40,7 @@ from reasongym.verifiers.math.quantities import (
 )
 from reasongym.verifiers.math.sets import difference, intersection
 from reasongym.verifiers.math.shape import finish_answer, relation_node, signed, union
-from reasongym.verifiers.math.units import CURRENCY_SIGNS, is_single_letter_unit
+from reasongym.verifiers.math.units import CURRENCY_SIGNS, is_single_letter_unit, lookup_unit
 from reasongym.verifiers.set_words import sets_in_words
 from reasongym.verifiers.text import normalize_unicode
 
@@ -54,6 +54,7 @@ _FUNCTION_VALUES = re.compile(
 """A left side made of function values at numbers (``f(2) + g(3) =``, ``f^{-1}(0)+f^{-1}(6) =``): it names
 the asked quantity, so the value after it is the answer (as ``x =`` is a label)."""
 _DOLLAR = re.compile(r"(?<!\\)\$+")
+_OVER = re.compile(r"\{([^{}]{1,200})\\over(?![A-Za-z])([^{}]{1,200})\}")
 _RELOPS = frozenset({"=", "<", ">", "<=", ">=", "!="})
 _CURRENCIES = {"dollar": "$", "euro": "€", "pound": "£", "yen": "¥", "rupee": "₹"}
 _BOUNDARY_OPS = frozenset({",", ";", ")", "]", "}", "set}", "&", "\\\\", "|", "rfloor", "rceil"})
@@ -193,6 +194,11 @@ class Parser:
             )
         return ast.Labeled(label, node) if label is not None else node
 
+    def _per_unit(self) -> bool:
+        """Whether a "/" here opens a unit's denominator ("$18/day"), read by the unit tail."""
+        word = self.peek(1)
+        return self.at_op("/") and word.kind == "word" and lookup_unit(str(word.value)) is not None
+
     def _currency(self) -> ast.Unit | None:
         """The currency of a sign before the amount ("$5", "£5"), taken; None when there is none."""
         for name, sign in _CURRENCIES.items():
@@ -285,7 +291,7 @@ class Parser:
             if self.at_op("*"):
                 self.take()
                 num.append(self.factor())
-            elif self.at_op("/", ":"):  # a ratio 3:1 is the quotient 3/1
+            elif self.at_op("/", ":") and not self._per_unit():  # a ratio 3:1 is the quotient 3/1
                 self.take()
                 den.append(self.factor())
             elif ast.is_scalar(num[-1]) and self.starts_implicit_factor(
@@ -442,8 +448,8 @@ def parse_tokens(tokens: list[Token]) -> Node:
 
 
 def _strip_delimiters(text: str) -> str:
-    r"""Drop ``$`` math delimiters (an even count) and whole-answer ``\(...\)`` / ``\[...\]``."""
-    text = text.strip()
+    r"""Drop ``$`` delimiters (an even count) and ``\(...\)`` / ``\[...\]``; ``{a \over b}`` is ``\frac{a}{b}``."""
+    text = _OVER.sub(r"\\frac{\1}{\2}", text.strip()) if "\\over" in text else text.strip()
     for opener, closer in (("\\(", "\\)"), ("\\[", "\\]")):
         if text.startswith(opener) and text.endswith(closer):
             text = text[len(opener) : -len(closer)].strip()

@@ -40,10 +40,10 @@ def _scalar(node: Node, where: str) -> Node:
     return node
 
 
-def _word_in_tail(word: str, node: Node, parts: list[list]) -> Node | None:
+def _word_in_tail(word: str, node: Node, parts: list[list], money: ast.Unit | None) -> Node | None:
     """A multiplier applied to the value, None for any other word; refuses a unit the table cannot convert."""
     lowered = word.lower()
-    if lowered in MULTIPLIERS and not parts:
+    if lowered in MULTIPLIERS and parts in ([], [[money, 1]]):
         return ast.Mul((node, ast.Num(MULTIPLIERS[lowered])))  # "5 dozen" is 60, never 5
     if lowered in UNIT_POWER_WORDS and parts:
         parts[-1][1] *= UNIT_POWER_WORDS[lowered]  # "5 mph squared" is in mph^2
@@ -55,7 +55,7 @@ def _word_in_tail(word: str, node: Node, parts: list[list]) -> Node | None:
 
 def parse_unit_tail(p: ExpressionParser, node: Node, money: ast.Unit | None) -> Node:
     """Read unit words after a value: ``5 cm``, ``3 km/h``, ``4 square feet``, ``25 percent``."""
-    parts: list[list] = []
+    parts: list[list] = [[money, 1]] if money is not None else []  # "$18/day" is dollars per day
     percent = after_word = False
     sign, power = 1, 1
     while True:
@@ -63,7 +63,7 @@ def parse_unit_tail(p: ExpressionParser, node: Node, money: ast.Unit | None) -> 
         unit_letter = tok.kind == "sym" and is_single_letter_unit(tok.value) and (tok.spaced or parts)
         if tok.kind == "word" or unit_letter:
             word = str(tok.value)
-            applied = _word_in_tail(word, node, parts)
+            applied = _word_in_tail(word, node, parts, money)
             if applied is not None:
                 node = applied
                 p.take()
@@ -83,8 +83,8 @@ def parse_unit_tail(p: ExpressionParser, node: Node, money: ast.Unit | None) -> 
                 power = POWER_WORDS[word.lower()]
                 p.take()
                 continue
-            elif (unit := lookup_unit(word)) is not None:
-                parts.append([unit, sign * power])
+            elif (unit := lookup_unit(word)) is not None and not (parts == [[unit, 1]] and unit == money):
+                parts.append([unit, sign * power])  # "$12 dollars" is 12 dollars
             sign, power = 1, 1
             p.take()
             after_word = True
@@ -97,15 +97,13 @@ def parse_unit_tail(p: ExpressionParser, node: Node, money: ast.Unit | None) -> 
             p.i += braced
             if parts:
                 parts[-1][1] *= exponent
-        elif parts and p.at_op("/"):
+        elif p.at_op("/") and (parts or (p.at("word", offset=1) and lookup_unit(str(p.peek(1).value)))):
             p.take()
             sign = -1
         else:
             break
     if percent:
         node = ast.Percent(_scalar(node, "with percent"))
-    if money is not None:
-        parts = [[money, 1]]
     if parts:
         return ast.Quantity(
             _scalar(node, "with a unit"), combine_units([(unit, power) for unit, power in parts])
