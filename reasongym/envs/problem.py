@@ -6,9 +6,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reasongym.errors import ConfigError
+from reasongym.verifiers.kinds import kind_names
 
-ANSWER_TYPES = ("math", "integer", "choice", "exact", "yesno", "countdown", "task")
-"""Verifier kinds, and ``task``: graded by the environment's own scorer (reasoning-gym tasks)."""
+ANSWER_TYPES = (*kind_names(), "task")
+"""The built-in verifier kinds, and ``task``: graded by the environment's own scorer (reasoning-gym tasks).
+:func:`answer_types` also lists the kinds registered after import."""
+
+
+def answer_types() -> tuple[str, ...]:
+    """Every answer type an environment may declare: the registered verifier kinds, and ``task``."""
+    return (*kind_names(), "task")
 
 
 @dataclass(frozen=True)

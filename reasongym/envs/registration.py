@@ -34,7 +34,7 @@ from typing import Any
 import gymnasium
 
 from reasongym.envs.catalog import CatalogEntry
-from reasongym.envs.problem import ANSWER_TYPES
+from reasongym.envs.problem import answer_types
 from reasongym.envs.rows import Columns, problem_maker, split_tables, table_loader, table_size
 from reasongym.envs.sources import DatasetSource, GeneratorSource, ProblemSource
 from reasongym.errors import ConfigError, UnknownEnvNameError, UnknownEnvVersionError
@@ -100,9 +100,9 @@ def register(
         ...          description="two-number sums", answer_type="math", override=True)
     """
     parse_id(id)
-    if answer_type not in ANSWER_TYPES:
+    if answer_type not in answer_types():
         raise ConfigError(
-            f"answer_type {answer_type!r} is not one of {list(ANSWER_TYPES)}{_suggest(answer_type, ANSWER_TYPES)}"
+            f"answer_type {answer_type!r} is not one of {list(answer_types())}{_suggest(answer_type, answer_types())}"
         )
     if not override and (id in _ENTRIES or id in gymnasium.registry):
         raise ConfigError(f"environment id {id!r} is already registered; pass override=True to replace it")

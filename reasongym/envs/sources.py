@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from reasongym.envs.problem import ANSWER_TYPES, Problem
+from reasongym.envs.problem import Problem, answer_types
 from reasongym.errors import ConfigError
 
 GeneratorFn = Callable[[np.random.Generator, int], Problem]
@@ -63,8 +63,8 @@ def _check_split(name: str, split: str, splits: Sequence[str]) -> None:
 
 
 def _check_answer_type(name: str, answer_type: str) -> None:
-    if answer_type not in ANSWER_TYPES:
-        raise ConfigError(f"{name}: answer_type {answer_type!r} is not one of {list(ANSWER_TYPES)}")
+    if answer_type not in answer_types():
+        raise ConfigError(f"{name}: answer_type {answer_type!r} is not one of {list(answer_types())}")
 
 
 def check_unique_ids(name: str, split: str, rows: Sequence[Problem]) -> None:

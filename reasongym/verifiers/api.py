@@ -20,63 +20,31 @@ refusals), are written down in one place: the docstring of :mod:`reasongym.verif
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
-import functools
-import re
-import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reasongym.errors import ConfigError
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S, Outcome, Verdict, check_timeout
-from reasongym.verifiers.choice import Choices, make_choice_set, verify_choice
-from reasongym.verifiers.countdown import verify_countdown
-from reasongym.verifiers.exact import verify_exact
-from reasongym.verifiers.extract import Extraction, extract_math_answer
-from reasongym.verifiers.integer import verify_integer
+from reasongym.verifiers.choice_sets import Choices
+from reasongym.verifiers.kinds import Grader, KindOptions, get_kind, kind_names
 from reasongym.verifiers.segment import segment
 from reasongym.verifiers.text import dotted_thousands, semicolon_points, without_markup
-from reasongym.verifiers.yesno import verify_yesno
 
 __all__ = ["KINDS", "MAX_COMPLETION_CHARS", "verify", "verify_many"]
 
-KINDS = ("math", "integer", "choice", "exact", "yesno", "countdown")
-"""The answer kinds ``verify`` grades."""
+KINDS = kind_names()
+"""The built-in answer kinds ``verify`` grades (the registry, :mod:`~reasongym.verifiers.kinds`, may hold more)."""
 MAX_COMPLETION_CHARS = 1_000_000
 """Longer completions are REFUSED without being read."""
-_MAX_SPRAY_CANDIDATES = 8
-_MIN_LIST_SPRAY_ITEMS = 4
 _OPTIONS = ("choices", "last_number_fallback", "timeout")
-_THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_LATEX_GROUP_MARK = re.compile(r"(?<=\d)(?:,\s*\\!\s*|\{,\s*\}|\\,)(?=\d{3})")
-_RESTATED = re.compile(
-    r"([^,;]+?)(?:[ \t]+or[ \t]+|[ \t]*,?[ \t]*\(?[ \t]*(?:i\.e\.|that[ \t]+is|equivalently)[ \t]*,?[ \t]*)([^,;]+)"
-)
-"""An answer stated twice: "1/5 or 20%", "0.5, i.e. 1/2", "0.5 (i.e. 1/2)"; equal sides are one answer."""
-_PERCENT_END = re.compile(r"([-+]?\d+(?:\.\d+)?)[ \t]*\\?%")
-_NO_ANSWER_OUTCOME = {
-    "too_many_boxes": Outcome.REFUSED,
-    "box_too_long": Outcome.REFUSED,
-    "answer_too_long": Outcome.REFUSED,
-}
-
-Grader = Callable[[str, str], Verdict]
 
 
 def _nearest(value: object, allowed: Sequence[str]) -> str:
     """' Did you mean ...?' for the closest allowed name, or ''."""
     close = difflib.get_close_matches(str(value), allowed, n=1)
     return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _check_kind(kind: object) -> str:
-    if kind not in KINDS:
-        raise ConfigError(
-            f"kind={kind!r} is not a verifier kind; valid kinds: {', '.join(KINDS)}{_nearest(kind, KINDS)}"
-        )
-    return str(kind)
 
 
 def _check_timeout(timeout: object) -> float:
@@ -88,107 +56,6 @@ def _check_text(name: str, value: object) -> None:
         raise TypeError(f"{name} must be a str, got {type(value).__name__}")
 
 
-def _list_spray_size(answer: str) -> int:
-    """How many top-level comma-separated items ``answer`` has (brackets nest; 1,000 is one item)."""
-    answer = _LATEX_GROUP_MARK.sub("", answer)
-    if _THOUSANDS.fullmatch(answer.replace(" ", "")):
-        return 1
-    depth, items = 0, 1
-    for char in answer:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
-            items += 1
-    return items
-
-
-def _grade_statement(found: Extraction, gold: str, timeout: float) -> Verdict:
-    """Several different values boxed together: each one the gold, or together a multi-valued gold.
-
-    The boxes share one time budget, and grading stops at the first box that is not the gold: past it the
-    boxes are one multi-valued answer or answer spraying, which `verify_math_statement` decides.
-    """
-    from reasongym.verifiers.math.grade import verify_math_answer, verify_math_statement
-
-    shown = ", ".join(found.candidates)
-    if len(found.candidates) > _MAX_SPRAY_CANDIDATES:
-        reason = f"{len(found.candidates)} different values boxed together (answer spraying)."
-        return Verdict(False, Outcome.WRONG, shown[:200], reason)
-    deadline = time.monotonic() + timeout
-    out_of_time = Verdict(
-        None, Outcome.TIMEOUT, shown[:200], f"the symbolic comparison ran past {timeout:g} s"
-    )
-    for candidate in found.candidates:
-        if time.monotonic() >= deadline:
-            return out_of_time
-        verdict = verify_math_answer(candidate, gold, timeout=deadline - time.monotonic())
-        if verdict.outcome is Outcome.TIMEOUT:
-            return out_of_time
-        if verdict.correct is None:
-            return dataclasses.replace(verdict, extracted=shown)
-        if not verdict.correct:
-            break
-    else:
-        return Verdict(
-            True, Outcome.CORRECT, shown, f"All {len(found.candidates)} boxed values equal the gold."
-        )
-    if time.monotonic() >= deadline:
-        return out_of_time
-    verdict = verify_math_statement(found.candidates, gold, timeout=deadline - time.monotonic())
-    return out_of_time if verdict.outcome is Outcome.TIMEOUT else verdict
-
-
-def _grade_math_candidates(found: Extraction, gold: str, timeout: float) -> Verdict:
-    """Grade an extraction that has an answer: spraying checks first, then the math grader."""
-    from reasongym.verifiers.math.grade import verify_math_answer  # loads sympy: only when needed
-
-    answer = found.answer or ""
-    if found.sprayed:
-        return _grade_statement(found, gold, timeout)
-    if "," not in gold and _list_spray_size(answer) >= _MIN_LIST_SPRAY_ITEMS:
-        reason = (
-            f"{_list_spray_size(answer)} comma-separated candidates for a one-value gold (answer spraying)."
-        )
-        return Verdict(False, Outcome.WRONG, answer[:200], reason)
-    restated = _RESTATED.fullmatch(answer.strip().rstrip(")").strip())
-    if restated is not None and "," not in gold and " or " not in gold:
-        return _grade_restatement(restated.group(1), restated.group(2), gold, timeout)
-    return dataclasses.replace(verify_math_answer(answer, gold, timeout=timeout), extracted=answer)
-
-
-def _grade_restatement(first: str, second: str, gold: str, timeout: float) -> Verdict:
-    """One answer said twice ("1/5 or 20%", "0.5, i.e. 1/2") when the second equals the first; else a hedge."""
-    from reasongym.verifiers.math.grade import verify_math_answer
-
-    shown = f"{first} or {second}"
-    deadline = time.monotonic() + timeout
-    verdict = verify_math_answer(first, gold, timeout=timeout)
-    if verdict.correct is not True:
-        return dataclasses.replace(verdict, extracted=shown)
-    percent = _PERCENT_END.fullmatch(second.strip())
-    second = f"\\frac{{{percent.group(1)}}}{{100}}" if percent else second  # 20% restates 1/5
-    same = verify_math_answer(second, first, timeout=max(1e-3, deadline - time.monotonic()))
-    if same.outcome is Outcome.TIMEOUT:
-        return dataclasses.replace(same, extracted=shown)
-    if same.correct:
-        return Verdict(True, Outcome.CORRECT, shown, "The gold, said twice in equal forms.")
-    return Verdict(False, Outcome.WRONG, shown, f"Hedged between {first[:40]!r} and {second[:40]!r}.")
-
-
-def _grade_math(found: Extraction, gold: str, timeout: float) -> Verdict:
-    """Grade one math extraction; an ungradable gold gives correct=None even without an answer."""
-    if found.answer is not None:
-        return _grade_math_candidates(found, gold, timeout)
-    from reasongym.verifiers.math.grade import verify_math_answer
-
-    gold_check = verify_math_answer(gold, gold, timeout=timeout)
-    if gold_check.correct is None:
-        return dataclasses.replace(gold_check, extracted=None)
-    return Verdict(False, _NO_ANSWER_OUTCOME.get(found.method, Outcome.UNPARSEABLE), None, found.reason)
-
-
 def _make_grader(kind: object, options: Mapping[str, Any]) -> tuple[str, Grader]:
     """Validate the options once and return ``(kind, grade(completion, gold))`` for that kind."""
     unknown = [name for name in options if name not in _OPTIONS]
@@ -197,26 +64,13 @@ def _make_grader(kind: object, options: Mapping[str, Any]) -> tuple[str, Grader]
         raise ConfigError(
             f"unknown option {name!r}; valid options: {', '.join(_OPTIONS)}{_nearest(name, _OPTIONS)}"
         )
-    kind = _check_kind(kind)
+    registered = get_kind(kind)
     timeout = _check_timeout(options.get("timeout", VERIFY_TIMEOUT_S))
     fallback = bool(options.get("last_number_fallback", True))
     choices = options.get("choices")
-    if choices is not None and kind != "choice":
+    if choices is not None and not registered.takes_choices:
         raise ConfigError(f"choices is only used with kind='choice', got kind={kind!r}")
-    if kind == "math":
-        return kind, lambda completion, gold: _grade_math(
-            extract_math_answer(completion, last_number_fallback=fallback), gold, timeout
-        )
-    if kind == "integer":
-        return kind, lambda completion, gold: verify_integer(completion, gold, last_number_fallback=fallback)
-    if kind == "choice":
-        choice_set = make_choice_set(choices)
-        return kind, lambda completion, gold: verify_choice(completion, gold, choice_set, fallback=fallback)
-    if kind == "exact":
-        return kind, verify_exact
-    if kind == "countdown":
-        return kind, verify_countdown
-    return kind, lambda completion, gold: verify_yesno(completion, gold, fallback=fallback)
+    return registered.name, registered.make_grader(KindOptions(timeout, fallback, choices))
 
 
 def _refuse_oversized(completion: str) -> Verdict | None:
@@ -341,14 +195,12 @@ def verify_many(
         >>> [v.correct for v in verify_many(["\\boxed{5}", "\\boxed{6}", "\\boxed{5}"], "5")]
         [True, False, True]
     """
-    kind, grade = _make_grader(kind, options)
+    _, grade = _make_grader(kind, options)
     if isinstance(completions, str) or not isinstance(completions, Sequence):
         raise TypeError(f"completions must be a sequence of str, got {type(completions).__name__}")
     gold_list = _golds_for(golds, len(completions))
     for index, completion in enumerate(completions):
         _check_text(f"completions[{index}]", completion)
-    if kind == "math":
-        return _verify_many_math(completions, gold_list, options)
     cache: dict[tuple[str, str], Verdict] = {}
     verdicts = []
     for completion, gold in zip(completions, gold_list, strict=True):
@@ -357,31 +209,3 @@ def verify_many(
             cache[key] = _refuse_oversized(completion) or _grade_guarded(grade, completion, gold)
         verdicts.append(cache[key])
     return verdicts
-
-
-def _verify_many_math(
-    completions: Sequence[str], golds: Sequence[str], options: Mapping[str, Any]
-) -> list[Verdict]:
-    """Math batch: extract each completion, grade each distinct (gold, answer) pair once."""
-    timeout = _check_timeout(options.get("timeout", VERIFY_TIMEOUT_S))
-    fallback = bool(options.get("last_number_fallback", True))
-    cache: dict[tuple[Any, ...], Verdict] = {}
-    grade = functools.partial(_grade_math_cached, fallback=fallback, timeout=timeout, cache=cache)
-    return [
-        _refuse_oversized(completion) or _grade_guarded(grade, completion, gold)
-        for completion, gold in zip(completions, golds, strict=True)
-    ]
-
-
-def _grade_math_cached(
-    completion: str, gold: str, *, fallback: bool, timeout: float, cache: dict[tuple[Any, ...], Verdict]
-) -> Verdict:
-    """Extract one completion and grade it, reusing the verdict of an equal (gold, answer) pair."""
-    found = extract_math_answer(completion, last_number_fallback=fallback)
-    if found.answer is None:
-        key: tuple[Any, ...] = (gold, None, found.method, found.reason)
-    else:
-        key = (gold, found.answer, found.candidates if found.sprayed else None)
-    if key not in cache:
-        cache[key] = _grade_math(found, gold, timeout)
-    return cache[key]

@@ -28,7 +28,7 @@ import re
 from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.choice_reading import Reading, read_sentence, read_span
 from reasongym.verifiers.choice_sets import Choices, ChoiceSet, make_choice_set
-from reasongym.verifiers.claims import ANSWER_PHRASES, Extraction
+from reasongym.verifiers.claims import ANSWER_PHRASES, Extraction, later_phrases
 from reasongym.verifiers.commitment import BARE_FILLER, resolve
 from reasongym.verifiers.pipeline import commit
 from reasongym.verifiers.rules import Rule, union
@@ -105,10 +105,22 @@ def _read_claim(claim: Extraction, after: str, options: ChoiceSet) -> Found | No
         if claim.method == "boxed"
         else read_span(claim.answer, options)
     )
-    resolution = resolve(reading.label, after, lambda sentence: _revised_label(sentence, options))
+    resolution = resolve(
+        reading.label,
+        after,
+        lambda sentence: _revised_label(sentence, options),
+        lambda text: [label for label in _later_labels(text, options) if label is not None],
+    )
     if resolution.how == "revised" and resolution.value is not None:
         return Reading(resolution.value, "ok"), claim.answer
+    if resolution.how == "hedged" and reading.label is not None:
+        return Reading(None, "hedge", f"{reading.label}, then {resolution.others[0]}"), claim.answer
     return reading, claim.answer
+
+
+def _later_labels(text: str, options: ChoiceSet) -> list[str | None]:
+    """The options that answer phrases after the decisive claim pick (commitment rule 2)."""
+    return [read_span(answer, options).label for answer in later_phrases(text, CHOICE_PHRASE)]
 
 
 def _ends_a_list(before: str, last_line: str) -> bool:

@@ -265,7 +265,7 @@ class Extraction:
         reason: One sentence for people reading rollouts.
         sprayed: True when the final statement boxes several different values.
         candidates: Every distinct value of the final statement, last one = ``answer``; for a hedge,
-            every value the completion committed to.
+            every value the completion committed to, the decisive claim's (``answer``) last.
         hedged: True when the completion committed to every value of ``candidates`` in separate claims
             (:mod:`~reasongym.verifiers.commitment`, rule 2): right only when each of them is.
         decimal_comma: True when the answer phrase's language writes a decimal comma ("a resposta é 2,5").

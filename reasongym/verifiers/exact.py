@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from reasongym.verifiers.base import Outcome, Verdict
-from reasongym.verifiers.claims import Extraction
+from reasongym.verifiers.claims import ANSWER_PHRASE, Extraction, later_phrases
 from reasongym.verifiers.commitment import BARE_FILLER, resolve
 from reasongym.verifiers.pipeline import commit, read_parts
 from reasongym.verifiers.sentences import after_last_verb
@@ -91,7 +91,10 @@ def _read_claim(claim: Extraction, after: str) -> Extraction:
     if claim.answer is None or claim.sprayed:
         return claim
     answer = _without_gloss(claim.answer)
-    resolution = resolve(normalize_exact(answer), after, _bare_words)
+    resolution = resolve(normalize_exact(answer), after, _bare_words, _later_answers)
+    if resolution.how == "hedged":
+        reason = f"Committed to {answer[:40]!r} and, later, to {resolution.others[0][:40]!r}."
+        return Extraction(answer, claim.method, reason, candidates=(*resolution.others, answer), hedged=True)
     if resolution.how != "revised":
         return (
             claim
@@ -100,6 +103,11 @@ def _read_claim(claim: Extraction, after: str) -> Extraction:
         )
     reason = f"A correction after the answer {claim.answer[:40]!r} states {resolution.value[:40]!r}."
     return Extraction(resolution.value, "revised", reason, candidates=(resolution.value,))
+
+
+def _later_answers(text: str) -> list[str]:
+    """The normalised answers of the answer phrases after the decisive claim (commitment rule 2)."""
+    return [normalize_exact(_without_gloss(answer)) for answer in later_phrases(text, ANSWER_PHRASE)]
 
 
 def _read_plain(part: str) -> Extraction | None:
@@ -149,6 +157,8 @@ def verify_exact(completion: str, gold: str) -> Verdict:
     answer = normalize_exact(raw)
     if not answer:
         return Verdict(False, Outcome.UNPARSEABLE, None, "The completion holds no answer.")
+    if found.hedged:
+        return Verdict(False, Outcome.WRONG, answer[:200], f"{found.reason} (a hedge)")
     if found.sprayed and len({normalize_exact(candidate) for candidate in found.candidates}) > 1:
         return Verdict(False, Outcome.WRONG, answer[:200], "Boxes hold different answers (answer spraying).")
     if answer == gold_normalized:

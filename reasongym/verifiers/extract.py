@@ -43,8 +43,9 @@ from reasongym.verifiers.claims import (
     MATH_PHRASE,
     TAIL_CHARS,
     Extraction,
+    later_phrases,
 )
-from reasongym.verifiers.commitment import CLAIM_CHARS, REVISION, resolve, revised
+from reasongym.verifiers.commitment import CLAIM_CHARS, REVISION, is_aside, resolve, revised
 from reasongym.verifiers.pipeline import commit
 from reasongym.verifiers.plain import final_claim, last_number, without_questions
 from reasongym.verifiers.sentences import answer_in_sentence, bare_value, sentence_value, without_remarks
@@ -166,12 +167,36 @@ def _read_claim(claim: Extraction, after: str) -> Extraction:
         found = _phrase_answer(found, after)
         if found.method == "revised":
             return found
-    resolution = resolve(found.answer or "", normalize_unicode(after[:CLAIM_CHARS]), _cleaned_sentence_value)
+    resolution = resolve(
+        found.answer or "",
+        normalize_unicode(after[:CLAIM_CHARS]),
+        _cleaned_sentence_value,
+        _later_values,
+        _same_text,
+    )
+    if resolution.how == "hedged" and not found.sprayed:
+        values = (*resolution.others, found.answer or "")  # the decisive claim's value last, as the answer
+        reason = f"Committed to {found.answer[:40]!r} and, later, to {resolution.others[0][:40]!r}."
+        return Extraction(found.answer, found.method, reason, candidates=values, hedged=True)
     if resolution.how != "revised":
         return found
     answer = resolution.value
     reason = f"A correction after the {found.method} answer {found.answer[:40]!r} states {answer[:40]!r}."
     return Extraction(answer, "revised", reason, candidates=(answer,))
+
+
+def _later_values(text: str) -> list[str]:
+    """The values of the answer phrases after the decisive claim (commitment rule 2), asides left out."""
+    values = []
+    for answer in later_phrases(text, MATH_PHRASE):
+        if not is_aside(answer):
+            values.append(clean_answer(answer_in_sentence(clean_answer(answer))))
+    return [value for value in values if value]
+
+
+def _same_text(first: str, second: str) -> bool:
+    """Whether two answers are written alike (the grader decides whether unlike ones are equal)."""
+    return "".join(first.split()) == "".join(second.split())
 
 
 def _read_plain(part: str) -> Extraction | None:

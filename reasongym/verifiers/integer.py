@@ -127,10 +127,9 @@ def verify_integer(completion: str, gold: str, *, last_number_fallback: bool = T
     found = extract_math_answer(completion, last_number_fallback=last_number_fallback)
     if found.answer is None:
         return Verdict(False, Outcome.UNPARSEABLE, None, found.reason)
-    if found.sprayed and _values_differ(found):
-        return Verdict(
-            False, Outcome.WRONG, found.answer[:200], "Boxes hold different values (answer spraying)."
-        )
+    if (found.sprayed or found.hedged) and _values_differ(found):
+        reason = found.reason if found.hedged else "Boxes hold different values (answer spraying)."
+        return Verdict(False, Outcome.WRONG, found.answer[:200], reason)
     value, problem = _grade_one(found.answer, gold_value)
     if problem == "no digits":
         return Verdict(False, Outcome.UNPARSEABLE, found.answer[:200], "The answer holds no integer.")

@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 
 from reasongym.verifiers.base import Outcome, Verdict
-from reasongym.verifiers.claims import TAIL_CHARS, Extraction, word_mention
+from reasongym.verifiers.claims import ANSWER_PHRASE, TAIL_CHARS, Extraction, later_phrases, word_mention
 from reasongym.verifiers.commitment import resolve
 from reasongym.verifiers.exact import normalize_exact
 from reasongym.verifiers.pipeline import commit
@@ -234,8 +234,16 @@ def _read_claim(claim: Extraction, after: str) -> tuple[str | None, str] | None:
     if polarity is None:
         return None
     how = "box" if claim.method == "boxed" else "answer phrase"
-    resolution = resolve(polarity, after, _last_verdict)
+    resolution = resolve(polarity, after, _last_verdict, _later_polarities)
+    if resolution.how == "hedged":
+        return "hedge", f"{how}, then an answer phrase of the other polarity"
     return resolution.value, how if resolution.how == "claim" else f"{how}, then a revision"
+
+
+def _later_polarities(text: str) -> list[str]:
+    """The verdicts of the answer phrases after the decisive claim (commitment rule 2)."""
+    polarities = (_polarity_of_span(answer) for answer in later_phrases(text, ANSWER_PHRASE))
+    return [polarity for polarity in polarities if polarity is not None]
 
 
 def read_yes_no(completion: str, *, fallback: bool = True) -> tuple[str | None, str]:

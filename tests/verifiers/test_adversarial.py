@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from reasongym.envs.multiturn import make_tool_env
 from reasongym.errors import ConfigError, VerifierOutOfMemory
-from reasongym.verifiers import KINDS, Outcome, Verdict, api, verify, verify_many
+from reasongym.verifiers import KINDS, Outcome, Verdict, exact, math_answers, verify, verify_many
 from reasongym.verifiers import timeout as timeout_module
 
 BOUND_S = 1.5  # per case; a refusal takes milliseconds, a timed-out sympy step about 1 s
@@ -207,7 +207,7 @@ def test_an_unexpected_grader_error_is_refused_with_a_warning(monkeypatch: pytes
     def broken(completion: str, gold: str) -> Verdict:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(api, "verify_exact", broken)
+    monkeypatch.setattr(exact, "verify_exact", broken)
     expected = Verdict(False, Outcome.REFUSED, None, "The verifier failed on this completion (KeyError).")
     with pytest.warns(
         RuntimeWarning, match=r"a verifier raised KeyError: 'a bug'; the completion is refused"
@@ -221,7 +221,7 @@ def test_a_recursion_error_in_math_grading_is_refused(monkeypatch: pytest.Monkey
     def too_deep(*args: object, **kwargs: object) -> Verdict:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(api, "_grade_math", too_deep)
+    monkeypatch.setattr(math_answers, "grade_math", too_deep)
     expected = Verdict(False, Outcome.REFUSED, None, "The answer nests too deeply to grade.")
     assert verify(r"\boxed{1}", "1") == expected
     assert verify_many([r"\boxed{1}", r"\boxed{2}"], "1") == [expected, expected]

@@ -1,6 +1,6 @@
 """Declared verifier versions are forced up by any change of a pinned verdict (``reasongym.verifiers.version``).
 
-``fixtures/pinned_verdicts.jsonl`` holds 2,239 real verdicts: per row a kind, the gold (and choices), a
+``fixtures/pinned_verdicts.jsonl`` holds 2,407 real verdicts: per row a kind, the gold (and choices), a
 completion, where it came from (the verifier tests' own calls, issue 23's independent sets, the grader
 suites, SmolLM2's stored completions, written probes), and ``verdicts``: the verdict under each version of
 the kind's rules at which it changed, e.g. ``{"1": "unparseable", "2": "wrong"}``. A verdict is the outcome
