@@ -120,7 +120,8 @@ def _read_claim(claim: Extraction, after: str, options: ChoiceSet) -> Found | No
 
 def _later_labels(text: str, options: ChoiceSet) -> list[str | None]:
     """The options that answer phrases after the decisive claim pick (commitment rule 2)."""
-    return [read_span(answer, options).label for answer in later_phrases(text, CHOICE_PHRASE)]
+    readings = (read_span(answer, options) for answer in later_phrases(text, CHOICE_PHRASE))
+    return [f"({reading.detail})" if reading.status == "hedge" else reading.label for reading in readings]
 
 
 def _ends_a_list(before: str, last_line: str) -> bool:

@@ -23,7 +23,8 @@ The first four are found here, for every kind, by :func:`decisive_claim`. Mentio
 (:data:`MENTIONS`): an answer phrase in a sentence that reports what someone might answer commits to
 nothing, unless a contrast follows the report ("C would be tempting, but ..., so the answer is D"):
 
-- ``hypothetical``: "might/may/could/would think, guess, say, assume, expect, conclude".
+- ``hypothetical``: "might/may/could/would think, guess, say, assume, expect, conclude" (not after "I" or
+  "we": "I would say the answer is 12" commits).
 - ``tempting``: "tempting", "naive(ly)", "at first glance/sight".
 - ``mistaken``: "mistakenly", "wrongly", "incorrectly", "a common mistake/error".
 - ``reported``: "some (people) say/think/claim".
@@ -61,6 +62,7 @@ __all__ = [
     "ANSWER_PHRASES",
     "DECIMAL_COMMA_LANGUAGES",
     "MATH_PHRASE",
+    "MENTION",
     "MENTIONS",
     "TAIL_CHARS",
     "WORD_MENTIONS",
@@ -169,9 +171,10 @@ MENTIONS = (
     Rule(
         "hypothetical",
         re.compile(
-            r"\b(?:might|may|could|would)\s+(?:think|guess|say|assume|expect|conclude)\b", re.IGNORECASE
+            r"(?<!\bi\s)(?<!\bwe\s)\b(?:might|may|could|would)\s+(?:think|guess|say|assume|expect|conclude)\b",
+            re.IGNORECASE,
         ),
-        "'One might think the answer is 12' reports an answer nobody commits to.",
+        "'One might think the answer is 12' reports an answer nobody commits to ('I would say' commits).",
     ),
     Rule(
         "tempting",
@@ -193,7 +196,8 @@ MENTIONS = (
     Rule("not that", re.compile(r"\bnot\s+that\b", re.IGNORECASE), "'Not that the answer is 12' denies it."),
 )
 """Words before an answer phrase, in its sentence, that make it a mention rather than a claim."""
-_MENTION = union(MENTIONS)
+MENTION = union(MENTIONS)
+"""Any mention row."""
 _CONTRAST = re.compile(r"\b(?:but|however|yet|instead)\b", re.IGNORECASE)
 _MENTION_WINDOW = 80
 
@@ -221,7 +225,7 @@ WORD_MENTIONS = (
     Rule(
         "reported word",
         re.compile(
-            rf"(?<!\bi\s)(?<!\bi'd\s)(?<!\bwould\s)(?<!\bwe\s)\b(?:says?|said|called|means?|"
+            rf"(?<!\bi\s)(?<!\bi'd\s)(?<!\bi\swould\s)(?<!\bwe\s)\b(?:says?|said|called|means?|"
             rf"the\s+word\s+for\s+\w+(?:\s+is)?|in\s+(?:{_LANGUAGES}))[ \t,:]*$",
             re.IGNORECASE,
         ),
@@ -288,7 +292,7 @@ def is_mention(text: str, start: int) -> bool:
     """
     window = max(0, start - _MENTION_WINDOW)
     sentence_start = max(window - 1, *(text.rfind(mark, window, start) for mark in ".!?\n"))
-    mention = _MENTION.search(text, sentence_start + 1, start)
+    mention = MENTION.search(text, sentence_start + 1, start)
     # "C would be tempting, but ..., so the answer is D": after a contrast the sentence makes its own claim
     return mention is not None and _CONTRAST.search(text, mention.end(), start) is None
 
@@ -451,7 +455,7 @@ def _phrase_claim(text: str, phrase: re.Pattern[str]) -> tuple[Extraction, str]:
     last = _last_phrase(tail, phrase)
     if last is None:
         return Extraction(None, "none", "No \\boxed{} answer and no answer phrase."), ""
-    if not tail[last.end() :].strip(" \t\n:*"):  # "The answer is 5. The answer is": cut off as it repeated
+    if _nothing_after(tail, last):  # "The answer is 5. The answer is": cut off as it repeated
         earlier = _last_phrase(tail[: last.start()], phrase)
         last = earlier if earlier is not None and _repeats(tail, earlier, last) else last
     written = last.group(0).strip()
@@ -469,6 +473,12 @@ def _phrase_claim(text: str, phrase: re.Pattern[str]) -> tuple[Extraction, str]:
     )
     found = Extraction(answer, method, f"Taken after {written!r}.", candidates=(answer,), decimal_comma=comma)
     return found, rest
+
+
+def _nothing_after(tail: str, phrase: re.Match[str]) -> bool:
+    """Whether nothing but a mention follows a phrase ("The answer is" at the end, or before "One might think")."""
+    after = answer_after_phrase(tail, phrase.end())
+    return after is not None and (not after.strip(" \t\n:*") or MENTION.search(after) is not None)
 
 
 def _repeats(tail: str, earlier: re.Match[str], last: re.Match[str]) -> bool:

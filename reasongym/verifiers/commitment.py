@@ -50,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from reasongym.verifiers.claims import MENTION
 from reasongym.verifiers.rules import Rule, union
 from reasongym.verifiers.spans import split_sentences
 
@@ -66,6 +67,7 @@ __all__ = [
     "revision_start",
 ]
 
+_CONTRAST = re.compile(r"\b(?:but|however|yet|instead)\b", re.IGNORECASE)
 CLAIM_CHARS = 2_000
 """Only this many characters after a claim are read for revisions and later claims."""
 
@@ -178,10 +180,10 @@ ASIDES = (
 """Sentences after an answer that give an approximation or a conversion of it, or check it (rule 3)."""
 
 BARE_FILLER = re.compile(
-    r"[\s,:;.!*-]*(?:(?:it'?s|it[ \t]+is|that'?s|that[ \t]+is|make[ \t]+(?:that|it)|i[ \t]+mean|rather|so|"
-    r"the[ \t]+answer[ \t]+is|should[ \t]+be)[\s,:]+)*",
+    r"(?:[\s,:;.!*]|-(?![\d.]))*(?:(?:it'?s|it[ \t]+is|that'?s|that[ \t]+is|make[ \t]+(?:that|it)|i[ \t]+mean|"
+    r"rather|so|the[ \t]+answer[ \t]+is|should[ \t]+be)[\s,:]+)*",
     re.IGNORECASE,
-)
+)  # a dash before a number is its sign: "Oops, -6." states -6
 """Words that may open a correction said without a verb ("it's", "make that", "I mean")."""
 
 
@@ -213,6 +215,8 @@ def revised(after: str, read: Callable[[str], V | None], split: Callable[[str], 
         return None
     revision = REVISION.sub(" ", after[start:])  # "Hmm, no: ...": the markers are no negation
     for sentence in reversed(split(revision)):
+        if MENTION.search(sentence) and not _CONTRAST.search(sentence):
+            continue  # "One might think the answer is 10." after a revision revises nothing
         value = read(sentence)
         if value is not None:
             return value

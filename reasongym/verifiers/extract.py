@@ -47,7 +47,7 @@ from reasongym.verifiers.claims import (
 )
 from reasongym.verifiers.commitment import CLAIM_CHARS, REVISION, is_aside, resolve, revised
 from reasongym.verifiers.pipeline import commit
-from reasongym.verifiers.plain import final_claim, last_number, without_questions
+from reasongym.verifiers.plain import final_claim, last_number, without_mentions, without_questions
 from reasongym.verifiers.sentences import answer_in_sentence, bare_value, sentence_value, without_remarks
 from reasongym.verifiers.spans import (
     DECIMAL_COMMA,
@@ -105,7 +105,7 @@ def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHR
 
 
 def _math_sentence(sentence: str) -> str | None:
-    sentence = sentence.lstrip(" \t,:;.!*-\u2014")  # what a revision marker left before the sentence
+    sentence = sentence.lstrip(" \t,:;.!*\u2014")  # what a revision marker left before the sentence
     return sentence_value(sentence) or bare_value(sentence)
 
 
@@ -201,7 +201,7 @@ def _same_text(first: str, second: str) -> bool:
 
 def _read_plain(part: str) -> Extraction | None:
     """The plain claims of a part without a decisive claim: the last sentence, the last number."""
-    text = without_remarks(without_questions(part))
+    text = without_remarks(without_questions(without_mentions(part)))
     claim = final_claim(
         text
     )  # a remark in brackets that ends the text is no claim: "4:15 (she spent 60 minutes)."

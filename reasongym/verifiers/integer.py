@@ -141,6 +141,6 @@ def verify_integer(completion: str, gold: str, *, last_number_fallback: bool = T
 
 
 def _values_differ(found: Extraction) -> bool:
-    """Whether sprayed box candidates read as more than one value (unreadable ones count as values)."""
-    values = {parse_integer_answer(candidate)[0] for candidate in found.candidates}
-    return len(values) > 1
+    """Whether the candidates read as more than one value; for a hedge, an unreadable candidate differs too."""
+    values = {_grade_one(candidate, 0)[0] for candidate in found.candidates}
+    return len(values) > 1 or (found.hedged and None in values)

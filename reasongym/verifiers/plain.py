@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from reasongym.verifiers.claims import MENTION
 from reasongym.verifiers.commitment import CLAIM_CHARS, is_aside
 from reasongym.verifiers.math.units import lookup_unit
 from reasongym.verifiers.segment import SPECIAL_TOKEN
@@ -39,7 +40,7 @@ from reasongym.verifiers.spans import (
 )
 from reasongym.verifiers.text import normalize_unicode
 
-__all__ = ["final_claim", "last_number", "without_questions"]
+__all__ = ["final_claim", "last_number", "without_mentions", "without_questions"]
 
 _TAIL_CHARS = 20_000
 _CONDITIONAL = re.compile(
@@ -74,6 +75,7 @@ _MATH_TOKEN = r"(?:[^A-Za-z\\=\n]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))
 _RESULT_LINE = re.compile(rf"{_MATH_TOKEN}*[A-Za-z\\]{_MATH_TOKEN}*\\approx[ \t]*-?\d+(?:\.\d+)?[ \t]*")
 """A line of math (no words), then "≈" and a number: exact, then approximate (``π/2 ≈ 1.5708``), read whole."""
 _ARITHMETIC = re.compile(r"[-+\d.,\s*/^()]*\d[-+\d.,\s*/^()]*[-+*/^][-+\d.,\s*/^()]*")
+_CONTRAST = re.compile(r"\b(?:but|however|yet|instead)\b", re.IGNORECASE)
 _CLOCK_BEFORE = re.compile(r"(?<![\d:])\d{1,2}:$")
 _NEGATED_WORDS = re.compile(
     r"\b(?:not|never|no|cannot|at\s+least|at\s+most|more\s+than|less\s+than)\b|n't\b", re.I
@@ -153,10 +155,29 @@ def final_claim(text: str) -> str | None:
     if not sentences:
         return None
     offset, last = sentences[-1]
+    if _is_mention_sentence(last):  # "Some would say the answer is 12.": a mention, never the claim
+        return final_claim(tail[:offset]) if offset > 0 else None
     if len(sentences) > 1 and (_is_aside(last, tail[:offset]) or is_aside(last)):
         previous = sentences[-2][1]
         return sentence_value(previous) or last_number(previous)
     return sentence_value(last) or _only_number_in_words(last)
+
+
+def without_mentions(text: str) -> str:
+    """``text`` without the sentences that end it by reporting what someone might answer ("One might think ...")."""
+    kept = text.rstrip()
+    for _ in range(_MAX_QUESTIONS):
+        sentences = split_sentences(kept[-CLAIM_CHARS:])
+        if not sentences or not _is_mention_sentence(sentences[-1][1]):
+            break
+        kept = kept[: len(kept) - min(len(kept), CLAIM_CHARS) + sentences[-1][0]].rstrip()
+    return kept
+
+
+def _is_mention_sentence(sentence: str) -> bool:
+    """Whether a sentence reports what someone might answer (a mention row of the claim stage) without contrast."""
+    mention = MENTION.search(sentence)
+    return mention is not None and _CONTRAST.search(sentence, mention.end()) is None
 
 
 def _only_number_in_words(sentence: str) -> str | None:

@@ -19,7 +19,8 @@ answers. :func:`segment` cuts the completion to the part that answers, in this o
    are read as line breaks (:data:`SPECIAL_TOKEN`).
 2. **New questions** (:data:`NEW_QUESTIONS`) cut the completion at a line that opens another question,
    once the text before it has concluded (a box, "answer", "so", "therefore", "thus", ``####``,
-   ``</think>``): a restated question that opens a solution is kept.
+   ``</think>``) or its last line before the question states a number ("The theatre has 57 seats.\n\nQuestion:
+   ..."): a restated question that opens a solution is kept.
 
    - ``numbered question``: "Question:", "Question 2.", "Problem 3", "Exercise 4:", "Example 1:", "Q2.".
    - ``template header``: "### Instruction", "### Input", "### Response:", "### Question".
@@ -128,6 +129,8 @@ _CROSSES = "\u2717\u2718\u274c\u2715\u274e"
 _CHECK_MARKS = re.compile(f"[ \\t]*[{_CHECKS}]")
 _THEREFORE = re.compile(r"\\therefore(?![A-Za-z])|\u2234")
 
+_STATES_VALUE = re.compile(r"\d[^\n]{0,80}(?:\n[ \t]*[^\n\d]{0,12})?\n[ \t\n]*$")
+"""The text ends with a line that states a number (maybe followed by a short line, a code fence): an answer."""
 _CONCLUDED = re.compile(r"\\boxed|\banswer\b|####|</think>|\btherefore\b|\bso\b|\bthus\b", re.IGNORECASE)
 
 
@@ -181,8 +184,13 @@ def asked_part(completion: str) -> str:
         >>> asked_part("So the answer is 5.\\nQ2. What is 1 + 1?")
         'So the answer is 5.\\n'
     """
-    if earliest(NEW_QUESTIONS, completion) is None:  # the common case, and the cheaper scan of the two
+    first = earliest(NEW_QUESTIONS, completion)
+    if first is None:  # the common case, and the cheaper scan of the two
         return completion
+    if _STATES_VALUE.search(
+        completion, 0, first[1].start()
+    ):  # "57\n\nQuestion: ...": it answered, then asked
+        return completion[: first[1].start()]
     concluded = _CONCLUDED.search(completion)
     if concluded is None:
         return completion
