@@ -11,11 +11,13 @@ a bug) becomes REFUSED, with a RuntimeWarning for anything but deep nesting, so 
 never ends a training run or an evaluation. Only option errors (ConfigError) and non-str inputs
 (TypeError) raise.
 
-Math (``kind="math"``): extraction follows :func:`~reasongym.verifiers.extract.extract_math_answer`;
-the answer is graded by :func:`reasongym.verifiers.math.grade.verify_math_answer` (imported on first
-use, since it loads sympy). The grading rules, what counts as the final answer included (the last
-box; several boxes of one statement as one multi-valued answer; answer spraying; tolerance;
-refusals), are written down in one place: the docstring of :mod:`reasongym.verifiers.math.grade`.
+What a completion commits to is decided the same way for every kind, by the stages of
+:mod:`~reasongym.verifiers.pipeline` (segment, claims, commitment; the kind compares). The kinds are a
+registry (:mod:`~reasongym.verifiers.kinds`): ``KINDS`` lists the built-in ones, and a kind of your own is
+one registration. Math (``kind="math"``): extraction follows
+:func:`~reasongym.verifiers.extract.extract_math_answer`; the answer is graded by
+:func:`reasongym.verifiers.math.grade.verify_math_answer` (imported on first use, since it loads sympy).
+The math grading rules are written down in the docstring of :mod:`reasongym.verifiers.math.grade`.
 """
 
 from __future__ import annotations
@@ -124,8 +126,9 @@ def verify(
     Args:
         completion: The full model output (reasoning and final answer).
         gold: The dataset's answer string (for "choice", the correct label).
-        kind: One of :data:`KINDS`: "math", "integer" (AIME 0-999), "choice", "exact", "yesno", "countdown"
-            (gold ``"target=24; numbers=3,5,7,1"``, see :mod:`reasongym.verifiers.countdown`).
+        kind: A registered kind: the built-in "math", "integer" (AIME 0-999), "choice", "exact", "yesno",
+            "countdown" (gold ``"target=24; numbers=3,5,7,1"``, see :mod:`reasongym.verifiers.countdown`),
+            or one of your own (:func:`reasongym.verifiers.kinds.register_kind`).
         choices: For kind="choice" only: (label, text) pairs, a list of texts (labelled A, B, ...),
             or a mapping label->text. None means labels A-E without texts.
         last_number_fallback: When no box and no answer phrase is found, use the last number

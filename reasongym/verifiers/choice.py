@@ -28,8 +28,9 @@ import re
 from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.choice_reading import Reading, read_sentence, read_span
 from reasongym.verifiers.choice_sets import Choices, ChoiceSet, make_choice_set
-from reasongym.verifiers.claims import ANSWER_PHRASES, Extraction, later_phrases
+from reasongym.verifiers.claims import Extraction, later_phrases
 from reasongym.verifiers.commitment import BARE_FILLER, resolve
+from reasongym.verifiers.phrases import ANSWER_PHRASES
 from reasongym.verifiers.pipeline import commit
 from reasongym.verifiers.rules import Rule, union
 from reasongym.verifiers.spans import clean_answer

@@ -9,37 +9,14 @@ A claim is a place in the text that states an answer, with its strength. From st
 2. **tag**: the content of the last complete ``<answer>...</answer>``.
 3. **JSON**: the ``"answer"`` (``"final_answer"``, ``"result"``, ``"value"``, ``"solution"``) field of a JSON
    object that ends the text, bare, in a code block or as a tool call's arguments.
-4. **phrase**: the last answer phrase (:data:`ANSWER_PHRASES`, one row per language: ``english`` "The
-   answer is", "Final Answer:", "Answer:"; ``gsm8k`` "####"; ``chinese`` 答案是; ``japanese`` 答えは, 正解は;
-   ``korean`` 정답은, 답:; ``hindi`` उत्तर:; ``french`` "Réponse :"; ``german`` "Antwort:"; ``spanish`` "La
-   respuesta es"; ``portuguese`` "A resposta é"; ``italian`` "La risposta è"; ``russian`` "Ответ:";
-   ``turkish`` "Doğru cevap"; ``vietnamese`` "Đáp án là"; ``arabic`` "الإجابة هي"; ``indonesian``
-   "Jawaban:"; ``swahili`` "Jibu ni"; each kind adds its own words, such as "I pick" for choices), and the
-   sentence or line after it.
+4. **phrase**: the last answer phrase (:data:`~reasongym.verifiers.phrases.ANSWER_PHRASES`, one row per
+   language; each kind adds its own words, such as "I pick" for choices), and the sentence or line after
+   it.
 5. **plain**: what a kind reads without any of the above: a last sentence or line, a verdict word, a
    label, the last number (each kind's reader says which; :mod:`~reasongym.verifiers.plain` for math).
 
 The first four are found here, for every kind, by :func:`decisive_claim`. Mentions are never claims
-(:data:`MENTIONS`): an answer phrase in a sentence that reports what someone might answer commits to
-nothing, unless a contrast follows the report ("C would be tempting, but ..., so the answer is D"):
-
-- ``hypothetical``: "might/may/could/would think, guess, say, assume, expect, conclude" (not after "I" or
-  "we": "I would say the answer is 12" commits).
-- ``tempting``: "tempting", "naive(ly)", "at first glance/sight".
-- ``mistaken``: "mistakenly", "wrongly", "incorrectly", "a common mistake/error".
-- ``reported``: "some (people) say/think/claim".
-- ``not that``: "not that the answer is ...".
-
-Words that a kind reads as plain claims (verdict words, labels) are mentions in these places
-(:data:`WORD_MENTIONS`, checked by :func:`word_mention`):
-
-- ``quoted``: inside quotation marks (``No. The Spanish word for yes is "sí".``).
-- ``example``: after "e.g.", "for example", "such as", "예:", "例如".
-- ``bracketed``: inside brackets ("Yes. Antarctica is always below zero (negative).").
-- ``reported word``: after "say(s)", "said", "called", "the word for", "means", "in <language>".
-- ``translation``: after a language name and a colon ("Yes. Arabic: لا.").
-- ``list item``: opening an item of a numbered or bulleted list ("Yes. 1. Incorrect.").
-- ``concession``: after "although", "though", "granted", "admittedly", "while", "even if".
+(:mod:`~reasongym.verifiers.mentions` lists what makes an answer phrase or a word a mention).
 
 Every scan is linear: answer phrases are looked for only in the last :data:`TAIL_CHARS` characters and
 no pattern nests unbounded quantifiers.
@@ -52,208 +29,30 @@ import re
 from dataclasses import dataclass
 
 from reasongym.verifiers.boxes import MAX_BOX_CHARS, MAX_BOXES, BoxScan, find_boxes
-from reasongym.verifiers.rules import Rule, union
+from reasongym.verifiers.mentions import MENTION, is_mention
+from reasongym.verifiers.phrases import (
+    ANSWER_PHRASE,
+    ANSWER_PHRASES,
+    DECIMAL_COMMA_LANGUAGES,
+    MATH_PHRASE,
+    SOLUTION_PHRASE,
+    SOLUTION_WORDS,
+)
 from reasongym.verifiers.segment import SPECIAL_TOKEN
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase, clean_answer, strip_text_wrapper
 from reasongym.verifiers.text import normalize_unicode
 
 __all__ = [
-    "ANSWER_PHRASE",
-    "ANSWER_PHRASES",
-    "DECIMAL_COMMA_LANGUAGES",
-    "MATH_PHRASE",
-    "MENTION",
-    "MENTIONS",
     "TAIL_CHARS",
-    "WORD_MENTIONS",
     "Extraction",
     "decisive_claim",
-    "is_mention",
     "json_answer",
     "later_phrases",
-    "word_mention",
 ]
 
 TAIL_CHARS = 20_000
 """Answer phrases are looked for only this far back from the end."""
 
-ANSWER_PHRASES = (
-    Rule(
-        "english",
-        re.compile(
-            r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|was\b|(?:would|should|will|must)\s+be\b|[:=])"
-            r"|(?m:^[ \t#*]*final\s+answer[ \t*:]*$)",
-            re.IGNORECASE,
-        ),
-        "'The answer is', 'Final Answer:', 'Answer:' introduce the answer in English.",
-    ),
-    Rule("gsm8k", re.compile(r"####"), "GSM8K's solutions end '#### <answer>'."),
-    Rule("chinese", re.compile(r"(?:正确)?答案(?:是|为|[:：])"), "答案是 / 答案：'the answer is'."),
-    Rule("japanese", re.compile(r"答え(?:は|[:：])|正解(?:は|[:：])"), "答えは / 正解は 'the answer is'."),
-    Rule(
-        "korean",
-        re.compile(r"정답(?:은|는|[:：])|(?<![가-힣])답(?:은|[:：])"),
-        "정답은 / 답: 'the answer is'.",
-    ),
-    Rule("hindi", re.compile(r"(?:सही\s+)?उत्तर\s*[:：]"), "उत्तर: 'answer:'."),
-    Rule(
-        "french",
-        re.compile(r"\b(?:la\s+bonne\s+)?r[ée]ponse(?:\s+(?:finale|correcte))?\s*(?:est\b|:)", re.IGNORECASE),
-        "'Réponse :' and 'La bonne réponse est' ('Réponse : mardi' was compared whole).",
-    ),
-    Rule(
-        "german",
-        re.compile(r"\b(?:die\s+(?:richtige\s+)?)?antwort\s*(?:ist\b|lautet\b|:)", re.IGNORECASE),
-        "'Antwort:' and 'Die richtige Antwort ist' ('Antwort: Berlin' was compared whole).",
-    ),
-    Rule(
-        "spanish",
-        re.compile(
-            r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final))?\s*(?:es\b(?:\s+la\b)?|:)", re.IGNORECASE
-        ),
-        "'La respuesta (correcta) es' / 'Respuesta:'.",
-    ),
-    Rule(
-        "portuguese",
-        re.compile(r"\b(?:a\s+)?resposta(?:\s+(?:correta|final))?\s*(?:[ée]\b|:)", re.IGNORECASE),
-        "'A resposta (correta) é' / 'Resposta:'.",
-    ),
-    Rule(
-        "italian",
-        re.compile(
-            r"\b(?:la\s+)?risposta(?:\s+(?:corretta|finale))?\s*(?:[èe]\b(?:\s+la\b)?|:)", re.IGNORECASE
-        ),
-        "'La risposta (corretta) è (la)' / 'Risposta:'.",
-    ),
-    Rule(
-        "russian",
-        re.compile(r"(?:правильный\s+)?ответ\s*(?:[:—]|-\s|это\b)", re.IGNORECASE),
-        "'Правильный ответ: C' ('the correct answer:').",
-    ),
-    Rule(
-        "turkish",
-        re.compile(r"\b(?:doğru\s+)?cevap(?:\s*:|\s+(?=\(?[A-Za-z0-9]))", re.IGNORECASE),
-        "'Doğru cevap C'.",
-    ),
-    Rule(
-        "vietnamese",
-        re.compile(r"\bđáp\s+án(?:\s+đúng)?\s*(?:là\b|:)", re.IGNORECASE),
-        "'Đáp án đúng là C' ('the right answer is').",
-    ),
-    Rule(
-        "arabic",
-        re.compile(r"الإجابة(?:\s+الصحيحة)?\s*(?:هي|:)"),
-        "'الإجابة الصحيحة هي' ('the right answer is').",
-    ),
-    Rule(
-        "indonesian",
-        re.compile(r"\bjawaban(?:\s+yang\s+benar)?\s*(?:adalah\b|:)", re.IGNORECASE),
-        "'Jawaban: C' / 'Jawaban yang benar adalah'.",
-    ),
-    Rule("swahili", re.compile(r"\bjibu(?:\s+sahihi)?\s*(?:ni\b|:)", re.IGNORECASE), "'Jibu sahihi ni C'."),
-)
-"""Phrases that introduce a final answer, one row per language; every kind reads them."""
-ANSWER_PHRASE = union(ANSWER_PHRASES)
-DECIMAL_COMMA_LANGUAGES = frozenset(
-    {"french", "german", "spanish", "portuguese", "italian", "russian", "turkish", "vietnamese", "indonesian"}
-)
-"""Languages whose numbers use a decimal comma: after their phrases "2,5" is 2.5 (in English, "2,5" is a list)."""
-"""Any answer phrase ("The answer is", "Final Answer:", "#### ", 答案是, "Réponse :", ...)."""
-_SOLUTION_PHRASE = re.compile(
-    r"\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)(?=[ \t]*(?:\$|\\[(\[]|[-+]?\d|[a-z][ \t]*=))",
-    re.IGNORECASE,
-)
-MATH_PHRASE = re.compile(ANSWER_PHRASE.pattern + "|" + _SOLUTION_PHRASE.pattern)
-"""The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
-_SOLUTION_WORDS = ("solution", "root", "zero")
-
-MENTIONS = (
-    Rule(
-        "hypothetical",
-        re.compile(
-            r"(?<!\bi\s)(?<!\bwe\s)\b(?:might|may|could|would)\s+(?:think|guess|say|assume|expect|conclude)\b",
-            re.IGNORECASE,
-        ),
-        "'One might think the answer is 12' reports an answer nobody commits to ('I would say' commits).",
-    ),
-    Rule(
-        "tempting",
-        re.compile(r"\btempting\b|\bnaive(?:ly)?\b|\bat\s+first\s+(?:glance|sight)\b", re.IGNORECASE),
-        "'Naively, the answer is 12' introduces the answer the model is about to reject.",
-    ),
-    Rule(
-        "mistaken",
-        re.compile(
-            r"\bmistakenly\b|\bwrongly\b|\bincorrectly\b|\bcommon\s+(?:mistake|error)\b", re.IGNORECASE
-        ),
-        "'A common mistake is to say the answer is 12' names a wrong answer.",
-    ),
-    Rule(
-        "reported",
-        re.compile(r"\bsome\s+(?:people\s+)?(?:say|think|claim)\b", re.IGNORECASE),
-        "'Some say the answer is 12' reports others' answer.",
-    ),
-    Rule("not that", re.compile(r"\bnot\s+that\b", re.IGNORECASE), "'Not that the answer is 12' denies it."),
-)
-"""Words before an answer phrase, in its sentence, that make it a mention rather than a claim."""
-MENTION = union(MENTIONS)
-"""Any mention row."""
-_CONTRAST = re.compile(r"\b(?:but|however|yet|instead)\b", re.IGNORECASE)
-_MENTION_WINDOW = 80
-
-_LANGUAGES = (
-    r"arabic|chinese|mandarin|japanese|korean|hindi|greek|russian|spanish|french|german|portuguese|italian|"
-    r"turkish|polish|dutch|swedish|norwegian|danish|finnish|czech|hungarian|hebrew|vietnamese|indonesian|"
-    r"malay|thai|persian|farsi|latin|english|ukrainian|romanian"
-)
-WORD_MENTIONS = (
-    Rule(
-        "quoted",
-        re.compile(r"[\"“«„'‘][ \t]*$"),
-        "'No. The Spanish word for yes is \"sí\".' was read as yes.",
-    ),
-    Rule(
-        "example",
-        re.compile(r"(?:\be\.g\.|\bfor\s+example|\bsuch\s+as|예[ \t]*:|例如[:：]?)[ \t,:]*$", re.IGNORECASE),
-        "'아니요. 예: 고래.' (예: is 'e.g.:') was read as yes.",
-    ),
-    Rule(
-        "bracketed",
-        re.compile(r"\([^()\n]{0,40}$"),
-        "'Yes. Antarctica is always below zero (negative).' was read as no.",
-    ),
-    Rule(
-        "reported word",
-        re.compile(
-            rf"(?<!\bi\s)(?<!\bi'd\s)(?<!\bi\swould\s)(?<!\bwe\s)\b(?:says?|said|called|means?|"
-            rf"the\s+word\s+for\s+\w+(?:\s+is)?|in\s+(?:{_LANGUAGES}))[ \t,:]*$",
-            re.IGNORECASE,
-        ),
-        "'No. Greeks say ναι.' was read as yes.",
-    ),
-    Rule(
-        "translation",
-        re.compile(rf"\b(?:{_LANGUAGES})[ \t]*:[ \t]*$", re.IGNORECASE),
-        "'Yes. Arabic: لا.' was read as no.",
-    ),
-    Rule(
-        "list item",
-        re.compile(
-            r"(?:^|\n)[ \t>]*(?:\d{1,3}[.)]|[-*•])[ \t]*(?:\*\*)?$|(?<=[.!?])[ \t]+\d{1,3}[.)][ \t]*(?:\*\*)?$"
-        ),
-        "'Yes. 1. Incorrect.' judges an item of a list, not the question.",
-    ),
-    Rule(
-        "concession",
-        re.compile(
-            r"\b(?:although|though|granted|admittedly|while|whereas|even\s+if|even\s+though)[\s,*\"']*$",
-            re.IGNORECASE,
-        ),
-        "'No. Although, yes, he was Greek, he never went there.' concedes a point, not the answer.",
-    ),
-)
-"""Places where a word that a kind reads as a plain claim (a verdict word, a label) is only mentioned."""
-_WORD_WINDOW = 40
 _REPEAT_GAP = 200
 
 
@@ -282,32 +81,6 @@ class Extraction:
     candidates: tuple[str, ...] = ()
     hedged: bool = False
     decimal_comma: bool = False
-
-
-def is_mention(text: str, start: int) -> bool:
-    """Whether the answer phrase at ``start`` reports what someone might answer (:data:`MENTIONS`).
-
-    Only the sentence that holds the phrase, at most 80 characters back, is read, so scanning every
-    phrase of a megabyte of "####" stays linear.
-    """
-    window = max(0, start - _MENTION_WINDOW)
-    sentence_start = max(window - 1, *(text.rfind(mark, window, start) for mark in ".!?\n"))
-    mention = MENTION.search(text, sentence_start + 1, start)
-    # "C would be tempting, but ..., so the answer is D": after a contrast the sentence makes its own claim
-    return mention is not None and _CONTRAST.search(text, mention.end(), start) is None
-
-
-def word_mention(text: str, start: int, end: int) -> Rule | None:
-    """The :data:`WORD_MENTIONS` row that makes the word at ``text[start:end]`` a mention, or None."""
-    before = text[max(0, start - _WORD_WINDOW) : start]
-    if start <= _WORD_WINDOW:
-        before = "\n" + before  # the text's start opens a line, as a list item needs
-    for rule in WORD_MENTIONS:
-        if rule.pattern.search(before):
-            if rule.name == "bracketed" and ")" not in text[end : end + 80]:
-                continue  # an unclosed bracket is no remark
-            return rule
-    return None
 
 
 def _box_extraction(scan: BoxScan) -> Extraction:
@@ -361,8 +134,8 @@ def _last_phrase(tail: str, phrase: re.Pattern[str]) -> re.Match[str] | None:
         return _last_match(phrase, tail)
     last = _last_match(ANSWER_PHRASE, tail)
     lowered = tail.lower()
-    if any(word in lowered for word in _SOLUTION_WORDS):
-        solution = _last_match(_SOLUTION_PHRASE, tail)
+    if any(word in lowered for word in SOLUTION_WORDS):
+        solution = _last_match(SOLUTION_PHRASE, tail)
         if solution is not None and (last is None or solution.start() > last.start()):
             return solution
     return last

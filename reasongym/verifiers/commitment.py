@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from reasongym.verifiers.claims import MENTION
+from reasongym.verifiers.mentions import MENTION
 from reasongym.verifiers.rules import Rule, union
 from reasongym.verifiers.spans import split_sentences
 

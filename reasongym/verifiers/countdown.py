@@ -37,9 +37,9 @@ import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass
-from fractions import Fraction
 
 from reasongym.errors import ConfigError
+from reasongym.verifiers.arithmetic import MAX_DEPTH, evaluate, normalize_expression, parse_expression
 from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.claims import Extraction
 from reasongym.verifiers.extract import clean_answer, extract_answer_span
@@ -57,8 +57,6 @@ __all__ = [
 
 MAX_EXPRESSION_CHARS = 500
 """Longer expressions are refused (a Countdown answer uses a handful of numbers)."""
-MAX_DEPTH = 32
-"""Deeper parenthesis nesting is refused (it bounds the parser's recursion)."""
 USE_RULES = ("each_once", "at_most_once")
 """``each_once``: every number exactly as often as listed; ``at_most_once``: no more often."""
 
@@ -66,18 +64,6 @@ _GOLD_FIELD = re.compile(r"\s*(target|numbers|use)\s*=\s*([^;]*?)\s*")
 _ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
 _ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
 _DIGITS = re.compile(r"[0-9]+")
-_TOKEN = re.compile(r"\s*(?:([0-9]+)|([-+*/()]))")
-_SYMBOLS = (
-    ("\\left(", "("),
-    ("\\right)", ")"),
-    ("\\times", "*"),
-    ("\\cdot", "*"),
-    ("\\div", "/"),
-    ("×", "*"),
-    ("·", "*"),
-    ("÷", "/"),
-    ("−", "-"),
-)
 
 
 @dataclass(frozen=True)
@@ -145,98 +131,8 @@ def parse_countdown_gold(gold: str) -> CountdownPuzzle | None:
     return CountdownPuzzle(int(target), tuple(int(n) for n in numbers.split(",")), use)
 
 
-class _ParseError(ValueError):
-    """The expression does not follow the grammar."""
-
-
-class _TooDeep(ValueError):
-    """Parentheses nest deeper than MAX_DEPTH."""
-
-
 _EXPRESSION_CHARS = frozenset("0123456789 \t()+-*/=\\abcdefghijklmnopqrstuvwxyz")
 _OPERATOR = re.compile(r"[+\-*/]|\\(?:times|div|cdot)")
-
-
-def _tokenize(expression: str) -> list[str]:
-    tokens, position = [], 0
-    expression = expression.rstrip()
-    while position < len(expression):
-        match = _TOKEN.match(expression, position)
-        if match is None:
-            raise _ParseError(f"unexpected character {expression[position:].lstrip()[:1]!r}")
-        tokens.append(match.group(1) or match.group(2))
-        position = match.end()
-    return tokens
-
-
-class _Parser:
-    """Recursive descent over tokens: expr := term (+|- term)*, term := atom (*|/ atom)*, atom := int | (expr)."""
-
-    def __init__(self, tokens: list[str]) -> None:
-        self.tokens, self.position, self.depth = tokens, 0, 0
-        self.literals: list[int] = []
-
-    def parse(self) -> tuple:
-        if not self.tokens:
-            raise _ParseError("the expression is empty")
-        tree = self._expression()
-        if self.position != len(self.tokens):
-            raise _ParseError(f"unexpected {self.tokens[self.position]!r} after a complete expression")
-        return tree
-
-    def _peek(self) -> str | None:
-        return self.tokens[self.position] if self.position < len(self.tokens) else None
-
-    def _expression(self) -> tuple:
-        node = self._term()
-        while self._peek() in ("+", "-"):
-            operator = self.tokens[self.position]
-            self.position += 1
-            node = (operator, node, self._term())
-        return node
-
-    def _term(self) -> tuple:
-        node = self._atom()
-        while self._peek() in ("*", "/") or (self._peek() == "(" and self.tokens[self.position - 1] == ")"):
-            operator = "*" if self._peek() == "(" else self.tokens[self.position]  # "(7-3)(5+1)" multiplies
-            self.position += operator != "*" or self._peek() != "("
-            node = (operator, node, self._atom())
-        return node
-
-    def _atom(self) -> tuple:
-        token = self._peek()
-        if token is None:
-            raise _ParseError("the expression ends too early")
-        self.position += 1
-        if token[0] in "0123456789":
-            self.literals.append(int(token))
-            return ("n", int(token))
-        if token != "(":
-            raise _ParseError(f"expected a number or '(' but found {token!r} (no unary minus)")
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise _TooDeep(f"parentheses nest deeper than {MAX_DEPTH}")
-        node = self._expression()
-        if self._peek() != ")":
-            raise _ParseError("a '(' is never closed")
-        self.position += 1
-        self.depth -= 1
-        return node
-
-
-def _evaluate(node: tuple) -> Fraction:
-    """Exact value; raises ZeroDivisionError on division by zero."""
-    if node[0] == "n":
-        return Fraction(node[1])
-    operator, left, right = node
-    a, b = _evaluate(left), _evaluate(right)
-    if operator == "+":
-        return a + b
-    if operator == "-":
-        return a - b
-    if operator == "*":
-        return a * b
-    return a / b
 
 
 def _last_match(pattern: re.Pattern[str], text: str, end: int) -> re.Match[str] | None:
@@ -328,23 +224,6 @@ def _check_numbers(used: list[int], puzzle: CountdownPuzzle) -> str | None:
     return None
 
 
-def _parse(expression: str) -> tuple[tuple, list[int]] | str:
-    """(tree, the integer literals in order), or why the expression cannot be graded."""
-    try:
-        parser = _Parser(_tokenize(expression))
-        return parser.parse(), parser.literals
-    except _TooDeep as error:
-        return f"Not graded: {error}."
-    except _ParseError as error:
-        return f"Not a Countdown expression: {error}."
-
-
-def _normalize(expression: str) -> str:
-    for symbol, plain in _SYMBOLS:
-        expression = expression.replace(symbol, plain)
-    return expression.strip()
-
-
 def _grade(expression: str, puzzle: CountdownPuzzle) -> Verdict:
     """Grade a cleaned expression against a parsed puzzle."""
     if len(expression) > MAX_EXPRESSION_CHARS:
@@ -355,7 +234,7 @@ def _grade(expression: str, puzzle: CountdownPuzzle) -> Verdict:
     body, claim_verdict = _split_claim(expression, puzzle)
     if claim_verdict is not None and claim_verdict.outcome is Outcome.UNPARSEABLE:
         return claim_verdict
-    parsed = _parse(body)
+    parsed = parse_expression(body)
     if isinstance(parsed, str):
         outcome = Outcome.REFUSED if parsed.startswith("Not graded") else Outcome.UNPARSEABLE
         return Verdict(False, outcome, expression[:200], parsed)
@@ -366,7 +245,7 @@ def _grade(expression: str, puzzle: CountdownPuzzle) -> Verdict:
     if broken_rule is not None:
         return Verdict(False, Outcome.WRONG, expression, broken_rule)
     try:
-        value = _evaluate(tree)
+        value = evaluate(tree)
     except ZeroDivisionError:
         return Verdict(False, Outcome.WRONG, expression, "The expression divides by zero.")
     if value != puzzle.target:
@@ -403,7 +282,7 @@ def verify_countdown(completion: str, gold: str) -> Verdict:
     found, stop = _extract(completion)
     if stop is not None:
         return stop
-    expression = _normalize(found or "")
+    expression = normalize_expression(found or "")
     if not expression:
         return Verdict(False, Outcome.UNPARSEABLE, None, "The answer is empty.")
     return _grade(expression, puzzle)

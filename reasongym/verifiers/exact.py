@@ -1,7 +1,11 @@
 r"""String answers: normalised exact match (``exact``) and yes/no questions (``yesno``).
 
 ``exact``: the answer is the last complete box, else the text after the last answer phrase ("The
-answer is", "Answer:", ...), else the whole completion. Both sides are normalised (Unicode, outer
+answer is", "Answer:", "Réponse :", ... in any of the phrases' languages), else the value after the label
+of the last line ("Sorted: apple, banana, cherry"), else an emphasized value (bold, code or quotes) that
+ends the text ("The reversed word is **nohtyp**."), else the whole completion (after a think block, its
+answer part). A gloss in brackets after the answer is dropped ("Mercury (the closest planet to the Sun)"
+answers Mercury) unless it offers another answer ("Monday (or Tuesday ...)" is a hedge). Both sides are normalised (Unicode, outer
 whitespace, whitespace runs, case, trailing periods, surrounding quotes, ``$`` and ``**``,
 ``\text{}`` wrappers) and must then be equal. There is no substring credit: "Paris, France" is
 not "Paris". An answer (or gold) longer than :data:`MAX_EXACT_CHARS` characters is not compared
@@ -20,8 +24,9 @@ from __future__ import annotations
 import re
 
 from reasongym.verifiers.base import Outcome, Verdict
-from reasongym.verifiers.claims import ANSWER_PHRASE, Extraction, later_phrases
+from reasongym.verifiers.claims import Extraction, later_phrases
 from reasongym.verifiers.commitment import BARE_FILLER, resolve
+from reasongym.verifiers.phrases import ANSWER_PHRASE
 from reasongym.verifiers.pipeline import commit, read_parts
 from reasongym.verifiers.sentences import after_last_verb
 from reasongym.verifiers.spans import strip_text_wrapper

@@ -38,17 +38,12 @@ from __future__ import annotations
 import re
 
 from reasongym.verifiers.boxes import MAX_BOX_CHARS, MAX_BOXES, BoxScan, extract_boxed, find_boxes
-from reasongym.verifiers.claims import (
-    ANSWER_PHRASE,
-    MATH_PHRASE,
-    TAIL_CHARS,
-    Extraction,
-    later_phrases,
-)
+from reasongym.verifiers.claims import TAIL_CHARS, Extraction, later_phrases
 from reasongym.verifiers.commitment import CLAIM_CHARS, REVISION, is_aside, resolve, revised
+from reasongym.verifiers.phrases import ANSWER_PHRASE, MATH_PHRASE
 from reasongym.verifiers.pipeline import commit
 from reasongym.verifiers.plain import final_claim, last_number, without_mentions, without_questions
-from reasongym.verifiers.sentences import answer_in_sentence, bare_value, sentence_value, without_remarks
+from reasongym.verifiers.sentences import answer_in_sentence, sentence_value, without_remarks
 from reasongym.verifiers.spans import (
     DECIMAL_COMMA,
     clean_answer,
@@ -57,6 +52,7 @@ from reasongym.verifiers.spans import (
     strip_text_wrapper,
 )
 from reasongym.verifiers.text import normalize_unicode
+from reasongym.verifiers.values import bare_value
 
 __all__ = [
     "ANSWER_PHRASE",

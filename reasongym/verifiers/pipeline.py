@@ -24,7 +24,8 @@ import re
 from collections.abc import Callable
 from typing import TypeVar
 
-from reasongym.verifiers.claims import ANSWER_PHRASE, Extraction, decisive_claim
+from reasongym.verifiers.claims import Extraction, decisive_claim
+from reasongym.verifiers.phrases import ANSWER_PHRASE
 from reasongym.verifiers.segment import segment
 
 __all__ = ["commit", "read_parts"]

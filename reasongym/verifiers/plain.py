@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import re
 
-from reasongym.verifiers.claims import MENTION
 from reasongym.verifiers.commitment import CLAIM_CHARS, is_aside
 from reasongym.verifiers.math.units import lookup_unit
+from reasongym.verifiers.mentions import MENTION
 from reasongym.verifiers.segment import SPECIAL_TOKEN
-from reasongym.verifiers.sentences import WORD_NUMBER, labelled_value, sentence_value
+from reasongym.verifiers.sentences import labelled_value, sentence_value
 from reasongym.verifiers.spans import (
     DECIMAL_COMMA,
     MAX_ANSWER_CHARS,
@@ -39,6 +39,7 @@ from reasongym.verifiers.spans import (
     with_unit,
 )
 from reasongym.verifiers.text import normalize_unicode
+from reasongym.verifiers.values import WORD_NUMBER
 
 __all__ = ["final_claim", "last_number", "without_mentions", "without_questions"]
 

@@ -136,7 +136,7 @@ def wrong_answers(
     offset: int = 1,
     style: str = "{}",
 ) -> list[WrongAnswer]:
-    """Completions in the surface forms of ``completion`` that do not commit to ``gold``.
+    r"""Completions in the surface forms of ``completion`` that do not commit to ``gold``.
 
     Args:
         kind: The verifier kind of the gold.

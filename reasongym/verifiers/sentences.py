@@ -40,46 +40,18 @@ from __future__ import annotations
 
 import re
 
-from reasongym.verifiers.commitment import BARE_FILLER
 from reasongym.verifiers.set_words import sets_in_words
-from reasongym.verifiers.spans import NUMBER, currency_before, mask_math, unit_end, with_unit
+from reasongym.verifiers.spans import NUMBER, currency_before, mask_math, with_unit
+from reasongym.verifiers.values import MATH_OPENERS, OPERATION_AFTER, WORD_NUMBER, leading_value, short_value
 
 __all__ = [
-    "WORD_NUMBER",
     "after_last_verb",
     "answer_in_sentence",
-    "bare_value",
     "labelled_value",
-    "leading_value",
     "sentence_value",
     "without_remarks",
 ]
 
-_CARDINAL = (
-    "zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
-    "sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|"
-    "hundred|thousand|million|billion"
-)
-_ORDINAL = (
-    r"first|(?<!\b[Aa][ \t])second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
-    "fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|thirtieth|fortieth|"
-    "fiftieth|sixtieth|seventieth|eightieth|ninetieth|hundredth|thousandth"
-)
-_PARTS = "halves|half|quarters|quarter|thirds|fourths|fifths|sixths|sevenths|eighths|ninths|tenths"
-WORD_NUMBER = re.compile(
-    rf"(?<![\w-])(?:(?:negative|minus)[ \t]+)?(?:(?:{_CARDINAL}|{_ORDINAL})(?:(?:[ \t]+and[ \t]+|[ \t]+|-)"
-    rf"(?:{_CARDINAL}|{_ORDINAL}|{_PARTS}))*|a[ \t]+(?:half|quarter|third)|infinity)(?![\w-])",
-    re.IGNORECASE,
-)
-"""A number in words: "twelve", "two hundred and five", "negative three", "third", "three quarters",
-"(negative) infinity"."""
-_SCALE_AFTER = re.compile(r"[ \t]+(?:hundred|thousand|million|billion)\b", re.IGNORECASE)
-_MONEY = re.compile(r"(?:\\?[$€£¥₹][ \t]*)?")
-_WORDS_ONLY = re.compile(
-    r"(?:(?:[ \t,;:.!?)\u3002\uff0c]|'(?=[^\W\d_])|(?=[\u3040-\u30ff\uac00-\ud7af]|[\u4e00-\u9fff](?<![十百千万亿])))"
-    r"(?:[^\W\d_]|[ \t,;:'\"().!?\u3000-\u303f-])*)?"
-)  # "2k" is no "2" followed by a word; "7 です", "12개입니다", "9'dur", "32 lápices": words after the value
-_MATH_OPENERS = (("**", "**"), ("$", "$"), ("\\(", "\\)"))
 _VALUE_START = re.compile(r"[-+\d.$\\(\[{]|\*\*")
 _SENTENCE_START = re.compile(r"(?:[^\W\d_]{2,}[,:]?\s+\S+|[^\W\d_]\s+[^\W\d_]{2,})\s+\S")
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|n't\b|\\neq?\b|\\notin\b", re.IGNORECASE)
@@ -147,66 +119,11 @@ _KEPT_END = re.compile(r"[ \t]+(?:is|are|works?|fits?|satisfies|holds?)\b", re.I
 _JOINER_END = re.compile(r"(?:,|;|\band|\bor|\\text\{[ \t]*(?:and|or)[ \t]*\})[ \t]*$", re.IGNORECASE)
 _JOINED_BEFORE = re.compile(r"(?:[-+*/^=,]|\bor|\band)[ \t]*$", re.IGNORECASE)
 _DELIMITER = re.compile(r"(?<!\\)\$|\\[()]")
-_OPERATION_AFTER = re.compile(
-    r"[ \t]*(?:squared|cubed|doubled|tripled|halved|factorial|times|plus|minus|divided|multiplied|"
-    r"raised|to[ \t]+the[ \t]+power|percent[ \t]+of|less|more)\b",
-    re.IGNORECASE,
-)
-_POWER_WORD = {"squared": "^2", "cubed": "^3"}
 _OPERATION_BEFORE = re.compile(
     r"\b(?:root|square|cube|half|twice|double|triple|thrice|sum|product|difference|quotient|factorial|"
     r"log(?:arithm)?|power|reciprocal|inverse|percent|times|plus|minus)[ \t]+(?:of[ \t]+)?$",
     re.IGNORECASE,
 )
-
-
-def _closing(text: str, opener: str, closer: str) -> int:
-    """Where the span that ``text`` opens with ``opener`` closes (after the closer), or -1."""
-    close = text.find(closer, len(opener))
-    while close > 0 and closer == "$" and text[close - 1] == "\\":
-        close = text.find(closer, close + 1)  # "$\$36$": an escaped dollar is money
-    return -1 if close <= 0 else close + len(closer)
-
-
-def leading_value(text: str) -> str | None:
-    """The value that opens ``text`` when only plain words follow it ("3/8 of the pizza" gives "3/8").
-
-    Args:
-        text: What follows a verb or an answer phrase.
-
-    Returns:
-        The value with the unit written right after it, or None when ``text`` does not open with a
-        value followed by plain words.
-    """
-    text = text.strip()
-    for opener, closer in _MATH_OPENERS:
-        end = _closing(text, opener, closer) if text.startswith(opener) else -1
-        if end != -1:  # an unclosed "$" is money: "$18 every day"
-            unit = unit_end(text, end)
-            if not _WORDS_ONLY.fullmatch(text, unit):
-                return None
-            inner = text[len(opener) : end - len(closer)]
-            return text[:end] if unit == end else f"{inner}{text[end:unit]}"  # "**7 million** dollars"
-    money = _MONEY.match(text)
-    number = NUMBER.match(text, money.end()) if money else None
-    if number is not None:
-        scale = _SCALE_AFTER.match(text, number.end())
-        if scale is not None:
-            return text[: scale.end()] if _WORDS_ONLY.fullmatch(text, scale.end()) else None
-        end = unit_end(text, number.end())
-        operation = _OPERATION_AFTER.match(text, number.end())
-        if operation is not None:  # "5 squared" is 25: never the bare operand
-            power = _POWER_WORD.get(operation.group(0).strip().lower())
-            return (
-                f"{text[: number.end()].strip()}{power}"
-                if power and _WORDS_ONLY.fullmatch(text, operation.end())
-                else None
-            )
-        return text[:end].strip() if _WORDS_ONLY.fullmatch(text, end) else None
-    words = WORD_NUMBER.match(text)
-    if words is not None and _WORDS_ONLY.fullmatch(text, words.end()):
-        return words.group(0)
-    return None
 
 
 def _drop_reason(answer: str) -> str:
@@ -312,7 +229,7 @@ def _no_solution(sentence: str) -> str | None:
 def _operated(text: str, number: re.Match[str]) -> bool:
     """Whether an operation word stands next to the number ("half of 10", "5 doubled"): no bare value."""
     return bool(
-        _OPERATION_BEFORE.search(text, 0, number.start()) or _OPERATION_AFTER.match(text, number.end())
+        _OPERATION_BEFORE.search(text, 0, number.start()) or OPERATION_AFTER.match(text, number.end())
     )
 
 
@@ -349,12 +266,6 @@ def labelled_value(line: str) -> str | None:
     return sentence_value(rest) or leading_value(rest) or (rest if _MATH_ONLY.fullmatch(rest) else None)
 
 
-def _short_value(clause: str) -> str | None:
-    """A value with at most two words after it ("so 12 chairs", "なので、9 です"), or None."""
-    value = leading_value(clause)
-    return value if value is not None and len(clause[len(value) :].split()) <= 2 else None
-
-
 def _last_conclusion(sentence: str) -> str | None:
     """The clause after the sentence's last ", so" / ", therefore" / ", thus" / ", hence", or None."""
     found = None
@@ -385,7 +296,7 @@ def sentence_value(sentence: str) -> str | None:
         return reasoned.group(1).strip()  # "18: the stall fee comes off." states 18
     conclusion = _last_conclusion(sentence)
     if conclusion is not None:  # "There are 3 rows of 4, so the hall holds 12.": the claim is the last clause
-        return sentence_value(conclusion) or _short_value(conclusion.rstrip(" \t.!?\u3002"))
+        return sentence_value(conclusion) or short_value(conclusion.rstrip(" \t.!?\u3002"))
     if _LABEL_COLON.match(sentence):
         return labelled_value(sentence)
     no_solution = _no_solution(sentence)
@@ -412,17 +323,10 @@ def sentence_value(sentence: str) -> str | None:
         if _VALUE_START.match(rest) or WORD_NUMBER.match(rest):
             return rest
     body = sentence.rstrip(" \t.!?")
-    for opener, closer in _MATH_OPENERS:
+    for opener, closer in MATH_OPENERS:
         if body.endswith(closer):
             start = body.rfind(opener, 0, len(body) - len(closer))
             joined = _JOINED_BEFORE.search(body, 0, max(start, 0))  # "$1$ or $2$": a hedge, not a value
             if start != -1 and start + len(opener) < len(body) - len(closer) and joined is None:
                 return body[start:]
     return None
-
-
-def bare_value(sentence: str) -> str | None:
-    """A sentence that is only a value, said without a verb: "Oops, 6.", "No wait, it's 6.", "six."."""
-    rest = sentence[BARE_FILLER.match(sentence).end() :].rstrip(" \t.!*")
-    value = leading_value(rest)
-    return value if value is not None and rest[len(value) :].strip() == "" else None

@@ -40,9 +40,11 @@ from __future__ import annotations
 import re
 
 from reasongym.verifiers.base import Outcome, Verdict
-from reasongym.verifiers.claims import ANSWER_PHRASE, TAIL_CHARS, Extraction, later_phrases, word_mention
+from reasongym.verifiers.claims import TAIL_CHARS, Extraction, later_phrases
 from reasongym.verifiers.commitment import resolve
 from reasongym.verifiers.exact import normalize_exact
+from reasongym.verifiers.mentions import word_mention
+from reasongym.verifiers.phrases import ANSWER_PHRASE
 from reasongym.verifiers.pipeline import commit
 from reasongym.verifiers.spans import clean_answer, split_sentences, strip_text_wrapper
 from reasongym.verifiers.text import normalize_unicode

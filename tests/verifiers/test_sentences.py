@@ -6,7 +6,8 @@ import pytest
 
 from reasongym.verifiers.extract import revised_value
 from reasongym.verifiers.plain import final_claim, last_number
-from reasongym.verifiers.sentences import answer_in_sentence, leading_value, sentence_value
+from reasongym.verifiers.sentences import answer_in_sentence, sentence_value
+from reasongym.verifiers.values import leading_value
 
 # (sentence, the value it states or None)
 SENTENCE_VALUES = [

@@ -8,8 +8,21 @@ time (TIMEOUT: the answer may well be right), give ``correct=None``, so that tra
 out rather than score it 0. Every rule below has test rows in ``tests/verifiers`` (a correct form
 next to a wrong one of the same shape).
 
-What counts as the final answer (details in :mod:`reasongym.verifiers.extract` and
+What counts as the final answer is decided by the commitment stages that every kind shares
+(:mod:`reasongym.verifiers.pipeline`: :mod:`~reasongym.verifiers.segment`, :mod:`~reasongym.verifiers.claims`
+with :mod:`~reasongym.verifiers.mentions` and :mod:`~reasongym.verifiers.phrases`,
+:mod:`~reasongym.verifiers.commitment`); each stage lists its rule rows and says why each is there. For
+math (details in :mod:`reasongym.verifiers.extract`, :mod:`reasongym.verifiers.plain` and
 :mod:`reasongym.verifiers.boxes`):
+
+- **One model of commitment** (issue 50): a new turn or question ends the completion; the answer after a
+  think block comes before anything in the think block, plain claims included; answer phrases in 17
+  languages; a revision replaces the answer ("Edit:", "Sorry, I meant", "but it is", "Not X but Y", and
+  other languages' "Moment," or 不对); a second committed value after the decisive claim is a hedge, right
+  only when every value is the gold; an aside after the answer (an approximation, a conversion, a check)
+  is no claim; a box that holds a sentence answers what its phrase states; "no solution" is the empty set
+  only as what a sentence states ("no solution except x = 2" states 2); unit words the unit table cannot
+  convert refuse the answer, multipliers apply ("5 dozen" is 60), each currency is its own unit.
 
 - After ``</think>`` when the completion has one; the whole text only when nothing follows it.
 - The last ``\boxed{}`` (or ``\fbox{}``). Earlier boxes are earlier attempts and never count:

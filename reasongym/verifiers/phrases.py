@@ -1,0 +1,119 @@
+"""The answer phrases: the words that introduce a final answer, one row per language, and the math kind's own.
+
+Every kind reads :data:`ANSWER_PHRASE`, one row per language: ``english`` "The answer is", "Final Answer:",
+"Answer:"; ``gsm8k`` "####"; ``chinese`` 答案是; ``japanese`` 答えは, 正解は; ``korean`` 정답은, 답:;
+``hindi`` उत्तर:; ``french`` "Réponse :"; ``german`` "Antwort:"; ``spanish`` "La respuesta es";
+``portuguese`` "A resposta é"; ``italian`` "La risposta è"; ``russian`` "Ответ:"; ``turkish`` "Doğru
+cevap"; ``vietnamese`` "Đáp án là"; ``arabic`` "الإجابة هي"; ``indonesian`` "Jawaban:"; ``swahili`` "Jibu
+ni". A kind may add its own words (choices add "I pick", "option is");
+math also reads "The solutions are" and "The roots are" when math follows them (:data:`MATH_PHRASE`). Each
+language is one :class:`~reasongym.verifiers.rules.Rule` row of :data:`ANSWER_PHRASES`, so a language is
+added by adding a row (and a test row that needs it). After the phrases of languages that write a decimal
+comma (:data:`DECIMAL_COMMA_LANGUAGES`), "2,5" is read as 2.5; after an English phrase it is a list.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reasongym.verifiers.rules import Rule, union
+
+__all__ = [
+    "ANSWER_PHRASE",
+    "ANSWER_PHRASES",
+    "DECIMAL_COMMA_LANGUAGES",
+    "MATH_PHRASE",
+    "SOLUTION_PHRASE",
+    "SOLUTION_WORDS",
+]
+
+ANSWER_PHRASES = (
+    Rule(
+        "english",
+        re.compile(
+            r"\b(?:final\s+answer|answer)\s*(?:\*\*\s*)?(?:is\b|was\b|(?:would|should|will|must)\s+be\b|[:=])"
+            r"|(?m:^[ \t#*]*final\s+answer[ \t*:]*$)",
+            re.IGNORECASE,
+        ),
+        "'The answer is', 'Final Answer:', 'Answer:' introduce the answer in English.",
+    ),
+    Rule("gsm8k", re.compile(r"####"), "GSM8K's solutions end '#### <answer>'."),
+    Rule("chinese", re.compile(r"(?:正确)?答案(?:是|为|[:：])"), "答案是 / 答案：'the answer is'."),
+    Rule("japanese", re.compile(r"答え(?:は|[:：])|正解(?:は|[:：])"), "答えは / 正解は 'the answer is'."),
+    Rule(
+        "korean",
+        re.compile(r"정답(?:은|는|[:：])|(?<![가-힣])답(?:은|[:：])"),
+        "정답은 / 답: 'the answer is'.",
+    ),
+    Rule("hindi", re.compile(r"(?:सही\s+)?उत्तर\s*[:：]"), "उत्तर: 'answer:'."),
+    Rule(
+        "french",
+        re.compile(r"\b(?:la\s+bonne\s+)?r[ée]ponse(?:\s+(?:finale|correcte))?\s*(?:est\b|:)", re.IGNORECASE),
+        "'Réponse :' and 'La bonne réponse est' ('Réponse : mardi' was compared whole).",
+    ),
+    Rule(
+        "german",
+        re.compile(r"\b(?:die\s+(?:richtige\s+)?)?antwort\s*(?:ist\b|lautet\b|:)", re.IGNORECASE),
+        "'Antwort:' and 'Die richtige Antwort ist' ('Antwort: Berlin' was compared whole).",
+    ),
+    Rule(
+        "spanish",
+        re.compile(
+            r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final))?\s*(?:es\b(?:\s+la\b)?|:)", re.IGNORECASE
+        ),
+        "'La respuesta (correcta) es' / 'Respuesta:'.",
+    ),
+    Rule(
+        "portuguese",
+        re.compile(r"\b(?:a\s+)?resposta(?:\s+(?:correta|final))?\s*(?:[ée]\b|:)", re.IGNORECASE),
+        "'A resposta (correta) é' / 'Resposta:'.",
+    ),
+    Rule(
+        "italian",
+        re.compile(
+            r"\b(?:la\s+)?risposta(?:\s+(?:corretta|finale))?\s*(?:[èe]\b(?:\s+la\b)?|:)", re.IGNORECASE
+        ),
+        "'La risposta (corretta) è (la)' / 'Risposta:'.",
+    ),
+    Rule(
+        "russian",
+        re.compile(r"(?:правильный\s+)?ответ\s*(?:[:—]|-\s|это\b)", re.IGNORECASE),
+        "'Правильный ответ: C' ('the correct answer:').",
+    ),
+    Rule(
+        "turkish",
+        re.compile(r"\b(?:doğru\s+)?cevap(?:\s*:|\s+(?=\(?[A-Za-z0-9]))", re.IGNORECASE),
+        "'Doğru cevap C'.",
+    ),
+    Rule(
+        "vietnamese",
+        re.compile(r"\bđáp\s+án(?:\s+đúng)?\s*(?:là\b|:)", re.IGNORECASE),
+        "'Đáp án đúng là C' ('the right answer is').",
+    ),
+    Rule(
+        "arabic",
+        re.compile(r"الإجابة(?:\s+الصحيحة)?\s*(?:هي|:)"),
+        "'الإجابة الصحيحة هي' ('the right answer is').",
+    ),
+    Rule(
+        "indonesian",
+        re.compile(r"\bjawaban(?:\s+yang\s+benar)?\s*(?:adalah\b|:)", re.IGNORECASE),
+        "'Jawaban: C' / 'Jawaban yang benar adalah'.",
+    ),
+    Rule("swahili", re.compile(r"\bjibu(?:\s+sahihi)?\s*(?:ni\b|:)", re.IGNORECASE), "'Jibu sahihi ni C'."),
+)
+"""Phrases that introduce a final answer, one row per language; every kind reads them."""
+ANSWER_PHRASE = union(ANSWER_PHRASES)
+"""Any answer phrase ("The answer is", "Final Answer:", "#### ", 答案是, "Réponse :", ...)."""
+DECIMAL_COMMA_LANGUAGES = frozenset(
+    {"french", "german", "spanish", "portuguese", "italian", "russian", "turkish", "vietnamese", "indonesian"}
+)
+"""Languages whose numbers use a decimal comma: after their phrases "2,5" is 2.5 (in English, "2,5" is a list)."""
+SOLUTION_PHRASE = re.compile(
+    r"\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)(?=[ \t]*(?:\$|\\[(\[]|[-+]?\d|[a-z][ \t]*=))",
+    re.IGNORECASE,
+)
+MATH_PHRASE = re.compile(ANSWER_PHRASE.pattern + "|" + SOLUTION_PHRASE.pattern)
+"""The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
+SOLUTION_WORDS = ("solution", "root", "zero")
+"""Words whose presence makes :data:`SOLUTION_PHRASE` worth scanning for."""
