@@ -45,13 +45,20 @@ CHOICE_PHRASES = (
             r"\b(?:choice|option)\s*(?:\*\*\s*)?(?:is\b|(?:would|should|must)\s+be\b|[:=])", re.IGNORECASE
         ),
         "'The correct option is C' and 'Choice: C' name the pick.",
+        hints=("option", "choice"),
     ),
     Rule(
         "pick",
         re.compile(r"(?-i:\bI)(?:'d|\s+would|\s+will)?\s+(?:pick|choose|select|go\s+with)\b", re.IGNORECASE),
         "'I pick C', 'I'd go with C' state the pick.",
+        hints=("pick", "choose", "select", "go with"),
     ),
-    Rule("chinese choose", re.compile(r"选(?:择)?(?=\s*[(（]?[A-Za-z]\b)"), "'所以选C' ('so choose C')."),
+    Rule(
+        "chinese choose",
+        re.compile(r"选(?:择)?(?=\s*[(（]?[A-Za-z]\b)"),
+        "'所以选C' ('so choose C').",
+        hints=("选",),
+    ),
     Rule(
         "alternative",
         re.compile(
@@ -59,11 +66,13 @@ CHOICE_PHRASES = (
             re.IGNORECASE,
         ),
         "'Alternativa correta: C', 'Opción correcta: c)'.",
+        hints=("alternativa", "opci", "opç", "opc"),
     ),
     Rule(
         "hindi",
         re.compile(r"(?:सही\s+)?उत्तर(?:\s+है)?\s*[:：]?(?=\s*\(?[A-Za-z]\b)"),
         "'सही उत्तर C है' ('the right answer is C').",
+        hints=("उत्तर",),
     ),
 )
 """The phrases that introduce a choice besides every kind's answer phrases."""
@@ -121,7 +130,7 @@ def _read_claim(claim: Extraction, after: str, options: ChoiceSet) -> Found | No
 
 def _later_labels(text: str, options: ChoiceSet) -> list[str | None]:
     """The options that answer phrases after the decisive claim pick (commitment rule 2)."""
-    readings = (read_span(answer, options) for answer in later_phrases(text, CHOICE_PHRASE))
+    readings = (read_span(answer, options) for answer in later_phrases(text, ANSWER_PHRASES + CHOICE_PHRASES))
     return [f"({reading.detail})" if reading.status == "hedge" else reading.label for reading in readings]
 
 
@@ -160,7 +169,7 @@ def _find_reading(completion: str, options: ChoiceSet, fallback: bool) -> Found:
         completion,
         lambda claim, after: _read_claim(claim, after, options),
         (lambda part: _read_plain(part, options)) if fallback else None,
-        phrase=CHOICE_PHRASE,
+        phrases=ANSWER_PHRASES + CHOICE_PHRASES,
     )
     if found is not None:
         return found

@@ -30,14 +30,8 @@ from dataclasses import dataclass
 
 from reasongym.verifiers.boxes import MAX_BOX_CHARS, MAX_BOXES, BoxScan, find_boxes
 from reasongym.verifiers.mentions import MENTION, is_mention
-from reasongym.verifiers.phrases import (
-    ANSWER_PHRASE,
-    ANSWER_PHRASES,
-    DECIMAL_COMMA_LANGUAGES,
-    MATH_PHRASE,
-    SOLUTION_PHRASE,
-    SOLUTION_WORDS,
-)
+from reasongym.verifiers.phrases import ANSWER_PHRASE, ANSWER_PHRASES, DECIMAL_COMMA_LANGUAGES, phrase_matches
+from reasongym.verifiers.rules import Rule
 from reasongym.verifiers.segment import SPECIAL_TOKEN
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase, clean_answer, strip_text_wrapper
 from reasongym.verifiers.text import normalize_unicode
@@ -119,25 +113,12 @@ def _phrase_inside(answer: str) -> str:
     return clean_answer(after) if after and clean_answer(after) else answer
 
 
-def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The last match of ``pattern`` that is a claim, not a mention ("One might think the answer is 12")."""
+def _last_phrase(tail: str, phrases: tuple[Rule, ...]) -> re.Match[str] | None:
+    """The last phrase of ``tail`` that is a claim, not a mention ("One might think the answer is 12")."""
     last = None
-    for found in pattern.finditer(text):
-        if not is_mention(text, found.start()):
+    for found in phrase_matches(phrases, tail):
+        if (last is None or found.start() >= last.end()) and not is_mention(tail, found.start()):
             last = found
-    return last
-
-
-def _last_phrase(tail: str, phrase: re.Pattern[str]) -> re.Match[str] | None:
-    """The last phrase match; for MATH_PHRASE its rarer half is scanned only when its words occur."""
-    if phrase is not MATH_PHRASE:
-        return _last_match(phrase, tail)
-    last = _last_match(ANSWER_PHRASE, tail)
-    lowered = tail.lower()
-    if any(word in lowered for word in SOLUTION_WORDS):
-        solution = _last_match(SOLUTION_PHRASE, tail)
-        if solution is not None and (last is None or solution.start() > last.start()):
-            return solution
     return last
 
 
@@ -193,12 +174,12 @@ def json_answer(text: str) -> str | None:
     return str(value) if isinstance(value, int | float | str) and not isinstance(value, bool) else None
 
 
-def decisive_claim(text: str, phrase: re.Pattern[str] = ANSWER_PHRASE) -> tuple[Extraction, str]:
+def decisive_claim(text: str, phrases: tuple[Rule, ...] = ANSWER_PHRASES) -> tuple[Extraction, str]:
     """The strongest claim of ``text`` (box, tag, JSON, phrase; rules 1-4) and the text after it.
 
     Args:
         text: One part of a segmented completion (:mod:`~reasongym.verifiers.segment`).
-        phrase: The kind's answer phrases.
+        phrases: The kind's answer phrase rows.
 
     Returns:
         ``(claim, after)``: ``claim.method`` is "none" when the text makes none of these claims, and
@@ -210,7 +191,7 @@ def decisive_claim(text: str, phrase: re.Pattern[str] = ANSWER_PHRASE) -> tuple[
     tag = _answer_tag(text)
     if tag is not None:
         content = SPECIAL_TOKEN.sub(" ", normalize_unicode(tag[0]))
-        inner = _last_phrase(content, phrase)
+        inner = _last_phrase(content, phrases)
         answer = clean_answer(content if inner is None else answer_after_phrase(content, inner.end()) or "")
         if answer:
             found = Extraction(answer, "tag", "Taken from the last <answer> tag.", candidates=(answer,))
@@ -219,17 +200,17 @@ def decisive_claim(text: str, phrase: re.Pattern[str] = ANSWER_PHRASE) -> tuple[
     if structured is not None and clean_answer(structured):
         answer = clean_answer(structured)
         return Extraction(answer, "tag", "Taken from the JSON object's answer.", candidates=(answer,)), ""
-    return _phrase_claim(text, phrase)
+    return _phrase_claim(text, phrases)
 
 
-def _phrase_claim(text: str, phrase: re.Pattern[str]) -> tuple[Extraction, str]:
+def _phrase_claim(text: str, phrases: tuple[Rule, ...]) -> tuple[Extraction, str]:
     """The last answer phrase of ``text`` and its answer (rule 4), and the text after it."""
     tail = SPECIAL_TOKEN.sub("\n", normalize_unicode(text[-TAIL_CHARS:]))
-    last = _last_phrase(tail, phrase)
+    last = _last_phrase(tail, phrases)
     if last is None:
         return Extraction(None, "none", "No \\boxed{} answer and no answer phrase."), ""
     if _nothing_after(tail, last):  # "The answer is 5. The answer is": cut off as it repeated
-        earlier = _last_phrase(tail[: last.start()], phrase)
+        earlier = _last_phrase(tail[: last.start()], phrases)
         last = earlier if earlier is not None and _repeats(tail, earlier, last) else last
     written = last.group(0).strip()
     after = answer_after_phrase(tail, last.end())
@@ -262,12 +243,13 @@ def _repeats(tail: str, earlier: re.Match[str], last: re.Match[str]) -> bool:
     )
 
 
-def later_phrases(after: str, phrase: re.Pattern[str]) -> list[str]:
+def later_phrases(after: str, phrases: tuple[Rule, ...]) -> list[str]:
     """The answers of the answer phrases in ``after`` that are claims (commitment rule 2), in order."""
-    answers = []
-    for found in phrase.finditer(after[:TAIL_CHARS]):
-        if is_mention(after, found.start()):
+    answers, end = [], 0
+    for found in phrase_matches(phrases, after[:TAIL_CHARS]):
+        if found.start() < end or is_mention(after, found.start()):
             continue
+        end = found.end()
         answer = answer_after_phrase(after, found.end())
         if answer is not None and clean_answer(answer):
             answers.append(answer)

@@ -262,6 +262,8 @@ def resolve(
     Returns:
         The :class:`Resolution`.
     """
+    if not after.strip(" \t\n.!*$"):
+        return Resolution(value, "claim")  # nothing follows the claim: the common case, and no scan at all
     equal = same if same is not None else (lambda first, second: first == second)
     revision = revised(after[:CLAIM_CHARS], read_sentence, _sentences_of)
     if revision is not None:

@@ -26,7 +26,7 @@ import re
 from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.claims import Extraction, later_phrases
 from reasongym.verifiers.commitment import BARE_FILLER, resolve
-from reasongym.verifiers.phrases import ANSWER_PHRASE
+from reasongym.verifiers.phrases import ANSWER_PHRASES
 from reasongym.verifiers.pipeline import commit, read_parts
 from reasongym.verifiers.sentences import after_last_verb
 from reasongym.verifiers.spans import strip_text_wrapper
@@ -112,7 +112,7 @@ def _read_claim(claim: Extraction, after: str) -> Extraction:
 
 def _later_answers(text: str) -> list[str]:
     """The normalised answers of the answer phrases after the decisive claim (commitment rule 2)."""
-    return [normalize_exact(_without_gloss(answer)) for answer in later_phrases(text, ANSWER_PHRASE)]
+    return [normalize_exact(_without_gloss(answer)) for answer in later_phrases(text, ANSWER_PHRASES)]
 
 
 def _read_plain(part: str) -> Extraction | None:

@@ -40,9 +40,10 @@ import re
 from reasongym.verifiers.boxes import MAX_BOX_CHARS, MAX_BOXES, BoxScan, extract_boxed, find_boxes
 from reasongym.verifiers.claims import TAIL_CHARS, Extraction, later_phrases
 from reasongym.verifiers.commitment import CLAIM_CHARS, REVISION, is_aside, resolve, revised
-from reasongym.verifiers.phrases import ANSWER_PHRASE, MATH_PHRASE
+from reasongym.verifiers.phrases import ANSWER_PHRASE, ANSWER_PHRASES, MATH_PHRASE, MATH_PHRASES
 from reasongym.verifiers.pipeline import commit
 from reasongym.verifiers.plain import final_claim, last_number, without_mentions, without_questions
+from reasongym.verifiers.rules import Rule
 from reasongym.verifiers.sentences import answer_in_sentence, sentence_value, without_remarks
 from reasongym.verifiers.spans import (
     DECIMAL_COMMA,
@@ -87,17 +88,17 @@ _NO_PLAIN_ANSWER = Extraction(
 )
 
 
-def extract_answer_span(completion: str, *, phrase: re.Pattern[str] = ANSWER_PHRASE) -> Extraction:
+def extract_answer_span(completion: str, *, phrases: tuple[Rule, ...] = ANSWER_PHRASES) -> Extraction:
     """Find the final answer from boxes, ``<answer>`` tags or answer phrases only (no plain claims).
 
     Args:
         completion: A full model output.
-        phrase: The pattern of phrases that introduce the answer (kinds add their own words).
+        phrases: The phrase rows that introduce the answer (kinds add their own words).
 
     Returns:
         An :class:`Extraction`; ``method == "none"`` when neither a box nor a phrase was found.
     """
-    return commit(completion, lambda claim, _after: claim, phrase=phrase) or _NO_ANSWER
+    return commit(completion, lambda claim, _after: claim, phrases=phrases) or _NO_ANSWER
 
 
 def _math_sentence(sentence: str) -> str | None:
@@ -184,7 +185,7 @@ def _read_claim(claim: Extraction, after: str) -> Extraction:
 def _later_values(text: str) -> list[str]:
     """The values of the answer phrases after the decisive claim (commitment rule 2), asides left out."""
     values = []
-    for answer in later_phrases(text, MATH_PHRASE):
+    for answer in later_phrases(text, MATH_PHRASES):
         if not is_aside(answer):
             values.append(clean_answer(answer_in_sentence(clean_answer(answer))))
     return [value for value in values if value]
@@ -235,6 +236,6 @@ def extract_math_answer(completion: str, *, last_number_fallback: bool = True) -
         True
     """
     if not last_number_fallback:
-        return commit(completion, _read_claim, phrase=MATH_PHRASE, skip_empty_boxes=True) or _NO_ANSWER
-    found = commit(completion, _read_claim, _read_plain, phrase=MATH_PHRASE, skip_empty_boxes=True)
+        return commit(completion, _read_claim, phrases=MATH_PHRASES, skip_empty_boxes=True) or _NO_ANSWER
+    found = commit(completion, _read_claim, _read_plain, phrases=MATH_PHRASES, skip_empty_boxes=True)
     return found or _NO_PLAIN_ANSWER

@@ -15,6 +15,7 @@ comma (:data:`DECIMAL_COMMA_LANGUAGES`), "2,5" is read as 2.5; after an English 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from reasongym.verifiers.rules import Rule, union
 
@@ -23,8 +24,9 @@ __all__ = [
     "ANSWER_PHRASES",
     "DECIMAL_COMMA_LANGUAGES",
     "MATH_PHRASE",
-    "SOLUTION_PHRASE",
-    "SOLUTION_WORDS",
+    "MATH_PHRASES",
+    "SOLUTIONS",
+    "phrase_matches",
 ]
 
 ANSWER_PHRASES = (
@@ -36,25 +38,39 @@ ANSWER_PHRASES = (
             re.IGNORECASE,
         ),
         "'The answer is', 'Final Answer:', 'Answer:' introduce the answer in English.",
+        hints=("answer",),
     ),
-    Rule("gsm8k", re.compile(r"####"), "GSM8K's solutions end '#### <answer>'."),
-    Rule("chinese", re.compile(r"(?:正确)?答案(?:是|为|[:：])"), "答案是 / 答案：'the answer is'."),
-    Rule("japanese", re.compile(r"答え(?:は|[:：])|正解(?:は|[:：])"), "答えは / 正解は 'the answer is'."),
+    Rule("gsm8k", re.compile(r"####"), "GSM8K's solutions end '#### <answer>'.", hints=("####",)),
+    Rule(
+        "chinese",
+        re.compile(r"(?:正确)?答案(?:是|为|[:：])"),
+        "答案是 / 答案：'the answer is'.",
+        hints=("答案",),
+    ),
+    Rule(
+        "japanese",
+        re.compile(r"答え(?:は|[:：])|正解(?:は|[:：])"),
+        "答えは / 正解は 'the answer is'.",
+        hints=("答え", "正解"),
+    ),
     Rule(
         "korean",
         re.compile(r"정답(?:은|는|[:：])|(?<![가-힣])답(?:은|[:：])"),
         "정답은 / 답: 'the answer is'.",
+        hints=("답",),
     ),
-    Rule("hindi", re.compile(r"(?:सही\s+)?उत्तर\s*[:：]"), "उत्तर: 'answer:'."),
+    Rule("hindi", re.compile(r"(?:सही\s+)?उत्तर\s*[:：]"), "उत्तर: 'answer:'.", hints=("उत्तर",)),
     Rule(
         "french",
         re.compile(r"\b(?:la\s+bonne\s+)?r[ée]ponse(?:\s+(?:finale|correcte))?\s*(?:est\b|:)", re.IGNORECASE),
         "'Réponse :' and 'La bonne réponse est' ('Réponse : mardi' was compared whole).",
+        hints=("ponse",),
     ),
     Rule(
         "german",
         re.compile(r"\b(?:die\s+(?:richtige\s+)?)?antwort\s*(?:ist\b|lautet\b|:)", re.IGNORECASE),
         "'Antwort:' and 'Die richtige Antwort ist' ('Antwort: Berlin' was compared whole).",
+        hints=("antwort",),
     ),
     Rule(
         "spanish",
@@ -62,11 +78,13 @@ ANSWER_PHRASES = (
             r"\b(?:la\s+)?respuesta(?:\s+(?:correcta|final))?\s*(?:es\b(?:\s+la\b)?|:)", re.IGNORECASE
         ),
         "'La respuesta (correcta) es' / 'Respuesta:'.",
+        hints=("respuesta",),
     ),
     Rule(
         "portuguese",
         re.compile(r"\b(?:a\s+)?resposta(?:\s+(?:correta|final))?\s*(?:[ée]\b|:)", re.IGNORECASE),
         "'A resposta (correta) é' / 'Resposta:'.",
+        hints=("resposta",),
     ),
     Rule(
         "italian",
@@ -74,33 +92,44 @@ ANSWER_PHRASES = (
             r"\b(?:la\s+)?risposta(?:\s+(?:corretta|finale))?\s*(?:[èe]\b(?:\s+la\b)?|:)", re.IGNORECASE
         ),
         "'La risposta (corretta) è (la)' / 'Risposta:'.",
+        hints=("risposta",),
     ),
     Rule(
         "russian",
         re.compile(r"(?:правильный\s+)?ответ\s*(?:[:—]|-\s|это\b)", re.IGNORECASE),
         "'Правильный ответ: C' ('the correct answer:').",
+        hints=("ответ",),
     ),
     Rule(
         "turkish",
         re.compile(r"\b(?:doğru\s+)?cevap(?:\s*:|\s+(?=\(?[A-Za-z0-9]))", re.IGNORECASE),
         "'Doğru cevap C'.",
+        hints=("cevap",),
     ),
     Rule(
         "vietnamese",
         re.compile(r"\bđáp\s+án(?:\s+đúng)?\s*(?:là\b|:)", re.IGNORECASE),
         "'Đáp án đúng là C' ('the right answer is').",
+        hints=("đáp án", "đáp  án"),
     ),
     Rule(
         "arabic",
         re.compile(r"الإجابة(?:\s+الصحيحة)?\s*(?:هي|:)"),
         "'الإجابة الصحيحة هي' ('the right answer is').",
+        hints=("الإجابة",),
     ),
     Rule(
         "indonesian",
         re.compile(r"\bjawaban(?:\s+yang\s+benar)?\s*(?:adalah\b|:)", re.IGNORECASE),
         "'Jawaban: C' / 'Jawaban yang benar adalah'.",
+        hints=("jawaban",),
     ),
-    Rule("swahili", re.compile(r"\bjibu(?:\s+sahihi)?\s*(?:ni\b|:)", re.IGNORECASE), "'Jibu sahihi ni C'."),
+    Rule(
+        "swahili",
+        re.compile(r"\bjibu(?:\s+sahihi)?\s*(?:ni\b|:)", re.IGNORECASE),
+        "'Jibu sahihi ni C'.",
+        hints=("jibu",),
+    ),
 )
 """Phrases that introduce a final answer, one row per language; every kind reads them."""
 ANSWER_PHRASE = union(ANSWER_PHRASES)
@@ -109,11 +138,24 @@ DECIMAL_COMMA_LANGUAGES = frozenset(
     {"french", "german", "spanish", "portuguese", "italian", "russian", "turkish", "vietnamese", "indonesian"}
 )
 """Languages whose numbers use a decimal comma: after their phrases "2,5" is 2.5 (in English, "2,5" is a list)."""
-SOLUTION_PHRASE = re.compile(
-    r"\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)(?=[ \t]*(?:\$|\\[(\[]|[-+]?\d|[a-z][ \t]*=))",
-    re.IGNORECASE,
+SOLUTIONS = Rule(
+    "solutions",
+    re.compile(
+        r"\b(?:solutions|roots|zeros|solution\s+set)\s+(?:are|is)(?=[ \t]*(?:\$|\\[(\[]|[-+]?\d|[a-z][ \t]*=))",
+        re.IGNORECASE,
+    ),
+    "'The solutions are $x = 2$ and $x = 3$' introduces a math answer.",
+    hints=("solution", "root", "zero"),
 )
-MATH_PHRASE = re.compile(ANSWER_PHRASE.pattern + "|" + SOLUTION_PHRASE.pattern)
+"""Math's own phrase: "The solutions are", "The roots are", when math follows."""
+MATH_PHRASES = (*ANSWER_PHRASES, SOLUTIONS)
+"""The answer phrases of math answers."""
+MATH_PHRASE = union(MATH_PHRASES)
 """The answer phrases of math answers: also "The solutions are", "The roots are", when math follows."""
-SOLUTION_WORDS = ("solution", "root", "zero")
-"""Words whose presence makes :data:`SOLUTION_PHRASE` worth scanning for."""
+
+
+def phrase_matches(rows: tuple[Rule, ...], text: str) -> Iterator[re.Match[str]]:
+    """Every match of the rows in ``text``, in order of position; rows whose hints are absent are skipped."""
+    lowered = text.lower()
+    found = [match for rule in rows if rule.may_match(lowered) for match in rule.pattern.finditer(text)]
+    yield from sorted(found, key=lambda match: (match.start(), -match.end()))

@@ -25,7 +25,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from reasongym.verifiers.claims import Extraction, decisive_claim
-from reasongym.verifiers.phrases import ANSWER_PHRASE
+from reasongym.verifiers.phrases import ANSWER_PHRASES
+from reasongym.verifiers.rules import Rule
 from reasongym.verifiers.segment import segment
 
 __all__ = ["commit", "read_parts"]
@@ -40,10 +41,10 @@ def read_parts(completion: str) -> tuple[str, ...]:
     return segment(completion).parts
 
 
-def _claim_of(part: str, phrase: re.Pattern[str], skip_empty_boxes: bool) -> tuple[Extraction, str]:
-    claim, after = decisive_claim(part, phrase)
+def _claim_of(part: str, phrases: tuple[Rule, ...], skip_empty_boxes: bool) -> tuple[Extraction, str]:
+    claim, after = decisive_claim(part, phrases)
     if skip_empty_boxes and claim.method == "boxed" and claim.answer is None:
-        claim, after = decisive_claim(_EMPTY_BOX.sub(" ", part), phrase)  # "put it in \boxed{}" is no answer
+        claim, after = decisive_claim(_EMPTY_BOX.sub(" ", part), phrases)  # "put it in \boxed{}" is no answer
     return claim, after
 
 
@@ -52,7 +53,7 @@ def commit(
     read_claim: Callable[[Extraction, str], R | None],
     read_plain: Callable[[str], R | None] | None = None,
     *,
-    phrase: re.Pattern[str] = ANSWER_PHRASE,
+    phrases: tuple[Rule, ...] = ANSWER_PHRASES,
     skip_empty_boxes: bool = False,
 ) -> R | None:
     r"""Run stages (a) and (b) and hand the first part's claim to the kind (rule 3 of the segment stage).
@@ -63,14 +64,14 @@ def commit(
             for the first part that makes one, and for a claim that is a problem (a box never closed);
             None means the claim states nothing of this kind, and the part's plain claims are read.
         read_plain: The kind's reading of a part without a decisive claim; None means no plain claims.
-        phrase: The kind's answer phrases.
+        phrases: The kind's answer phrase rows.
         skip_empty_boxes: Read past empty boxes ("put the answer in \\boxed{}" echoes the instruction).
 
     Returns:
         What ``read_claim`` or ``read_plain`` returned for the first part with a claim, else None.
     """
     for part in read_parts(completion):
-        claim, after = _claim_of(part, phrase, skip_empty_boxes)
+        claim, after = _claim_of(part, phrases, skip_empty_boxes)
         if claim.method != "none":
             read = read_claim(claim, after)
             if read is not None:

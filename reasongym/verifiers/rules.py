@@ -24,11 +24,19 @@ class Rule:
         name: A short name, as the stage's docstring lists it.
         pattern: What the rule matches (no nested unbounded quantifiers: every scan stays linear).
         why: One sentence: the completions that made the rule necessary.
+        hints: Lower-case words one of which every match holds; a text that holds none is not scanned
+            for the row (empty: always scanned). Scanning 17 languages' phrases costs one substring test
+            each where the language does not occur.
     """
 
     name: str
     pattern: re.Pattern[str]
     why: str
+    hints: tuple[str, ...] = ()
+
+    def may_match(self, lowered: str) -> bool:
+        """Whether a text (given lower-cased) may hold a match: it holds one of the hints, or there are none."""
+        return not self.hints or any(map(lowered.__contains__, self.hints))
 
 
 def union(rules: Iterable[Rule], flags: int = 0) -> re.Pattern[str]:

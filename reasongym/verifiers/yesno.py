@@ -44,7 +44,7 @@ from reasongym.verifiers.claims import TAIL_CHARS, Extraction, later_phrases
 from reasongym.verifiers.commitment import resolve
 from reasongym.verifiers.exact import normalize_exact
 from reasongym.verifiers.mentions import word_mention
-from reasongym.verifiers.phrases import ANSWER_PHRASE
+from reasongym.verifiers.phrases import ANSWER_PHRASES
 from reasongym.verifiers.pipeline import commit
 from reasongym.verifiers.spans import clean_answer, split_sentences, strip_text_wrapper
 from reasongym.verifiers.text import normalize_unicode
@@ -244,7 +244,7 @@ def _read_claim(claim: Extraction, after: str) -> tuple[str | None, str] | None:
 
 def _later_polarities(text: str) -> list[str]:
     """The verdicts of the answer phrases after the decisive claim (commitment rule 2)."""
-    polarities = (_polarity_of_span(answer) for answer in later_phrases(text, ANSWER_PHRASE))
+    polarities = (_polarity_of_span(answer) for answer in later_phrases(text, ANSWER_PHRASES))
     return [polarity for polarity in polarities if polarity is not None]
 
 

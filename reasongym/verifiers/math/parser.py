@@ -201,11 +201,11 @@ class Parser:
 
     def _currency(self) -> ast.Unit | None:
         """The currency of a sign before the amount ("$5", "£5"), taken; None when there is none."""
-        for name, sign in _CURRENCIES.items():
-            if self.at_op(name):
-                self.take()
-                return CURRENCY_SIGNS[sign]
-        return None
+        token = self.peek()
+        if token.kind != "op" or token.value not in _CURRENCIES:
+            return None
+        self.take()
+        return CURRENCY_SIGNS[_CURRENCIES[str(token.value)]]
 
     def label(self) -> Node | None:
         r"""Consume "x =", "a_1 =", "f(x) =", "f'(x) =", "f^{-1}(x) =", "(x, y) =" or "x \in" when one starts it."""
