@@ -29,7 +29,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium
 
@@ -146,10 +146,46 @@ def register_entry(entry: CatalogEntry, *, override: bool = False) -> None:
 
 
 def unregister(env_id: str) -> None:
-    """Remove ``env_id`` from reasongym's table and Gymnasium's registry (a plugin that failed half-way)."""
+    """Remove ``env_id`` from reasongym's table and Gymnasium's registry."""
     _ENTRIES.pop(env_id, None)
     _USER_SOURCES.pop(env_id, None)
     gymnasium.registry.pop(env_id, None)
+
+
+class RegistrySnapshot(NamedTuple):
+    """Copies of the three tables an id lives in, to put back (`restore_registry`)."""
+
+    entries: dict[str, CatalogEntry]
+    user_sources: dict[str, Callable[..., ProblemSource]]
+    gymnasium_specs: dict[str, Any]
+
+    def changed_ids(self) -> list[str]:
+        """The ids of the snapshot that are gone since, or registered differently."""
+        now = RegistrySnapshot(dict(_ENTRIES), dict(_USER_SOURCES), dict(gymnasium.registry))
+        changed = [key for key, spec in self.gymnasium_specs.items() if now.gymnasium_specs.get(key) != spec]
+        changed += [key for key, entry in self.entries.items() if now.entries.get(key) != entry]
+        changed += [key for key, made in self.user_sources.items() if now.user_sources.get(key) is not made]
+        return sorted(set(changed))
+
+
+def registry_snapshot() -> RegistrySnapshot:
+    """The registry as it is now (reasongym's table, the user sources and Gymnasium's specs)."""
+    return RegistrySnapshot(dict(_ENTRIES), dict(_USER_SOURCES), dict(gymnasium.registry))
+
+
+def restore_registry(snapshot: RegistrySnapshot) -> None:
+    """Put the registry back exactly as ``snapshot`` found it.
+
+    Every id added since is removed, every id changed or removed since is as it was (a plugin that failed
+    half-way, `reasongym.envs.plugins`).
+    """
+    for table, saved in (
+        (_ENTRIES, snapshot.entries),
+        (_USER_SOURCES, snapshot.user_sources),
+        (gymnasium.registry, snapshot.gymnasium_specs),
+    ):
+        table.clear()
+        table.update(saved)
 
 
 def _run_lookup_hooks() -> None:
