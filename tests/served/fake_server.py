@@ -57,10 +57,13 @@ def echo_body(request: Mapping[str, Any], path: str) -> dict[str, Any]:
 
 
 class FakeServer:
-    """Serve ``script`` (one `Reply` per request, then well-formed answers); record what was asked."""
+    """Serve ``script`` (one `Reply` per request, then well-formed answers, or ``answer(request)``'s bodies);
+    record what was asked."""
 
-    def __init__(self, script: list[Reply] | None = None) -> None:
-        self.script = list(script or [])
+    def __init__(
+        self, script: list[Reply] | None = None, answer: Callable[[dict[str, Any]], Any] | None = None
+    ) -> None:
+        self.script, self.answer = list(script or []), answer
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
@@ -74,7 +77,8 @@ class FakeServer:
             self.headers.append(headers)
             reply = self.script.pop(0) if self.script else Reply()
         if reply.body is None and reply.raw is None and reply.status == 200 and not reply.drop:
-            return Reply(body=echo_body(request, path), delay=reply.delay, drip=reply.drip)
+            body = self.answer(request) if self.answer is not None else echo_body(request, path)
+            return Reply(body=body, delay=reply.delay, drip=reply.drip)
         return reply
 
 
@@ -120,9 +124,11 @@ def _handler(
 
 
 @contextmanager
-def fake_server(script: list[Reply] | None = None) -> Iterator[FakeServer]:
+def fake_server(
+    script: list[Reply] | None = None, answer: Callable[[dict[str, Any]], Any] | None = None
+) -> Iterator[FakeServer]:
     """Run a `FakeServer` in a thread for the block."""
-    server = FakeServer(script)
+    server = FakeServer(script, answer)
     thread = threading.Thread(target=server.httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:

@@ -110,7 +110,7 @@ def test_an_environment_uses_the_judge_only_when_told(tmp_path: Path) -> None:
         env.reset(seed=0)
         gold = f"\\boxed{{{env.problem.answer}}}"
         info = env.step(gold)[4]  # the judge says no, so the (rule-correct) gold is wrong here
-        assert (info["correct"], info["verifier"]) == (False, "judge/v1/m")
+        assert (info["correct"], info["verifier"]) == (False, "judge/v2/m")
         plain = reasongym.make("reasongym/Arithmetic-v0").unwrapped
         plain.reset(seed=0)
         assert plain.step(gold)[4]["correct"] is True and len(server.requests) == 1
@@ -119,7 +119,7 @@ def test_an_environment_uses_the_judge_only_when_told(tmp_path: Path) -> None:
 
 
 def test_bad_settings_name_the_field() -> None:
-    with pytest.raises(ConfigError, match=r"prompt_version 'v9' is not one of \['v1'\]"):
+    with pytest.raises(ConfigError, match=r"prompt_version 'v9' is not one of \['v1', 'v2'\]"):
         JudgeConfig(model="m", prompt_version="v9")
     with pytest.raises(ConfigError, match="max_concurrency must be an integer >= 1, got 0"):
         JudgeConfig(model="m", max_concurrency=0)
