@@ -168,3 +168,12 @@ def test_special_token_shapes_are_broken_up(token: str) -> None:
     from reasongym.verifiers.judge_prompts import defused
 
     assert token not in defused(f"x{token}y") and defused(f"x{token}y").replace("\u200b", "") == f"x{token}y"
+
+
+def test_a_cache_that_cannot_be_written_is_a_warning_and_the_verdict_stands(tmp_path: Path) -> None:
+    """Before: the OSError of the write ended the whole batch of verdicts."""
+    with fake_server(answer=literal_judge) as server:
+        judge = _judge(server.base_url, cache_path=str(tmp_path))  # a folder: no file can be opened there
+        with pytest.warns(RuntimeWarning, match=r"cannot be written .* kept in memory only"):
+            assert judge.verify(QUESTION, GOLD, "\\boxed{12}").correct is True
+        assert judge.verify(QUESTION, GOLD, "\\boxed{12}").reason == "The judge's cached verdict."
