@@ -185,12 +185,35 @@ def reward_function(env_or_id: gymnasium.Env | str) -> RewardFunction:
             members[id(problem)].append(i)
         rewards: list[float | None] = [None] * len(texts)
         for group in members.values():
-            verdicts = env.score_many(rows[group[0]], [texts[i] for i in group])
+            verdicts = _graded(
+                env, rows[group[0]], [texts[i] for i in group], own=split is not None and index is not None
+            )
             for i, verdict in zip(group, verdicts, strict=True):
                 rewards[i] = None if verdict.correct is None else env.compute_reward(verdict, texts[i])
         return rewards
 
     return reasongym_reward
+
+
+def _needs_problem_columns(env: ReasoningEnv, given: str) -> ConfigError:
+    """The error of a dataset without the ``split`` and ``index`` columns, for an environment whose grading
+    needs its own problem (the answer columns cannot rebuild it)."""
+    return ConfigError(
+        f"reward function: {env.source.name!r} grades with its own problem (a task's scorer reads the task's "
+        f"item), so the dataset needs its 'split' and 'index' columns, which reasongym's to_dataset writes; "
+        f"this one gave {given}"
+    )
+
+
+def _graded(env: ReasoningEnv, problem: Problem, texts: list[str], *, own: bool) -> list[Any]:
+    """``env.score_many``; a problem made from the answer columns that the environment's grading cannot read
+    (it looks up what only its own problems carry) is the missing-columns error, not a KeyError."""
+    if own:
+        return env.score_many(problem, texts)
+    try:
+        return env.score_many(problem, texts)
+    except KeyError as exc:
+        raise _needs_problem_columns(env, "only the answer columns") from exc
 
 
 def _rows(
@@ -207,6 +230,10 @@ def _rows(
     for name, values in columns.items():
         if values is not None and len(values) != count:
             raise ConfigError(f"reward function: {count} completions but {len(values)} {name!r} values")
+    kinds = set(columns["answer_type"] or [env.source.answer_type])
+    if (split is None or index is None) and "task" in kinds:  # graded by the task's scorer, on its item
+        given = sorted(name for name, values in columns.items() if values is not None)
+        raise _needs_problem_columns(env, f"the columns {given}")
     known: dict[tuple[Any, ...], Problem] = {}
     rows = []
     for i in range(count):

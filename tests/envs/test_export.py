@@ -194,3 +194,21 @@ def test_a_config_given_where_the_source_options_go_is_refused_by_name() -> None
 
     with pytest.raises(ConfigError, match=r"passed by keyword: ReasoningEnv\(source, config=\.\.\.\)"):
         ReasoningEnv(DatasetSource.from_problems("quiz", "choice", {"test": QUIZ}), ReasoningEnvConfig())  # type: ignore[arg-type]
+
+
+def test_a_reasoning_gym_task_without_the_split_and_index_columns_names_them() -> None:
+    """Issue 51, item 12: its scorer needs the task's own item (rebuilt from the problem's metadata), which the
+    answer columns cannot give. Before: KeyError: 'rg_index'."""
+    pytest.importorskip("reasoning_gym", reason="needs the reasoning-gym extra")
+    import reasongym
+    from reasongym.envs.core import format_final_answer
+
+    env = reasongym.make("reasoning_gym/ab-v0").unwrapped
+    data = to_dataset(env, 2, seed=2)
+    gold = [format_final_answer("task", answer) for answer in data["answer"]]
+    for columns in ({"answer": data["answer"]}, {"answer": data["answer"], "split": data["split"]}):
+        with pytest.raises(ConfigError) as caught:
+            reward_function(env)(data["prompt"], gold, **columns)
+        message = str(caught.value)
+        assert "'split' and 'index' columns" in message and "to_dataset" in message and "\n" not in message
+        assert "reasoning_gym/ab" in message or "ab" in message
