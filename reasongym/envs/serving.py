@@ -60,6 +60,9 @@ REVEALING_OPTIONS = ("hint", "include_answer")
 """Reset options that show the gold answer (in the prompt, in the info): refused unless ``reveal_answers``."""
 CLIENT_OPTIONS = tuple(option for option in RESET_OPTIONS if option not in REVEALING_OPTIONS)
 """The reset options any client may set."""
+SHUTDOWN_GRACE_S = 10
+"""Seconds a stopping server (Ctrl-C, SIGTERM) waits for open requests and sessions before it cancels them: a
+client that never finishes cannot keep it from stopping."""
 HIDDEN_INFO = ("metadata", "reason", "answer")
 """Info keys the server does not send unless ``reveal_answers``: they can name the gold answer."""
 
@@ -284,4 +287,5 @@ def serve(cfg: ServeConfig) -> None:
         http=guarded_protocol(cfg.limits),
         ws_max_size=cfg.max_body_bytes,
         log_level="warning",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
     )

@@ -99,6 +99,14 @@ class GuardedH11(H11Protocol):
         self._disarm()
         super().handle_websocket_upgrade(event)
 
+    def shutdown(self) -> None:
+        """The server stops: a connection still sending its request is answered 503 and closed now (its
+        request would never end), the others as uvicorn closes them."""
+        if self.stalled():
+            self.end(503, "Service Unavailable", "the server is shutting down")
+            return
+        super().shutdown()
+
     def connection_lost(self, exc: Exception | None) -> None:
         """Drop the deadline with the connection."""
         self._disarm()

@@ -227,3 +227,27 @@ def test_past_the_bound_with_nothing_stalled_a_connection_is_refused_503(bounded
     while _health(bounded) != 200:  # the server frees the slots when it sees the closes
         assert time.monotonic() < deadline
         time.sleep(0.2)
+
+
+# ---------------------------------------------------------------------------------------------- probe
+
+
+@pytest.mark.slow  # a server of its own, stopped
+def test_a_client_that_never_finishes_its_body_does_not_keep_the_server_from_stopping() -> None:
+    """Before: SIGTERM waited on the half-sent body for ever (uvicorn waits for every open request), and a
+    WebSocket client that answers nothing left two tracebacks in the log."""
+    with serve_env(ENV_ID, "--body-timeout", "600") as (url, process), _raw(url) as sock, _raw(url) as ws:
+        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: a\r\ncontent-length: 1000\r\n\r\n{")
+        ws.sendall(
+            b"GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        )
+        assert ws.recv(12) == b"HTTP/1.1 101"  # a session, whose client will never answer again
+        time.sleep(0.5)
+        started = time.monotonic()
+        os.kill(process.pid, signal.SIGTERM)
+        assert process.wait(timeout=60) == 0
+        assert time.monotonic() - started < 30
+        assert _answer_of(sock, within=10).startswith(b"HTTP/1.1 503 ")
+        log = process.stdout.read()  # type: ignore[union-attr]
+    assert "Traceback" not in log, log[-3000:]
