@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reasongym.errors import ConfigError
 from reasongym.verifiers.base import Outcome, Verdict
@@ -58,6 +59,8 @@ from reasongym.verifiers.judge_prompts import (
     render_prompt,
 )
 
+MAX_REPLY_BYTES = 1 << 20
+"""The most of a judge's answer that is read: a one-word reply is a few hundred bytes."""
 FALLBACK_OUTCOMES = frozenset({Outcome.WRONG, Outcome.UNPARSEABLE})
 """The rule verdicts a fallback judge is asked about: a rejection, or no answer the rules could read."""
 _LOG = logging.getLogger(__name__)
@@ -183,27 +186,16 @@ class JudgeVerifier:
         system, user = render_prompt(self.config.prompt_version, question, reference, answer)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         openai = self._openai
-        with self._slots:
-            with self._lock:
-                self.requests += 1
-            try:
-                response = self._client.chat.completions.create(
-                    model=self.config.model,
-                    messages=messages,
-                    temperature=0.0,
-                    max_tokens=self.config.max_tokens,
-                )
-                reply = response.choices[0].message.content or ""
-            except openai.APITimeoutError:
-                return Verdict(
-                    None, Outcome.TIMEOUT, None, f"The judge did not answer within {self.config.timeout:g} s."
-                )
-            except openai.APIStatusError as exc:
-                return Verdict(None, Outcome.REFUSED, None, f"The judge server answered {exc.status_code}.")
-            except (openai.APIError, AttributeError, IndexError, TypeError) as exc:
-                return Verdict(
-                    None, Outcome.REFUSED, None, f"The judge request failed ({type(exc).__name__})."
-                )
+        try:
+            reply = self._reply(messages)
+        except (TimeoutError, openai.APITimeoutError):
+            return Verdict(
+                None, Outcome.TIMEOUT, None, f"The judge did not answer within {self.config.timeout:g} s."
+            )
+        except openai.APIStatusError as exc:
+            return Verdict(None, Outcome.REFUSED, None, f"The judge server answered {exc.status_code}.")
+        except (openai.APIError, ValueError, KeyError, AttributeError, IndexError, TypeError) as exc:
+            return Verdict(None, Outcome.REFUSED, None, f"The judge request failed ({type(exc).__name__}).")
         judged = parse_judge_reply(reply)
         if judged is None:
             return Verdict(
@@ -218,6 +210,47 @@ class JudgeVerifier:
             reply.strip()[:100],
             f"The judge replied {reply.strip()[:20]}.",
         )
+
+    def _reply(self, messages: list[dict[str, str]]) -> str:
+        """The judge's reply text, the whole request bounded by ``timeout`` (TimeoutError past it).
+
+        Not each read but the request is bounded, so a server that drips its answer cannot hold a verdict; the
+        body is read up to :data:`MAX_REPLY_BYTES`. The request holds one of the ``max_concurrency`` slots
+        until its connection is done, even after a timeout (its reader stops at the next chunk).
+        """
+        request: dict[str, Any] = {"model": self.config.model, "messages": messages, "temperature": 0.0}
+        request["max_tokens"] = self.config.max_tokens
+        stop, finished, outcome = threading.Event(), threading.Event(), []
+        create = self._client.chat.completions.with_streaming_response.create
+
+        def read() -> None:
+            try:
+                with create(**request) as response:
+                    body = b""
+                    for chunk in response.iter_bytes():
+                        if stop.is_set():
+                            return
+                        body += chunk
+                        if len(body) > MAX_REPLY_BYTES:
+                            raise ValueError(f"the judge's answer is over {MAX_REPLY_BYTES} bytes")
+                    outcome.append(body)
+            except BaseException as exc:  # handed to the caller, which raises it
+                outcome.append(exc)
+            finally:
+                finished.set()
+                self._slots.release()
+
+        self._slots.acquire()
+        with self._lock:
+            self.requests += 1
+        threading.Thread(target=read, name="reasongym-judge", daemon=True).start()
+        if not finished.wait(self.config.timeout):
+            stop.set()
+            raise TimeoutError
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        content = json.loads(outcome[0])["choices"][0]["message"]["content"]
+        return content if isinstance(content, str) else ""
 
     def _remember(self, key: str, verdict: Verdict) -> None:
         if verdict.correct is None:

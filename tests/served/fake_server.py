@@ -64,12 +64,19 @@ class FakeServer:
         self, script: list[Reply] | None = None, answer: Callable[[dict[str, Any]], Any] | None = None
     ) -> None:
         self.script, self.answer = list(script or []), answer
+        self.in_flight = self.most_in_flight = 0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._next))
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._next, self._count))
         self.httpd.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def _count(self, change: int) -> None:
+        """Requests being answered now (+1 when one arrives, -1 when its answer is sent), and the most at once."""
+        with self.lock:
+            self.in_flight += change
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
 
     def _next(self, path: str, request: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self.lock:
@@ -83,13 +90,20 @@ class FakeServer:
 
 
 def _handler(
-    next_reply: Callable[[str, dict[str, Any], dict[str, str]], Reply],
+    next_reply: Callable[[str, dict[str, Any], dict[str, str]], Reply], count: Callable[[int], None]
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive and no Nagle delay, as real servers do
         disable_nagle_algorithm = True
 
         def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
+            count(+1)
+            try:
+                self._answer()
+            finally:
+                count(-1)
+
+        def _answer(self) -> None:
             length = int(self.headers.get("content-length", 0))
             request = json.loads(self.rfile.read(length) or b"{}")
             reply = next_reply(self.path, request, {k.lower(): v for k, v in self.headers.items()})

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_server import chat_body, fake_server
+from fake_server import Reply, chat_body, fake_server
 
 from reasongym.verifiers.judge import JudgeConfig, JudgeVerifier
 
@@ -177,3 +177,24 @@ def test_a_cache_that_cannot_be_written_is_a_warning_and_the_verdict_stands(tmp_
         with pytest.warns(RuntimeWarning, match=r"cannot be written .* kept in memory only"):
             assert judge.verify(QUESTION, GOLD, "\\boxed{12}").correct is True
         assert judge.verify(QUESTION, GOLD, "\\boxed{12}").reason == "The judge's cached verdict."
+
+
+def test_a_judge_that_drips_its_answer_is_timed_out_as_a_whole() -> None:
+    """One byte every 0.2 s: each read is quick, the answer is not. Before: 35 s for a 2 s timeout, a verdict."""
+    import time
+
+    with fake_server([Reply(body=chat_body(["CORRECT"]), drip=0.2)]) as server:
+        judge = _judge(server.base_url, timeout=2.0)
+        started = time.monotonic()
+        verdict = judge.verify(QUESTION, GOLD, "\\boxed{12}")
+        took = time.monotonic() - started
+    assert (verdict.correct, verdict.outcome.value) == (None, "timeout")
+    assert took < 2.0 + 3.0, took  # the timeout, plus a loaded machine's slack
+
+
+def test_an_answer_too_large_is_refused_unread() -> None:
+    """A verdict padded to 2 MiB is not read to its end (before: read whole, and taken)."""
+    padded = {**chat_body(["CORRECT"]), "padding": "x" * (2 << 20)}
+    with fake_server([Reply(body=padded)]) as server:
+        verdict = _judge(server.base_url).verify(QUESTION, GOLD, "\\boxed{12}")
+    assert (verdict.correct, verdict.outcome.value) == (None, "refused")
