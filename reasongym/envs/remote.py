@@ -39,6 +39,8 @@ from reasongym.errors import ConfigError, ServerError
 
 SCHEME = "openenv://"
 """The id prefix that ``reasongym.make`` hands to :class:`RemoteEnv`."""
+MAX_OBSERVATION_CHARS = 1_000_000
+"""The longest observation text a server may send: the bound of ``RemoteEnv.observation_space``."""
 
 
 def server_url(address: str) -> str:
@@ -86,7 +88,7 @@ class RemoteEnv(gymnasium.Env[str, str]):
         self.url = server_url(address)
         self.action_field, self.observation_field = action_field, observation_field
         self.connect_timeout_s, self.timeout_s = float(connect_timeout_s), float(timeout_s)
-        self.observation_space = TextSpace(1_000_000)
+        self.observation_space = TextSpace(MAX_OBSERVATION_CHARS)
         self.action_space = TextSpace(100_000)
         self._session = WireSession(
             self.url, connect_timeout_s=self.connect_timeout_s, timeout_s=self.timeout_s
@@ -170,6 +172,13 @@ def checked_answer(session: WireSession, what: str, data: dict[str, Any], text_f
         raise refuse("observation.truncated", "true or false", observation["truncated"])
     if text_field in observation and not isinstance(observation[text_field], str):
         raise refuse(f"observation.{text_field}", "a string", observation[text_field])
+    if len(observation.get(text_field) or "") > MAX_OBSERVATION_CHARS:
+        text = observation[text_field]
+        raise refuse(
+            f"observation.{text_field}",
+            f"at most {MAX_OBSERVATION_CHARS} characters",
+            f"{len(text)} characters",
+        )
     if "info" in observation and not isinstance(observation["info"], dict):
         raise refuse("observation.info", "a JSON object", observation["info"])
     return Answer(observation, reward, done)

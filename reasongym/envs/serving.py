@@ -187,25 +187,30 @@ class ServedEnvironment(Environment[CompletionAction, TextObservation, State]):
         return TextObservation(text=text, info=self._shown(info), done=False, reward=None)
 
     def _check_request(self, seed: Any, episode_id: Any, options: Any) -> None:
-        """Refuse what JSON can carry but a reset cannot take (the WebSocket passes them unchecked), and the
+        """Refuse what JSON can carry but a reset cannot take (the WebSocket passes it unchecked), and the
         options that show the gold answer unless this server reveals answers."""
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ConfigError(f"reset field 'seed' must be an integer >= 0, got {_shown_value(seed)}")
         if episode_id is not None and (not isinstance(episode_id, str) or len(episode_id) > 255):
             raise ConfigError(
-                f"reset field 'episode_id' must be a string of at most 255 characters, got {_shown_value(episode_id)}"
+                "reset field 'episode_id' must be a string of at most 255 characters, got "
+                f"{_shown_value(episode_id)}"
             )
         if options is not None and not isinstance(options, dict):
             raise ConfigError(
                 f"reset field 'options' must be a JSON object ({', '.join(CLIENT_OPTIONS)}), got "
                 f"{_shown_value(options)}"
             )
+        for name, kind, what in (("split", str, "a string"), ("difficulty", int, "an integer")):
+            value = (options or {}).get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
+                raise ConfigError(f"reset option {name!r} must be {what} or null, got {_shown_value(value)}")
         for option in REVEALING_OPTIONS:
             if not self.reveal_answers and options and options.get(option):
                 raise ConfigError(
                     f"reset option {option!r} shows the gold answer, which this server does not reveal to "
-                    f"clients (start it with --reveal-answers, ServeConfig.reveal_answers, to allow it); a client may set: "
-                    f"{', '.join(CLIENT_OPTIONS)}"
+                    f"clients (start it with --reveal-answers, ServeConfig.reveal_answers, to allow it); a "
+                    f"client may set: {', '.join(CLIENT_OPTIONS)}"
                 )
 
     def _shown(self, info: Mapping[str, Any]) -> dict[str, Any]:
@@ -253,9 +258,30 @@ class ServedEnvironment(Environment[CompletionAction, TextObservation, State]):
         self.env.close()
 
 
+def _trimmed(value: Any) -> Any:
+    """``value`` with every string cut to 200 characters: an error does not echo a client's 100,000 back."""
+    if isinstance(value, str):
+        return value if len(value) <= 200 else value[:197] + "..."
+    if isinstance(value, dict):
+        return {key: _trimmed(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_trimmed(item) for item in value]
+    return value
+
+
+def error_answer(status: int, detail: Any) -> Any:
+    """An error response whose JSON is ASCII (a client's lone surrogate in the echoed input made FastAPI's
+    own 422 answer fail to encode, a 500 with a traceback) and echoes at most 200 characters of any string."""
+    from fastapi.responses import Response
+
+    body = json.dumps({"detail": _trimmed(detail)}, ensure_ascii=True, default=str)
+    return Response(body, status_code=status, media_type="application/json")
+
+
 def build_app(cfg: ServeConfig) -> Any:
     """The FastAPI application serving ``cfg.env_id`` (made once here, so a bad id or option fails now)."""
-    from fastapi.responses import JSONResponse
+    from fastapi.exceptions import RequestValidationError
+    from starlette.exceptions import HTTPException
 
     ServedEnvironment(cfg.env_id, cfg.env_kwargs).close()
     factory = functools.partial(ServedEnvironment, cfg.env_id, dict(cfg.env_kwargs), cfg.reveal_answers)
@@ -265,10 +291,17 @@ def build_app(cfg: ServeConfig) -> Any:
     app = create_fastapi_app(factory, CompletionAction, TextObservation, concurrency_config=concurrency)
 
     async def one_line(request: Any, exc: Exception) -> Any:
-        return JSONResponse(status_code=400, content={"detail": str(exc)})
+        return error_answer(400, str(exc))
+
+    async def refused(request: Any, exc: Any) -> Any:
+        if isinstance(exc, RequestValidationError):
+            return error_answer(422, exc.errors())
+        return error_answer(exc.status_code, exc.detail)
 
     for kind in (ReasonGymError, gymnasium.error.Error):
         app.add_exception_handler(kind, one_line)
+    for kind in (HTTPException, RequestValidationError):
+        app.add_exception_handler(kind, refused)
     app.add_middleware(BodyLimit, limit=cfg.max_body_bytes)
     app.add_middleware(QuietDisconnect)
     return app

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import ServerConnection, serve
 
 Answer = Callable[[dict[str, Any]], "str | bytes | list[str] | None"]
@@ -55,6 +56,10 @@ def scripted_server(answer: Answer) -> Iterator[str]:
     """Serve ``answer`` on a free loopback port; yields the ``openenv://`` address."""
 
     def handler(connection: ServerConnection) -> None:
+        with contextlib.suppress(ConnectionClosed):  # the client under test drops what it refuses
+            _serve(connection)
+
+    def _serve(connection: ServerConnection) -> None:
         for raw in connection:
             message = json.loads(raw)
             if message.get("type") == "close":

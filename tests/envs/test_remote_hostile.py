@@ -134,3 +134,38 @@ def test_an_error_answer_is_one_line_and_short() -> None:
             env.reset(seed=0)
         env.close()
     assert "\n" not in str(caught.value) and len(str(caught.value)) < 400
+
+
+def test_an_answer_sent_in_slow_fragments_is_timed_out_as_a_whole() -> None:
+    """Probe: each fragment arrives in time (a reader's timeout would keep waiting), the answer does not."""
+    import threading
+    from collections.abc import Iterator
+
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.server import ServerConnection, serve
+
+    def fragments(body: str) -> Iterator[str]:
+        for i in range(0, len(body), 3):
+            time.sleep(0.5)
+            yield body[i : i + 3]
+
+    def handler(connection: ServerConnection) -> None:
+        for raw in connection:
+            if json.loads(raw)["type"] == "reset":
+                connection.send(GOOD_RESET)
+                continue
+            try:
+                connection.send(fragments(step_reply()))
+            except ConnectionClosed:  # the client gave up and left
+                return
+
+    with serve(handler, "127.0.0.1", 0) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        env = RemoteEnv(f"openenv://127.0.0.1:{server.socket.getsockname()[1]}", timeout_s=2)
+        env.reset(seed=0)
+        started = time.monotonic()
+        with pytest.raises(ServerError, match="did not answer step within 2 s"):
+            env.step("x")
+        assert time.monotonic() - started < 2 + 2.5
+        env.close()
+        server.shutdown()

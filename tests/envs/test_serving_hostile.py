@@ -251,3 +251,29 @@ def test_a_client_that_never_finishes_its_body_does_not_keep_the_server_from_sto
         assert _answer_of(sock, within=10).startswith(b"HTTP/1.1 503 ")
         log = process.stdout.read()  # type: ignore[union-attr]
     assert "Traceback" not in log, log[-3000:]
+
+
+def test_a_request_echoing_a_lone_surrogate_is_a_422_not_a_500(server: str) -> None:
+    """Probe: FastAPI's own 422 echoed the input, which JSON could not encode (a 500 and a traceback)."""
+    body = b'{"action": {"completion": "\\ud800", "seed": 0, "options": {"index": 3}}}'
+    request = urllib.request.Request(
+        f"{server}/step", data=body, headers={"content-type": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=30)
+    assert caught.value.code == 422 and "string_unicode" in caught.value.read().decode()
+    status, answer = _post(f"{server}/step", {"action": {"completion": "7" * 100_001}})
+    assert status == 422 and len(json.dumps(answer)) < 2000  # the 100,001 characters are not echoed back
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"difficulty": True}, "reset option 'difficulty' must be an integer or null, got True"),
+        ({"split": 5}, "reset option 'split' must be a string or null, got 5"),
+    ],
+)
+def test_reset_option_types_are_checked(server: str, options: dict, message: str) -> None:
+    """Probe: difficulty True was taken as level 1 under a problem id reading 'dTrue'."""
+    status, body = _post(f"{server}/reset", {"seed": 0, "options": options})
+    assert (status, body["detail"]) == (400, message)
