@@ -98,8 +98,7 @@ def _load_one(entry_point: metadata.EntryPoint) -> str:
     # registration) must stay a warning: `import reasongym` and every other environment keep working.
     except BaseException as exc:  # noqa: BLE001 - see above
         restore_registry(before)
-        text = str(exc) if isinstance(exc, PluginRefused) else f"{type(exc).__name__}: {exc}"
-        message = (text.strip().splitlines() or [type(exc).__name__])[0][:300]
+        message = _one_line(exc)
         warnings.warn(
             f"reasongym plugin {entry_point.name!r} from {who} failed to load and is skipped ({message})",
             RuntimeWarning,
@@ -110,6 +109,14 @@ def _load_one(entry_point: metadata.EntryPoint) -> str:
     for entry in added + [entry for entry in list_envs() if entry.id in replaced]:
         register_entry(dataclasses.replace(entry, origin=f"plugin {who}"), override=True)
     return f"ok: {len(added)} ids" + (f", replaced {', '.join(replaced)}" if replaced else "")
+
+
+def _one_line(exc: BaseException) -> str:
+    """The exception's type and the first line of its message that has text, cut to 300 characters."""
+    detail = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    if isinstance(exc, PluginRefused):
+        return detail
+    return (f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)[:300]
 
 
 class PluginRefused(Exception):

@@ -162,3 +162,46 @@ def test_the_user_may_let_one_plugin_replace_a_builtin(replacing: Path) -> None:
     assert result["prompt"].startswith("2 + 2") and result["origin"] == "plugin replaces-envs 1.2.0"
     assert result["ids"] == ["loud/Echo-v0", "quiet/Own-v0"]
     assert result["status"]["replaces_envs"] == "ok: 1 ids, replaced reasongym/Arithmetic-v0"
+
+
+# ---------------------------------------------------------------------------------------------- probe
+
+ODD = {
+    # a BaseException of its own, with a 100,000-character message (before: the process died with it)
+    "stops_envs": 'class Stop(BaseException):\n    pass\n\ndef register_envs():\n    raise Stop("x" * 100_000)\n',
+    # a message whose first lines are blank, and one with no message at all
+    "blank_envs": 'def register_envs():\n    raise ValueError("\\n\\nsecond line\\nthird")\n',
+    "empty_envs": "def register_envs():\n    raise RuntimeError()\n",
+    # Gymnasium's own id, and an id the user registered before the first lookup
+    "gym_envs": 'import gymnasium\n\ndef register_envs():\n    gymnasium.register(id="CartPole-v1", entry_point="x:Y")\n',
+    "user_envs": 'from reasongym.envs.registration import unregister\n\ndef register_envs():\n    unregister("me/Mine-v0")\n',
+}
+
+
+@pytest.fixture(scope="module")
+def odd(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("odd_plugins")
+    packages = [_package(root, name.replace("_", "-"), name, code) for name, code in ODD.items()]
+    return pip_install(root / "site", packages)
+
+
+def test_odd_failures_are_one_short_line_and_no_id_of_anyone_else_changes(odd: Path) -> None:
+    code = (
+        "import json, gymnasium, reasongym; from reasongym.envs import plugins; "
+        "reasongym.register_dataset('me/Mine-v0', [{'question': 'q', 'answer': '1'}], answer_type='integer'); "
+        "status = plugins.load_plugins(); "
+        "print(json.dumps({'status': status, 'cartpole': gymnasium.spec('CartPole-v1').entry_point, "
+        "'mine': 'me/Mine-v0' in [e.id for e in reasongym.list_envs()]}))"
+    )
+    out = _python(odd, code)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout)
+    status = result["status"]
+    assert status["stops_envs"].startswith("failed: Stop: xxx") and len(status["stops_envs"]) < 320
+    assert status["blank_envs"] == "failed: ValueError: second line"
+    assert status["empty_envs"] == "failed: RuntimeError"
+    assert status["gym_envs"].startswith("failed: it replaced CartPole-v1, an id it did not add")
+    assert status["user_envs"].startswith("failed: it replaced me/Mine-v0, an id it did not add")
+    assert (
+        result["cartpole"] == "gymnasium.envs.classic_control.cartpole:CartPoleEnv" and result["mine"] is True
+    )
