@@ -138,13 +138,23 @@ def _features(chat: bool) -> datasets.Features:
 
 
 def completion_text(completion: str | Sequence[dict[str, Any]]) -> str:
-    """The text of a completion: a plain string, or the content of the last message of a chat list."""
+    """The text of a completion: a plain string, or the content of the last message of a chat list (a message
+    without text, such as a tool call's, is "").
+
+    Raises:
+        ConfigError: Anything else (a number, a dict): TRL passes strings or message lists.
+    """
     if isinstance(completion, str):
         return completion
-    if not completion:
-        return ""
-    content = completion[-1].get("content", "")
-    return content if isinstance(content, str) else str(content)
+    if isinstance(completion, (list, tuple)) and all(isinstance(message, dict) for message in completion):
+        content = completion[-1].get("content") if completion else ""
+        if content is None or isinstance(content, str):
+            return content or ""
+    shown = repr(completion)
+    raise ConfigError(
+        "reward function: a completion must be a string or a list of chat messages whose last content is text, "
+        f"got {shown if len(shown) <= 60 else shown[:57] + '...'}"
+    )
 
 
 def reward_function(env_or_id: gymnasium.Env | str) -> RewardFunction:
@@ -195,6 +205,15 @@ def reward_function(env_or_id: gymnasium.Env | str) -> RewardFunction:
     return reasongym_reward
 
 
+def _check_cell(row: int, column: str, value: Any, *, minimum: int) -> None:
+    """Refuse a cell that is not an integer >= ``minimum`` (1.5 was read as problem 1, None was a TypeError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ConfigError(
+            f"reward function: row {row}'s {column!r} must be an integer >= {minimum}, got {value!r} "
+            "(to_dataset writes the columns)"
+        )
+
+
 def _needs_problem_columns(env: ReasoningEnv, given: str) -> ConfigError:
     """The error of a dataset without the ``split`` and ``index`` columns, for an environment whose grading
     needs its own problem (the answer columns cannot rebuild it)."""
@@ -239,6 +258,8 @@ def _rows(
     for i in range(count):
         if split is not None and index is not None:
             level = columns["difficulty"][i] if columns["difficulty"] is not None else -1
+            _check_cell(i, "index", index[i], minimum=0)
+            _check_cell(i, "difficulty", level, minimum=-1)
             key: tuple[Any, ...] = (split[i], int(index[i]), None if level == -1 else int(level))
             if key not in known:
                 known[key] = env.source.problem(*key)
