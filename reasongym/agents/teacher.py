@@ -6,7 +6,6 @@ Shapes use the legend of `reasongym.agents.common` (B sequences, T completion to
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,9 @@ from reasongym.errors import ConfigError, ServerError
 
 ROUNDING = 1e-4
 """How far above 0 a served log-prob may be and still be read as 0 (a log-softmax rounded in low precision)."""
+LOWEST = -1e4
+"""The lowest served log-prob taken: vLLM writes an impossible token's -inf as -9999.0; far below that no
+softmax of a model's logits reaches (-1e30 was taken and trained on, a per-token cost of 1e30)."""
 
 
 def completion_log_probs(
@@ -176,8 +178,8 @@ class ServedTeacher:
 
 
 def checked_log_probs(scored: Any, lengths: list[int], where: str) -> list[list[float]]:
-    """``scored`` (one list of log-probs per sequence, from the server at ``where``) if each holds one finite
-    log-prob <= 0 per completion token (up to `ROUNDING` above 0 read as 0), else a one-line ServerError
+    """``scored`` (one list of log-probs per sequence, from the server at ``where``) if each holds one log-prob
+    from `LOWEST` to 0 per completion token (up to `ROUNDING` above 0 read as 0), else a one-line ServerError
     naming the sequence, the token and the value: a NaN skips the step, a +50 is trained on."""
     if len(scored) != len(lengths):
         raise ServerError(f"the served teacher at {where} scored {len(scored)} sequences, not {len(lengths)}")
@@ -189,10 +191,11 @@ def checked_log_probs(scored: Any, lengths: list[int], where: str) -> list[list[
                 f"sequence {row}"
             )
         for token, value in enumerate(values):
-            if not (isinstance(value, (int, float)) and -math.inf < value <= ROUNDING):
+            if not (isinstance(value, (int, float)) and LOWEST <= value <= ROUNDING):
                 raise ServerError(
                     f"the served teacher at {where} gave log-prob {value!r} for completion token {token} of "
-                    f"sequence {row}; a log-prob is finite and <= 0, so its scores cannot be trusted"
+                    f"sequence {row}; a log-prob is finite and <= 0 (and >= {LOWEST:g}), so its scores cannot "
+                    "be trusted"
                 )
         checked.append([min(float(value), 0.0) for value in values])
     return checked

@@ -97,3 +97,12 @@ def test_an_exit_code_and_a_signal_are_told_apart() -> None:
     os.kill(sleeps.pid, signal.SIGTERM)  # type: ignore[arg-type]
     sleeps.join(timeout=60)
     assert describe_exit(sleeps) == f"(pid {sleeps.pid}) was killed by signal 15 (SIGTERM)"
+
+
+def test_before_the_first_checkpoint_it_says_a_resume_starts_over(tiny: Any, tmp_path: Path) -> None:
+    """Probe: killed in step 2, before the first checkpoint (every 2 steps)."""
+    error, killed = _train_killing_the_sampler(tiny, tmp_path, at_step=1)
+    assert f"the sampler process (pid {killed[0]}) was killed by signal 9 (SIGKILL)" in str(error)
+    assert f"the run folder {tmp_path} holds no checkpoint yet" in str(
+        error
+    ) and "starts it from step 0" in str(error)

@@ -57,6 +57,7 @@ def _batch(tiny: Any) -> tuple[Any, Any]:
         (-math.inf, True, "-inf"),
         (50.0, True, "50.0"),
         (0.5, False, "0.5"),
+        (-1e30, True, "-1e\\+30"),  # probe: finite, <= 0, and no softmax of a model's logits
     ],
 )
 def test_a_log_prob_that_cannot_be_one_is_a_server_error(
@@ -66,18 +67,20 @@ def test_a_log_prob_that_cannot_be_one_is_a_server_error(
     with fake_server(answer=prompt_logprobs(value, only_last)) as server:
         settings = ServedModelConfig(model="m", base_url=server.base_url, endpoint="completions")
         with pytest.raises(
-            ServerError, match=rf"log-prob {shown} .* a log-prob is finite and <= 0"
+            ServerError, match=rf"log-prob {shown} .* a log-prob is finite and <= 0 \(and >= -10000\)"
         ) as caught:
             ServedTeacher(OpenAIGenerator(settings)).sampled(batch, None, 1.0)
     assert "\n" not in str(caught.value) and server.base_url in str(caught.value)
 
 
-def test_honest_log_probs_pass(tiny: Any) -> None:
+@pytest.mark.parametrize("value", [-0.25, -9999.0, 1e-5])
+def test_honest_log_probs_pass(tiny: Any, value: float) -> None:
+    """-9999 is vLLM's -inf; 1e-5 above 0 is rounding, read as 0."""
     batch, _ = _batch(tiny)
-    with fake_server(answer=prompt_logprobs(-0.25)) as server:
+    with fake_server(answer=prompt_logprobs(value)) as server:
         settings = ServedModelConfig(model="m", base_url=server.base_url, endpoint="completions")
         logp = ServedTeacher(OpenAIGenerator(settings)).sampled(batch, None, 1.0)
-    assert torch.equal(logp, -0.25 * batch.completion_mask.float())
+    assert torch.equal(logp, min(value, 0.0) * batch.completion_mask.float())
 
 
 def test_the_command_line_run_on_a_nan_teacher_fails_in_one_line(tmp_path: Path) -> None:
