@@ -42,6 +42,7 @@ from typing import Any
 from reasongym.envs.registration import (
     LOOKUP_HOOKS,
     RegistrySnapshot,
+    changed_since,
     list_envs,
     parse_id,
     register_entry,
@@ -126,7 +127,7 @@ class PluginRefused(Exception):
 def _check_changes(name: str, before: RegistrySnapshot) -> list[str]:
     """The ids the plugin ``name`` replaced (allowed by :data:`OVERRIDES`); raise PluginRefused if it replaced,
     removed or took a built-in namespace without leave."""
-    changed = before.changed_ids()
+    changed = changed_since(before)
     builtin = {
         parse_id(e.id)[0] for e in before.entries.values() if e.origin.split(" ")[0] not in ("user", "plugin")
     }

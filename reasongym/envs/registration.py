@@ -153,37 +153,30 @@ def unregister(env_id: str) -> None:
 
 
 class RegistrySnapshot(NamedTuple):
-    """Copies of the three tables an id lives in, to put back (`restore_registry`)."""
+    """Copies of the three tables an id lives in: reasongym's entries, the user sources, Gymnasium's specs."""
 
     entries: dict[str, CatalogEntry]
     user_sources: dict[str, Callable[..., ProblemSource]]
     gymnasium_specs: dict[str, Any]
 
-    def changed_ids(self) -> list[str]:
-        """The ids of the snapshot that are gone since, or registered differently."""
-        now = RegistrySnapshot(dict(_ENTRIES), dict(_USER_SOURCES), dict(gymnasium.registry))
-        changed = [key for key, spec in self.gymnasium_specs.items() if now.gymnasium_specs.get(key) != spec]
-        changed += [key for key, entry in self.entries.items() if now.entries.get(key) != entry]
-        changed += [key for key, made in self.user_sources.items() if now.user_sources.get(key) is not made]
-        return sorted(set(changed))
-
 
 def registry_snapshot() -> RegistrySnapshot:
-    """The registry as it is now (reasongym's table, the user sources and Gymnasium's specs)."""
+    """The registry as it is now (`restore_registry` puts it back; `reasongym.envs.plugins` does so)."""
     return RegistrySnapshot(dict(_ENTRIES), dict(_USER_SOURCES), dict(gymnasium.registry))
 
 
-def restore_registry(snapshot: RegistrySnapshot) -> None:
-    """Put the registry back exactly as ``snapshot`` found it.
+def changed_since(before: RegistrySnapshot) -> list[str]:
+    """The ids of ``before`` that are gone now, or registered differently."""
+    now = registry_snapshot()
+    changed = {key for key, spec in before.gymnasium_specs.items() if now.gymnasium_specs.get(key) != spec}
+    changed |= {key for key, entry in before.entries.items() if now.entries.get(key) != entry}
+    changed |= {key for key, made in before.user_sources.items() if now.user_sources.get(key) is not made}
+    return sorted(changed)
 
-    Every id added since is removed, every id changed or removed since is as it was (a plugin that failed
-    half-way, `reasongym.envs.plugins`).
-    """
-    for table, saved in (
-        (_ENTRIES, snapshot.entries),
-        (_USER_SOURCES, snapshot.user_sources),
-        (gymnasium.registry, snapshot.gymnasium_specs),
-    ):
+
+def restore_registry(snapshot: RegistrySnapshot) -> None:
+    """Put the registry back as ``snapshot`` found it: ids added since removed, ids changed since as they were."""
+    for table, saved in zip((_ENTRIES, _USER_SOURCES, gymnasium.registry), snapshot, strict=True):
         table.clear()
         table.update(saved)
 

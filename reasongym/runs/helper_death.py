@@ -6,6 +6,9 @@ and how to go on, instead of the transport's message (gloo's ``pair.cc:553 Conne
     with helper_died("sampler", sampler.process, algo="grpo", run_dir=run_dir):
         batch = sampler.next(step)
 
+and :func:`next_batch` is that wrap around an RL session's sampler (the one call in
+``reasongym.agents.runtime.session``).
+
 A failure inside the block while the helper process has ended (reaped within a few seconds) becomes one
 :class:`~reasongym.errors.TrainingFailed` line: ``the sampler process (pid 123) was killed by signal 9
 (SIGKILL); the run's checkpoints are intact (the latest, step-000002, verified); resume with `reasongym train
@@ -72,3 +75,14 @@ def helper_died(role: str, process: Any | None, *, algo: str, run_dir: Path | No
         if ended is None:
             raise
         raise TrainingFailed(f"the {role} process {ended}; {what_is_saved(algo, run_dir)}") from exc
+
+
+def next_batch(session: Any, step: int) -> Any:
+    """``session.sampler.next(step)`` (the sampler ahead of an RL session), its process named if it died.
+
+    ``session`` is a ``reasongym.agents.runtime.session.RLSession`` (read: ``sampler``, ``algo``, ``life.path``);
+    a sampler with no process of its own (vLLM's thread) passes its failures unchanged.
+    """
+    process = getattr(session.sampler, "process", None)
+    with helper_died("sampler", process, algo=session.algo, run_dir=session.life.path):
+        return session.sampler.next(step)
