@@ -42,6 +42,10 @@ class CollectiveTimeout(ReasonGymError, RuntimeError):
     """A process waited past the collective timeout for the others; the message names the stalled ranks."""
 
 
+class TrainingFailed(ReasonGymError, RuntimeError):
+    """A run ended without training: every step it took was skipped, or a process it needs died."""
+
+
 class ResourceBusyError(ReasonGymError, RuntimeError):
     """A run folder or evaluation file is being written by another process (it holds the lock)."""
 

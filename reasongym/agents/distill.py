@@ -51,7 +51,7 @@ from reasongym.agents.teacher import (
     check_same_tokenizer,
     completion_log_probs,
 )
-from reasongym.errors import ConfigError
+from reasongym.errors import ConfigError, TrainingFailed
 
 # ------------------------------------------------------------------------------ named choices: divergence
 
@@ -312,4 +312,17 @@ def train_distill(
         batch = session.rollouts(rollout.num_prompts)
         return batch, distill_update(session, batch, frozen, cfg, rollout.group_size)
 
-    return run_steps(session, one_step)
+    return check_trained(run_steps(session, one_step), "distill")
+
+
+def check_trained(result: RLResult, algo: str) -> RLResult:
+    """``result``, unless every step the call trained was skipped (its loss or gradient non-finite: the weights
+    never moved), which raises TrainingFailed: such a run must not look finished."""
+    skipped = [row.get("train/skipped_nonfinite", 0.0) for row in result.history]
+    if skipped and all(skipped):
+        where = f"; see train/skipped_nonfinite in {result.run_dir}/metrics.jsonl" if result.run_dir else ""
+        raise TrainingFailed(
+            f"{algo}: every one of the {len(skipped)} steps this run trained was skipped: the loss or gradient was "
+            f"not finite (NaN or infinite log-probs of the teacher or the student), so the weights never moved{where}"
+        )
+    return result

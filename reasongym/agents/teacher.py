@@ -14,7 +14,13 @@ import torch
 from torch import Tensor
 
 from reasongym.agents.common import token_logprobs
-from reasongym.errors import ConfigError
+from reasongym.errors import ConfigError, ServerError
+
+ROUNDING = 1e-4
+"""How far above 0 a served log-prob may be and still be read as 0 (a log-softmax rounded in low precision)."""
+LOWEST = -1e4
+"""The lowest served log-prob taken: vLLM writes an impossible token's -inf as -9999.0; far below that no
+softmax of a model's logits reaches (-1e30 was taken and trained on, a per-token cost of 1e30)."""
 
 
 def completion_log_probs(
@@ -128,7 +134,9 @@ class ServedTeacher:
 
     Requests go out at most ``generator.settings.max_concurrency`` at a time, with the served client's retries;
     a server that fails or answers without log-probs stops the step with a one-line `ServerError`, never a
-    zero. The server's log-probs are the raw model's (temperature 1), so the loss must be at temperature 1.
+    zero, and so does one whose log-probs cannot be log-probs (`checked_log_probs`: NaN, infinite, positive,
+    or not one per token), which would otherwise be trained on or skip every step unseen. The server's
+    log-probs are the raw model's (temperature 1), so the loss must be at temperature 1.
     """
 
     generator: Any
@@ -155,7 +163,7 @@ class ServedTeacher:
             starts.append(len(prompt))
         scored = self.generator.score(sequences, starts)
         logp = torch.zeros(batch.completion_mask.shape, dtype=torch.float32)  # [B, T]
-        for row, values in enumerate(scored):
+        for row, values in enumerate(checked_log_probs(scored, lengths, self.generator.base_url)):
             logp[row, : len(values)] = torch.tensor(values, dtype=torch.float32)
         logp = logp.to(batch.input_ids.device)
         self.seconds += time.perf_counter() - started
@@ -167,3 +175,27 @@ class ServedTeacher:
         cost = {"perf/teacher_s": self.seconds, "perf/teacher_memory_mb": self.peak_bytes / 2**20}
         self.seconds, self.peak_bytes = 0.0, 0
         return cost
+
+
+def checked_log_probs(scored: Any, lengths: list[int], where: str) -> list[list[float]]:
+    """``scored`` (one list of log-probs per sequence, from the server at ``where``) if each holds one log-prob
+    from `LOWEST` to 0 per completion token (up to `ROUNDING` above 0 read as 0), else a one-line ServerError
+    naming the sequence, the token and the value: a NaN skips the step, a +50 is trained on."""
+    if len(scored) != len(lengths):
+        raise ServerError(f"the served teacher at {where} scored {len(scored)} sequences, not {len(lengths)}")
+    checked = []
+    for row, (values, length) in enumerate(zip(scored, lengths, strict=True)):
+        if len(values) != length:
+            raise ServerError(
+                f"the served teacher at {where} gave {len(values)} log-probs for the {length} completion tokens of "
+                f"sequence {row}"
+            )
+        for token, value in enumerate(values):
+            if not (isinstance(value, (int, float)) and LOWEST <= value <= ROUNDING):
+                raise ServerError(
+                    f"the served teacher at {where} gave log-prob {value!r} for completion token {token} of "
+                    f"sequence {row}; a log-prob is finite and <= 0 (and >= {LOWEST:g}), so its scores cannot "
+                    "be trusted"
+                )
+        checked.append([min(float(value), 0.0) for value in values])
+    return checked

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
 
 from reasongym.cli.args import EXIT_OK, UsageError, positive_int
@@ -23,6 +24,17 @@ def _option(text: str) -> tuple[str, Any]:
         return key, value
 
 
+def _seconds(text: str) -> float:
+    """A number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
+
+
 def cmd_serve_env(args: argparse.Namespace) -> int:
     """Serve ``args.env_id`` until Ctrl-C or SIGTERM."""
     try:
@@ -31,13 +43,22 @@ def cmd_serve_env(args: argparse.Namespace) -> int:
         raise UsageError(
             f"serve-env needs openenv-core ({exc.name or exc} is missing): pip install 'reasongym[openenv]'"
         ) from exc
+    given = {
+        "max_connections": args.max_connections,
+        "header_timeout_s": args.header_timeout,
+        "body_timeout_s": args.body_timeout,
+    }
+    # A limit not given is ServeConfig's default (written once, there).
+    limits = {name: value for name, value in given.items() if value is not None}
     cfg = ServeConfig(
         args.env_id,
         host=args.host,
         port=args.port,
         max_sessions=args.max_sessions,
         max_body_bytes=args.max_body_bytes,
+        reveal_answers=args.reveal_answers,
         env_kwargs=dict(args.option or []),
+        **limits,
     )
     serve(cfg)
     return EXIT_OK
@@ -57,6 +78,29 @@ def add_serve_parser(commands: Any) -> None:
         type=positive_int,
         default=1 << 20,
         help="largest request or message (default 1 MiB)",
+    )
+    sub.add_argument(
+        "--max-connections",
+        type=positive_int,
+        help="most open connections; past it a stalled one is closed, else the new one gets 503 (default 256)",
+    )
+    sub.add_argument(
+        "--header-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds a request's headers may take to arrive (default 10)",
+    )
+    sub.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="seconds a request's body may take to arrive (default 30)",
+    )
+    sub.add_argument(
+        "--reveal-answers",
+        action="store_true",
+        help="let clients see gold answers: the hint and include_answer reset options, problem metadata and "
+        "verifier reasons (refused and left out by default)",
     )
     sub.add_argument(
         "--option",

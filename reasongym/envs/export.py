@@ -138,13 +138,23 @@ def _features(chat: bool) -> datasets.Features:
 
 
 def completion_text(completion: str | Sequence[dict[str, Any]]) -> str:
-    """The text of a completion: a plain string, or the content of the last message of a chat list."""
+    """The text of a completion: a plain string, or the content of the last message of a chat list (a message
+    without text, such as a tool call's, is "").
+
+    Raises:
+        ConfigError: Anything else (a number, a dict): TRL passes strings or message lists.
+    """
     if isinstance(completion, str):
         return completion
-    if not completion:
-        return ""
-    content = completion[-1].get("content", "")
-    return content if isinstance(content, str) else str(content)
+    if isinstance(completion, (list, tuple)) and all(isinstance(message, dict) for message in completion):
+        content = completion[-1].get("content") if completion else ""
+        if content is None or isinstance(content, str):
+            return content or ""
+    shown = repr(completion)
+    raise ConfigError(
+        "reward function: a completion must be a string or a list of chat messages whose last content is text, "
+        f"got {shown if len(shown) <= 60 else shown[:57] + '...'}"
+    )
 
 
 def reward_function(env_or_id: gymnasium.Env | str) -> RewardFunction:
@@ -185,12 +195,44 @@ def reward_function(env_or_id: gymnasium.Env | str) -> RewardFunction:
             members[id(problem)].append(i)
         rewards: list[float | None] = [None] * len(texts)
         for group in members.values():
-            verdicts = env.score_many(rows[group[0]], [texts[i] for i in group])
+            verdicts = _graded(
+                env, rows[group[0]], [texts[i] for i in group], own=split is not None and index is not None
+            )
             for i, verdict in zip(group, verdicts, strict=True):
                 rewards[i] = None if verdict.correct is None else env.compute_reward(verdict, texts[i])
         return rewards
 
     return reasongym_reward
+
+
+def _check_cell(row: int, column: str, value: Any, *, minimum: int) -> None:
+    """Refuse a cell that is not an integer >= ``minimum`` (1.5 was read as problem 1, None was a TypeError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ConfigError(
+            f"reward function: row {row}'s {column!r} must be an integer >= {minimum}, got {value!r} "
+            "(to_dataset writes the columns)"
+        )
+
+
+def _needs_problem_columns(env: ReasoningEnv, given: str) -> ConfigError:
+    """The error of a dataset without the ``split`` and ``index`` columns, for an environment whose grading
+    needs its own problem (the answer columns cannot rebuild it)."""
+    return ConfigError(
+        f"reward function: {env.source.name!r} grades with its own problem (a task's scorer reads the task's "
+        f"item), so the dataset needs its 'split' and 'index' columns, which reasongym's to_dataset writes; "
+        f"this one gave {given}"
+    )
+
+
+def _graded(env: ReasoningEnv, problem: Problem, texts: list[str], *, own: bool) -> list[Any]:
+    """``env.score_many``; a problem made from the answer columns that the environment's grading cannot read
+    (it looks up what only its own problems carry) is the missing-columns error, not a KeyError."""
+    if own:
+        return env.score_many(problem, texts)
+    try:
+        return env.score_many(problem, texts)
+    except KeyError as exc:
+        raise _needs_problem_columns(env, "only the answer columns") from exc
 
 
 def _rows(
@@ -207,11 +249,17 @@ def _rows(
     for name, values in columns.items():
         if values is not None and len(values) != count:
             raise ConfigError(f"reward function: {count} completions but {len(values)} {name!r} values")
+    kinds = set(columns["answer_type"] or [env.source.answer_type])
+    if (split is None or index is None) and "task" in kinds:  # graded by the task's scorer, on its item
+        given = sorted(name for name, values in columns.items() if values is not None)
+        raise _needs_problem_columns(env, f"the columns {given}")
     known: dict[tuple[Any, ...], Problem] = {}
     rows = []
     for i in range(count):
         if split is not None and index is not None:
             level = columns["difficulty"][i] if columns["difficulty"] is not None else -1
+            _check_cell(i, "index", index[i], minimum=0)
+            _check_cell(i, "difficulty", level, minimum=-1)
             key: tuple[Any, ...] = (split[i], int(index[i]), None if level == -1 else int(level))
             if key not in known:
                 known[key] = env.source.problem(*key)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium
 
@@ -146,10 +146,39 @@ def register_entry(entry: CatalogEntry, *, override: bool = False) -> None:
 
 
 def unregister(env_id: str) -> None:
-    """Remove ``env_id`` from reasongym's table and Gymnasium's registry (a plugin that failed half-way)."""
+    """Remove ``env_id`` from reasongym's table and Gymnasium's registry."""
     _ENTRIES.pop(env_id, None)
     _USER_SOURCES.pop(env_id, None)
     gymnasium.registry.pop(env_id, None)
+
+
+class RegistrySnapshot(NamedTuple):
+    """Copies of the three tables an id lives in: reasongym's entries, the user sources, Gymnasium's specs."""
+
+    entries: dict[str, CatalogEntry]
+    user_sources: dict[str, Callable[..., ProblemSource]]
+    gymnasium_specs: dict[str, Any]
+
+
+def registry_snapshot() -> RegistrySnapshot:
+    """The registry as it is now (`restore_registry` puts it back; `reasongym.envs.plugins` does so)."""
+    return RegistrySnapshot(dict(_ENTRIES), dict(_USER_SOURCES), dict(gymnasium.registry))
+
+
+def changed_since(before: RegistrySnapshot) -> list[str]:
+    """The ids of ``before`` that are gone now, or registered differently."""
+    now = registry_snapshot()
+    changed = {key for key, spec in before.gymnasium_specs.items() if now.gymnasium_specs.get(key) != spec}
+    changed |= {key for key, entry in before.entries.items() if now.entries.get(key) != entry}
+    changed |= {key for key, made in before.user_sources.items() if now.user_sources.get(key) is not made}
+    return sorted(changed)
+
+
+def restore_registry(snapshot: RegistrySnapshot) -> None:
+    """Put the registry back as ``snapshot`` found it: ids added since removed, ids changed since as they were."""
+    for table, saved in zip((_ENTRIES, _USER_SOURCES, gymnasium.registry), snapshot, strict=True):
+        table.clear()
+        table.update(saved)
 
 
 def _run_lookup_hooks() -> None:

@@ -6,9 +6,13 @@ OpenEnv environments alike: the action string is sent as ``{action_field: text}`
 reasongym's servers; OpenEnv's echo example takes ``"message"``), and the observation text is the
 observation's ``observation_field`` (``"text"``; the whole observation as JSON when it has no such field).
 
-Failures are one-line :class:`~reasongym.errors.ServerError`\\ s, never a hang: a server that cannot be
-reached fails within ``connect_timeout_s``, one that does not answer within ``timeout_s``, and one that
-closes the connection or refuses a message says so, with the server's own message.
+Failures are one-line :class:`~reasongym.errors.ServerError`\\ s, never a hang: ``timeout_s`` bounds each
+reset or step as a whole (connecting included; ``connect_timeout_s`` bounds the connection alone), and a
+server that closes the connection or refuses a message says so, with its own message
+(:mod:`reasongym.envs.openenv_wire` speaks the protocol). Every field of an answer is checked, since a
+server's answer is untrusted input that becomes a reward: ``reward`` must be a finite number or null,
+``done`` and ``truncated`` true or false, the observation and its ``info`` JSON objects, its text field a
+string; anything else is a ServerError naming the field and the value, never a reward.
 
 Not supported: reasongym's evaluator and trainers read problems by index from the environment
 (``problem_at``, the source's splits) to record and regrade them, which a remote environment does not
@@ -23,16 +27,20 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium
 
+from reasongym.envs.openenv_wire import WireSession, shown
 from reasongym.envs.spaces import TextSpace
 from reasongym.errors import ConfigError, ServerError
 
 SCHEME = "openenv://"
 """The id prefix that ``reasongym.make`` hands to :class:`RemoteEnv`."""
+MAX_OBSERVATION_CHARS = 1_000_000
+"""The longest observation text a server may send: the bound of ``RemoteEnv.observation_space``."""
 
 
 def server_url(address: str) -> str:
@@ -58,8 +66,8 @@ class RemoteEnv(gymnasium.Env[str, str]):
         address: ``"openenv://HOST:PORT"``, or the server's http:// or ws:// URL.
         action_field: The action's field that carries the action string.
         observation_field: The observation's field shown as the observation text.
-        connect_timeout_s: Seconds to wait for the connection.
-        timeout_s: Seconds to wait for the answer to one reset or step.
+        connect_timeout_s: Seconds the connection may take.
+        timeout_s: Seconds one reset or step may take in all, connecting included.
     """
 
     metadata = {"render_modes": []}
@@ -75,74 +83,44 @@ class RemoteEnv(gymnasium.Env[str, str]):
     ) -> None:
         """Check the address and limits; nothing connects until the first reset."""
         for name, value in (("connect_timeout_s", connect_timeout_s), ("timeout_s", timeout_s)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
                 raise ConfigError(f"RemoteEnv.{name} must be a number of seconds > 0, got {value!r}")
         self.url = server_url(address)
         self.action_field, self.observation_field = action_field, observation_field
         self.connect_timeout_s, self.timeout_s = float(connect_timeout_s), float(timeout_s)
-        self.observation_space = TextSpace(1_000_000)
+        self.observation_space = TextSpace(MAX_OBSERVATION_CHARS)
         self.action_space = TextSpace(100_000)
-        self._client: Any = None
+        self._session = WireSession(
+            self.url, connect_timeout_s=self.connect_timeout_s, timeout_s=self.timeout_s
+        )
 
-    def _connected(self) -> Any:
-        if self._client is None:
-            try:
-                from openenv.core.generic_client import GenericEnvClient
-            except ImportError as exc:
-                raise ConfigError(
-                    "playing an OpenEnv server needs openenv-core: pip install 'reasongym[openenv]'"
-                ) from exc
-            client = GenericEnvClient(
-                base_url=self.url, connect_timeout_s=self.connect_timeout_s, message_timeout_s=self.timeout_s
-            )
-            self._client = client.sync()
-        return self._client
-
-    def _call(self, what: str, request: Callable[[Any], Any]) -> Any:
-        """Run one request; every way it can fail becomes a one-line ServerError (the connection is dropped)."""
-        try:
-            return request(self._connected())
-        except ConfigError:
-            raise
-        except TimeoutError as exc:
-            problem = f"did not answer {what} within {self.timeout_s:g} s"
-            self._drop()
-            raise ServerError(f"OpenEnv server {self.url} {problem}") from exc
-        except ConnectionError as exc:
-            self._drop()
-            raise ServerError(
-                f"OpenEnv server {self.url} cannot be reached (is it running?): {_first_line(exc)}"
-            ) from exc
-        except RuntimeError as exc:  # the server's error message (OpenEnv's client raises RuntimeError)
-            raise ServerError(f"OpenEnv server {self.url} refused {what}: {_first_line(exc)}") from exc
-        except Exception as exc:  # websockets' ConnectionClosed and kin: the server went away mid-session
-            self._drop()
-            raise ServerError(
-                f"OpenEnv server {self.url} closed the connection during {what}: {_first_line(exc)}"
-            ) from exc
+    def _answer(self, what: str, message: dict[str, Any]) -> Answer:
+        """One request's answer, every field checked (module docstring)."""
+        data = self._session.request(what, message)
+        return checked_answer(self._session, what, data, self.observation_field)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start an episode on the server, passing ``seed`` and ``options`` through."""
         super().reset(seed=seed)
-        kwargs: dict[str, Any] = {}
+        data: dict[str, Any] = {}
         if seed is not None:
-            kwargs["seed"] = seed
+            data["seed"] = seed
         if options is not None:
-            kwargs["options"] = dict(options)
-        result = self._call("reset", lambda client: client.reset(**kwargs))
-        return self._text(result.observation), self._info(result.observation)
+            data["options"] = dict(options)
+        answer = self._answer("reset", {"type": "reset", "data": data})
+        return self._text(answer.observation), self._info(answer.observation)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Send ``action`` as ``{action_field: action}``; ``truncated`` is the observation's field of that name."""
         if not isinstance(action, str):
             raise TypeError(f"action must be a str, got {type(action).__name__}")
-        result = self._call("step", lambda client: client.step({self.action_field: action}))
-        observation = result.observation
-        truncated = bool(observation.get("truncated", False))
-        terminated = bool(result.done) and not truncated
-        reward = 0.0 if result.reward is None else float(result.reward)
+        answer = self._answer("step", {"type": "step", "data": {self.action_field: action}})
+        observation = answer.observation
+        truncated = observation.get("truncated", False)
+        terminated = answer.done and not truncated
+        reward = 0.0 if answer.reward is None else answer.reward
         return self._text(observation), reward, terminated, truncated, self._info(observation)
 
     def _text(self, observation: dict[str, Any]) -> str:
@@ -151,21 +129,59 @@ class RemoteEnv(gymnasium.Env[str, str]):
 
     def _info(self, observation: dict[str, Any]) -> dict[str, Any]:
         """The server's info dict (reasongym's servers), else every observation field but the text."""
-        if isinstance(observation.get("info"), dict):
+        if "info" in observation:
             return dict(observation["info"])
         return {key: value for key, value in observation.items() if key != self.observation_field}
 
-    def _drop(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:  # closing a dead connection can fail in many ways; it is gone either way
-                pass
-
     def close(self) -> None:
-        """Close the session on the server."""
-        self._drop()
+        """Close the session on the server (a later reset opens a new one)."""
+        self._session.close()
+
+
+class Answer(NamedTuple):
+    """A server's answer to a reset or step, its fields checked."""
+
+    observation: dict[str, Any]
+    reward: float | None
+    done: bool
+
+
+def checked_answer(session: WireSession, what: str, data: dict[str, Any], text_field: str) -> Answer:
+    """The answer in ``data`` (an observation message's data), or a ServerError naming the field and value
+    that cannot be what it claims: a reward that is not a finite number, a done that is not a bool, an
+    observation, info or text of another type."""
+
+    def refuse(field: str, rule: str, value: Any) -> ServerError:
+        return session.error(f"answered {what}: {field} must be {rule}, got {shown(value)}")
+
+    observation, reward, done = data.get("observation"), data.get("reward"), data.get("done", False)
+    if not isinstance(observation, dict):
+        raise refuse("observation", "a JSON object", observation)
+    if reward is not None:
+        if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+            raise refuse("reward", "a finite number or null", reward)
+        try:
+            reward = float(reward)
+        except OverflowError:  # an integer past float's range, 10**400
+            raise refuse("reward", "a finite number or null", reward) from None
+        if not math.isfinite(reward):
+            raise refuse("reward", "a finite number or null", reward)
+    if not isinstance(done, bool):
+        raise refuse("done", "true or false", done)
+    if not isinstance(observation.get("truncated", False), bool):
+        raise refuse("observation.truncated", "true or false", observation["truncated"])
+    if text_field in observation and not isinstance(observation[text_field], str):
+        raise refuse(f"observation.{text_field}", "a string", observation[text_field])
+    if len(observation.get(text_field) or "") > MAX_OBSERVATION_CHARS:
+        text = observation[text_field]
+        raise refuse(
+            f"observation.{text_field}",
+            f"at most {MAX_OBSERVATION_CHARS} characters",
+            f"{len(text)} characters",
+        )
+    if "info" in observation and not isinstance(observation["info"], dict):
+        raise refuse("observation.info", "a JSON object", observation["info"])
+    return Answer(observation, reward, done)
 
 
 def openenv_dataset(address: str, n: int, *, seed: int = 0, options: dict[str, Any] | None = None) -> Any:
@@ -186,11 +202,22 @@ def openenv_dataset(address: str, n: int, *, seed: int = 0, options: dict[str, A
                 raise ConfigError(
                     f"{env.url} is not a reasongym server: its reset info has no index and split"
                 )
+            index, split = info["index"], info["split"]
+            if (
+                isinstance(index, bool)
+                or not isinstance(index, int)
+                or index < 0
+                or not isinstance(split, str)
+            ):
+                raise ServerError(
+                    f"OpenEnv server {env.url} answered reset: info.index must be an integer >= 0 and info.split "
+                    f"a string, got {shown(index)} and {shown(split)}"
+                )
             rows.append(
                 {
                     "prompt": prompt,
-                    "index": int(info["index"]),
-                    "split": str(info["split"]),
+                    "index": index,
+                    "split": split,
                     "problem_id": str(info.get("problem_id", "")),
                 }
             )
@@ -227,8 +254,3 @@ def openenv_reward(address: str, **env_options: Any) -> Callable[..., list[float
         return rewards
 
     return openenv_reward_fn
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]

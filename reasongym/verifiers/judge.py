@@ -4,13 +4,18 @@ A model behind an OpenAI-compatible server (vLLM, ``transformers serve``, a host
 package, ``pip install 'reasongym[serve]'``) is sent a fixed prompt of a declared version
 (:data:`PROMPTS`) with the question, the reference answer and the candidate's answer, at temperature 0,
 and must reply with exactly one word, ``CORRECT`` or ``INCORRECT`` (case, outer spaces and one final
-period aside). Anything else is no verdict. So:
+period aside). Anything else is no verdict.
+
+The candidate's answer is the policy's text, written to be paid: from prompt ``v2`` on (the default) it is
+fenced and its lookalike special tokens broken up, so that it cannot write its own prompt sections or turns
+(`reasongym.verifiers.judge_prompts`); ``v1`` is kept, unchanged, for the verdicts recorded with it. So:
 
 - CORRECT / WRONG only from a reply that parses; an unparseable reply, a timeout, a server error or a
   dropped connection give an **ungradable** verdict (``correct=None``: outcome UNPARSEABLE, TIMEOUT or
   REFUSED), never a 0 or a 1, and are not cached (the next call asks again).
 - Verdicts are cached by (prompt version, judge model, question, reference, answer), in memory and,
-  with ``cache_path``, in a JSONL file that later runs read.
+  with ``cache_path``, in a JSONL file that later runs read (a line that is not a verdict row, such as
+  one a crash cut off, is skipped with a warning: `reasongym.verifiers.judge_cache`).
 - :meth:`JudgeVerifier.verify_many` grades a batch: distinct uncached items are sent at most
   ``max_concurrency`` at a time (one semaphore per judge, shared by every caller in the process).
 
@@ -39,22 +44,23 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reasongym.errors import ConfigError
 from reasongym.verifiers.base import Outcome, Verdict
+from reasongym.verifiers.judge_cache import CacheFile
+from reasongym.verifiers.judge_prompts import (
+    DEFAULT_PROMPT,
+    MAX_ANSWER_CHARS,
+    PROMPTS,
+    JudgePrompt,
+    defused,
+    parse_judge_reply,
+    render_prompt,
+)
 
-PROMPTS: dict[str, tuple[str, str]] = {
-    "v1": (
-        "You are a strict grader. You compare a candidate's answer with a reference answer.",
-        "Question:\n{question}\n\nReference answer:\n{reference}\n\nCandidate answer:\n{answer}\n\n"
-        "Is the candidate's final answer correct, in agreement with the reference? "
-        "Reply with exactly one word: CORRECT or INCORRECT.",
-    ),
-}
-"""Prompt version -> (system message, user message template). Never edit a version: add one."""
-MAX_ANSWER_CHARS = 4000
-"""The candidate's answer is cut to its last this-many characters (where its conclusion is)."""
-_REPLIES = {"CORRECT": True, "INCORRECT": False}
+MAX_REPLY_BYTES = 1 << 20
+"""The most of a judge's answer that is read: a one-word reply is a few hundred bytes."""
 FALLBACK_OUTCOMES = frozenset({Outcome.WRONG, Outcome.UNPARSEABLE})
 """The rule verdicts a fallback judge is asked about: a rejection, or no answer the rules could read."""
 _LOG = logging.getLogger(__name__)
@@ -70,8 +76,8 @@ class JudgeConfig:
     """The API root, e.g. ``http://127.0.0.1:8000/v1``; None reads ``OPENAI_BASE_URL``."""
     api_key: str | None = None
     """Bearer token; None reads ``OPENAI_API_KEY``, else sends ``EMPTY``."""
-    prompt_version: str = "v1"
-    """A key of :data:`PROMPTS`."""
+    prompt_version: str = DEFAULT_PROMPT
+    """A key of :data:`PROMPTS`; ``v1`` only to regrade what it graded (the answer could steer it)."""
     timeout: float = 30.0
     """Seconds for one request; past it the verdict is ungradable (TIMEOUT)."""
     max_concurrency: int = 4
@@ -128,18 +134,6 @@ class FallbackCounts:
         return self.accepted / self.graded if self.graded else 0.0
 
 
-def parse_judge_reply(reply: str) -> bool | None:
-    """True for ``CORRECT``, False for ``INCORRECT``, None for anything else (strict).
-
-    Example:
-        >>> parse_judge_reply(" correct. "), parse_judge_reply("INCORRECT"), parse_judge_reply("It is correct")
-        (True, False, None)
-    """
-    word = reply.strip()
-    word = word[:-1] if word.endswith(".") else word
-    return _REPLIES.get(word.upper())
-
-
 class JudgeVerifier:
     """Grades (question, reference, answer) items with a served model (module docstring).
 
@@ -173,10 +167,9 @@ class JudgeVerifier:
         self.cache: dict[str, bool] = {}
         self.requests = 0
         self.fallback = FallbackCounts()
-        if config.cache_path and Path(config.cache_path).is_file():
-            for line in Path(config.cache_path).read_text(encoding="utf-8").splitlines():
-                row = json.loads(line)
-                self.cache[row["key"]] = bool(row["correct"])
+        self._cache_file = CacheFile(Path(config.cache_path)) if config.cache_path else None
+        if self._cache_file is not None:
+            self.cache.update(self._cache_file.read())
 
     def _key(self, question: str, reference: str | None, answer: str) -> str:
         parts = [
@@ -190,33 +183,19 @@ class JudgeVerifier:
 
     def _ask(self, question: str, reference: str | None, answer: str) -> Verdict:
         """One request; a failure of any kind is an ungradable verdict."""
-        system, template = PROMPTS[self.config.prompt_version]
-        user = template.format(
-            question=question, reference=reference or "(none)", answer=answer[-MAX_ANSWER_CHARS:]
-        )
+        system, user = render_prompt(self.config.prompt_version, question, reference, answer)
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         openai = self._openai
-        with self._slots:
-            with self._lock:
-                self.requests += 1
-            try:
-                response = self._client.chat.completions.create(
-                    model=self.config.model,
-                    messages=messages,
-                    temperature=0.0,
-                    max_tokens=self.config.max_tokens,
-                )
-                reply = response.choices[0].message.content or ""
-            except openai.APITimeoutError:
-                return Verdict(
-                    None, Outcome.TIMEOUT, None, f"The judge did not answer within {self.config.timeout:g} s."
-                )
-            except openai.APIStatusError as exc:
-                return Verdict(None, Outcome.REFUSED, None, f"The judge server answered {exc.status_code}.")
-            except (openai.APIError, AttributeError, IndexError, TypeError) as exc:
-                return Verdict(
-                    None, Outcome.REFUSED, None, f"The judge request failed ({type(exc).__name__})."
-                )
+        try:
+            reply = self._reply(messages)
+        except (TimeoutError, openai.APITimeoutError):
+            return Verdict(
+                None, Outcome.TIMEOUT, None, f"The judge did not answer within {self.config.timeout:g} s."
+            )
+        except openai.APIStatusError as exc:
+            return Verdict(None, Outcome.REFUSED, None, f"The judge server answered {exc.status_code}.")
+        except (openai.APIError, ValueError, KeyError, AttributeError, IndexError, TypeError) as exc:
+            return Verdict(None, Outcome.REFUSED, None, f"The judge request failed ({type(exc).__name__}).")
         judged = parse_judge_reply(reply)
         if judged is None:
             return Verdict(
@@ -232,14 +211,54 @@ class JudgeVerifier:
             f"The judge replied {reply.strip()[:20]}.",
         )
 
+    def _reply(self, messages: list[dict[str, str]]) -> str:
+        """The judge's reply text, the whole request bounded by ``timeout`` (TimeoutError past it).
+
+        Not each read but the request is bounded, so a server that drips its answer cannot hold a verdict; the
+        body is read up to :data:`MAX_REPLY_BYTES`. The request holds one of the ``max_concurrency`` slots
+        until its connection is done, even after a timeout (its reader stops at the next chunk).
+        """
+        request: dict[str, Any] = {"model": self.config.model, "messages": messages, "temperature": 0.0}
+        request["max_tokens"] = self.config.max_tokens
+        stop, finished, outcome = threading.Event(), threading.Event(), []
+        create = self._client.chat.completions.with_streaming_response.create
+
+        def read() -> None:
+            try:
+                with create(**request) as response:
+                    body = b""
+                    for chunk in response.iter_bytes():
+                        if stop.is_set():
+                            return
+                        body += chunk
+                        if len(body) > MAX_REPLY_BYTES:
+                            raise ValueError(f"the judge's answer is over {MAX_REPLY_BYTES} bytes")
+                    outcome.append(body)
+            except BaseException as exc:  # handed to the caller, which raises it
+                outcome.append(exc)
+            finally:
+                finished.set()
+                self._slots.release()
+
+        self._slots.acquire()
+        with self._lock:
+            self.requests += 1
+        threading.Thread(target=read, name="reasongym-judge", daemon=True).start()
+        if not finished.wait(self.config.timeout):
+            stop.set()
+            raise TimeoutError
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        content = json.loads(outcome[0])["choices"][0]["message"]["content"]
+        return content if isinstance(content, str) else ""
+
     def _remember(self, key: str, verdict: Verdict) -> None:
         if verdict.correct is None:
             return
         with self._lock:
             self.cache[key] = verdict.correct
-            if self.config.cache_path:
-                with open(self.config.cache_path, "a", encoding="utf-8") as handle:
-                    handle.write(json.dumps({"key": key, "correct": verdict.correct}) + "\n")
+            if self._cache_file is not None:
+                self._cache_file.append(key, verdict.correct)
 
     def verify_many(self, items: Sequence[tuple[str, str | None, str]]) -> list[Verdict]:
         """Grade ``(question, reference, answer)`` items; each distinct uncached one is asked once.
@@ -350,13 +369,18 @@ def fallback_verdicts(
 
 
 __all__ = [
+    "DEFAULT_PROMPT",
+    "MAX_ANSWER_CHARS",
     "FALLBACK_OUTCOMES",
     "PROMPTS",
+    "JudgePrompt",
     "FallbackCounts",
     "JudgeConfig",
     "JudgeVerifier",
     "fallback_verdicts",
     "judge_for",
     "judge_verdicts",
+    "defused",
     "parse_judge_reply",
+    "render_prompt",
 ]

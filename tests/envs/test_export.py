@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -194,3 +196,41 @@ def test_a_config_given_where_the_source_options_go_is_refused_by_name() -> None
 
     with pytest.raises(ConfigError, match=r"passed by keyword: ReasoningEnv\(source, config=\.\.\.\)"):
         ReasoningEnv(DatasetSource.from_problems("quiz", "choice", {"test": QUIZ}), ReasoningEnvConfig())  # type: ignore[arg-type]
+
+
+def test_a_reasoning_gym_task_without_the_split_and_index_columns_names_them() -> None:
+    """Issue 51, item 12: its scorer needs the task's own item (rebuilt from the problem's metadata), which the
+    answer columns cannot give. Before: KeyError: 'rg_index'."""
+    pytest.importorskip("reasoning_gym", reason="needs the reasoning-gym extra")
+    import reasongym
+    from reasongym.envs.core import format_final_answer
+
+    env = reasongym.make("reasoning_gym/ab-v0").unwrapped
+    data = to_dataset(env, 2, seed=2)
+    gold = [format_final_answer("task", answer) for answer in data["answer"]]
+    for columns in ({"answer": data["answer"]}, {"answer": data["answer"], "split": data["split"]}):
+        with pytest.raises(ConfigError) as caught:
+            reward_function(env)(data["prompt"], gold, **columns)
+        message = str(caught.value)
+        assert "'split' and 'index' columns" in message and "to_dataset" in message and "\n" not in message
+        assert "reasoning_gym/ab" in message or "ab" in message
+
+
+@pytest.mark.parametrize("bad", [1.5, None, "3", -1, True])
+def test_a_row_index_that_is_not_an_integer_is_refused_by_row(adder: ReasoningEnv, bad: object) -> None:
+    """Probe: 1.5 was read as problem 1 (graded against another problem when there is no answer column), None was
+    a TypeError."""
+    data = to_dataset(adder, 2, seed=0)
+    with pytest.raises(
+        ConfigError, match=rf"row 1's 'index' must be an integer >= 0, got {re.escape(repr(bad))}"
+    ):
+        reward_function(adder)(data["prompt"], ["a", "b"], split=data["split"], index=[data["index"][0], bad])
+
+
+@pytest.mark.parametrize("completion", [5, {"content": "x"}, [{"role": "assistant", "content": 7}]])
+def test_a_completion_that_is_neither_text_nor_messages_is_refused(completion: object) -> None:
+    with pytest.raises(ConfigError, match="a completion must be a string or a list of chat messages"):
+        completion_text(completion)  # type: ignore[arg-type]
+    assert (
+        completion_text([{"role": "assistant", "content": None}]) == ""
+    )  # a tool call's message has no text

@@ -65,19 +65,23 @@ def _package(root: Path, name: str, module: str, code: str) -> Path:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding the two plugin packages, installed by pip (no index, no build isolation)."""
     root = tmp_path_factory.mktemp("plugins")
-    target = root / "site"
     packages = [
         _package(root, "acme-envs", "acme_envs", GOOD),
         _package(root, "broken-envs", "broken_envs", BROKEN),
     ]
+    return pip_install(root / "site", packages)
+
+
+def pip_install(target: Path, packages: list[Path]) -> Path:
+    """Install the package folders into ``target`` with pip (no index, no build isolation); ``target``."""
     command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index"]
     command += ["--no-build-isolation", "--target", str(target), *map(str, packages)]
     subprocess.run(command, check=True, capture_output=True, text=True, timeout=300)
     return target
 
 
-def _python(site: Path, code: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)])}
+def _python(site: Path, code: str, **environ: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)]), **environ}
     return subprocess.run(
         [sys.executable, "-W", "always", "-c", code], capture_output=True, text=True, env=env, timeout=120
     )

@@ -27,7 +27,7 @@ ENV_ID = "reasongym/Arithmetic-v0"
 
 def test_a_served_env_plays_like_the_local_one() -> None:
     local = reasongym.make(ENV_ID)
-    with serve_env(ENV_ID) as (url, _):
+    with serve_env(ENV_ID, "--reveal-answers") as (url, _):  # the test reads the gold from the server
         remote = reasongym.make(f"openenv://{url.removeprefix('http://')}")
         assert isinstance(remote, gymnasium.Env)
         for seed in (0, 1):

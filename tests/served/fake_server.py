@@ -57,16 +57,26 @@ def echo_body(request: Mapping[str, Any], path: str) -> dict[str, Any]:
 
 
 class FakeServer:
-    """Serve ``script`` (one `Reply` per request, then well-formed answers); record what was asked."""
+    """Serve ``script`` (one `Reply` per request, then well-formed answers, or ``answer(request)``'s bodies);
+    record what was asked."""
 
-    def __init__(self, script: list[Reply] | None = None) -> None:
-        self.script = list(script or [])
+    def __init__(
+        self, script: list[Reply] | None = None, answer: Callable[[dict[str, Any]], Any] | None = None
+    ) -> None:
+        self.script, self.answer = list(script or []), answer
+        self.in_flight = self.most_in_flight = 0
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._next))
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self._next, self._count))
         self.httpd.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def _count(self, change: int) -> None:
+        """Requests being answered now (+1 when one arrives, -1 when its answer is sent), and the most at once."""
+        with self.lock:
+            self.in_flight += change
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
 
     def _next(self, path: str, request: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self.lock:
@@ -74,18 +84,26 @@ class FakeServer:
             self.headers.append(headers)
             reply = self.script.pop(0) if self.script else Reply()
         if reply.body is None and reply.raw is None and reply.status == 200 and not reply.drop:
-            return Reply(body=echo_body(request, path), delay=reply.delay, drip=reply.drip)
+            body = self.answer(request) if self.answer is not None else echo_body(request, path)
+            return Reply(body=body, delay=reply.delay, drip=reply.drip)
         return reply
 
 
 def _handler(
-    next_reply: Callable[[str, dict[str, Any], dict[str, str]], Reply],
+    next_reply: Callable[[str, dict[str, Any], dict[str, str]], Reply], count: Callable[[int], None]
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive and no Nagle delay, as real servers do
         disable_nagle_algorithm = True
 
         def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
+            count(+1)
+            try:
+                self._answer()
+            finally:
+                count(-1)
+
+        def _answer(self) -> None:
             length = int(self.headers.get("content-length", 0))
             request = json.loads(self.rfile.read(length) or b"{}")
             reply = next_reply(self.path, request, {k.lower(): v for k, v in self.headers.items()})
@@ -120,9 +138,11 @@ def _handler(
 
 
 @contextmanager
-def fake_server(script: list[Reply] | None = None) -> Iterator[FakeServer]:
+def fake_server(
+    script: list[Reply] | None = None, answer: Callable[[dict[str, Any]], Any] | None = None
+) -> Iterator[FakeServer]:
     """Run a `FakeServer` in a thread for the block."""
-    server = FakeServer(script)
+    server = FakeServer(script, answer)
     thread = threading.Thread(target=server.httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:

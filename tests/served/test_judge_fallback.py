@@ -103,7 +103,7 @@ def test_an_environment_grades_with_the_rules_first_in_fallback_mode() -> None:
         wrong = env.step("\\boxed{-1}")[4]
         assert len(server.requests) == 1  # only the rejection was sent
     assert (right["correct"], wrong["correct"]) == (True, False)  # the judge's INCORRECT overturns nothing
-    assert right["verifier"].endswith("+fallback/judge/v1/m") and right["verifier"].startswith("math")
+    assert right["verifier"].endswith("+fallback/judge/v2/m") and right["verifier"].startswith("math")
     assert JudgeConfig(model="m").fallback is False  # off by default
 
 

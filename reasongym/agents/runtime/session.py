@@ -85,6 +85,7 @@ from reasongym.generation.progress import TokenCount
 from reasongym.rollouts.batch import ROW_TENSORS, collect_rollouts, rollout_metrics, sample_rows
 from reasongym.rollouts.env_pool import EnvPool
 from reasongym.runs.folder import RunDir
+from reasongym.runs.helper_death import next_batch
 from reasongym.runs.lifecycle import Plot, RunLife
 
 PLOT_KEYS = (
@@ -340,7 +341,7 @@ class RLSession:
         """
         if self.sampler is not None:  # drawn ahead by the sampler process, from the same problems and seed
             self.problem_indices(num_prompts)
-            batch, waited = self.sampler.next(self.start_step + len(self.history) + 1)
+            batch, waited = next_batch(self, self.start_step + len(self.history) + 1)
             self.phases["wait_for_sampler"] += waited
             return self._scored(batch)
         seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + self.cursor, self.info)  # resumable
