@@ -8,7 +8,8 @@ each row with ``verify(completion, gold, kind)`` (accepted = CORRECT); math-veri
 ``bench_independent_set.py`` does (``parse`` the gold as ``$gold$``, ``parse`` the completion, ``verify``).
 Per set and grader: rows, accuracy against the labels, false accepts (accepted, labelled wrong), misses
 (rejected, labelled correct) and misses as a share of the rows labelled correct; then the same without the
-rows ``adjudication.jsonl`` calls mislabelled (counted apart, never dropped from the first line). ``--save``
+rows ``adjudication.jsonl`` calls mislabelled or without a gold (counted apart, never dropped from the first
+line); then reasongym's misses by the theme the adjudication gives them. ``--save``
 writes one line per row to ``results/SET.jsonl``: the id, the label and both verdicts, no text of the set.
 The last line printed is one JSON object.
 """
@@ -89,9 +90,12 @@ def tally(records: list[dict], grader: str) -> dict:
 
 def summarize(name: str, records: list[dict], adjudication: dict[str, dict], graders: list[str]) -> dict:
     """One set's tallies, over every row and without the rows adjudicated mislabelled; printed as it goes."""
-    mislabelled = {r["id"] for r in records if adjudication.get(r["id"], {}).get("call") == "mislabelled"}
-    kept = [r for r in records if r["id"] not in mislabelled]
-    out: dict = {"rows": len(records), "mislabelled": len(mislabelled)}
+    calls = Counter(adjudication.get(r["id"], {}).get("call", "unreviewed") for r in records)
+    apart = {
+        r["id"] for r in records if adjudication.get(r["id"], {}).get("call") in ("mislabelled", "no gold")
+    }
+    kept = [r for r in records if r["id"] not in apart]
+    out: dict = {"rows": len(records), "calls": dict(calls)}
     out["reasongym_outcomes"] = dict(Counter(r["reasongym_outcome"] for r in records))
     for grader in graders:
         for subset, chosen in (("all", records), ("adjudicated", kept)):
@@ -102,9 +106,30 @@ def summarize(name: str, records: list[dict], adjudication: dict[str, dict], gra
                 f"accuracy {counts['accuracy']:.1%}, false accepts {counts['false_accepts']}, "
                 f"misses {counts['misses']} ({counts['miss_share']:.1%} of correct)"
             )
-    slowest = max((r["reasongym_ms"] for r in records), default=0.0)
-    out["reasongym_slowest_ms"] = slowest
+    out["reasongym_miss_themes"] = themes(records, adjudication)
+    print(
+        f"{name:18} reasongym misses by theme: "
+        + ", ".join(f"{theme} {entry['count']}" for theme, entry in out["reasongym_miss_themes"].items())
+    )
+    out["reasongym_slowest_ms"] = max((r["reasongym_ms"] for r in records), default=0.0)
     return out
+
+
+def themes(records: list[dict], adjudication: dict[str, dict]) -> dict[str, dict]:
+    """reasongym's misses by theme (from the adjudication): count and three example ids per theme.
+
+    Rows called mislabelled or without a gold are left out; a miss nobody reviewed counts as "unreviewed".
+    """
+    grouped: dict[str, list[str]] = {}
+    for record in records:
+        if record["reasongym"] or not record["label"]:
+            continue
+        call = adjudication.get(record["id"], {})
+        if call.get("call") in ("mislabelled", "no gold"):
+            continue
+        grouped.setdefault(call.get("theme", "unreviewed"), []).append(record["id"])
+    ordered = sorted(grouped.items(), key=lambda item: -len(item[1]))
+    return {theme: {"count": len(ids), "examples": ids[:3]} for theme, ids in ordered}
 
 
 def save(name: str, records: list[dict]) -> None:
@@ -115,6 +140,12 @@ def save(name: str, records: list[dict]) -> None:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
+def load_saved(name: str) -> list[dict]:
+    """The records ``save`` wrote for one set."""
+    with (RESULTS / f"{name}.jsonl").open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Load, grade and report every chosen set; return the JSON summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -122,16 +153,28 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--source-root", type=Path, default=None, help="where the source repositories are")
     parser.add_argument("--no-peer", action="store_true", help="skip math-verify even when installed")
     parser.add_argument("--save", action="store_true", help="write results/SET.jsonl for every set graded")
+    parser.add_argument(
+        "--from-saved",
+        action="store_true",
+        help="tally results/SET.jsonl as saved, without grading (no sources)",
+    )
     args = parser.parse_args(argv)
     unknown = [name for name in args.sets if name not in SETS]
     if unknown:
         parser.error(f"unknown set {unknown[0]!r}; the sets are {', '.join(SETS)}")
+    adjudication = read_adjudication()
+    if args.from_saved:
+        summary = {
+            name: summarize(name, load_saved(name), adjudication, ["reasongym", "math_verify"])
+            for name in args.sets or list(SETS)
+        }
+        print(json.dumps(summary))
+        return summary
     root = source_root(args.source_root)
     peer = None if args.no_peer else make_peer(1.0)
     graders = ["reasongym"] + ([] if peer is None else ["math_verify"])
-    adjudication = read_adjudication()
     verify("\\boxed{\\sin^2 x + \\cos^2 x}", "1")  # start the sympy worker before any row is timed
-    summary: dict = {}
+    summary = {}
     for name in args.sets or list(SETS):
         records = grade(SETS[name](root), peer)
         summary[name] = summarize(name, records, adjudication, graders)
