@@ -10,7 +10,8 @@ Per set and grader: rows, accuracy against the labels, false accepts (accepted, 
 (rejected, labelled correct) and misses as a share of the rows labelled correct; then the same without the
 rows ``adjudication.jsonl`` calls mislabelled or without a gold (counted apart, never dropped from the first
 line); then reasongym's misses by the theme the adjudication gives them. ``--save``
-writes one line per row to ``results/SET.jsonl``: the id, the label and both verdicts, no text of the set.
+writes one line per row to ``results/SET.jsonl``: the id, the label and both verdicts (and whether math-verify timed
+out), no text of the set.
 The last line printed is one JSON object.
 """
 
@@ -53,9 +54,10 @@ def grade(rows: list[Row], peer) -> list[dict]:
         start = time.perf_counter()
         verdict = verify(row.completion, row.gold, row.kind)
         seconds = time.perf_counter() - start
-        theirs = None
+        theirs, status = None, None
         if peer is not None:
-            theirs = peer(CorpusItem(row.gold, row.completion, row.label, row.group)).correct
+            graded = peer(CorpusItem(row.gold, row.completion, row.label, row.group))
+            theirs, status = graded.correct, graded.status  # "timeout": math-verify gave up (its 1 s limit)
         records.append(
             {
                 "id": row.id,
@@ -66,6 +68,7 @@ def grade(rows: list[Row], peer) -> list[dict]:
                 "reasongym_outcome": verdict.outcome.value if verdict.correct is not None else "ungradable",
                 "reasongym_ms": round(1000 * seconds, 2),
                 "math_verify": theirs,
+                "math_verify_status": status,
             }
         )
     return records
@@ -97,6 +100,7 @@ def summarize(name: str, records: list[dict], adjudication: dict[str, dict], gra
     kept = [r for r in records if r["id"] not in apart]
     out: dict = {"rows": len(records), "calls": dict(calls)}
     out["reasongym_outcomes"] = dict(Counter(r["reasongym_outcome"] for r in records))
+    out["math_verify_timeouts"] = [r["id"] for r in records if r.get("math_verify_status") == "timeout"]
     for grader in graders:
         for subset, chosen in (("all", records), ("adjudicated", kept)):
             counts = tally(chosen, grader)
