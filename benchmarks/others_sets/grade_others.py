@@ -47,12 +47,13 @@ def read_adjudication(path: Path = ADJUDICATION) -> dict[str, dict]:
         return {record["id"]: record for record in map(json.loads, filter(str.strip, handle))}
 
 
-def grade(rows: list[Row], peer) -> list[dict]:
-    """Both graders on every row: one record per row, ids and verdicts only."""
+def grade(rows: list[Row], peer, tolerance: str = "exact") -> list[dict]:
+    """Both graders on every row: one record per row, ids and verdicts only (reasongym under ``tolerance``)."""
     records = []
     for row in rows:
         start = time.perf_counter()
-        verdict = verify(row.completion, row.gold, row.kind)
+        options = {"tolerance": tolerance} if row.kind == "math" else {}
+        verdict = verify(row.completion, row.gold, row.kind, **options)
         seconds = time.perf_counter() - start
         theirs, status = None, None
         if peer is not None:
@@ -158,11 +159,19 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-peer", action="store_true", help="skip math-verify even when installed")
     parser.add_argument("--save", action="store_true", help="write results/SET.jsonl for every set graded")
     parser.add_argument(
+        "--tolerance",
+        choices=("exact", "shown", "relative"),
+        default="exact",
+        help="reasongym's rounding policy for math rows (not with --save: the saved verdicts are exact ones)",
+    )
+    parser.add_argument(
         "--from-saved",
         action="store_true",
         help="tally results/SET.jsonl as saved, without grading (no sources)",
     )
     args = parser.parse_args(argv)
+    if args.save and args.tolerance != "exact":
+        parser.error("--save keeps the exact verdicts; grade under --tolerance without --save")
     unknown = [name for name in args.sets if name not in SETS]
     if unknown:
         parser.error(f"unknown set {unknown[0]!r}; the sets are {', '.join(SETS)}")
@@ -180,7 +189,7 @@ def main(argv: list[str] | None = None) -> dict:
     verify("\\boxed{\\sin^2 x + \\cos^2 x}", "1")  # start the sympy worker before any row is timed
     summary = {}
     for name in args.sets or list(SETS):
-        records = grade(SETS[name](root), peer)
+        records = grade(SETS[name](root), peer, args.tolerance)
         summary[name] = summarize(name, records, adjudication, graders)
         if args.save:
             save(name, records)
