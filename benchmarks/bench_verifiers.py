@@ -222,7 +222,9 @@ def main(argv: list[str] | None = None) -> dict:
     over_1s = [item.category for item, r in zip(items, ours, strict=True) if r.seconds > 1.0]
     print(f"reasongym answers over 1 s: {len(over_1s)} {Counter(over_1s).most_common(5)}")
     share = extraction_share(items)
-    print(f"reasongym's extraction (the commitment stages) takes {share:.1%} of verify's time on ordinary answers")
+    print(
+        f"reasongym's extraction (the commitment stages) takes {share:.1%} of verify's time on ordinary answers"
+    )
     print_misses(items, ours, args.examples)
 
     report = headline(summaries[0], "ours")

@@ -10,7 +10,9 @@ The defaults (CommonsenseQA dev rows 300-324, StrategyQA dev rows 100-124, 200 n
 ``smollm2`` rows of ``independent_set_35.jsonl`` (the run was stopped after 39 completions, about 20 s each
 on a shared CPU); ``independent_set_35d.jsonl`` used CommonsenseQA 600-619 and StrategyQA 180-195;
 ``independent_set_50.jsonl`` used ``--csqa 900:912 --strategyqa 150:162 --gsm8k 400:414 --svamp 300:310
---math500 300:308 --aime 100:103 --countdown 0:6 --max-new-tokens 300``. One line per completion: kind,
+--math500 300:308 --aime 100:103 --countdown 0:6 --max-new-tokens 300``; ``independent_set_50f.jsonl`` used
+``--csqa 1000:1010 --strategyqa 210:222 --gsm8k 1000:1010 --svamp 700:708 --math500 440:446 --aime 600:603
+--countdown 500:506 --max-new-tokens 300``. One line per completion: kind,
 gold, choices, dataset row id, the prompt and the completion; every row was then labelled by hand.
 
 Prompts: CommonsenseQA lists the options and asks for the letter; StrategyQA asks for yes or no; the math

@@ -202,6 +202,17 @@ def test_eval_grades_stored_completions_without_a_model(
     assert json.loads(capsys.readouterr().out)["metrics"]["pass@1"] == 0.5
 
 
+def test_eval_grades_under_a_named_rounding_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, out = tmp_path / "rounded.jsonl", tmp_path / "graded.jsonl"
+    path.write_text(json.dumps({"gold": "299.94", "completions": ["\\boxed{300}"]}) + "\n", encoding="utf-8")
+    args = ["eval", "--completions", str(path), "--json", "--no-progress", "--out", str(out)]
+    assert main([*args, "--no-resume"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["pass@1"] == 0.0  # exact: 300 is not 299.94
+    assert main([*args, "--no-resume", "--tolerance", "shown"]) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["pass@1"] == 1.0
+    assert json.loads(out.read_text(encoding="utf-8"))["verifier"].endswith("+shown")
+
+
 @pytest.mark.parametrize("text", ["lr = 0.01\nbatch_size = 4\n", "[run]\nlr = 0.01\n[sft]\nbatch_size = 4\n"])
 def test_config_file_values_and_flags_build_the_config(tmp_path: Path, text: str) -> None:
     from reasongym.agents.algorithms import preset_configs, sort_fields

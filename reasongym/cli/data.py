@@ -6,6 +6,7 @@ hub where it is reachable or converted from a file you have (``--from FILE --spl
 from __future__ import annotations
 
 import argparse
+import warnings
 from typing import Any
 
 from reasongym.cli.args import EXIT_OK, UsageError
@@ -14,6 +15,7 @@ from reasongym.cli.args import EXIT_OK, UsageError
 def cmd_data(args: argparse.Namespace) -> int:
     """Write the asked splits of ``args.env_id`` under ``args.out``; one line per file, then how to use them."""
     from reasongym.envs.benchmarks.data import benchmark_entry, entry_source, write_split
+    from reasongym.envs.gold_check import UnreadableGoldWarning
 
     entry = benchmark_entry(args.env_id)
     if entry is None:
@@ -27,8 +29,12 @@ def cmd_data(args: argparse.Namespace) -> int:
     if args.from_file is not None and len(splits) != 1:
         raise UsageError(f"--from converts one split: name it with --split (one of {splits})")
     for split in splits:
-        path, count = write_split(entry.id, split, args.out, from_file=args.from_file)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UnreadableGoldWarning)
+            path, count = write_split(entry.id, split, args.out, from_file=args.from_file)
         print(f"wrote {path}: {count} problems ({entry.id}, split {split})")
+        for warning in caught:  # golds no answer can match: said beside the file, never found in training
+            print(f"  warning: {warning.message}")
     print(f"use it: export REASONGYM_DATA_DIR={args.out}")
     return EXIT_OK
 

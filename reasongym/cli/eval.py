@@ -54,6 +54,11 @@ class EvalJob:
     """Seconds one verdict's symbolic work may take (the environment's verify_timeout); past it the verdict
     is ungradable (counted apart, never as a wrong answer)."""
 
+    tolerance: Literal["exact", "shown", "relative"] = "exact"
+    """How far a math answer may be rounded from its gold: exact (as in training), shown (the gold rounded to
+    the answer's own digits) or relative (within 0.2%), for sets whose annotators rounded; recorded in each
+    record's verifier (math/v6+shown)."""
+
     def __post_init__(self) -> None:
         """Raise ConfigError for a verifier timeout out of range."""
         check_timeout("verify_timeout", self.verify_timeout)
@@ -61,7 +66,12 @@ class EvalJob:
     @property
     def env_kwargs(self) -> dict[str, Any] | None:
         """The environment's options these flags set (None: the registered ones)."""
-        return {"verify_timeout": self.verify_timeout} if self.verify_timeout != VERIFY_TIMEOUT_S else None
+        options: dict[str, Any] = {}
+        if self.verify_timeout != VERIFY_TIMEOUT_S:
+            options["verify_timeout"] = self.verify_timeout
+        if self.tolerance != "exact":
+            options["tolerance"] = self.tolerance
+        return options or None
 
 
 @dataclass(frozen=True)
@@ -161,6 +171,7 @@ def _grade(job: EvalJob, cfg: Any) -> Any:
         verbose=not job.json,
         env_kwargs=job.env_kwargs,
         timeout=job.verify_timeout,
+        tolerance=job.tolerance,
     )
 
 

@@ -36,6 +36,7 @@ from reasongym.errors import ConfigError
 from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify, verify_many
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S, check_timeout
 from reasongym.verifiers.judge import JudgeConfig, fallback_verdicts, judge_verdicts
+from reasongym.verifiers.tolerance import TOLERANCES
 
 # What the model is told to do, per answer type; the checker writes gold answers in the same shape.
 INSTRUCTIONS: dict[str, str] = {
@@ -95,6 +96,10 @@ class ReasoningEnvConfig:
     verify_timeout: float = VERIFY_TIMEOUT_S
     """Seconds one verdict's symbolic work may take; past it the verdict is ``timeout``, ungradable
     (``correct`` None, reward 0: no correctness reward, and never counted as a wrong answer)."""
+    tolerance: str = "exact"
+    """How far a math answer may be rounded from its gold (:mod:`reasongym.verifiers.tolerance`): "exact" for
+    training rewards; "shown" or "relative" to evaluate against a set whose annotators rounded. Recorded
+    with each verdict ("math/v6+shown"); other kinds always compare exactly."""
     judge: JudgeConfig | None = None
     """Grade with a served model judge (``reasongym.verifiers.judge``) instead of the rules: for answers no
     rule can grade. Never the default; its failures give ungradable verdicts (reward 0, ``correct`` None).
@@ -110,6 +115,10 @@ class ReasoningEnvConfig:
         if self.length_penalty < 0:
             raise ConfigError(f"ReasoningEnvConfig.length_penalty must be >= 0, got {self.length_penalty!r}")
         check_timeout("ReasoningEnvConfig.verify_timeout", self.verify_timeout)
+        if self.tolerance not in TOLERANCES:
+            raise ConfigError(
+                f"ReasoningEnvConfig.tolerance must be one of {', '.join(TOLERANCES)}, got {self.tolerance!r}"
+            )
         for name in ("length_budget", "length_buffer"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
@@ -355,6 +364,7 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             choices=problem.choices or None,
             last_number_fallback=self.config.last_number_fallback,
             timeout=self.config.verify_timeout,
+            tolerance=self._tolerance(problem),
         )
         if judge is None:
             return verdict
@@ -372,16 +382,21 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             choices=problem.choices or None,
             last_number_fallback=self.config.last_number_fallback,
             timeout=self.config.verify_timeout,
+            tolerance=self._tolerance(problem),
         )
         if judge is None:
             return verdicts
         return fallback_verdicts(judge, problem.question, problem.answer, completions, verdicts)
 
+    def _tolerance(self, problem: Problem) -> str:
+        """The configured rounding policy where ``problem``'s answers are math, else "exact"."""
+        return self.config.tolerance if problem.answer_type == "math" else "exact"
+
     def verifier_version(self, problem: Problem) -> str:
         """The version of the rules that grade ``problem`` (recorded with every verdict, for regrading)."""
         from reasongym.verifiers.version import verifier_version
 
-        judge, rules = self.config.judge, verifier_version(problem.answer_type)
+        judge, rules = self.config.judge, verifier_version(problem.answer_type, self._tolerance(problem))
         if judge is None:
             return rules
         return f"{rules}+{judge.version}" if judge.fallback else judge.version

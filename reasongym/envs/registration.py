@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import gymnasium
@@ -350,6 +350,7 @@ def register_dataset(
     prompt_template: str | None = None,
     description: str = "",
     override: bool = False,
+    unreadable_golds: str = "warn",
 ) -> None:
     """Register an environment over your own rows.
 
@@ -369,12 +370,13 @@ def register_dataset(
         prompt_template: A ``ReasoningEnvConfig.prompt_template`` for this environment.
         description: One line for ``list_envs``.
         override: Replace an id that is already registered.
+        unreadable_golds: Rows whose gold the verifier cannot read: "warn" (keep them), "drop" or "error"
+            (:mod:`~reasongym.envs.gold_check`); rows in memory are checked here, files when first read.
 
     Raises:
         ConfigError: Malformed id, unknown answer type, a missing column (listing those present), a path
-            that does not exist, or a split without rows. A bad row (not a dict; no question or gold
-            answer; choices, difficulty or id of the wrong shape, or a repeated id) is refused naming the
-            split, row and column: at registration for a list of rows, on first use for a file.
+            that does not exist, a split without rows, or a bad row (:mod:`~reasongym.envs.rows`): at
+            registration for a list of rows, on first use for a file.
 
     Example:
         >>> rows = [{"q": "Is 7 prime?", "a": "yes"}]
@@ -383,14 +385,25 @@ def register_dataset(
     name = parse_id(id)[1]
     columns = Columns(question, answer, choices, solution, difficulty, id_column)
     tables = split_tables(data, split)
-    loaders = {part: table_loader(name, part, table, answer_type, columns) for part, table in tables.items()}
     sizes = ", ".join(f"{part} {table_size(table)}" for part, table in tables.items())
     register(
         id,
-        DatasetSource(name, answer_type, loaders),
+        _dataset_source(name, answer_type, tables, columns, unreadable_golds),
         description=description or f"user dataset {name}",
         answer_type=answer_type,
         size=sizes,
         env_kwargs={"prompt_template": prompt_template} if prompt_template else None,
         override=override,
     )
+
+
+def _dataset_source(
+    name: str, answer_type: str, tables: Mapping[str, Any], columns: Columns, unreadable_golds: str
+) -> DatasetSource:
+    """The source over a user's tables; rows given in memory are read now, so their golds are reported here."""
+    loaders = {part: table_loader(name, part, table, answer_type, columns) for part, table in tables.items()}
+    source = DatasetSource(name, answer_type, loaders, unreadable_golds=unreadable_golds)
+    for part, table in tables.items():
+        if isinstance(table, Sequence) and not isinstance(table, str):
+            source.rows(part)
+    return source

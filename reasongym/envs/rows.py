@@ -1,8 +1,9 @@
 r"""Rows of problems: reading them from files, and turning a user's rows or generator output into Problems.
 
 Benchmark loaders and ``register_dataset`` read files here, so a malformed JSON line is named by its
-line number (counted from 1) everywhere. Every row is checked as it becomes a :class:`Problem`, and
-an error names the split, the row (counted from 0, as in the generated ids ``<Name>-<split>-<row>``),
+line number (counted from 1) everywhere. Every row is checked as it becomes a :class:`Problem` (a dict,
+with a question and a gold answer; choices, difficulty and id of the right shape; ids unique in a split),
+and an error names the split, the row (counted from 0, as in the generated ids ``<Name>-<split>-<row>``),
 the column and what is allowed. A missing or non-finite gold answer is refused, never turned into
 the text "None" or "nan", which ``\boxed{None}`` would then match for full reward.
 

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from reasongym.envs.gold_check import check_gold_policy, checked_golds
 from reasongym.envs.problem import Problem, answer_types
 from reasongym.errors import ConfigError
 
@@ -91,6 +92,9 @@ class DatasetSource:
         answer_type: The verifier kind of every problem.
         loaders: Split name -> zero-argument function returning that split's problems.
         default_split: The split ``reset`` uses when no split is asked for.
+        unreadable_golds: What to do with rows whose gold the verifier cannot read, found when a split
+            loads: "warn" (keep them), "drop" (leave them out, warning) or "error"
+            (:mod:`reasongym.envs.gold_check`).
     """
 
     def __init__(
@@ -99,8 +103,10 @@ class DatasetSource:
         answer_type: str,
         loaders: Mapping[str, Callable[[], Sequence[Problem]]],
         default_split: str | None = None,
+        unreadable_golds: str = "warn",
     ) -> None:
         _check_answer_type(name, answer_type)
+        self.unreadable_golds = check_gold_policy(name, unreadable_golds)
         if not loaders:
             raise ConfigError(f"{name}: a dataset source needs at least one split")
         self.name = name
@@ -131,7 +137,7 @@ class DatasetSource:
         """All problems of ``split``, loading them on first use."""
         _check_split(self.name, split, self.splits())
         if split not in self._rows:
-            rows = self._loaders[split]()
+            rows = checked_golds(self.name, split, self._loaders[split](), self.unreadable_golds)
             if len(rows) == 0:
                 raise ConfigError(f"{self.name}: split {split!r} is empty")
             check_unique_ids(self.name, split, rows)

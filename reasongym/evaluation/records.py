@@ -160,12 +160,20 @@ class EvalFile:
         self.close(failed=exc_type is not None)
 
 
+_LATER_OPTIONS = {"tolerance": "exact"}
+"""Environment options added after records first stored their settings, with the default they had before."""
+
+
 def env_options(env: Any) -> dict[str, Any] | None:
     """An environment's options (prompt template, rewards, grading) as JSON, for an evaluation's settings."""
     config = getattr(env, "config", None)
     if not dataclasses.is_dataclass(config) or isinstance(config, type):
         return None
-    return json.loads(json.dumps(dataclasses.asdict(config), default=str))
+    options = json.loads(json.dumps(dataclasses.asdict(config), default=str))
+    for name, default in _LATER_OPTIONS.items():
+        if options.get(name, default) == default:
+            options.pop(name, None)  # records written before the option existed still match
+    return options
 
 
 def package_version() -> str:

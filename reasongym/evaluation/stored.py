@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from reasongym.evaluation.records import (
 from reasongym.evaluation.report import EvalReport, summarize
 from reasongym.verifiers import verify_many
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S
+from reasongym.verifiers.tolerance import check_tolerance
 from reasongym.verifiers.version import verifier_version
 
 
@@ -50,6 +52,7 @@ def grade_completions(
     resume: bool = True,
     env_kwargs: Mapping[str, Any] | None = None,
     timeout: float = VERIFY_TIMEOUT_S,
+    tolerance: str = "exact",
     progress: bool = True,
     verbose: bool = True,
 ) -> EvalReport:
@@ -65,6 +68,7 @@ def grade_completions(
             only the rows after them; False overwrites it.
         env_kwargs: Options for ``reasongym.make``.
         timeout: Seconds per symbolic comparison, for rows graded without an environment.
+        tolerance: The rounding policy of math answers (:mod:`reasongym.verifiers.tolerance`), recorded.
         progress: Show a progress bar.
         verbose: Print the report table.
 
@@ -75,25 +79,18 @@ def grade_completions(
     """
     from tqdm.auto import tqdm
 
-    rows = load_records(jsonl_path, cut_off_last_line="error")
-    if not rows:
-        raise ConfigError(f"{str(jsonl_path)!r} holds no rows")
-    env = make(env_id, **dict(env_kwargs or {})).unwrapped if env_id is not None else None
+    rows = _stored_rows(jsonl_path)
+    env = _environment(env_id, env_kwargs, check_tolerance(tolerance))
     split = (split or default_eval_split(env)) if env is not None else None
-    settings = _settings(jsonl_path, env_id, env, split, timeout)
-    ids_by_split: dict[str, dict[str, int]] = {}
+    settings = _settings(jsonl_path, env_id, env, split, timeout, tolerance)
+    grader = _RowGrader(env, split, settings, timeout, tolerance)
     with EvalFile(out_path, resume=resume) as file:
         file.check_settings(settings)
         records = _reusable(file.records, rows, out_path)
         file.start()
         todo = list(enumerate(rows, start=1))[len(records) :]
         for line, row in tqdm(todo, desc="grade", unit="problem", disable=not progress):
-            completions = _completions_of(row, line)
-            if env is None:
-                record = _grade_with_gold(row, completions, line, timeout)
-            else:
-                record = _grade_in_env(env, row, completions, line, split, settings["env_id"], ids_by_split)
-            record[SETTINGS_KEY] = settings
+            record = grader.record(row, line)
             records.append(record)
             file.write(record)
     report = summarize(records, ks=ks, path=out_path)
@@ -102,16 +99,65 @@ def grade_completions(
     return report
 
 
+@dataclass
+class _RowGrader:
+    """How one stored row becomes a graded record, which carries the grading's settings.
+
+    In the environment, by the row's index or id; without one, against the gold the row carries.
+    """
+
+    env: Any
+    split: str | None
+    settings: dict[str, Any]
+    timeout: float
+    tolerance: str
+    ids_by_split: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def record(self, row: Mapping[str, Any], line: int) -> dict[str, Any]:
+        """The graded record of ``row`` (input line ``line``, counted from 1)."""
+        completions = _completions_of(row, line)
+        if self.env is None:
+            record = _grade_with_gold(row, completions, line, self.timeout, self.tolerance)
+        else:
+            assert self.split is not None  # an environment always has the split its rows index into
+            env_id = self.settings["env_id"]
+            record = _grade_in_env(self.env, row, completions, line, self.split, env_id, self.ids_by_split)
+        record[SETTINGS_KEY] = self.settings
+        return record
+
+
+def _stored_rows(jsonl_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The rows of the completions file; ConfigError when it holds none or its last line is cut off."""
+    rows = load_records(jsonl_path, cut_off_last_line="error")
+    if not rows:
+        raise ConfigError(f"{str(jsonl_path)!r} holds no rows")
+    return rows
+
+
+def _environment(env_id: str | None, env_kwargs: Mapping[str, Any] | None, tolerance: str) -> Any:
+    """The environment the rows index into (None without ``env_id``), grading under ``tolerance``."""
+    if env_id is None:
+        return None
+    options = {**({"tolerance": tolerance} if tolerance != "exact" else {}), **dict(env_kwargs or {})}
+    return make(env_id, **options).unwrapped
+
+
 def _settings(
-    jsonl_path: str | os.PathLike[str], env_id: str | None, env: Any, split: str | None, timeout: float
+    jsonl_path: str | os.PathLike[str],
+    env_id: str | None,
+    env: Any,
+    split: str | None,
+    timeout: float,
+    tolerance: str,
 ) -> dict[str, Any]:
-    """What defines a grading of stored completions: the input file, environment and its options, timeout."""
+    """What defines a grading of stored completions: input file, environment, options, timeout, tolerance."""
     return {
         "completions": str(Path(jsonl_path).resolve()),
         "env_id": spec(env_id).id if env is not None else None,
         "split": split,
         "env_config": env_options(env) if env is not None else None,
         "timeout": None if env is not None else timeout,
+        **({"tolerance": tolerance} if env is None and tolerance != "exact" else {}),
         "reasongym": package_version(),
     }
 
@@ -176,23 +222,25 @@ def _completions_of(row: Mapping[str, Any], line: int) -> list[str]:
 
 
 def _grade_with_gold(
-    row: Mapping[str, Any], completions: list[str], line: int, timeout: float
+    row: Mapping[str, Any], completions: list[str], line: int, timeout: float, tolerance: str
 ) -> dict[str, Any]:
+    """The graded record of a row that carries its own gold; ``tolerance`` applies to math rows only."""
     if "gold" not in row:
         raise ConfigError(
             f"line {line}: without env_id every row needs 'gold' (and 'kind', default 'math'); keys present: "
             f"{sorted(row)}. Or pass env_id and give 'index' or 'id' per row"
         )
     kind = row.get("kind", "math")
+    tolerance = tolerance if kind == "math" else "exact"
     choices = row.get("choices") or None
     gold = gold_text(row["gold"], kind, f"line {line}: 'gold'")  # a null gold is refused, never "None"
     try:
-        verdicts = verify_many(completions, gold, kind, choices=choices, timeout=timeout)
+        verdicts = verify_many(completions, gold, kind, choices=choices, timeout=timeout, tolerance=tolerance)
     except ConfigError as exc:  # a kind or choices the verifiers refuse: name the row
         raise ConfigError(f"line {line}: {exc}") from exc
     extras = {key: row.get(key) for key in ("difficulty", "subject", "year")}
     record = {"index": line - 1, "id": str(row.get("id", line - 1)), "kind": kind, "gold": gold}
-    graded = {**graded_fields(completions, verdicts), "verifier": verifier_version(kind)}
+    graded = {**graded_fields(completions, verdicts), "verifier": verifier_version(kind, tolerance)}
     return {**record, "n": len(completions), **extras, **({"choices": choices} if choices else {}), **graded}
 
 

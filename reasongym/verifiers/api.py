@@ -33,6 +33,7 @@ from reasongym.verifiers.choice_sets import Choices
 from reasongym.verifiers.kinds import Grader, KindOptions, get_kind, kind_names
 from reasongym.verifiers.segment import segment
 from reasongym.verifiers.text import dotted_thousands, semicolon_points, without_markup
+from reasongym.verifiers.tolerance import check_tolerance
 
 __all__ = ["KINDS", "MAX_COMPLETION_CHARS", "verify", "verify_many"]
 
@@ -40,7 +41,7 @@ KINDS = kind_names()
 """The built-in answer kinds ``verify`` grades (the registry, :mod:`~reasongym.verifiers.kinds`, may hold more)."""
 MAX_COMPLETION_CHARS = 1_000_000
 """Longer completions are REFUSED without being read."""
-_OPTIONS = ("choices", "last_number_fallback", "timeout")
+_OPTIONS = ("choices", "last_number_fallback", "timeout", "tolerance")
 
 
 def _nearest(value: object, allowed: Sequence[str]) -> str:
@@ -72,7 +73,10 @@ def _make_grader(kind: object, options: Mapping[str, Any]) -> tuple[str, Grader]
     choices = options.get("choices")
     if choices is not None and not registered.takes_choices:
         raise ConfigError(f"choices is only used with kind='choice', got kind={kind!r}")
-    return registered.name, registered.make_grader(KindOptions(timeout, fallback, choices))
+    tolerance = check_tolerance(options.get("tolerance", "exact"))
+    if tolerance != "exact" and registered.name != "math":
+        raise ConfigError(f"tolerance={tolerance!r} rounds math answers only, got kind={kind!r}; use 'exact'")
+    return registered.name, registered.make_grader(KindOptions(timeout, fallback, choices, tolerance))
 
 
 def _refuse_oversized(completion: str) -> Verdict | None:
@@ -120,6 +124,7 @@ def verify(
     choices: Choices = None,
     last_number_fallback: bool = True,
     timeout: float = VERIFY_TIMEOUT_S,
+    tolerance: str = "exact",
 ) -> Verdict:
     """Grade one full model completion against the dataset's gold answer.
 
@@ -136,6 +141,9 @@ def verify(
         timeout: Seconds allowed for the symbolic work of the whole call (every box of the answer
             together; starting the worker process is not counted). A call that runs out of it is
             TIMEOUT with ``correct=None``: ungradable, never a wrong answer.
+        tolerance: The rounding policy for math answers (:mod:`~reasongym.verifiers.tolerance`): "exact"
+            (the default, for training rewards), "shown" or "relative" (for sets whose annotators accept
+            rounded answers).
 
     Returns:
         The :class:`~reasongym.verifiers.base.Verdict`; ``extracted`` is the answer found.
@@ -151,7 +159,12 @@ def verify(
         >>> verify("I pick (C).", "B", kind="choice").outcome.value
         'wrong'
     """
-    options = {"choices": choices, "last_number_fallback": last_number_fallback, "timeout": timeout}
+    options = {
+        "choices": choices,
+        "last_number_fallback": last_number_fallback,
+        "timeout": timeout,
+        "tolerance": tolerance,
+    }
     _, grade = _make_grader(kind, options)
     _check_text("completion", completion)
     _check_text("gold", gold)
@@ -185,7 +198,7 @@ def verify_many(
         completions: Full model outputs.
         golds: One gold per completion, or one gold string for all of them.
         kind: One of :data:`KINDS`.
-        **options: ``choices``, ``last_number_fallback`` and ``timeout``, as for :func:`verify`.
+        **options: ``choices``, ``last_number_fallback``, ``timeout`` and ``tolerance``, as for :func:`verify`.
 
     Returns:
         One verdict per completion, in order; each equals what :func:`verify` returns for it.

@@ -79,6 +79,7 @@ _NEGATED_THEN_CLAUSE = re.compile(
     r"[ \t]*not\b[^;\n.]{0,60};[ \t]*([^;\n]{1,200}?)[ \t]*(?:[.!]|$)", re.IGNORECASE
 )
 """A phrase's answer that only says what the answer is not, then a clause after a semicolon that says what it is."""
+_LABELLED = re.compile(r"[^\W\d_][\w' ]{0,24}:\s*([^:]{1,80})")
 _NO_ANSWER = Extraction(None, "none", "No \\boxed{} answer and no answer phrase.")
 _NO_PLAIN_ANSWER = Extraction(
     None,
@@ -155,11 +156,25 @@ def _phrase_answer(found: Extraction, after: str) -> Extraction:
     return Extraction(stated, found.method, found.reason, candidates=(stated,))
 
 
+def _labelled_values(answer: str) -> str | None:
+    """The values of a list of labelled values ("Minimum: 1, Maximum: 3" is "1, 3"), or None."""
+    items = answer.split(",") if answer.count(":") >= 2 else []
+    values = [_LABELLED.fullmatch(item.strip()) for item in items]
+    if len(values) < 2 or any(value is None for value in values):
+        return None
+    return ", ".join(value.group(1).strip() for value in values if value)
+
+
 def _read_claim(claim: Extraction, after: str) -> Extraction:
     """Stage (c) on a math claim: the phrase's sentence read, then a revision after it."""
     if claim.answer is None:
         return claim
-    found = claim
+    labelled = _labelled_values(claim.answer) if not claim.sprayed else None
+    found = (
+        claim
+        if labelled is None
+        else Extraction(labelled, claim.method, claim.reason, candidates=(labelled,))
+    )
     if found.method in ("phrase", "gsm8k", "tag"):
         found = _phrase_answer(found, after)
         if found.method == "revised":

@@ -38,11 +38,13 @@ class KindOptions:
         last_number_fallback: Read plain claims (a last sentence, line, verdict word or number) when there is
             no box, tag or answer phrase.
         choices: The options of a multiple-choice question, in any form ``choices`` accepts, or None.
+        tolerance: The rounding policy (:mod:`~reasongym.verifiers.tolerance`); only kind ``math`` rounds.
     """
 
     timeout: float
     last_number_fallback: bool
     choices: Any = None
+    tolerance: str = "exact"
 
 
 @dataclass(frozen=True)
@@ -127,11 +129,11 @@ def get_kind(name: object) -> Kind:
     return kind
 
 
-@register_kind("math", version=5, description="a math answer, compared exactly, numerically, then with sympy")
+@register_kind("math", version=6, description="a math answer, compared exactly, numerically, then with sympy")
 def _math(options: KindOptions) -> Grader:
     from reasongym.verifiers.math_answers import math_grader
 
-    return math_grader(options.timeout, options.last_number_fallback)
+    return math_grader(options.timeout, options.last_number_fallback, options.tolerance)
 
 
 @register_kind("integer", version=4, description="an AIME-style integer in 0-999")

@@ -24,6 +24,8 @@ from typing import Any
 
 from reasongym.verifiers.base import Outcome, Verdict
 from reasongym.verifiers.extract import Extraction, extract_math_answer
+from reasongym.verifiers.golds import readable_gold
+from reasongym.verifiers.tolerance import within_tolerance
 
 __all__ = ["grade_math", "math_grader"]
 
@@ -152,8 +154,20 @@ def _grade_restatement(first: str, second: str, gold: str, timeout: float) -> Ve
     return Verdict(False, Outcome.WRONG, shown, f"Hedged between {first[:40]!r} and {second[:40]!r}.")
 
 
+def _rounded(verdict: Verdict, found: Extraction, gold: str, tolerance: str) -> Verdict:
+    """A wrong single answer accepted under a looser rounding policy (:mod:`~reasongym.verifiers.tolerance`)."""
+    if tolerance == "exact" or verdict.outcome is not Outcome.WRONG or found.sprayed or found.hedged:
+        return verdict
+    reason = within_tolerance(tolerance, found.answer or "", readable_gold(gold) or gold)
+    return verdict if reason is None else Verdict(True, Outcome.CORRECT, verdict.extracted, reason)
+
+
 def grade_math(found: Extraction, gold: str, timeout: float) -> Verdict:
-    """Grade one math extraction; an ungradable gold gives correct=None even without an answer."""
+    """Grade one math extraction; an ungradable gold gives correct=None even without an answer.
+
+    The gold is read first as an answer someone else wrote (:func:`~reasongym.verifiers.golds.readable_gold`).
+    """
+    gold = readable_gold(gold) or gold
     if found.answer is not None:
         return _grade_math_candidates(found, gold, timeout)
     from reasongym.verifiers.math.grade import verify_math_answer
@@ -164,7 +178,7 @@ def grade_math(found: Extraction, gold: str, timeout: float) -> Verdict:
     return Verdict(False, _NO_ANSWER_OUTCOME.get(found.method, Outcome.UNPARSEABLE), None, found.reason)
 
 
-def math_grader(timeout: float, fallback: bool) -> Callable[[str, str], Verdict]:
+def math_grader(timeout: float, fallback: bool, tolerance: str = "exact") -> Callable[[str, str], Verdict]:
     """A grader for kind ``math`` whose calls share a cache: each distinct (gold, answer) is graded once.
 
     The samples of one problem in a GRPO group usually repeat a handful of answers, so a batch graded
@@ -180,7 +194,7 @@ def math_grader(timeout: float, fallback: bool) -> Callable[[str, str], Verdict]
             several = found.sprayed or found.hedged
             key = (gold, found.answer, found.candidates if several else None, found.hedged)
         if key not in cache:
-            cache[key] = grade_math(found, gold, timeout)
+            cache[key] = _rounded(grade_math(found, gold, timeout), found, gold, tolerance)
         return cache[key]
 
     return grade

@@ -129,8 +129,9 @@ _CROSSES = "\u2717\u2718\u274c\u2715\u274e"
 _CHECK_MARKS = re.compile(f"[ \\t]*[{_CHECKS}]")
 _THEREFORE = re.compile(r"\\therefore(?![A-Za-z])|\u2234")
 
-_STATES_VALUE = re.compile(r"\d[^\n]{0,80}(?:\n[ \t]*[^\n\d]{0,12})?\n[ \t\n]*$")
-"""The text ends with a line that states a number (maybe followed by a short line, a code fence): an answer."""
+_STATES_VALUE = re.compile(r"\d[^\n]{0,80}(?:\n[ \t]*(?:\\end\{[a-z]+\*?\}|[^\n\d]{0,12}))?\n[ \t\n]*$")
+"""The text ends with a line that states a number (maybe followed by a short line, a code fence, the end of a
+LaTeX environment): an answer."""
 _CONCLUDED = re.compile(r"\\boxed|\banswer\b|####|</think>|\btherefore\b|\bso\b|\bthus\b", re.IGNORECASE)
 
 

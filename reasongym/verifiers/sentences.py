@@ -85,6 +85,11 @@ _NOT_BUT = re.compile(
     r"(?:,?[ \t]+but[ \t]+(?:(?:it|that)(?:'s|[ \t]+is)[ \t]+|rather[ \t]+)?|[,;][ \t]*(?:it|that)(?:'s|[ \t]+is)[ \t]+)",
     re.IGNORECASE,
 )  # "Not 24 but 42.", "It's not 24, it's 42.": the value after the contrast is the one stated
+_IS_THE_ANSWER = re.compile(
+    r"[ \t]+(?:is|are)[ \t]+(?:the|our)[ \t]+(?:final[ \t]+)?(?:solution(?:[ \t]+set)?|answer|range|domain)s?\b",
+    re.IGNORECASE,
+)
+_LEADING_CONNECTIVE = re.compile(r"[ \t*]*(?:(?:therefore|thus|so|hence|finally)[ \t,]+)?", re.IGNORECASE)
 _VALUE_THEN_REASON = re.compile(r"([^:]{1,40}?)[ \t]*:[ \t]+(?=[A-Za-z])")
 _ASSIGNMENT = re.compile(
     r"(?<![\w\\])[A-Za-z](?:_\{?\w{1,3}\}?)?[ \t]*(?:=|<|>|\\(?:in|le|leq|ge|geq|lt|gt)(?![A-Za-z]))"
@@ -108,6 +113,7 @@ _HEDGE_REMARK = re.compile(
 _ONLY = re.compile(r"\bbut[ \t]+only[ \t]+", re.IGNORECASE)
 _LABEL_COLON = re.compile(r"[ \t*#>-]*[^\W\d_][\w';-]*(?:[ \t]+[^\W\d_][\w';-]*){0,2}[ \t]*:[ \t]+(?=\S)")
 _MATH_ONLY = re.compile(r"(?:[^A-Za-z\\]|\\[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z]))+")
+_NUMBER_ONLY = re.compile(r"[-+]?[\d,.]+")
 _CONCLUSION = re.compile(
     r"[,;][ \t]*(?:(?:and[ \t]+)?(?:so|therefore|thus|hence)|donc|alors|entonces|por[ \t]+lo[ \t]+tanto|portanto|"
     r"quindi|dunque|daher|deshalb|somit|also(?=[ \t]+(?:ist|sind|beträgt|gilt))|así[ \t]+que|por[ \t]+eso|"
@@ -183,6 +189,9 @@ def answer_in_sentence(answer: str) -> str:
     contrast = _NOT_BUT.match(answer)
     if contrast is not None:
         return answer_in_sentence(answer[contrast.end() :])
+    subject = _subject_answer(answer)
+    if subject is not None:
+        return subject
     reasoned = _VALUE_THEN_REASON.match(answer)
     if reasoned is not None and leading_value(reasoned.group(1)) == reasoned.group(1).strip():
         return reasoned.group(1).strip()  # "7: the quadratic has no real roots" answers 7, then says why
@@ -208,6 +217,18 @@ def answer_in_sentence(answer: str) -> str:
             answer, numbers[0]
         )  # "at least 12" states none
     return answer
+
+
+def _subject_answer(sentence: str) -> str | None:
+    """The math that a sentence names as its answer ("Therefore $x >= 5$ is the solution."), or None."""
+    found = _IS_THE_ANSWER.search(mask_math(sentence))
+    if found is None:
+        return None
+    subject = sentence[_LEADING_CONNECTIVE.match(sentence).end() : found.start()].strip()
+    inner = (
+        subject[1:-1] if subject.startswith("$") and subject.endswith("$") and len(subject) > 2 else subject
+    )
+    return inner.strip() if inner and _MATH_ONLY.fullmatch(inner) and "$" not in inner else None
 
 
 def _no_solution(sentence: str) -> str | None:
@@ -294,6 +315,9 @@ def sentence_value(sentence: str) -> str | None:
     reasoned = _VALUE_THEN_REASON.match(sentence)
     if reasoned is not None and leading_value(reasoned.group(1)) == reasoned.group(1).strip():
         return reasoned.group(1).strip()  # "18: the stall fee comes off." states 18
+    subject = _subject_answer(sentence)
+    if subject is not None and not _NUMBER_ONLY.fullmatch(subject):
+        return subject  # "$x \\geq 5$ is the solution."; a bare "12 is the answer." is left to the phrases
     conclusion = _last_conclusion(sentence)
     if conclusion is not None:  # "There are 3 rows of 4, so the hall holds 12.": the claim is the last clause
         return sentence_value(conclusion) or short_value(conclusion.rstrip(" \t.!?\u3002"))

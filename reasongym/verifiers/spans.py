@@ -36,8 +36,10 @@ _NEXT_LINE_CHARS = 300
 NUMBER = re.compile(
     r"(?<![\w.^_])-?(?:(?:\d+[ \t]*)?\\[dt]?frac\{\d+\}\{\d+\}|\d+[ \t]+(?:and[ \t]+)?\d+/\d+(?![\d/.])"
     r"|(?<![(\[{,])\d+,(?:\d{1,2}|\d{4,})(?![\d,)\]}])"  # a decimal comma: "1,5", "2,75" (not "(2,3)")
-    r"|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d{1,2}(?:,\d{2})+,\d{3}(?![\d,])|\d{1,3}(?:'\d{3})+(?![\d'])|\d+)"
-    r"(?:\.\d+)?(?:[eE][-+]?\d+(?![\w.]))?(?:/\d+)?)"
+    r"|(?:\d{1,3}(?:,\d{3})+(?!\d)|\d{1,2}(?:,\d{2})+,\d{3}(?![\d,])|\d{1,3}(?:'\d{3})+(?![\d'])"
+    r"|\d{1,3}(?: \d{3})+(?![\w,.-]|[ \t]\d)|\d+)"  # "1 000": a space between exact groups of three
+    r"(?:\.\d+)?(?:[eE][-+]?\d+(?![\w.]))?(?:/\d+)?"
+    r"|(?<![\d,])\.\d+(?![\d.]))"  # ".4" is 0.4
 )
 """A number as written in text: integers, thousands groups (also Indian "10,00,000" and Swiss "1'000'000"),
 decimals (also with a decimal comma, "1,5"), scientific ``1.2E+05``, ``a/b``, ``\\frac{a}{b}``, mixed ``2 1/2``."""

@@ -65,6 +65,15 @@ History:
   phrase); 168 rows of the issue's tests and of ``benchmarks/independent_set_50.jsonl`` whose verdict the
   change moved were added with both verdicts (66 math, 44 yes/no, 36 choice, 11 exact, 8 countdown, 3
   integer). No verdict of the sets A to D changed.
+- math v6: issue 55, the golds and answers others write. A gold is read as an answer
+  (:mod:`~reasongym.verifiers.golds`: doubled backslashes, JSON control characters, HTML, ``\quad``,
+  prose ``\text{}``, named solutions per semicolon, a worked solution's box); a relation solved for the
+  same variable, or a named value list against a tuple, is the same answer
+  (:mod:`~reasongym.verifiers.math.solved`); "1 000", "1\u2009000", ".4", ``12^{\mathrm{th}}``, "15th Day"
+  and unit words after a value read; "$x \geq 5$ is the solution" states its math; a number line before
+  ``\end{aligned}`` has answered before a new "Question:". Rounding stays exact unless a policy is named
+  (:mod:`~reasongym.verifiers.tolerance`, recorded as ``math/v6+shown``). No pinned verdict and no verdict
+  of the sets A to E changed.
 """
 
 from __future__ import annotations
@@ -84,16 +93,17 @@ VERIFIER_VERSIONS: dict[str, int] = {kind: get_kind(kind).version for kind in ki
 their task's own scorer, pinned by the extracted answer."""
 
 
-def verifier_version(kind: str) -> str:
-    """The version tag of ``kind``'s rules, e.g. ``"math/v2"``; kinds graded elsewhere give ``"<kind>"``.
+def verifier_version(kind: str, tolerance: str = "exact") -> str:
+    """The version tag of ``kind``'s rules, e.g. ``"math/v6"`` (``"math/v6+shown"`` under a rounding policy); kinds graded elsewhere give ``"<kind>"``.
 
     Example:
         >>> verifier_version("math")
-        'math/v2'
+        'math/v6'
     """
     if not isinstance(kind, str) or not kind:
         raise ConfigError(f"kind must be a non-empty str, got {kind!r}")
     version = VERIFIER_VERSIONS.get(kind)
     if version is None and kind in kind_names():
         version = get_kind(kind).version  # a kind registered after import
-    return kind if version is None else f"{kind}/v{version}"
+    tag = kind if version is None else f"{kind}/v{version}"
+    return tag if tolerance == "exact" else f"{tag}+{tolerance}"  # a looser rounding policy graded it

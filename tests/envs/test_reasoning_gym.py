@@ -251,5 +251,5 @@ def test_each_grader_names_the_rules_that_decide_its_verdicts() -> None:
         "gcd": f"reasoning_gym/gcd:{verifier_version('math')}+tagged/v2",
         "sudoku": "reasoning_gym/sudoku:task+tagged/v2",
         "game_of_life_halting": f"reasoning_gym/game_of_life_halting:{verifier_version('exact')}+tagged/v2",
-        "puzzle24": "reasoning_gym/puzzle24:countdown/v2",
+        "puzzle24": f"reasoning_gym/puzzle24:{verifier_version('countdown')}",
     }

@@ -235,3 +235,20 @@ def test_grading_killed_by_sigkill_leaves_no_temporary_file_and_resumes(tmp_path
     assert json.loads(stdout.splitlines()[-1])["num_problems"] == 3000
     assert [r["index"] for r in load_records(out, cut_off_last_line="error")] == list(range(3000))
     assert sorted(os.listdir(tmp_path)) == ["c.jsonl", "graded.jsonl"]
+
+
+def test_grading_with_a_rounding_policy_records_it(tmp_path: Path) -> None:
+    source = tmp_path / "rounded.jsonl"
+    rows = [{"gold": "299.94", "completions": [r"\boxed{300}", r"\boxed{310}"]}]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    exact = grade_completions(source, out_path=tmp_path / "exact.jsonl", progress=False, verbose=False)
+    shown = grade_completions(
+        source, out_path=tmp_path / "shown.jsonl", tolerance="shown", progress=False, verbose=False
+    )
+    assert exact.metrics != shown.metrics
+    (record,) = load_records(tmp_path / "shown.jsonl")
+    assert record["correct"] == [True, False] and record["verifier"].endswith("+shown")
+    with pytest.raises(ConfigError, match="tolerance='near' is not a rounding policy"):
+        grade_completions(source, tolerance="near", progress=False, verbose=False)
+    with pytest.raises(ConfigError, match="holds graded records|tolerance"):
+        grade_completions(source, out_path=tmp_path / "shown.jsonl", progress=False, verbose=False)

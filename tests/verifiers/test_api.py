@@ -77,7 +77,7 @@ def test_other_option_errors() -> None:
         ConfigError,
         match=re.escape(
             "unknown option 'timout'; valid options: choices, "
-            "last_number_fallback, timeout; did you mean 'timeout'?"
+            "last_number_fallback, timeout, tolerance; did you mean 'timeout'?"
         ),
     ):
         verify_many(["5"], "5", kind="exact", timout=2)

@@ -27,6 +27,7 @@ from reasongym.envs.benchmarks._common import (
     load_from_hub,
 )
 from reasongym.envs.catalog import CatalogEntry
+from reasongym.envs.gold_check import checked_golds
 from reasongym.envs.problem import Problem
 from reasongym.envs.rows import read_rows
 from reasongym.errors import ConfigError, DatasetNotFoundError
@@ -97,7 +98,8 @@ def write_split(
     reads: its hub columns, its original release, the shared layout) or, without it, from the hub.
 
     Returns:
-        The file written and its number of problems.
+        The file written and its number of problems. Golds its verifier cannot read are written too, and
+        warned about (:class:`~reasongym.envs.gold_check.UnreadableGoldWarning`, count and examples).
 
     Raises:
         ConfigError: Not a benchmark id, an unknown split, a file the benchmark cannot read.
@@ -127,6 +129,7 @@ def write_split(
             raise
         raise ConfigError(f"{entry.id}: cannot read split {split!r} from {origin}: {error!r}") from error
     check_golds(source.name, split, origin, problems)
+    checked_golds(source.name, split, problems, "warn")  # the file keeps them; the warning says which
     target = Path(root) / route.shared_file
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")

@@ -18,11 +18,7 @@ Structures are compared by shape, then element by element with
   unions match part by part in any order. An open pair ``(a, b)`` may stand for an interval.
 - Equations ``l = r`` compare by ``l - r`` (up to sign); inequalities side by side.
 - Numerals in another base (``204_5``) compare by their digits and base, never by value.
-- Units convert within a dimension (``500 cm`` is ``5 m``) and never across (``5 cm`` vs
-  ``5 m`` is checked as a conversion, ``5 kg`` vs ``5 m`` is wrong); a gold without a unit ignores
-  the prediction's unit, and a prediction without one is read in the gold's unit.
-- Percent: gold ``25\%`` accepts 25 and 0.25; gold 25 accepts ``25\%`` but not 0.25; a gold below 1
-  (a probability, a share) reads a percent only as hundredths (gold 0.5 accepts 50%, not 0.5%).
+- Numbers, quantities and percents compare as measures (:mod:`~reasongym.verifiers.math.measures`).
 - Text answers compare case-insensitively, word by word.
 """
 
@@ -33,13 +29,13 @@ from collections.abc import Callable
 
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S
 from reasongym.verifiers.math import nodes as ast
-from reasongym.verifiers.math.decimals import Shown, rounds_to_gold, shown_decimal
-from reasongym.verifiers.math.evaluate import below_one
 from reasongym.verifiers.math.forms import chain_exact, compare_chain, compare_colons, states_exact
+from reasongym.verifiers.math.measures import compare_measures, is_measure
 from reasongym.verifiers.math.nodes import Node
-from reasongym.verifiers.math.numeric import Match, SymbolicCheck, compare_scalars
+from reasongym.verifiers.math.numeric import Match, SymbolicCheck
 from reasongym.verifiers.math.relations import compare_relations, name_relations, name_text
 from reasongym.verifiers.math.sets import compare_interval, compare_union, normalize_set
+from reasongym.verifiers.math.solved import equal_variables_value, renamed, solved_for
 from reasongym.verifiers.math.words import text_name
 
 __all__ = ["Match", "answers_equal"]
@@ -74,10 +70,22 @@ def answers_equal(gold: Node, pred: Node, *, timeout: float = VERIFY_TIMEOUT_S) 
 def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
     if gold == pred:
         return Match(True, "the same expression")
+    match = _compare_as_written(gold, pred, sym)
+    if match.equal:
+        return match
+    other = renamed(gold, pred)  # f(x) = x for f(z) = z; n\pi for k\pi (solved.py, rule 3)
+    return _compare_as_written(gold, other, sym) if other is not None else match
+
+
+def _compare_as_written(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
+    if gold == pred:
+        return Match(True, "the same expression")
     if isinstance(gold, ast.Labeled) and isinstance(pred, ast.Rel) and ast.free_symbols(gold.value):
         return _relations(ast.Rel(("=",), (gold.label, gold.value)), pred, sym)  # y = 2x + 3
     if isinstance(gold, ast.Rel) and isinstance(pred, ast.Labeled):
-        return _relations(gold, ast.Rel(("=",), (pred.label, pred.value)), sym)
+        match = _relations(gold, ast.Rel(("=",), (pred.label, pred.value)), sym)
+        solved = None if match.equal else solved_for(gold, pred, sym)  # y = 6/x for xy = 6
+        return solved if solved is not None and solved.equal else match
     named = _named_assignments(gold)
     if named is not None:
         return _compare_named(named, pred, sym)
@@ -110,13 +118,19 @@ def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
     if isinstance(gold, ast.Matrix):
         return _compare_matrix(gold, pred, sym)
     if isinstance(gold, ast.Rel):
+        value = equal_variables_value(gold)  # x = y = z = c states c (solved.py, rule 2)
+        if value is not None and not isinstance(pred, ast.Rel):
+            return _compare(value, pred, sym)
+        solved = solved_for(gold, pred, sym)  # xy = 6 solved for y is 6/x (solved.py, rule 1)
+        if solved is not None and (solved.equal or not isinstance(pred, ast.Rel)):
+            return solved
         if not isinstance(pred, ast.Rel):
             return Match(False, "the gold is a relation and the answer is not")
         return _relations(gold, pred, sym)
     if isinstance(gold, ast.BaseNum) or isinstance(pred, ast.BaseNum):
         return _compare_base(gold, pred)
-    if _is_measure(gold) and _is_measure(pred):
-        return _compare_measures(gold, pred, sym)
+    if is_measure(gold) and is_measure(pred):
+        return compare_measures(gold, pred, sym)
     return Match(False, f"a {_kind(pred)} is not a {_kind(gold)}")
 
 
@@ -159,10 +173,6 @@ def _variable_name(node: Node) -> str | None:
 
 def _unlabel(node: Node) -> Node:
     return node.value if isinstance(node, ast.Labeled) else node
-
-
-def _is_measure(node: Node) -> bool:
-    return ast.is_scalar(node) or isinstance(node, ast.Quantity)
 
 
 # ---- named assignments ----------------------------------------------------------------
@@ -341,55 +351,3 @@ def _compare_base(gold: Node, pred: Node) -> Match:
     if g[1] is None and p[1] is not None:
         return Match(False, "a numeral in another base where the gold is a decimal number")
     return Match(True, "the same digits")
-
-
-def _split_measure(node: Node) -> tuple[Node, ast.Unit | None, bool]:
-    if isinstance(node, ast.Quantity):
-        return node.value, node.unit, False
-    if isinstance(node, ast.Percent):
-        return node.arg, None, True
-    return node, None, False
-
-
-def _in_unit(value: Node, unit: ast.Unit, target: ast.Unit) -> Node:
-    factor = unit.factor / target.factor
-    num: tuple[Node, ...] = (value, ast.Num(factor.numerator))
-    pi_power = unit.pi_power - target.pi_power
-    if pi_power:
-        num += (ast.Pow(ast.Const("pi"), ast.Num(pi_power) if pi_power > 0 else ast.Neg(ast.Num(-pi_power))),)
-    return ast.Mul(num, (ast.Num(factor.denominator),))
-
-
-def _compare_measures(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:
-    g_value, g_unit, g_percent = _split_measure(gold)
-    p_value, p_unit, p_percent = _split_measure(pred)
-    if g_unit is not None and p_unit is not None:
-        if g_unit.dims != p_unit.dims:
-            return Match(False, f"{p_unit.name} does not measure the same quantity as {g_unit.name}")
-        p_value = _in_unit(p_value, p_unit, g_unit)
-    shown = shown_decimal(g_value)
-    hundred = ast.Num(100)
-    candidates = [(g_value, p_value, shown)]
-    if g_percent and not p_percent:  # gold 25% accepts 25 and 0.25
-        candidates.append((ast.Mul((g_value,), (hundred,)), p_value, shown.scaled(-2) if shown else None))
-    if p_percent and not g_percent:  # gold 25 accepts 25% (the number the question asked for)
-        candidates.append((g_value, ast.Mul((p_value,), (hundred,)), shown))
-        if below_one(g_value):  # gold 0.5 is a share of one: 0.5% is 0.005, never 0.5
-            candidates.pop(0)
-    first = None
-    for g, p, written in candidates:
-        match = _compare_values(g, p, written, sym)
-        if match.equal:
-            return match
-        first = first or match
-    return first
-
-
-def _compare_values(gold: Node, pred: Node, shown: Shown | None, sym: SymbolicCheck) -> Match:
-    """Exact comparison; a decimal gold also accepts the values it rounds (see :mod:`decimals`)."""
-    if shown is None:
-        return compare_scalars(gold, pred, None, sym)
-    match = compare_scalars(gold, pred, shown.float_slack, sym)
-    if match.equal or not rounds_to_gold(shown, pred):
-        return match
-    return Match(True, "the decimal gold is this value rounded")

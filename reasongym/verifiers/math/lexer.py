@@ -382,7 +382,9 @@ class _Lexer:
             self.emit("const", "pi")
         elif lower in ("inf", "infty", "infinity"):
             self.emit("const", "oo")
-        elif run in SHORT_UNIT_WORDS:
+        elif run in SHORT_UNIT_WORDS or (
+            run[:1].isupper() and run[1:].islower() and lower in SHORT_UNIT_WORDS
+        ):
             self.emit("word", run)
         elif lower[:-1] in FUNCTIONS or lower[:-1] == "sqrt":
             self.emit("func", lower[:-1])  # "sinx", "lnx" in plain text

@@ -154,23 +154,31 @@ def parse_compound(p: ExpressionParser, node: Node) -> Node:
 
 def unit_tail_ahead(p: ExpressionParser) -> bool:
     """True when the tokens from here to the end of the item are only unit words."""
-    k = 0
+    k = opened = 0
     while not p.at_boundary(k):
         tok = p.peek(k)
         ok = tok.kind == "word" or (tok.kind == "sym" and is_single_letter_unit(tok.value))
         ok = ok or (tok.kind == "op" and tok.value in ("^", "/", "{", "}")) or (tok.kind == "num" and k > 0)
         if not ok:
             return False
+        opened += tok.kind == "op" and tok.value == "{"
         k += 1
-    return k > 0
+    closing = p.peek(k)
+    # a brace the tail did not open ends a TeX argument: "3 m" in \frac{3 m}{2} or \sqrt{3 m} is 3*m
+    return k > 0 and not (closing.kind == "op" and closing.value == "}" and not opened)
 
 
 def _glued_unit(node: Node) -> Node:
-    """Read "5m" (a number glued to a one-letter unit, as the whole item) as 5 metres."""
+    """Read "5m" and "5m^2" (a number glued to a one-letter unit, as the whole item) as 5 metres (squared)."""
     if isinstance(node, ast.Mul) and len(node.num) == 2 and not node.den:
         number, letter = node.num
+        power = 1
+        exponent = letter.exp if isinstance(letter, ast.Pow) else None
+        if isinstance(exponent, ast.Num) and exponent.exp10 == 0 and exponent.mantissa in (2, 3):
+            letter, power = letter.base, exponent.mantissa  # type: ignore[union-attr]
         if isinstance(number, ast.Num) and isinstance(letter, ast.Sym) and is_single_letter_unit(letter.name):
-            return ast.Quantity(number, lookup_unit(letter.name))
+            unit = lookup_unit(letter.name)
+            return ast.Quantity(number, unit if power == 1 else combine_units([(unit, power)]))  # type: ignore[list-item]
     return node
 
 
