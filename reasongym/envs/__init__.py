@@ -12,14 +12,8 @@ from typing import TYPE_CHECKING, Any
 from reasongym.envs import plugins
 from reasongym.envs.builtin import BUILTIN, register_builtins
 from reasongym.envs.problem import ANSWER_TYPES, Problem
-from reasongym.envs.registration import (
-    list_envs,
-    make,
-    register,
-    register_dataset,
-    register_generator,
-    spec,
-)
+from reasongym.envs.registration import list_envs, make, register, spec
+from reasongym.envs.user_envs import register_dataset, register_generator
 
 if TYPE_CHECKING:
     from reasongym.envs.checker import ConformanceError, check_reasoning_env
