@@ -124,11 +124,17 @@ def run_demo(
         out_dir,
         resume=None,
         name=(f"demo-{cfg.algo}", ENV_ID, cfg.seed),
-        run_info=None,
+        run_info=run_info(cfg),
         info=distributed.SINGLE_PROCESS,
     ) as job:  # stopped before RL logged or saved anything: no empty run folder is left
         job.keep_tokenizer(tokenizer)
         return _phases(cfg, model, tokenizer, job.folder, progress)
+
+
+def run_info(cfg: DemoConfig) -> dict[str, Any]:
+    """The demo run's ``run.json``: its RL phase is a ``tiny``-preset run of the tiny model, so a run started
+    from it (``reasongym train grpo --model runs/latest``) takes the ``tiny`` settings, as from any tiny run."""
+    return {"algo": cfg.algo, "model": "tiny", "env": ENV_ID, "preset": "tiny", "command": "reasongym demo"}
 
 
 def _phases(cfg: DemoConfig, model: Any, tokenizer: Any, run: Any, progress: bool) -> dict[str, Any]:
