@@ -299,9 +299,10 @@ def load_report(path: str | os.PathLike[str], *, ks: Sequence[int] | None = None
 
 
 def sample_completions(path: str | os.PathLike[str], count: int, width: int = 400) -> str:
-    """The first ``count`` records of an evaluation file as text: problem, gold, first completion (cut at
-    ``width`` characters), what was extracted from it and the verdict's reason: what ``reasongym eval --show
-    COUNT`` prints, for an evaluation run from Python (``evaluate(..., out_path=PATH)``).
+    """The first ``count`` records of an evaluation file as text, as ``reasongym eval --show COUNT`` prints them.
+
+    Each: the problem, its gold answer, the first completion (cut at ``width`` characters), what was extracted
+    from it and the verdict's reason; for an evaluation run from Python (``evaluate(..., out_path=PATH)``).
 
     Example:
         >>> print(sample_completions("evals/aime.jsonl", 2))  # doctest: +SKIP
