@@ -10,6 +10,7 @@ a line of their own (5), and the small items (8).
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import subprocess
@@ -106,7 +107,7 @@ def test_an_unknown_id_is_refused_before_torch_loads() -> None:
 @pytest.mark.parametrize(
     ("flag", "where"),
     [
-        ("show", "reasongym.evaluation.report.sample_completions(out_path, count)"),
+        ("show", "reasongym.evaluation.records.sample_completions(out_path, count)"),
         ("out", "evaluate(..., out_path=PATH)"),
         ("completions", "reasongym.evaluation.grade_completions"),
     ],
@@ -135,33 +136,27 @@ def test_the_readme_shows_the_python_evaluation_entry_point() -> None:
 # ---------------------------------------------------------------------------------------------- 5. warnings
 
 
-def test_a_warning_during_a_progress_bar_gets_its_own_line_without_the_source_echo(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_a_warning_during_a_progress_bar_gets_its_own_line_without_the_source_echo() -> None:
     from tqdm.auto import tqdm
 
     from reasongym.cli.console import PACKAGE, warnings_on_their_own_line
 
-    with warnings_on_their_own_line(), warnings.catch_warnings():
-        warnings.simplefilter("always")
-        bar = tqdm(total=10, file=sys.stderr, desc="grpo")  # where the trainers' bars and warnings go
+    original = warnings.formatwarning
+    ours = str(PACKAGE / "agents" / "runtime" / "session.py")
+    with warnings_on_their_own_line():
+        bar = tqdm(total=10, file=io.StringIO(), desc="grpo")
         bar.update(3)
-        warnings.warn_explicit(
-            "most groups had no reward variance",
-            UserWarning,
-            str(PACKAGE / "agents" / "runtime" / "session.py"),
-            300,
+        during = warnings.formatwarning("most groups had no reward variance", UserWarning, ours, 300)
+        library = warnings.formatwarning(
+            "old API", DeprecationWarning, "/x/site-packages/torch/io.py", 12, "src"
         )
-        warnings.warn("a library's own warning", DeprecationWarning, stacklevel=1)
-        bar.update(1)
         bar.close()
-    err = capsys.readouterr().err
-    lines = [line.rsplit("\r", 1)[-1] for line in err.split("\n")]
-    assert "reasongym: warning: most groups had no reward variance" in lines  # a whole line, nothing glued on
-    library = next(line for line in lines if "a library's own warning" in line)
-    assert library.startswith("reasongym: warning: a library's own warning (DeprecationWarning, ")
-    assert "session.finish_step" not in err and "warnings.warn" not in err
-    assert warnings.showwarning is not None and "console" not in warnings.showwarning.__module__
+        after = warnings.formatwarning("most groups had no reward variance", UserWarning, ours, 300)
+    # a line of its own under the bar, no "FILE:LINE: UserWarning:", no source line
+    assert during == "\nreasongym: warning: most groups had no reward variance\n"
+    assert library == "\nreasongym: warning: old API (DeprecationWarning, io.py:12)\n"
+    assert after == "reasongym: warning: most groups had no reward variance\n"  # no bar: no blank line
+    assert warnings.formatwarning is original  # the command's format is the command's only
 
 
 def test_the_command_line_shows_a_training_warning_on_its_own_line(demo_run: Path) -> None:

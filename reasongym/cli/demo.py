@@ -73,15 +73,11 @@ class DemoOutput:
     """Show progress bars."""
     real: bool = False
     """A real pretrained model instead: SmolLM2-135M-Instruct learns 2-digit additions with GRPO (about 10
-    CPU-minutes; `reasongym demo --real --help` lists its own settings)."""
+    CPU-minutes; `reasongym demo --real --help` lists its own settings; `reasongym.cli.demo_real`)."""
 
 
 def cmd_demo(argv: list[str]) -> int:
     """``reasongym demo [flags]``: run the demo and print its summary as the last line (one JSON object)."""
-    if "--real" in argv:
-        from reasongym.cli.demo_real import cmd_demo_real
-
-        return cmd_demo_real(argv)
     from reasongym.cli.flags import flat_section, parse
     from reasongym.runs.metrics import dumps_strict
 
@@ -100,10 +96,6 @@ def cmd_demo(argv: list[str]) -> int:
         prog="reasongym demo",
         description="A tiny model: warm start, evaluate, GRPO or DAPO, evaluate again; on a CPU.",
     )
-    if parsed.output.real:  # `--real=true` in a form the peek above did not see
-        from reasongym.cli.demo_real import cmd_demo_real
-
-        return cmd_demo_real(["--real", *argv])
     summary = run_demo(parsed.demo, out_dir=parsed.output.out, progress=parsed.output.progress)
     print(dumps_strict(summary))
     return 0

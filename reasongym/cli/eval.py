@@ -123,7 +123,7 @@ def cmd_eval(argv: list[str]) -> int:
     elif report.path:
         print(f"records: {report.path}")
     if job.show and report.path and not job.json:
-        from reasongym.evaluation.report import sample_completions
+        from reasongym.evaluation.records import sample_completions
 
         print(sample_completions(report.path, job.show))
     return EXIT_OK

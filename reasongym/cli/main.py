@@ -362,6 +362,10 @@ def _dispatch(argv: list[str]) -> int:
         return cmd_train(argparse.Namespace(command="train", rest=words[1:]))
     if words[:1] == ["eval"]:  # eval's and demo's flags are their configs', parsed by tyro
         return cmd_eval(words[1:])
+    if words[:1] == ["demo"] and "--real" in words:  # the real model's demo has settings of its own
+        from reasongym.cli.demo_real import cmd_demo_real
+
+        return cmd_demo_real(words[1:])
     if words[:1] == ["demo"]:
         from reasongym.cli.demo import cmd_demo
 

@@ -26,7 +26,7 @@ DEFAULT_NUM_PROCEDURAL = 200
 
 
 COMMAND_LINE_ONLY = {
-    "show": "print the first problems with reasongym.evaluation.report.sample_completions(out_path, count)",
+    "show": "print the first problems with reasongym.evaluation.records.sample_completions(out_path, count)",
     "out": "evaluate(..., out_path=PATH)",
     "json": "report.to_dict() (evaluate returns the report)",
     "completions": "reasongym.evaluation.grade_completions(path, env_id, ...)",

@@ -122,7 +122,8 @@ def metrics_figure(
     rows = math.ceil(len(panels) / columns)
     figure = Figure(figsize=(4.2 * columns, 3.0 * rows + 0.6), layout="constrained")
     FigureCanvasAgg(figure)
-    figure.suptitle(title or plot_title(folder), fontsize="medium")
+    # a long title (a model's path) wraps at the figure's width instead of running off both edges
+    figure.suptitle(textwrap.fill(title or plot_title(folder), TITLE_WIDTH * columns), fontsize="medium")
     grid = figure.subplots(rows, columns, squeeze=False)
     collapse = _first_step(records, "train/entropy_collapsed")
     for axes, (panel_title, series) in zip(grid.flat, panels, strict=False):
