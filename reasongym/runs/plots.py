@@ -147,8 +147,9 @@ def _panel(axes: Any, title: str, series: Sequence[Series], collapse: int | None
     axes.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize="medium")
     if any(word in title for word in SHARE_WORDS):
         axes.set_ylim(-0.03, 1.03)
-    elif "(count)" in title:  # counts start at 0
-        axes.set_ylim(0, max(1.0, *(max(ys) * 1.1 for _, _, ys in series)))
+    elif "(count)" in title:  # counts start at 0, drawn just above the axis (a line of zeros on it is hidden)
+        top = max(1.0, *(max(ys) * 1.1 for _, _, ys in series))
+        axes.set_ylim(-0.03 * top, top)
     axes.grid(alpha=0.3)
     formatter = axes.yaxis.get_major_formatter()
     if hasattr(formatter, "set_useOffset"):  # 1.0000010 reads as itself, not "1e-6 + 1" above the axis
