@@ -38,7 +38,7 @@ def _check_run(done: subprocess.CompletedProcess[str], model: str, cwd: Path) ->
     assert (run / "checkpoints" / "latest").is_file()
     assert json.loads((run / "demo.json").read_text())["config"]["quick"] is True
     samples = [json.loads(line) for line in (run / "samples.jsonl").open()]
-    assert samples and all(row["prompt"].endswith("Reply with the number only.") for row in samples)
+    assert samples and all("Reply with the number only." in row["prompt"] for row in samples)
     assert "held-out greedy pass@1 (4 test problems of reasongym/Arithmetic-v0):" in done.stdout
     return summary
 
