@@ -135,8 +135,9 @@ def test_the_commands_run_in_order(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     has_gguf, placed = _place_gguf(tmp_path), _place_user_files(tmp_path)
     accelerate = shutil.which("accelerate", path=env["PATH"]) is not None
+    plan = _plan(commands, has_gguf=has_gguf, placed=placed, accelerate=accelerate, hub=_hub_problem())
     with contextlib.ExitStack() as stack:
-        for command, skipped in _plan(commands, has_gguf=has_gguf, placed=placed, accelerate=accelerate):
+        for command, skipped in plan:
             if skipped:
                 continue
             if command.startswith("reasongym serve-env "):  # serves until stopped: in the background
@@ -161,12 +162,33 @@ OUTPUT_FLAGS = ("--output-dir", "--out")
 """Flags naming where a README command writes: a later command that reads there needs it to have run."""
 
 
+def _hub_problem() -> str | None:
+    """Why the hub cannot serve a benchmark here (offline, unreachable), or None when it can."""
+    from reasongym.envs.benchmarks._common import hub_offline, hub_unreachable
+
+    return "the hub is set offline" if hub_offline() else hub_unreachable()
+
+
+def _absent_data(words: list[str], hub: str | None) -> str | None:
+    """Why a benchmark environment the command names has no problems here: in no data root (`reasongym list`
+    says ``hub``), and ``hub`` says why the hub cannot serve it; None when it has them."""
+    from reasongym.envs import list_envs
+    from reasongym.envs.benchmarks.data import availability
+
+    if hub is None or words[:2] == ["reasongym", "data"]:  # `data --from FILE` converts a file: no hub
+        return None
+    entries = {entry.id: entry for entry in list_envs()}
+    named = [word for word in words if word in entries and availability(entries[word]) == "hub"]
+    return f"{named[0]}'s data is in no data root here and {hub}" if named else None
+
+
 def _plan(
-    commands: list[str], *, has_gguf: bool, placed: set[str], accelerate: bool
+    commands: list[str], *, has_gguf: bool, placed: set[str], accelerate: bool, hub: str | None = None
 ) -> list[tuple[str, str | None]]:
-    """Each command with why it is left out (None: it runs): it needs the real model, a user's file or
-    accelerate that this machine lacks, or it reads what a command left out would have written (the eval of a
-    training that did not run fails on a missing run folder, which is no fault of the README)."""
+    """Each command with why it is left out (None: it runs): it needs the real model, a user's file,
+    accelerate or a benchmark's data that this machine lacks (``hub``: why the hub cannot serve it), or it reads
+    what a command left out would have written (the eval of a training that did not run fails on a missing run
+    folder, which is no fault of the README)."""
     plan: list[tuple[str, str | None]] = []
     unwritten: dict[str, str] = {}  # output path -> the command left out that writes it
     for command in commands:
@@ -178,6 +200,8 @@ def _plan(
             reason = "a user's file that is not here"
         elif command.startswith("accelerate ") and not accelerate:
             reason = "accelerate is not installed"
+        elif _absent_data(words, hub) is not None:
+            reason = _absent_data(words, hub)
         else:
             source = next((unwritten[p] for p in unwritten for w in words if _under(w, p)), None)
             reason = None if source is None else f"reads what `{source}` writes, which was left out"
@@ -206,6 +230,28 @@ def test_a_command_that_reads_a_left_out_commands_output_is_left_out_with_it() -
     assert without[next(c for c in commands if c.startswith("reasongym train sft --model tiny"))] is None
     with_model = dict(_plan(commands, has_gguf=True, placed=set(USER_FILES), accelerate=True))
     assert with_model[train] is None and with_model[evaluate] is None
+
+
+def test_a_benchmark_without_its_data_is_left_out_with_what_reads_its_records(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A fresh clone with no data root and no hub: the AIME evaluation is left out, and so are the regrade and
+    the compare of its records; a data root that holds AIME24 brings them back."""
+    commands = _commands()
+    evaluate = next(
+        c for c in commands if c.startswith("reasongym eval runs/grpo/latest reasongym/AIME24-v0")
+    )
+    regrade = next(c for c in commands if c.startswith("reasongym eval --completions evals/aime.jsonl"))
+    compare = next(c for c in commands if c.startswith("reasongym compare evals/aime.jsonl"))
+    monkeypatch.setenv("REASONGYM_DATA_DIR", str(tmp_path))  # an empty data root
+    plan = dict(_plan(commands, has_gguf=False, placed=set(), accelerate=True, hub="the hub is set offline"))
+    assert plan[evaluate] == ("reasongym/AIME24-v0's data is in no data root here and the hub is set offline")
+    assert plan[regrade] is not None and plan[compare] is not None
+    assert plan[next(c for c in commands if c.startswith("reasongym train sft --model tiny"))] is None
+    (tmp_path / "aime24").mkdir()
+    (tmp_path / "aime24" / "test.jsonl").write_text('{"question": "1+1?", "answer": "2"}\n', encoding="utf-8")
+    plan = dict(_plan(commands, has_gguf=False, placed=set(), accelerate=True, hub="the hub is set offline"))
+    assert plan[evaluate] is None and plan[regrade] is None and plan[compare] is None
 
 
 def _server(stack: contextlib.ExitStack, folder: Path) -> Any:
