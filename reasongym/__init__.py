@@ -36,6 +36,7 @@ _quiet_threads()  # the imports above load no torch (tests/test_first_hour_r2.py
 
 if TYPE_CHECKING:
     from reasongym.evaluation.estimators import pass_at_k
+    from reasongym.evaluation.runner import evaluate
     from reasongym.verifiers import Outcome, Verdict, verify, verify_many
 
 __version__ = "0.1.0"
@@ -46,6 +47,7 @@ _LAZY = {
     "verify": "reasongym.verifiers",
     "verify_many": "reasongym.verifiers",
     "pass_at_k": "reasongym.evaluation.estimators",
+    "evaluate": "reasongym.evaluation.runner",
 }
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "Problem",
     "Verdict",
     "__version__",
+    "evaluate",
     "list_envs",
     "make",
     "pass_at_k",

@@ -149,7 +149,7 @@ def test_a_run_that_logged_steps_is_kept_though_it_has_no_checkpoint(tmp_path: P
     from reasongym.errors import TrainingInterrupted
     from reasongym.runs.lifecycle import job_folder
 
-    options = {"resume": None, "name": ("grpo", ENV, 0), "run_info": None, "info": SINGLE_PROCESS}
+    options = {"resume": None, "name": ("grpo", ENV, 0), "run_info": {"algo": "grpo"}, "info": SINGLE_PROCESS}
     with pytest.raises(TrainingInterrupted) as stop:
         with job_folder(tmp_path / "b", **options) as logged:
             logged.folder.metrics_path.write_text(

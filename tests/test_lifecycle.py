@@ -133,11 +133,11 @@ def test_a_job_folder_is_made_locked_and_recorded_and_removed_when_its_start_fai
 
     interrupt = TrainingInterrupted("training interrupted at step 0 of 4")
     with pytest.raises(TrainingInterrupted, match="held nothing to resume and was removed"):
-        with job_folder(tmp_path, run_info=None, **options) as failed:
+        with job_folder(tmp_path, run_info={"model": "tiny"}, **options) as failed:
             raise interrupt
     assert not failed.path.exists() and (tmp_path / "latest").resolve() == folder.path.resolve()
 
     with pytest.raises(RuntimeError, match="boom"):
-        with job_folder(tmp_path, run_info=None, **{**options, "resume": folder}) as same:
+        with job_folder(tmp_path, run_info={"model": "tiny"}, **{**options, "resume": folder}) as same:
             raise RuntimeError("boom")
     assert same.path == folder.path and folder.path.is_dir()  # a resumed run's folder is never removed

@@ -42,6 +42,8 @@ LAUNCHERS = ("torchrun ", "accelerate launch ")
 HAS_OPENENV = importlib.util.find_spec("openenv") is not None
 """Whether the `openenv` extra is installed (the README's `serve-env` and `openenv://` lines need it)."""
 USER_FILES = {"aime24.jsonl": "aime24/original/test.jsonl"}
+SMOLLM2_GGUF_ENV = "REASONGYM_SMOLLM2_GGUF"
+"""Where CI's copy of the real model is (`tests/conftest.py`); a user's machine needs not have it."""
 """Files the README's commands expect a user to have: name in the scratch folder -> path in the data root."""
 
 
@@ -91,7 +93,7 @@ def _place_user_files(folder: Path) -> set[str]:
 def _place_gguf(folder: Path) -> bool:
     """Put the real SmolLM2 GGUF where the README's download leaves it (a link to the CI cache's copy);
     False when this machine has none, and the README's GGUF lines are then left out."""
-    source = os.environ.get("REASONGYM_SMOLLM2_GGUF")
+    source = os.environ.get(SMOLLM2_GGUF_ENV)
     if not source or not Path(source).is_file():
         return False
     target = folder / README_GGUF
@@ -132,13 +134,11 @@ def test_the_commands_run_in_order(tmp_path: Path) -> None:
     assert any(c.startswith("reasongym train sft --model tiny") for c in commands)  # the documented path
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     has_gguf, placed = _place_gguf(tmp_path), _place_user_files(tmp_path)
+    accelerate = shutil.which("accelerate", path=env["PATH"]) is not None
+    plan = _plan(commands, has_gguf=has_gguf, placed=placed, accelerate=accelerate, hub=_hub_problem())
     with contextlib.ExitStack() as stack:
-        for command in commands:
-            if README_GGUF in command and not has_gguf:
-                continue
-            if any(name in command and name not in placed for name in USER_FILES):
-                continue
-            if command.startswith("accelerate ") and shutil.which("accelerate", path=env["PATH"]) is None:
+        for command, skipped in plan:
+            if skipped:
                 continue
             if command.startswith("reasongym serve-env "):  # serves until stopped: in the background
                 if HAS_OPENENV:
@@ -156,6 +156,102 @@ def test_the_commands_run_in_order(tmp_path: Path) -> None:
                 timeout=600,
             )
             assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
+
+
+OUTPUT_FLAGS = ("--output-dir", "--out")
+"""Flags naming where a README command writes: a later command that reads there needs it to have run."""
+
+
+def _hub_problem() -> str | None:
+    """Why the hub cannot serve a benchmark here (offline, unreachable), or None when it can."""
+    from reasongym.envs.benchmarks._common import hub_offline, hub_unreachable
+
+    return "the hub is set offline" if hub_offline() else hub_unreachable()
+
+
+def _absent_data(words: list[str], hub: str | None) -> str | None:
+    """Why a benchmark environment the command names has no problems here: in no data root (`reasongym list`
+    says ``hub``), and ``hub`` says why the hub cannot serve it; None when it has them."""
+    from reasongym.envs import list_envs
+    from reasongym.envs.benchmarks.data import availability
+
+    if hub is None or words[:2] == ["reasongym", "data"]:  # `data --from FILE` converts a file: no hub
+        return None
+    entries = {entry.id: entry for entry in list_envs()}
+    named = [word for word in words if word in entries and availability(entries[word]) == "hub"]
+    return f"{named[0]}'s data is in no data root here and {hub}" if named else None
+
+
+def _plan(
+    commands: list[str], *, has_gguf: bool, placed: set[str], accelerate: bool, hub: str | None = None
+) -> list[tuple[str, str | None]]:
+    """Each command with why it is left out (None: it runs): it needs the real model, a user's file,
+    accelerate or a benchmark's data that this machine lacks (``hub``: why the hub cannot serve it), or it reads
+    what a command left out would have written (the eval of a training that did not run fails on a missing run
+    folder, which is no fault of the README)."""
+    plan: list[tuple[str, str | None]] = []
+    unwritten: dict[str, str] = {}  # output path -> the command left out that writes it
+    for command in commands:
+        words = shlex.split(command)
+        reason = None
+        if README_GGUF in command and not has_gguf:
+            reason = f"no real model ({README_GGUF}; {SMOLLM2_GGUF_ENV} unset)"
+        elif any(name in command and name not in placed for name in USER_FILES):
+            reason = "a user's file that is not here"
+        elif command.startswith("accelerate ") and not accelerate:
+            reason = "accelerate is not installed"
+        elif _absent_data(words, hub) is not None:
+            reason = _absent_data(words, hub)
+        else:
+            source = next((unwritten[p] for p in unwritten for w in words if _under(w, p)), None)
+            reason = None if source is None else f"reads what `{source}` writes, which was left out"
+        if reason is not None:
+            for flag, value in zip(words, words[1:], strict=False):
+                if flag in OUTPUT_FLAGS:
+                    unwritten[value] = command
+        plan.append((command, reason))
+    return plan
+
+
+def _under(word: str, path: str) -> bool:
+    """Whether ``word`` names ``path`` or something inside it."""
+    return word == path or word.startswith(path.rstrip("/") + "/")
+
+
+def test_a_command_that_reads_a_left_out_commands_output_is_left_out_with_it() -> None:
+    """Without the real model, the README's LoRA training is left out, and so is the eval of its run folder,
+    which would fail on a folder nobody wrote; with the model, both run."""
+    commands = _commands()
+    train = next(c for c in commands if "--output-dir runs/lora" in c)
+    evaluate = next(c for c in commands if c.startswith("reasongym eval runs/lora/latest"))
+    without = dict(_plan(commands, has_gguf=False, placed=set(USER_FILES), accelerate=True))
+    assert without[train] is not None and README_GGUF in without[train]
+    assert without[evaluate] == f"reads what `{train}` writes, which was left out"
+    assert without[next(c for c in commands if c.startswith("reasongym train sft --model tiny"))] is None
+    with_model = dict(_plan(commands, has_gguf=True, placed=set(USER_FILES), accelerate=True))
+    assert with_model[train] is None and with_model[evaluate] is None
+
+
+def test_a_benchmark_without_its_data_is_left_out_with_what_reads_its_records(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A fresh clone with no data root and no hub: the AIME evaluation is left out, and so are the regrade and
+    the compare of its records; a data root that holds AIME24 brings them back."""
+    commands = _commands()
+    evaluate = next(
+        c for c in commands if c.startswith("reasongym eval runs/grpo/latest reasongym/AIME24-v0")
+    )
+    regrade = next(c for c in commands if c.startswith("reasongym eval --completions evals/aime.jsonl"))
+    compare = next(c for c in commands if c.startswith("reasongym compare evals/aime.jsonl"))
+    monkeypatch.setenv("REASONGYM_DATA_DIR", str(tmp_path))  # an empty data root
+    plan = dict(_plan(commands, has_gguf=False, placed=set(), accelerate=True, hub="the hub is set offline"))
+    assert plan[evaluate] == ("reasongym/AIME24-v0's data is in no data root here and the hub is set offline")
+    assert plan[regrade] is not None and plan[compare] is not None
+    assert plan[next(c for c in commands if c.startswith("reasongym train sft --model tiny"))] is None
+    (tmp_path / "aime24").mkdir()
+    (tmp_path / "aime24" / "test.jsonl").write_text('{"question": "1+1?", "answer": "2"}\n', encoding="utf-8")
+    plan = dict(_plan(commands, has_gguf=False, placed=set(), accelerate=True, hub="the hub is set offline"))
+    assert plan[evaluate] is None and plan[regrade] is None and plan[compare] is None
 
 
 def _server(stack: contextlib.ExitStack, folder: Path) -> Any:

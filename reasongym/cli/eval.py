@@ -133,27 +133,10 @@ def cmd_eval(argv: list[str]) -> int:
     elif report.path:
         print(f"records: {report.path}")
     if job.show and report.path and not job.json:
+        from reasongym.evaluation.records import sample_completions
+
         print(sample_completions(report.path, job.show))
     return EXIT_OK
-
-
-def sample_completions(path: str, count: int, width: int = 400) -> str:
-    """The first ``count`` records of an evaluation file as text: problem, gold, first completion (cut at
-    ``width`` characters), what was extracted from it and the verdict's reason."""
-    from reasongym.evaluation.records import load_records
-
-    blocks = []
-    for record in load_records(path)[:count]:
-        text = (record.get("completions") or [""])[0]
-        cut = f"... ({len(text)} characters)" if len(text) > width else ""
-        verdict = (record.get("outcomes") or ["?"])[0]
-        reason = (record.get("reasons") or [""])[0]
-        blocks.append(
-            f"--- problem {record.get('index')} ({record.get('id')}), gold {record.get('gold')!r}\n"
-            f"{text[:width]}{cut}\n"
-            f"=> extracted {(record.get('extracted') or [None])[0]!r}: {verdict}; {reason}"
-        )
-    return "\n".join(blocks)
 
 
 def _grade(job: EvalJob, cfg: Any) -> Any:
@@ -197,6 +180,10 @@ def _sample(job: EvalJob, cfg: Any, served_flags: ServedFlags) -> Any:
     )
     if model_name is None or env_id is None:
         raise UsageError("eval needs MODEL and ENV_ID (or --completions FILE [ENV_ID])")
+    if not env_id.startswith("openenv://"):
+        from reasongym.envs import spec
+
+        spec(env_id)  # an unknown id fails now, before torch and the model load
     out = job.out or str(Path("evals") / f"{_safe(model_name)}__{_safe(env_id)}.jsonl")
     EvalFile.check_free(out)  # a second eval on the same --out fails now, not after torch and the model load
 

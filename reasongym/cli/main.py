@@ -39,15 +39,28 @@ from reasongym.cli.args import (
     non_negative_int,
     positive_int,
 )
+from reasongym.cli.console import warnings_on_their_own_line
 from reasongym.cli.data import add_data_parser
 from reasongym.cli.eval import cmd_eval
 from reasongym.cli.flags import UsageShown
+from reasongym.cli.jobs import JOBS
 from reasongym.cli.regrade import add_regrade_parser
 from reasongym.cli.serve import add_serve_parser
 from reasongym.cli.signals import sigterm_as_interrupt
-from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError
+from reasongym.errors import ConfigError, DatasetNotFoundError, UnknownEnvError, UnknownEnvNameError
 from reasongym.runs.metrics import dumps_strict
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S
+
+TRAIN_ALGOS = tuple(JOBS)
+"""What ``reasongym train`` trains: every algorithm with a job (`reasongym.cli.jobs.JOBS`)."""
+
+PYTHON_ONLY_HINT = (
+    "; an environment registered in Python (reasongym.register_dataset, register_generator, register) exists "
+    "only in the process that registered it: to reach it from the command line, register it in a plugin (a "
+    '`reasongym.envs` entry point, README "Plugins"), or evaluate it in that process with '
+    "reasongym.evaluation.evaluate(model, env_id, n=8, k=(1, 8)) (trainers: reasongym.agents.train_grpo, ...)"
+)
+"""Added to "no environment named ..." when no registered id is near: where a Python-registered id can be used."""
 
 # ---------------------------------------------------------------------------------------------- commands
 
@@ -196,7 +209,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    """Train with SFT, GRPO, DAPO or STaR from a config file plus flag overrides."""
+    """Train with one of `TRAIN_ALGOS` from a preset, a config file and flags."""
     from reasongym.cli import train as cli_train
 
     try:
@@ -297,9 +310,8 @@ def _add_training_parsers(commands: Any) -> None:
     )
     sub.set_defaults(run=cmd_compare)
 
-    sub = commands.add_parser(
-        "train", help="train: sft, grpo, dapo or star (see `train ALGO --help`)", add_help=False
-    )
+    algos = ", ".join(TRAIN_ALGOS[:-1]) + f" or {TRAIN_ALGOS[-1]}"
+    sub = commands.add_parser("train", help=f"train: {algos} (see `train ALGO --help`)", add_help=False)
     sub.add_argument("rest", nargs=argparse.REMAINDER)
     sub.set_defaults(run=cmd_train)
 
@@ -321,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
-        with sigterm_as_interrupt():
+        with sigterm_as_interrupt(), warnings_on_their_own_line():
             return _dispatch(argv)
     except UsageShown as shown:  # help, which the flag parser printed
         return shown.code
@@ -331,6 +343,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except UsageError as exc:
         return _fail(exc, EXIT_USAGE, debug)
+    except UnknownEnvNameError as exc:
+        hint = "" if "did you mean" in str(exc) else PYTHON_ONLY_HINT
+        return _fail(UnknownEnvNameError(f"{exc}{hint}"), EXIT_USAGE, debug)
     except (ConfigError, UnknownEnvError) as exc:
         return _fail(exc, EXIT_USAGE, debug)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM; a trainer says what it saved
@@ -347,6 +362,10 @@ def _dispatch(argv: list[str]) -> int:
         return cmd_train(argparse.Namespace(command="train", rest=words[1:]))
     if words[:1] == ["eval"]:  # eval's and demo's flags are their configs', parsed by tyro
         return cmd_eval(words[1:])
+    if words[:1] == ["demo"] and "--real" in words:  # the real model's demo has settings of its own
+        from reasongym.cli.demo_real import cmd_demo_real
+
+        return cmd_demo_real(words[1:])
     if words[:1] == ["demo"]:
         from reasongym.cli.demo import cmd_demo
 

@@ -105,10 +105,15 @@ def step_cost(algo: str, configs: Mapping[str, Any], model_name: str, device: An
     if algo == "star" and not prompts:
         return None
     tokens = prompts * rollout.group_size * rollout.max_new_tokens
-    line = (
-        f"reasongym: each {'step' if algo != 'star' else 'iteration'} samples up to {prompts} prompts x "
-        f"{rollout.group_size} samples x {rollout.max_new_tokens} tokens = {tokens:,} tokens"
+    sizes = " x ".join(
+        _count(value, word)
+        for value, word in (
+            (prompts, "prompt"),
+            (rollout.group_size, "sample"),
+            (rollout.max_new_tokens, "token"),
+        )
     )
+    line = f"reasongym: each {'step' if algo != 'star' else 'iteration'} samples up to {sizes} = {tokens:,} tokens"
     if (
         algo in SAMPLES_EACH_STEP
         and model_name != "tiny"
@@ -122,6 +127,11 @@ def step_cost(algo: str, configs: Mapping[str, Any], model_name: str, device: An
             f"{minutes:,.0f} minutes (more for a larger model): for a CPU-sized step pass {flags}"
         )
     return line
+
+
+def _count(value: int, word: str) -> str:
+    """``1 sample``, ``8 samples``."""
+    return f"{value} {word}{'s' * (value != 1)}"
 
 
 def with_resume_hint(algo: str, failure: Any) -> None:

@@ -53,7 +53,7 @@ from reasongym.cli.summary import (
 )
 from reasongym.generation.engines import check_engine_available
 
-ALGOS = ("sft", "grpo", "dapo", "star", "distill")
+ALGOS = tuple(JOBS)
 SECTION_TITLES = {
     "job": "what to train, and where",
     "run": "run: steps, optimizer, cadence, data, logging (RunConfig, every trainer)",
@@ -262,14 +262,15 @@ def _warn_change(folder: Any, key: str, value: Any, saved: Any) -> None:
 def _train(algo: str, configs: Mapping[str, Any], job: TrainJob) -> dict[str, Any]:
     """Build the model and the run folder (rank 0), train, and summarize; a start that fails (or is
     interrupted) before anything is saved removes the run folder it made."""
-    from reasongym import distributed
     from reasongym.envs import spec
+
+    run_keys = dataclasses.asdict(job)
+    env_id = spec(run_keys["env"]).id  # unknown ids fail here, before torch loads or any model is built
+    from reasongym import distributed
     from reasongym.errors import TrainingInterrupted
     from reasongym.runs.folder import RunDir, check_root
     from reasongym.runs.lifecycle import job_folder
 
-    run_keys = dataclasses.asdict(job)
-    env_id = spec(run_keys["env"]).id  # unknown ids fail here, before any model is built
     resuming = RunDir(Path(run_keys["run_dir"])) if run_keys.get("run_dir") else None
     if resuming is not None and not run_keys.get("model"):
         # Defaulting to a fresh tiny model would load the checkpoint into a model it may not come from.

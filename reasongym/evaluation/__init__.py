@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from reasongym.evaluation.config import EvalConfig
-    from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
+    from reasongym.evaluation.estimators import (
+        Votes,
+        avg_at_n,
+        bootstrap_ci,
+        count_votes,
+        maj_at_k,
+        pass_at_k,
+        pass_hat_k,
+    )
     from reasongym.evaluation.plots import plot_pass_at_k
     from reasongym.evaluation.records import load_records
     from reasongym.evaluation.report import EvalReport, compare_reports, load_report, summarize
@@ -23,7 +31,9 @@ _LAZY = {
     "EvalConfig": "config",
     "avg_at_n": "estimators",
     "bootstrap_ci": "estimators",
-    "majority_vote": "estimators",
+    "Votes": "estimators",
+    "count_votes": "estimators",
+    "maj_at_k": "estimators",
     "pass_at_k": "estimators",
     "pass_hat_k": "estimators",
     "EvalReport": "report",
@@ -39,14 +49,16 @@ _LAZY = {
 __all__ = [
     "EvalConfig",
     "EvalReport",
+    "Votes",
     "avg_at_n",
     "bootstrap_ci",
     "compare_reports",
+    "count_votes",
     "evaluate",
     "grade_completions",
     "load_records",
     "load_report",
-    "majority_vote",
+    "maj_at_k",
     "pass_at_k",
     "pass_hat_k",
     "plot_pass_at_k",

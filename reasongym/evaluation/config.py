@@ -25,6 +25,18 @@ DEFAULT_NUM_PROCEDURAL = 200
 """Problems taken from a procedural environment's test stream when ``num_problems`` is None."""
 
 
+COMMAND_LINE_ONLY = {
+    "show": "print the first problems with reasongym.evaluation.records.sample_completions(out_path, count)",
+    "out": "evaluate(..., out_path=PATH)",
+    "json": "report.to_dict() (evaluate returns the report)",
+    "completions": "reasongym.evaluation.grade_completions(path, env_id, ...)",
+    "num_samples": "n=",
+    "verify_timeout": "evaluate(..., env_kwargs={'verify_timeout': SECONDS})",
+}
+"""``reasongym eval`` flags that are not `EvalConfig` fields, with what does their work in Python: a user who
+passes one to ``evaluate`` is told where it went, not only that it is unknown."""
+
+
 @dataclass(frozen=True)
 class EvalConfig:
     """How many completions of which problems are sampled, how, and which pass@k / pass^k / maj@k are reported."""
@@ -93,6 +105,11 @@ class EvalConfig:
         """
         names = [item.name for item in dataclasses.fields(self)]
         for name in fields:
+            if name in COMMAND_LINE_ONLY:
+                raise ConfigError(
+                    f"{name}={fields[name]!r}: --{name.replace('_', '-')} is an option of the `reasongym eval` "
+                    f"command, not of evaluate(); in Python: {COMMAND_LINE_ONLY[name]}"
+                )
             if name not in names:
                 close = difflib.get_close_matches(name, names, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""

@@ -5,7 +5,10 @@ All functions are pure and cheap; they know nothing about models or environments
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -89,56 +92,137 @@ def avg_at_n(correct: Sequence[bool]) -> float:
     return float(np.mean(np.asarray(correct, dtype=np.float64)))
 
 
-def majority_vote(
+@dataclass(frozen=True)
+class Votes:
+    """How the n samples of one problem vote: the clusters of maj@k, counted once per record.
+
+    Every sample graded correct votes for the gold answer (they all agree with it, whatever their text);
+    the wrong samples vote by extracted answer, answers that ``equivalent`` deems equal together; a wrong
+    sample with no extracted answer does not vote.
+    """
+
+    right: int
+    """Samples graded correct: the gold answer's votes."""
+    wrong: tuple[int, ...]
+    """Votes of each wrong answer (one count per cluster of equivalent wrong answers)."""
+    silent: int
+    """Wrong samples with no extracted answer: they do not vote."""
+
+    @property
+    def n(self) -> int:
+        """All samples."""
+        return self.right + sum(self.wrong) + self.silent
+
+
+def count_votes(
     answers: Sequence[str | None],
     correct: Sequence[bool],
-    k: int,
     equivalent: Callable[[str, str], bool] | None = None,
-) -> bool:
-    """maj@k for one problem: is the most common answer among the first ``k`` samples correct?
-
-    Answers that ``equivalent`` deems equal vote together (``"1/2"`` and ``"0.5"`` are one candidate);
-    samples with no extracted answer do not vote. Ties go to the candidate whose first vote came earliest,
-    a rule that depends only on sample order, so it is reproducible. With no votes at all the result is
-    False.
+) -> Votes:
+    """The `Votes` of one problem's samples: the gold answer's, each wrong answer cluster's, the silent ones.
 
     Args:
         answers: The extracted answer of each sample (None when nothing was extracted).
         correct: Whether each sample was graded correct.
-        k: How many leading samples vote, ``1 <= k <= len(answers)``.
-        equivalent: Decides whether two extracted answers are the same candidate; exact string equality
-            when None.
-
-    Returns:
-        Whether the winning candidate is correct.
+        equivalent: Decides whether two extracted wrong answers are the same candidate (asked once per new
+            text); exact string equality when None.
 
     Example:
-        >>> majority_vote(["3", "4", "3"], [True, False, True], k=3)
-        True
+        >>> count_votes(["3", "4", None, "4"], [True, False, False, False])
+        Votes(right=1, wrong=(2,), silent=1)
     """
     if len(answers) != len(correct):
-        raise ConfigError(f"majority_vote: {len(answers)} answers but {len(correct)} correctness flags")
-    if not 1 <= k <= len(answers):
-        raise ConfigError(f"majority_vote: k must lie in [1, {len(answers)}], got {k}")
+        raise ConfigError(f"count_votes: {len(answers)} answers but {len(correct)} correctness flags")
     same = equivalent or (lambda a, b: a == b)
-    # Each cluster: [representative answer, votes, representative's correctness], in order of first vote.
-    clusters: list[list] = []
-    by_text: dict[str, list] = {}
-    for answer, is_correct in zip(answers[:k], correct[:k], strict=True):
-        if answer is None:
-            continue
-        cluster = by_text.get(answer)
-        if cluster is None:
-            cluster = next((c for c in clusters if same(c[0], answer)), None)
+    clusters: list[list[Any]] = []  # [representative answer, votes], in order of first vote
+    by_text: dict[str, list[Any]] = {}
+    right = silent = 0
+    for answer, is_correct in zip(answers, correct, strict=True):
+        if is_correct:
+            right += 1
+        elif answer is None:
+            silent += 1
+        else:
+            cluster = by_text.get(answer) or next((c for c in clusters if same(c[0], answer)), None)
             if cluster is None:
-                cluster = [answer, 0, bool(is_correct)]
+                cluster = [answer, 0]
                 clusters.append(cluster)
             by_text[answer] = cluster
-        cluster[1] += 1
-    if not clusters:
-        return False
-    best = max(clusters, key=lambda c: c[1])  # max keeps the first of equal counts: earliest first vote
-    return best[2]
+            cluster[1] += 1
+    return Votes(right, tuple(votes for _, votes in clusters), silent)
+
+
+def maj_at_k(votes: Votes, k: int) -> float:
+    """maj@k of one problem, exactly: the share of the C(n, k) subsets of k samples whose vote the gold wins.
+
+    The estimator pass@k is to "any of k samples right", for "the most voted answer of k samples right":
+    the mean over every k-subset of the n samples, not the first k (which depends on sample order), so maj@1
+    equals pass@1 on every record. Tie rule: when t answers share the most votes of a subset, each wins 1/t
+    of it (a tie broken uniformly at random); a subset in which nobody votes wins nothing.
+
+    Counted, not enumerated: for each number v of gold votes, the subsets in which every wrong answer has at
+    most v votes, by how many have exactly v (they tie), from the binomial counts of each cluster; wrong
+    answers with fewer than v votes in all and the silent samples pool into one binomial (Vandermonde). The
+    sums run in float64 on a rescaled table, exact to about 1e-12.
+
+    Args:
+        votes: The problem's `Votes` (`count_votes`).
+        k: Samples per vote, ``1 <= k <= n``.
+
+    Returns:
+        The probability that the gold answer wins the vote of k samples drawn without replacement.
+
+    Raises:
+        ConfigError: A k out of range.
+
+    Example:
+        >>> maj_at_k(Votes(right=2, wrong=(1,), silent=1), k=2)  # 6 pairs: gold+gold, 2 gold+silent, 2 ties at half
+        0.6666666666666666
+    """
+    n = votes.n
+    if not 1 <= k <= n:
+        raise ConfigError(f"maj_at_k: k must lie in [1, n={n}], got {k}")
+    if k == 1:  # a vote of one sample is that sample: pass@1 exactly
+        return votes.right / n
+    total = 0.0
+    for v in range(1, min(votes.right, k) + 1):
+        total += _gold_wins_with(votes, v, k)
+    return min(1.0, max(0.0, total))
+
+
+def _gold_wins_with(votes: Votes, v: int, k: int) -> float:
+    """The share of k-subsets in which the gold has exactly v votes and wins (ties split)."""
+    rivals = [w for w in votes.wrong if w >= v]  # the clusters that could reach v votes
+    pool = votes.silent + sum(w for w in votes.wrong if w < v)  # never reach v: any number of them
+    room = k - v  # samples left for the rivals and the pool
+    # ways[s, t]: rival samples chosen (s), rivals at exactly v votes (t), each rival at most v; scaled by
+    # exp(log_scale) so that large binomials do not overflow
+    ways = np.zeros((room + 1, len(rivals) + 1))
+    ways[0, 0], log_scale = 1.0, 0.0
+    for w in rivals:
+        grown = np.zeros_like(ways)
+        for x in range(min(v, room) + 1):
+            weight = math.comb(w, x)
+            if x < v:
+                grown[x:, :] += weight * ways[: room + 1 - x, :]
+            else:
+                grown[x:, 1:] += weight * ways[: room + 1 - x, :-1]
+        peak = grown.max()
+        ways, log_scale = grown / peak, log_scale + math.log(peak)
+    ties = 1.0 / np.arange(1, len(rivals) + 2)  # a tie with t rivals wins 1 / (t + 1)
+    per_size = ways @ ties  # [s]
+    fixed = log_scale + _log_comb(votes.right, v) - _log_comb(votes.n, k)
+    return float(
+        sum(
+            per_size[s] * math.exp(fixed + _log_comb(pool, room - s))
+            for s in range(room + 1)
+            if room - s <= pool and per_size[s] > 0
+        )
+    )
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
 
 def bootstrap_ci(

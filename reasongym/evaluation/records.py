@@ -312,3 +312,26 @@ def load_records(
         check_record(record, f"{path}:{number}")
         records.append(record)
     return records
+
+
+def sample_completions(path: str | os.PathLike[str], count: int, width: int = 400) -> str:
+    """The first ``count`` records of an evaluation file as text, as ``reasongym eval --show COUNT`` prints them.
+
+    Each: the problem, its gold answer, the first completion (cut at ``width`` characters), what was extracted
+    from it and the verdict's reason; for an evaluation run from Python (``evaluate(..., out_path=PATH)``).
+
+    Example:
+        >>> print(sample_completions("evals/aime.jsonl", 2))  # doctest: +SKIP
+    """
+    blocks = []
+    for record in load_records(path)[:count]:
+        text = (record.get("completions") or [""])[0]
+        cut = f"... ({len(text)} characters)" if len(text) > width else ""
+        verdict = (record.get("outcomes") or ["?"])[0]
+        reason = (record.get("reasons") or [""])[0]
+        blocks.append(
+            f"--- problem {record.get('index')} ({record.get('id')}), gold {record.get('gold')!r}\n"
+            f"{text[:width]}{cut}\n"
+            f"=> extracted {(record.get('extracted') or [None])[0]!r}: {verdict}; {reason}"
+        )
+    return "\n".join(blocks)

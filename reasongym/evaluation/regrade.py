@@ -28,7 +28,7 @@ from typing import Any
 
 from reasongym.errors import ConfigError
 from reasongym.evaluation.records import load_records
-from reasongym.evaluation.report import summarize
+from reasongym.evaluation.report import MAJ_AT_K_NOTE, summarize
 from reasongym.verifiers import Verdict, verify_many
 from reasongym.verifiers.version import verifier_version
 
@@ -115,6 +115,8 @@ class RegradeReport:
         lines += [
             f"  {k:<12}{self.before[k]:>10.4f}{self.after.get(k, float('nan')):>10.4f}" for k in self.before
         ]
+        if any(key.startswith("maj@") for key in self.before):  # both columns are today's estimator
+            lines.append(f"  ({MAJ_AT_K_NOTE})")
         return "\n".join(lines)
 
 

@@ -11,8 +11,9 @@ An evaluation file is JSONL with one graded record per problem (written by
 ``correct`` entries are ``null`` when the gold answer itself cannot be graded; such problems are left out
 of every metric and counted as ``ungradable``. Metrics per problem, then averaged over problems: pass@k
 (Chen et al. 2021, unbiased: any of k samples right), pass^k (tau-bench's reliability, unbiased: all k
-right), maj@k (majority vote; answers the verifier deems equivalent vote together, ties go to the answer
-voted first), and avg@n (mean accuracy of all n samples). Intervals are percentile
+right), maj@k (majority vote over every k-subset of the n samples, exactly: the samples graded correct vote
+for the gold answer, wrong answers the verifier deems equivalent vote together, ties are split; `MAJ_AT_K_NOTE`),
+and avg@n (mean accuracy of all n samples). Intervals are percentile
 bootstrap intervals over problems. Nothing here imports torch.
 """
 
@@ -28,12 +29,24 @@ import numpy as np
 
 from reasongym.errors import ConfigError
 from reasongym.evaluation.config import check_ks
-from reasongym.evaluation.estimators import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
+from reasongym.evaluation.estimators import (
+    avg_at_n,
+    bootstrap_ci,
+    count_votes,
+    maj_at_k,
+    pass_at_k,
+    pass_hat_k,
+)
 from reasongym.evaluation.records import load_records
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S
 
 BREAKDOWN_FIELDS = ("difficulty", "subject", "year")
 """Record fields that the report breaks results down by, where records carry them."""
+MAJ_AT_K_NOTE = (
+    "maj@k is the exact mean over every k of the n samples (ties split evenly), so maj@1 = pass@1; earlier "
+    "reasongym versions voted on the first k samples only, so maj@k figures they reported can differ"
+)
+"""What `compare_reports` and ``reasongym regrade`` say under a table with maj@k."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +147,8 @@ def problem_scores(
     extracted = record.get("extracted") or [None] * n
     scores = {f"pass@{k}": pass_at_k(n, int(sum(correct)), k) for k in ks}
     scores.update({f"pass^{k}": pass_hat_k(n, int(sum(correct)), k) for k in ks})
-    scores.update({f"maj@{k}": float(majority_vote(extracted, correct, k, votes)) for k in ks})
+    counted = count_votes(extracted, correct, votes)
+    scores.update({f"maj@{k}": maj_at_k(counted, k) for k in ks})
     scores["avg@n"] = avg_at_n(correct)
     return scores
 
@@ -346,6 +360,8 @@ def compare_reports(reports: Sequence[EvalReport], labels: Sequence[str] | None 
     for key in keys:
         cells = [f"{r.metrics[key]:.3f}" if key in r.metrics else "-" for r in reports]
         lines.append(f"{key:<10}" + "".join(f"{cell:>{width}}" for cell in cells))
+    if any(key.startswith("maj@") for key in keys):
+        lines.append(f"({MAJ_AT_K_NOTE})")
     return "\n".join(lines)
 
 

@@ -21,6 +21,7 @@ written and nothing is resumed.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -149,7 +150,11 @@ class RunLife:
         start. ``refuse(step, max_steps)`` raises for a checkpoint with no steps left to train."""
         checkpoint = self.on_main(latest_checkpoint)
         if checkpoint is not None:
-            refuse(checkpoint_step(checkpoint), self.settings.max_steps)
+            step = checkpoint_step(checkpoint)
+            refuse(step, self.settings.max_steps)
+            if self.info.is_main:
+                unit = self.plot.x_label if self.plot is not None else "step"
+                print(f"reasongym: resuming from {unit} {step} ({checkpoint})", file=sys.stderr, flush=True)
         return checkpoint
 
     # ------------------------------------------------------------------------------------------ record
@@ -163,6 +168,8 @@ class RunLife:
         if not self.writes:
             return
         assert self.folder is not None
+        if not self.folder.run_info_path.is_file():  # started from Python: no command wrote one
+            self.folder.write_run_info(python_run_info(config, self.plot))
         settings = self.settings
         self.writer = MetricsWriter(
             self.folder.path,
@@ -284,6 +291,19 @@ class RunLife:
         self.close()
 
 
+def python_run_info(config: Mapping[str, Any], plot: Plot | None) -> dict[str, Any]:
+    """What ``run.json`` says of a run a trainer was called on from Python: its algorithm and environment; the
+    model and preset are the caller's objects, which the run cannot name (``reasongym train`` and ``reasongym
+    demo`` write the whole record, `job_folder`)."""
+    return {
+        "algo": config.get("algo"),
+        "env": plot.env if plot is not None else None,
+        "model": None,
+        "preset": None,
+        "started_by": "python",
+    }
+
+
 def discard_if_empty(folder: RunDir) -> bool:
     """Remove a run folder made by a start that failed before it saved a checkpoint or logged a step (and point
     ``latest`` back); returns whether it was removed. One that logged steps is kept: its metrics and samples
@@ -322,7 +342,7 @@ def job_folder(
     *,
     resume: RunDir | None,
     name: tuple[str, str, int],
-    run_info: Mapping[str, Any] | None,
+    run_info: Mapping[str, Any],
     info: distributed.DistInfo,
 ) -> Iterator[Job]:
     """The run folder of one training job, on every rank, for the job's whole length.
@@ -336,7 +356,9 @@ def job_folder(
         parent: Where a new run folder is made.
         resume: The folder of a run being resumed (never removed), or None for a new one.
         name: ``(algo, env, seed)`` of a new folder's name.
-        run_info: What ``run.json`` records (the algorithm, model, environment), or None for no ``run.json``.
+        run_info: What ``run.json`` records (the algorithm, model, environment, preset, the command): every
+            run folder says what it is, and a model loaded from it brings its preset (``reasongym train --model
+            RUN`` reads it).
         info: This process's place in the job.
     """
     created: list[RunDir] = []
@@ -347,8 +369,7 @@ def job_folder(
         folder = resume or RunDir.create(parent, algo=algo, env=env, seed=seed)
         created.extend([] if resume else [folder])
         held.enter_context(folder.lock())
-        if run_info is not None:
-            folder.write_run_info(run_info)
+        folder.write_run_info(run_info)
         return folder
 
     try:

@@ -57,6 +57,9 @@ TITLE_WIDTH = 44
 the next panel's."""
 SMOOTH_FROM = 20
 """Curves of this many points or more are drawn faint, under their running mean (per-step values are noisy)."""
+GROUP_PANELS = ("rollout/zero_std_group_frac", "rollout/all_", "train/advantage_")
+"""Panels about groups of samples of one prompt: constant, and left out, when a run samples one per prompt
+(distillation's ``group_size`` 1: every "group" has one reward and no advantage)."""
 SHARE_WORDS = ("share", "pass@1", "solved")
 """A panel whose title has one of these draws a share: its y axis is 0 to 1, so a flat 0 reads as 0."""
 
@@ -87,6 +90,21 @@ def plot_metrics(
     Raises:
         ConfigError: No entry of ``keys`` matches a logged key (the message lists the logged keys).
     """
+    figure = metrics_figure(metrics_jsonl, keys, title=title, x_label=x_label)
+    out_png = Path(out_png)
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out_png, dpi=100)
+    return out_png
+
+
+def metrics_figure(
+    metrics_jsonl: str | os.PathLike[str],
+    keys: Sequence[str] = DEFAULT_PLOT_KEYS,
+    *,
+    title: str | None = None,
+    x_label: str = "step",
+) -> Any:
+    """The matplotlib ``Figure`` `plot_metrics` saves (same arguments; tests look at its panels and legends)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: plotting is rare
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -95,6 +113,8 @@ def plot_metrics(
     folder = path if path.is_dir() else path.parent
     records = read_metrics(path)
     logged = sorted({key for record in records for key in record if key not in RESERVED_KEYS})
+    if _group_size(folder) == 1:
+        keys = [key for key in keys if key not in GROUP_PANELS]
     panels = _panels(records, keys)
     if not panels:
         raise ConfigError(f"keys={list(keys)!r} match no logged metric; logged keys: {logged}")
@@ -102,19 +122,20 @@ def plot_metrics(
     rows = math.ceil(len(panels) / columns)
     figure = Figure(figsize=(4.2 * columns, 3.0 * rows + 0.6), layout="constrained")
     FigureCanvasAgg(figure)
-    figure.suptitle(title or plot_title(folder), fontsize="medium")
+    # a long title (a model's path) wraps at the figure's width instead of running off both edges
+    figure.suptitle(textwrap.fill(title or plot_title(folder), TITLE_WIDTH * columns), fontsize="medium")
     grid = figure.subplots(rows, columns, squeeze=False)
     collapse = _first_step(records, "train/entropy_collapsed")
     for axes, (panel_title, series) in zip(grid.flat, panels, strict=False):
         _panel(axes, panel_title, series, collapse if "entropy" in panel_title else None)
         axes.set_xlabel(x_label)
         axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        steps = {x for _, xs, _ in series for x in xs}
+        if len(steps) == 1:  # one step: whole numbers around it, not 0.945 ... 1.050
+            axes.set_xlim(min(steps) - 1, min(steps) + 1)
     for axes in list(grid.flat)[len(panels) :]:
         axes.set_visible(False)
-    out_png = Path(out_png)
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out_png, dpi=100)
-    return out_png
+    return figure
 
 
 def _panel(axes: Any, title: str, series: Sequence[Series], collapse: int | None) -> None:
@@ -126,14 +147,22 @@ def _panel(axes: Any, title: str, series: Sequence[Series], collapse: int | None
     axes.set_title(textwrap.fill(title, TITLE_WIDTH), fontsize="medium")
     if any(word in title for word in SHARE_WORDS):
         axes.set_ylim(-0.03, 1.03)
-    elif "(count)" in title:  # counts start at 0
-        axes.set_ylim(0, max(1.0, *(max(ys) * 1.1 for _, _, ys in series)))
+    elif "(count)" in title:  # counts start at 0, drawn just above the axis (a line of zeros on it is hidden)
+        top = max(1.0, *(max(ys) * 1.1 for _, _, ys in series))
+        axes.set_ylim(-0.03 * top, top)
     axes.grid(alpha=0.3)
     formatter = axes.yaxis.get_major_formatter()
     if hasattr(formatter, "set_useOffset"):  # 1.0000010 reads as itself, not "1e-6 + 1" above the axis
         formatter.set_useOffset(False)
-    if axes.get_legend_handles_labels()[1]:
-        axes.legend(fontsize="small")
+    labels = axes.get_legend_handles_labels()[1]
+    if labels:  # under the panel, where it covers no curve (inside, "best" still hid a ratio's min)
+        axes.legend(
+            fontsize="small",
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.2),
+            ncol=min(3, len(labels)),
+            frameon=False,
+        )
 
 
 def _draw(axes: Any, label: str, xs: list[float], ys: list[float], *, several: bool) -> None:
@@ -199,6 +228,16 @@ def _same_curves(first: Sequence[Series], second: Sequence[Series]) -> bool:
     """Whether two panels draw one curve that moves: two flat lines (all zero, say) are equal by chance."""
     moving = all(len(set(ys)) > 1 for _, _, ys in first)
     return moving and [(xs, ys) for _, xs, ys in first] == [(xs, ys) for _, xs, ys in second]
+
+
+def _group_size(folder: Path) -> int | None:
+    """The run's samples per prompt (``config.json``'s rollout section), or None when it does not say."""
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    size = (config.get("rollout") or {}).get("group_size") if isinstance(config, dict) else None
+    return size if isinstance(size, int) else None
 
 
 def _first_step(records: Sequence[dict[str, Any]], flag: str) -> int | None:

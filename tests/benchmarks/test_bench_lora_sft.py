@@ -4,22 +4,31 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_lora_sft.py"
-PROBE_CPU_S = 0.4
+PROBE_CPU_S = 1000.0
+"""What each probe costs on the test's clock: far more than anything else, so counting it as training shows."""
 
 
-def _slow_probe(*args: Any, **kwargs: Any) -> float:
-    """A probe that burns CPU and scores a fixed accuracy, so what is counted as training can be checked."""
-    started = time.process_time()
-    while time.process_time() - started < PROBE_CPU_S:
-        pass
-    return 0.25
+class TickingClock:
+    """A CPU clock that advances one second each time it is read, and ``PROBE_CPU_S`` more while a probe runs:
+    what the curve counts follows from the code alone, not from how fast this machine is."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+    def probe(self, *args: Any, **kwargs: Any) -> float:
+        """Stands in for the greedy probe: costs ``PROBE_CPU_S`` and scores a fixed accuracy."""
+        self.now += PROBE_CPU_S
+        return 0.25
 
 
 @pytest.mark.parametrize("mode", ["full", "lora"])
@@ -28,19 +37,21 @@ def test_each_probe_reports_the_training_cpu_before_it_without_the_probes(
 ) -> None:
     import reasongym.evaluation.runner
 
-    monkeypatch.setattr(reasongym.evaluation.runner, "greedy_pass_at_1", _slow_probe)
+    clock = TickingClock()
+    monkeypatch.setattr(reasongym.evaluation.runner, "greedy_pass_at_1", clock.probe)
     model, tokenizer = tiny()
     weights_before = {name: p.detach().clone() for name, p in model.named_parameters()}
-    curve = bench.learning_curve(model, tokenizer, mode, steps=6, probe_every=2, probe_problems=4)
+    curve = bench.learning_curve(
+        model, tokenizer, mode, steps=6, probe_every=2, probe_problems=4, clock=clock
+    )
 
     assert [probe["step"] for probe in curve["probes"]] == [2, 4, 6]
     assert [probe["accuracy"] for probe in curve["probes"]] == [0.25] * 3
-    assert curve["probe_cpu_s"] >= 3 * PROBE_CPU_S - 0.05
-    cpu = [probe["train_cpu_s"] for probe in curve["probes"]]
-    assert cpu == sorted(cpu) and cpu[0] > 0
-    # two tiny steps take far less than a probe: a probe's CPU counted as training would show here
-    assert cpu[2] - cpu[0] < PROBE_CPU_S
-    assert curve["train_cpu_s"] >= cpu[2]
+    # The clock reads: start 1; each probe reads it before (training so far) and after (the probe's cost).
+    # Training before probe i is i ticks; each probe costs PROBE_CPU_S plus its own tick.
+    assert [probe["train_cpu_s"] for probe in curve["probes"]] == [1.0, 2.0, 3.0]
+    assert curve["probe_cpu_s"] == 3 * (PROBE_CPU_S + 1)
+    assert curve["train_cpu_s"] == 4.0  # the final reading: one more tick, no probe
     assert len(curve["loss_at_each_probe"]) == 3 and curve["lr"] == bench.LEARNING_RATES[mode]
     after = {name.replace(".base_layer", ""): p.detach() for name, p in model.named_parameters()}
     changed = {name for name, weight in weights_before.items() if not after[name].equal(weight)}

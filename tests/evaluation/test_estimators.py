@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import itertools
 import math
+import random
 import re
 from fractions import Fraction
 
@@ -8,7 +10,15 @@ import numpy as np
 import pytest
 
 from reasongym.errors import ConfigError
-from reasongym.evaluation import avg_at_n, bootstrap_ci, majority_vote, pass_at_k, pass_hat_k
+from reasongym.evaluation import (
+    Votes,
+    avg_at_n,
+    bootstrap_ci,
+    count_votes,
+    maj_at_k,
+    pass_at_k,
+    pass_hat_k,
+)
 
 
 def closed_form(n: int, c: int, k: int) -> float:
@@ -59,28 +69,104 @@ def test_pass_at_k_rejects_bad_counts(n, c, k, message: str) -> None:
         pass_at_k(n, c, k)
 
 
-def test_majority_vote_counts_equivalent_answers_together() -> None:
+def brute_force_maj_at_k(answers: list[str | None], correct: list[bool], k: int) -> Fraction:
+    """maj@k by voting in every k-subset, the rule written out once more: correct samples vote for the gold,
+    wrong ones for their answer text, unparsed wrong ones not at all; a tie of t answers gives each 1/t."""
+    won = Fraction(0)
+    for subset in itertools.combinations(range(len(answers)), k):
+        tally: dict[str, int] = {}
+        for i in subset:
+            choice = "<gold>" if correct[i] else answers[i]
+            if choice is not None:
+                tally[choice] = tally.get(choice, 0) + 1
+        top = max(tally.values(), default=0)
+        leaders = [choice for choice, votes in tally.items() if votes == top]
+        if "<gold>" in leaders:
+            won += Fraction(1, len(leaders))
+    return won / math.comb(len(answers), k)
+
+
+def test_maj_at_k_equals_the_vote_of_every_subset_with_ties_and_unparsed_samples() -> None:
+    rng = random.Random(0)
+    checked = 0
+    for _ in range(300):
+        n = rng.randint(1, 9)
+        answers = [rng.choice(["7", "8", "9", None, "gold"]) for _ in range(n)]
+        correct = [answer == "gold" for answer in answers]
+        if rng.random() < 0.2 and n:  # a judge may accept a text the rules could not read
+            correct[0], answers[0] = True, None
+        votes = count_votes(answers, correct)
+        for k in range(1, n + 1):
+            assert maj_at_k(votes, k) == pytest.approx(
+                float(brute_force_maj_at_k(answers, correct, k)), abs=1e-12
+            )
+            checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize(
+    ("answers", "correct", "k", "expected"),
+    [
+        # 2-2 tie among 4 samples: half the vote, whatever the order
+        (["7", "8", "8", "7"], [True, False, False, True], 4, Fraction(1, 2)),
+        (["8", "7", "7", "8"], [False, True, True, False], 4, Fraction(1, 2)),
+        # pairs of 3 samples (gold, gold, wrong): 1 of 3 pairs is both gold, 2 of 3 tie: 1/3 + 2/3 * 1/2
+        (["5", "5", "6"], [True, True, False], 2, Fraction(2, 3)),
+        # unparsed samples do not vote: the gold wins every pair with one of them, and the pair of them is lost
+        ([None, None, "5"], [False, False, True], 2, Fraction(2, 3)),
+        ([None, None], [False, False], 2, Fraction(0)),
+    ],
+)
+def test_maj_at_k_hand_counted(answers: list, correct: list, k: int, expected: Fraction) -> None:
+    assert maj_at_k(count_votes(answers, correct), k) == pytest.approx(float(expected), abs=1e-12)
+
+
+def test_maj_at_1_is_pass_at_1_and_maj_at_k_does_not_depend_on_sample_order() -> None:
+    rng = random.Random(1)
+    for _ in range(200):
+        n = rng.randint(1, 12)
+        answers = [rng.choice(["1", "2", None, "gold"]) for _ in range(n)]
+        correct = [answer == "gold" for answer in answers]
+        votes = count_votes(answers, correct)
+        assert maj_at_k(votes, 1) == pytest.approx(pass_at_k(n, sum(correct), 1), abs=1e-15)
+        order = list(range(n))
+        rng.shuffle(order)
+        shuffled = count_votes([answers[i] for i in order], [correct[i] for i in order])
+        for k in range(1, n + 1):
+            assert maj_at_k(shuffled, k) == pytest.approx(maj_at_k(votes, k), abs=1e-12)
+
+
+def test_maj_at_k_stays_exact_for_large_n() -> None:
+    # 1,024 samples, 40 answers of about 26 votes each, the gold one of them: by symmetry the gold wins about
+    # 1/40 of the votes; and 200 right of 201 wins every vote of 3 or more but the one with the wrong answer
+    votes = Votes(right=26, wrong=(26,) * 22 + (25,) * 17, silent=1)
+    assert votes.n == 1024
+    assert 0.015 < maj_at_k(votes, 512) < 0.035
+    assert maj_at_k(Votes(right=200, wrong=(1,), silent=0), 3) == pytest.approx(1.0)
+    assert maj_at_k(Votes(right=200, wrong=(1,), silent=0), 2) == pytest.approx(
+        1 - 200 / math.comb(201, 2) / 2
+    )
+
+
+def test_count_votes_puts_equivalent_wrong_answers_together_and_every_correct_one_with_the_gold() -> None:
     def equivalent(a: str, b: str) -> bool:
-        return float(Fraction(a)) == float(Fraction(b)) if "/" in a + b else a == b
+        return float(Fraction(a)) == float(Fraction(b))
 
-    answers = ["1/2", "0.5", "3", "3", "2/4"]
-    correct = [True, True, False, False, True]
-    # Without equivalence "3" wins 2 votes to 1; with it, the 1/2 cluster has 3 votes.
-    assert majority_vote(answers, correct, k=5) is False
-    assert majority_vote(answers, correct, k=5, equivalent=equivalent) is True
-
-
-def test_majority_vote_uses_only_the_first_k_and_breaks_ties_by_first_vote() -> None:
-    answers = ["7", "8", "8", "7"]
-    correct = [True, False, False, True]
-    assert majority_vote(answers, correct, k=1) is True
-    assert majority_vote(answers, correct, k=3) is False
-    assert majority_vote(answers, correct, k=4) is True  # 2-2 tie: "7" voted first
+    answers = ["1/2", "0.5", "3", "3.0", "2/4", None]
+    correct = [True, True, False, False, True, False]
+    assert count_votes(answers, correct) == Votes(right=3, wrong=(1, 1), silent=1)
+    assert count_votes(answers, correct, equivalent) == Votes(right=3, wrong=(2,), silent=1)
 
 
-def test_majority_vote_ignores_missing_answers() -> None:
-    assert majority_vote([None, None, "5"], [False, False, True], k=3) is True
-    assert majority_vote([None, None], [False, False], k=2) is False
+def test_count_votes_asks_equivalent_once_per_new_text() -> None:
+    calls = []
+
+    def equivalent(a: str, b: str) -> bool:  # as costly as a verifier call: never repeat one
+        calls.append((a, b))
+        return a == b
+
+    assert count_votes(["3", "3", "4", "3", "4"], [False] * 5, equivalent) == Votes(0, (3, 2), 0)
+    assert calls == [("3", "4")]  # repeats of a seen text reuse its cluster
 
 
 def test_avg_at_n_and_bootstrap() -> None:
@@ -106,28 +192,12 @@ def test_bootstrap_interval_width_on_a_fixed_sample(confidence: float, expected:
     assert (low, high) == pytest.approx(expected, abs=0.011)  # one grid step of slack for the RNG stream
 
 
-@pytest.mark.parametrize(
-    ("answers", "correct", "k", "message"),
-    [
-        (["1", "2"], [True], 1, "majority_vote: 2 answers but 1 correctness flags"),
-        (["1", "2"], [True, False], 0, "majority_vote: k must lie in [1, 2], got 0"),
-        (["1", "2"], [True, False], 3, "majority_vote: k must lie in [1, 2], got 3"),
-    ],
-)
-def test_majority_vote_rejects_bad_arguments(answers: list, correct: list, k: int, message: str) -> None:
-    with pytest.raises(ConfigError, match=f"^{re.escape(message)}$"):
-        majority_vote(answers, correct, k=k)
-
-
-def test_majority_vote_asks_equivalent_once_per_new_text() -> None:
-    calls = []
-
-    def equivalent(a: str, b: str) -> bool:  # as costly as a verifier call: never repeat one
-        calls.append((a, b))
-        return a == b
-
-    assert majority_vote(["3", "3", "4", "3", "4"], [True] * 3 + [False] * 2, k=5, equivalent=equivalent)
-    assert calls == [("3", "4")]  # repeats of a seen text reuse its cluster
+def test_maj_at_k_and_count_votes_reject_bad_arguments() -> None:
+    with pytest.raises(ConfigError, match=r"^count_votes: 2 answers but 1 correctness flags$"):
+        count_votes(["1", "2"], [True])
+    for k in (0, 3):
+        with pytest.raises(ConfigError, match=rf"^maj_at_k: k must lie in \[1, n=2\], got {k}$"):
+            maj_at_k(Votes(right=1, wrong=(1,), silent=0), k)
 
 
 def test_avg_at_n_refuses_no_samples_and_bootstrap_defaults_are_the_documented_ones() -> None:

@@ -198,3 +198,16 @@ def test_the_command_prints_the_changes_and_a_json_summary(tmp_path: Path) -> No
     assert (summary["changed"], summary["before"]["accuracy"], summary["after"]["accuracy"]) == (1, 0.0, 0.5)
     assert summary["versions"] == {f"math/v0 -> {MATH_NOW}": 1} and summary["changed_under_same_version"] == 0
     assert "wrong -> correct (1)" in out.stdout
+
+
+def test_regrade_reports_maj_at_k_over_every_subset_and_says_the_old_one_was_first_k(tmp_path: Path) -> None:
+    from reasongym.evaluation.report import MAJ_AT_K_NOTE
+
+    record = {**OLD_THINK_VERDICT, "completions": ["The answer is \\boxed{4}.", "The answer is 3.</think>"]}
+    record["extracted"], record["n"] = ["4", "3.</think>"], 2
+    report = regrade(_write(tmp_path / "old.jsonl", [record]))
+    # after: one right (3) and one wrong (4): maj@1 = pass@1 = 0.5, maj@2 = the 1-1 tie, half; a first-k vote
+    # would have given maj@1 0 (the first sample is wrong) and maj@2 0 (ties went to the first answer)
+    assert report.after["maj@1"] == report.after["pass@1"] == 0.5
+    assert report.after["maj@2"] == 0.5
+    assert MAJ_AT_K_NOTE in report.table()

@@ -102,3 +102,27 @@ def test_compare_and_plot(tmp_path: Path) -> None:
     assert pass_hat_k(4, 3, 2) == pytest.approx(0.5)
     png = plot_pass_at_k(paths, tmp_path / "plot.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_maj_at_1_equals_pass_at_1_on_every_record_and_compare_says_how_maj_is_estimated() -> None:
+    import random
+
+    from reasongym.evaluation.report import MAJ_AT_K_NOTE, problem_scores
+
+    rng = random.Random(3)
+    records = []
+    for index in range(60):
+        n = rng.randint(1, 10)
+        extracted = [rng.choice(["1", "2", "3", None]) for _ in range(n)]
+        correct = [rng.random() < 0.4 for _ in range(n)]  # correct ones vote for the gold whatever their text
+        records.append(_record(correct, extracted=extracted, id=str(index)))
+    for record in records:
+        scores = problem_scores(record, [1])
+        assert scores["maj@1"] == pytest.approx(scores["pass@1"], abs=1e-15), record
+    # the old estimator voted on the first sample alone: 0.167 against a pass@1 of 0.146 in a user's report
+    first_wrong = _record([False, True, True], extracted=["7", "5", "5"])
+    report = summarize([first_wrong], ks=[1, 2])
+    assert report.metrics["maj@1"] == pytest.approx(2 / 3) == pytest.approx(report.metrics["pass@1"])
+    assert report.metrics["maj@2"] == pytest.approx(1 / 3 + 2 / 3 * 1 / 2)  # 1 pair both right, 2 ties
+    table = compare_reports([report, report], labels=["a", "b"])
+    assert f"({MAJ_AT_K_NOTE})" in table and "first k samples" in MAJ_AT_K_NOTE

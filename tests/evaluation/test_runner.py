@@ -139,10 +139,13 @@ def test_equivalent_answers_vote_together_in_maj_at_k(tmp_path: Path) -> None:
     path = tmp_path / "stored.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     report = grade_completions(path, ks=[1, 3], progress=False, verbose=False)
-    # problem 0, first 3 samples: "3" 1 vote vs {0.5, 1/2} 2 votes -> correct; problem 1: "7" wins -> wrong
-    assert report.metrics["maj@3"] == pytest.approx(0.5)
-    # maj@1 is the first sample alone: wrong for both
-    assert report.metrics["maj@1"] == 0.0
+    # problem 0: 3 right (0.5, 1/2, 2/4 vote together), "3" twice. Of the 10 triples, 1 holds 3 right and 6 hold
+    # 2 right (they win), 3 hold 1 right and both "3" (lost): 7/10. Problem 1: its one triple, "7" 2-1: 0.
+    assert report.metrics["maj@3"] == pytest.approx((0.7 + 0.0) / 2)
+    # maj@1 is one sample's vote, averaged over all of them: pass@1 (3/5 and 1/3)
+    assert (
+        report.metrics["maj@1"] == pytest.approx(report.metrics["pass@1"]) == pytest.approx((0.6 + 1 / 3) / 2)
+    )
 
 
 def test_grade_completions_by_index_and_by_id_with_an_env(tmp_path: Path) -> None:

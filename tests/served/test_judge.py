@@ -139,7 +139,7 @@ def test_the_agreement_benchmark_skips_cleanly_without_the_model() -> None:
     }
 
 
-def test_the_trl_reward_function_grades_with_the_environments_judge() -> None:
+def test_the_trl_reward_function_grades_with_the_environments_judge(data_dir: Path) -> None:
     from reasongym.envs.export import reward_function, to_dataset
 
     # The judge says the opposite of the rules (gold 18), so the rewards show who graded.

@@ -66,7 +66,7 @@ def availability(entry: CatalogEntry) -> str:
     """Where a catalog row's problems come from here: ``generated``, ``local``, ``local: test`` (the splits the
     data root has; the rest from the hub), or ``hub`` (no local copy)."""
     if not entry.source.startswith("reasongym.envs.benchmarks."):
-        return "generated" if entry.size == "procedural" or entry.origin != "reasongym" else "local"
+        return "generated" if entry.size == "procedural" else "local"  # a generator, or rows held here
     found = local_splits(entry)
     here = [split for split, path in found.items() if path is not None]
     if len(here) == len(found):
