@@ -1,6 +1,6 @@
 """The optimizer step and its precision, the same for every trainer: AdamW over the trainable parameters with a
 warmup-then-constant-or-cosine schedule (which a resume may change), global-norm clipping, a step skipped when the
-gradient is not finite, and CUDA autocast (bf16, or fp16 with a gradient scaler).
+gradient is not finite, CUDA autocast (bf16, or fp16 with a gradient scaler) and TensorFloat-32 matrix products.
 """
 
 from __future__ import annotations
@@ -32,6 +32,13 @@ def check_autocast(run: RunConfig, model: torch.nn.Module) -> None:
             "(a CPU trains in float32, and its bf16 autocast is slower); use autocast='off' or move the "
             "model to a GPU"
         )
+
+
+def allow_tf32(run: RunConfig, model: torch.nn.Module) -> None:
+    """With ``run.tf32`` and a model on CUDA, let float32 matrix products and convolutions use TensorFloat-32."""
+    if run.tf32 and next(model.parameters()).device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
 
 
 def autocast_context(run: RunConfig) -> Any:
