@@ -142,7 +142,7 @@ def test_the_gpu_recipe_runs_its_smoke_pass_on_the_cpu(tmp_path: Path) -> None:
     smoke = json.loads(done.stdout.strip().splitlines()[-1])["smoke"]
     assert smoke["steps"] == 2 and len(smoke["reward_curve"]) == 2
     assert smoke["step_s"] > 0 and smoke["tokens_per_s"] > 0
-    assert {"after/GSM8K-v0/accuracy", "after/MATH500-v0/accuracy"} <= set(smoke)
+    assert {"after/Arithmetic-v0/accuracy", "after/GSM8K-v0/accuracy"} <= set(smoke)
 
 
 @pytest.mark.slow  # two trainings, one with a sampler process
