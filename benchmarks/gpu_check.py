@@ -480,8 +480,6 @@ def main() -> int:
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     dry = args.dry or not torch.cuda.is_available()
     device = torch.device("cpu") if dry else torch.device("cuda", 0)
-    if not dry:  # the float32 baselines use TensorFloat-32, as the runs would (RunConfig.tf32)
-        torch.backends.cuda.matmul.allow_tf32 = True
     started = time.perf_counter()
     results: dict[str, Any] = {
         "dry": dry,

@@ -121,9 +121,9 @@ def _generate_run(
 
 
 PRECISIONS = {
-    "float32": {"autocast": "off", "sampler_weights": "policy", "tf32": True},
-    "autocast": {"autocast": "bf16", "sampler_weights": "policy", "tf32": True},
-    "bf16_path": {"autocast": "bf16", "sampler_weights": "bf16", "tf32": True},
+    "float32": {"autocast": "tf32", "sampler_weights": "policy"},
+    "autocast": {"autocast": "bf16", "sampler_weights": "policy"},
+    "bf16_path": {"autocast": "bf16", "sampler_weights": "bf16"},
 }
 """The GRPO step's precisions: float32 (TF32 matrix products), bf16 autocast over float32 weights (sampling
 too), and the bf16 path (autocast for scoring and the update, sampling from a bfloat16 copy)."""
@@ -153,10 +153,10 @@ def check_grpo_precision(sizes: dict[str, Any], device: torch.device) -> dict[st
     """Step seconds (mean after a warm-up step), their sampling and update parts, and peak memory per precision."""
     report: dict[str, Any] = {}
     for name, fields in PRECISIONS.items():
-        if device.type != "cuda" and fields["autocast"] != "off":
-            fields = {**fields, "autocast": "off"}  # a CPU refuses autocast: the bf16 copy alone
-            if fields["sampler_weights"] == "policy":
+        if device.type != "cuda":  # a CPU refuses autocast and TF32: float32, and float32 with the bf16 copy
+            if name == "autocast":
                 continue
+            fields = {**fields, "autocast": "off"}
         if device.type == "cuda":
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats(device)
@@ -183,7 +183,7 @@ def check_trl(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]:
 
     cuda, work = device.type == "cuda", sizes["grpo"]
     steps = 4 if cuda else 2
-    precision = PRECISIONS["bf16_path"] if cuda else {"autocast": "off"}
+    precision = PRECISIONS["bf16_path"] if cuda else {"autocast": "off"}  # a CPU: float32
     ours = grpo_steps(sizes, device, steps, kl="off", mu=1, **precision)
     model, tokenizer = _model(sizes, device)
     transformers.set_seed(0)

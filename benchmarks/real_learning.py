@@ -144,8 +144,6 @@ class Setting:
     """Sampler of the rollouts: ``hf``, ``vllm``, or ``auto`` (`resolve_offline` decides before any run)."""
     sampler_weights: str = "policy"
     """What our sampler decodes with (`RolloutConfig.sampler_weights`): ``bf16``, a bfloat16 copy (GPU)."""
-    tf32: bool = False
-    """TensorFloat-32 in float32 matrix products on a GPU (`RunConfig.tf32`)."""
     side_eval_problems: int = 0
     """Problems of each held-out environment after the first (0: ``eval_problems``), with its own prompt."""
     tempered_logprobs: bool = True
@@ -195,7 +193,7 @@ PRESETS = {
     # taught it (2-digit additions, number only: +50 points there) since the SVAMP pilot's pass@8 at 256 tokens
     # was under 0.25 (benchmarks/README.md, "A GPU window"); GSM8K test beside it (its own prompt); 256 new
     # tokens at most (SmolLM2 loops to any limit); lr 1e-5 as on the CPU; our sampler unless vLLM is there,
-    # decided before any evaluation (`resolve_offline`); the bf16 sampler copy and TF32; about 40 steps an arm.
+    # decided before any evaluation (`resolve_offline`); the bf16 sampler copy; about 40 steps an arm.
     "gpu": Setting(
         model="",
         env_id="reasongym/Arithmetic-v0",
@@ -213,7 +211,6 @@ PRESETS = {
         autocast="bf16",
         engine="auto",
         sampler_weights="bf16",
-        tf32=True,
         side_eval_problems=200,
     ),
 }
@@ -422,7 +419,6 @@ def rl_configs(
         autocast=setting.autocast,
         engine=setting.engine,
         sampler_weights=getattr(setting, "sampler_weights", "policy"),
-        tf32=getattr(setting, "tf32", False),
         progress_bar=False,
         tempered_logprobs=setting.tempered_logprobs,
         **cadence,
@@ -639,7 +635,6 @@ def dry(setting: Setting) -> Setting:
         autocast="off",
         engine="hf",
         sampler_weights="policy",
-        tf32=False,
         side_eval_problems=min(setting.side_eval_problems, 2),
         warm_start=None if setting.warm_start is None else 1.0,  # never reached: it stops at its 2 steps
         warm_start_max_steps=2,
@@ -961,7 +956,7 @@ NUMERIC_FIELDS: dict[str, tuple[type, ...]] = {
     "side_eval_problems": (int,),
 }
 """The `Setting` fields that take numbers, and the JSON types allowed: a word there would fail an arm later."""
-BOOL_FIELDS = ("tempered_logprobs", "tf32")
+BOOL_FIELDS = ("tempered_logprobs",)
 """The `Setting` fields that take JSON ``true`` or ``false``."""
 
 

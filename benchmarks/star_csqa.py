@@ -167,8 +167,6 @@ class Setting:
     `real_learning.resolve_offline`)."""
     sampler_weights: str = "policy"
     """What our sampler decodes GRPO's rollouts with (`RolloutConfig.sampler_weights`): ``bf16`` on a GPU."""
-    tf32: bool = False
-    """TensorFloat-32 in float32 matrix products on a GPU (`RunConfig.tf32`)."""
     env_id: str = ENV_ID
     """The environment (what `real_learning.rl_arm` reads, with the next three fields)."""
     instruction: str | None = None
@@ -191,7 +189,7 @@ PRESETS = {
     ),
     # One GPU window, offline (README "Running a GPU window"): SmolLM2-135M-Instruct from the device kit (--model,
     # or $REASONGYM_KIT_MODEL), 256 new tokens, lr 1e-5 (the CPU preset's), our sampler unless vLLM is there
-    # (decided before any evaluation), the bf16 sampler copy and TF32; a budget of about 3 GPU-minutes an arm.
+    # (decided before any evaluation), the bf16 sampler copy; a budget of about 3 GPU-minutes an arm.
     "gpu": Setting(
         model="",
         budget_tokens=200_000,
@@ -205,7 +203,6 @@ PRESETS = {
         autocast="bf16",
         engine="auto",
         sampler_weights="bf16",
-        tf32=True,
     ),
 }
 
@@ -227,7 +224,6 @@ def dry(setting: Setting) -> Setting:
         autocast="off",
         engine="hf",
         sampler_weights="policy",
-        tf32=False,
     )
 
 

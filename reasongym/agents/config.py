@@ -83,14 +83,13 @@ class RunConfig:
     holds the whole model and DDP averages the gradients; ``fsdp``, parameters, gradients and optimizer
     state are sharded over the processes (torch's ``fully_shard``), for a model whose training state does
     not fit one device. GRPO and DAPO only; sampling and evaluation gather the full weights on each device."""
-    autocast: Literal["off", "bf16", "fp16"] = "off"
+    autocast: Literal["off", "tf32", "bf16", "fp16"] = "off"
     """Run forward passes (sampling, scoring, training) under CUDA autocast in bfloat16 or float16 (fp16
-    with a gradient scaler); the weights and optimizer stay in their dtype. CUDA only: ``off`` on a CPU,
-    which trains in float32."""
-    tf32: bool = False
-    """On CUDA, let float32 matrix products use TensorFloat-32 (``torch.backends.cuda.matmul.allow_tf32``, and
-    cuDNN's): float32 accumulation with 10-bit mantissa inputs, several times faster on Ampere and later GPUs.
-    A process-wide torch switch, set when the run starts; nothing on a CPU."""
+    with a gradient scaler); the weights and optimizer stay in their dtype. ``tf32``: no autocast, float32
+    matrix products on TensorFloat-32 (``torch.backends.cuda.matmul.allow_tf32``, a process-wide switch set
+    when the run starts: 10-bit mantissa inputs, float32 accumulation, several times faster on Ampere and
+    later). CUDA only: ``off`` on a CPU, which trains in float32. With bf16, sample from a bf16 copy
+    (`RolloutConfig.sampler_weights`): under autocast float32 weights are cast again at every decoding step."""
     lora: LoRAConfig = dataclasses.field(default_factory=lambda: LoRAConfig())
     """Low-rank adapters (GRPO, DAPO, SFT, STaR: fresh adapters each iteration); ``rank`` 0 (the default) trains
     every weight. With adapters the KL reference is the same model with its adapters switched off, and

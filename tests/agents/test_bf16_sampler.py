@@ -141,3 +141,14 @@ def test_optimizer_state_stays_float32(tiny, small_configs, tmp_path) -> None:
 def test_bad_sampler_weights_are_refused(fields: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         RolloutConfig(**fields)
+
+
+def test_tf32_is_for_cuda_and_leaves_autocast_off(tiny) -> None:
+    from reasongym.agents.config import RunConfig
+    from reasongym.agents.runtime.optimizer import autocast_context, check_autocast
+
+    model, _ = tiny()
+    with pytest.raises(ConfigError, match=r"autocast='tf32' is not allowed for a model on cpu"):
+        check_autocast(RunConfig(autocast="tf32"), model)
+    with autocast_context(RunConfig(autocast="tf32")):
+        assert not torch.is_autocast_enabled("cuda")  # float32 weights and activations, TF32 products only

@@ -28,22 +28,22 @@ def check_autocast(run: RunConfig, model: torch.nn.Module) -> None:
     device = next(model.parameters()).device
     if device.type != "cuda":
         raise ConfigError(
-            f"autocast={run.autocast!r} is not allowed for a model on {device}: mixed precision is for CUDA "
+            f"autocast={run.autocast!r} is not allowed for a model on {device}: mixed precision and TF32 are for CUDA "
             "(a CPU trains in float32, and its bf16 autocast is slower); use autocast='off' or move the "
             "model to a GPU"
         )
 
 
 def allow_tf32(run: RunConfig, model: torch.nn.Module) -> None:
-    """With ``run.tf32`` and a model on CUDA, let float32 matrix products and convolutions use TensorFloat-32."""
-    if run.tf32 and next(model.parameters()).device.type == "cuda":
+    """With ``autocast='tf32'`` and a model on CUDA, let float32 matrix products and convolutions use TF32."""
+    if run.autocast == "tf32" and next(model.parameters()).device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
 
 
 def autocast_context(run: RunConfig) -> Any:
-    """CUDA autocast in ``run.autocast``'s dtype, or a context that does nothing when it is ``off``."""
-    if run.autocast == "off":
+    """CUDA autocast in ``run.autocast``'s dtype, or a context that does nothing when it is ``off`` or ``tf32``."""
+    if run.autocast in ("off", "tf32"):
         return nullcontext()
     return torch.autocast("cuda", dtype=_AUTOCAST_DTYPES[run.autocast])
 
