@@ -114,34 +114,15 @@ def _task_env(setting: Any) -> Any:
 
 
 def pool_save(verdicts: Any, folder: Path) -> None:
-    """The shuffled control's state (`controls.RunVerdicts`: its draws' pools and generator) into ``folder``."""
-    state = {
-        "correct": verdicts.correct,
-        "rewards": list(verdicts._rewards),
-        "verdicts": list(verdicts._verdicts),
-        "rng": _encode(verdicts._rng.getstate()),
-    }
-    (folder / "verdicts.json").write_text(json.dumps(state))
+    """The shuffled control's state (`controls.RunVerdicts.state`) into ``folder``."""
+    (folder / "verdicts.json").write_text(json.dumps(verdicts.state()))
 
 
 def pool_load(verdicts: Any, folder: Path) -> None:
     """Restore `pool_save`'s state, when ``folder`` has one (a resumed arm draws from the same pool)."""
     path = folder / "verdicts.json"
-    if not path.exists():
-        return
-    state = json.loads(path.read_text())
-    verdicts.correct[:] = state["correct"]
-    verdicts._rewards.extend(state["rewards"])
-    verdicts._verdicts.extend(state["verdicts"])
-    verdicts._rng.setstate(_decode(state["rng"]))
-
-
-def _encode(state: Any) -> Any:
-    return [state[0], list(state[1]), state[2]]
-
-
-def _decode(state: Any) -> Any:
-    return (state[0], tuple(state[1]), state[2])
+    if path.exists():
+        verdicts.restore(json.loads(path.read_text()))
 
 
 # ---------------------------------------------------------------------------------------------- outputs
