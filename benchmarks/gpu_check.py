@@ -45,14 +45,15 @@ seen and the sampler-trainer mismatch. The dry pass runs it on the CPU (with vLL
 
 With ``--learning``, one more section:
 
-6. ``learning``: the GPU recipe of `real_learning.py` (``--gpu``: a 0.5B instruct model trained with GRPO on
-   GSM8K, evaluated on GSM8K and MATH-500, bf16, the vLLM engine when installed) as a smoke run of
-   ``LEARNING_STEPS`` steps: step time, tokens/s, the reward curve, and held-out accuracy before and after
-   on ``LEARNING_EVAL_PROBLEMS`` problems of each (6 minutes on one H200 with SmolLM2-135M in place of
-   the 0.5B model; benchmarks/README.md, "The first GPU run"). The model is the preset's hub id unless ``--learning-model`` names a local folder (the device
-   machines reach no hub). The dry pass runs the same recipe with the tiny random model on the CPU.
+6. ``learning``: the GPU recipe of `real_learning.py` (``--gpu``: SmolLM2-135M-Instruct from the device kit,
+   GRPO on 2-digit additions, held out there and on GSM8K, the bf16 sampler copy, our sampler unless vLLM is
+   installed) as a smoke run of ``LEARNING_STEPS`` steps: step time, tokens/s, the reward curve, and held-out
+   accuracy before and after on ``LEARNING_EVAL_PROBLEMS`` problems of each (the older recipe took 6 minutes
+   on one H200: benchmarks/README.md, "The first GPU run"). The model is ``--learning-model``, else the kit's
+   (``$REASONGYM_KIT_MODEL``). The dry pass runs the same recipe with the tiny random model on the CPU. The
+   learning curve itself is `gpu_window/window.py`'s.
 7. ``star_csqa``: the GPU preset of `star_csqa.py` (``--gpu``: STaR with rationalization on CommonsenseQA,
-   the same model, the vLLM engine when installed) for about one iteration (``STAR_CSQA_BUDGET`` sampled
+   the same model, our sampler unless vLLM is installed) for about one iteration (``STAR_CSQA_BUDGET`` sampled
    tokens): held-out accuracy on ``LEARNING_EVAL_PROBLEMS`` validation problems before and after, the tokens
    sampled and the share of training problems kept. Not yet run on a GPU. The dry pass: the tiny model.
 
