@@ -11,7 +11,7 @@ from reasongym.agents.common import token_logprobs
 from reasongym.agents.config import RolloutConfig
 from reasongym.agents.grpo import train_grpo
 from reasongym.errors import ConfigError
-from reasongym.generation import SamplingParams
+from reasongym.generation import HFGenerator, SamplingParams
 from reasongym.generation.low_precision import LowPrecisionGenerator
 
 ENV = "reasongym/Arithmetic-v0"
@@ -152,3 +152,22 @@ def test_tf32_is_for_cuda_and_leaves_autocast_off(tiny) -> None:
         check_autocast(RunConfig(autocast="tf32"), model)
     with autocast_context(RunConfig(autocast="tf32")):
         assert not torch.is_autocast_enabled("cuda")  # float32 weights and activations, TF32 products only
+
+
+def test_with_lora_the_copy_takes_the_merged_weights(tiny, small_configs) -> None:
+    model, tokenizer = tiny(seed=4)
+    configs = small_configs("grpo", sampler_weights="bf16", mu=1, max_steps=1, lora={"rank": 4, "alpha": 8.0})
+    result = train_grpo(
+        configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
+    )
+    assert result.steps == 1 and all(h["sampler/kl_k3"] >= 0 for h in result.history)
+
+
+def test_a_real_model_with_tied_embeddings_copies_whole(smollm2_gguf) -> None:
+    from reasongym.policy.loading import load_policy
+
+    model, tokenizer = load_policy(str(smollm2_gguf), device="cpu")
+    sampler = LowPrecisionGenerator(model, tokenizer)
+    assert sampler.copy.lm_head.weight is sampler.copy.model.embed_tokens.weight  # tied, as the policy's
+    torch.testing.assert_close(sampler.copy.lm_head.weight, model.lm_head.weight.to(torch.bfloat16))
+    assert sampler.sampler.eos_ids == HFGenerator(model, tokenizer).eos_ids  # the same stop ids
