@@ -108,3 +108,14 @@ def test_inverse_cdf_never_picks_a_token_of_probability_zero() -> None:
 def test_bad_sync_every_is_rejected(model, tokenizer) -> None:
     with pytest.raises(ConfigError, match=r"sync_every=0 is not allowed; expected an integer >= 1 or None"):
         HFGenerator(model, tokenizer, sync_every=0)
+
+
+def test_the_static_cache_is_reused_emptied_across_calls_of_the_same_shape(model, tokenizer) -> None:
+    static = HFGenerator(model, tokenizer, static_cache=True)
+    dynamic = HFGenerator(model, tokenizer)
+    first = static.generate_batch(PROMPTS, PARAMS["one seed"])
+    cache = static._static[1]
+    again = replace(PARAMS["one seed"], seed=11)
+    _same(static.generate_batch(PROMPTS, again), dynamic.generate_batch(PROMPTS, again))
+    assert static._static[1] is cache  # the same buffers: CUDA graphs captured on them stay valid
+    _same(static.generate_batch(PROMPTS, PARAMS["one seed"]), first)

@@ -33,7 +33,7 @@ from reasongym.generation.base import (
     SamplingParams,
     prompt_token_ids,
 )
-from reasongym.generation.kv_cache import DynamicPasses, StaticPasses
+from reasongym.generation.kv_cache import DynamicPasses, StaticPasses, static_cache
 from reasongym.generation.sampling import RowRNG, sample_tokens
 
 _LEAVE_FRACTION = 0.25
@@ -83,6 +83,7 @@ class HFGenerator:
         self.sync_every = sync_every
         self.static_cache = static_cache
         self._graphed: Callable[..., torch.Tensor] | None = None
+        self._static: tuple[tuple[int, int], Any] | None = None  # (rows, positions), the static cache
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         eos_ids = {tokenizer.eos_token_id}
         config_eos = getattr(model.generation_config, "eos_token_id", None)
@@ -224,7 +225,8 @@ class HFGenerator:
         look = 1 if stop_checker is not None else self.look_every(device)
         if self.static_cache:
             graphed = self._compiled_forward() if device.type == "cuda" else None
-            passes: DynamicPasses = StaticPasses(self._forward, self.model, prompt_mask, steps, graphed)
+            cache = self._reused_static_cache(rows, prompt_ids.shape[1] + steps)
+            passes: DynamicPasses = StaticPasses(self._forward, cache, prompt_mask, steps, graphed)
         else:
             passes = DynamicPasses(self._forward, self.model, prompt_mask, steps, share)
         logits = passes.prefill(prompt_ids)  # [b, V]
@@ -251,6 +253,18 @@ class HFGenerator:
                     live, token = live[keep], token[keep]
             logits = passes.step(token, live, step)
         return out.trimmed()
+
+    def _reused_static_cache(self, rows: int, capacity: int) -> Any:
+        """The static cache of the last call, emptied, when it has these rows and positions; else a new one.
+
+        Reused as ``model.generate`` reuses its own: the captured graphs read its buffers at fixed addresses,
+        and a new cache for every batch would mean a new capture for every batch.
+        """
+        if self._static is None or self._static[0] != (rows, capacity):
+            self._static = ((rows, capacity), static_cache(self.model, capacity))
+        else:
+            self._static[1].reset()
+        return self._static[1]
 
     def look_every(self, device: torch.device) -> int:
         """Decoding steps between the host's looks at the finished rows.

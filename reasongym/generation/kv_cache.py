@@ -138,15 +138,19 @@ class DynamicPasses:
 
         ``steps``: the new tokens at most; ``share``: rows per prompt.
         """
+        self.forward, self.width, self.share = forward, prompt_mask.shape[1], share
+        self._masks(prompt_mask, steps)
+        self.cache = dynamic_cache(model, self.width + steps)
+
+    def _masks(self, prompt_mask: torch.Tensor, steps: int) -> None:
+        """The [b, P + steps] attention mask, the prompts' positions and the new tokens' [b, steps] positions."""
         rows, width = prompt_mask.shape
         device = prompt_mask.device
-        self.forward, self.width, self.share = forward, width, share
         # Preallocated so each step only slices: no per-step concatenation of masks or outputs.
         self.attention_mask = torch.ones((rows, width + steps), dtype=prompt_mask.dtype, device=device)
         self.attention_mask[:, :width] = prompt_mask
         self.positions = (prompt_mask.cumsum(dim=1) - 1).clamp_(min=0)  # left padding: real tokens only
         self.next_positions = self.positions[:, -1:] + 1 + torch.arange(steps, device=device)  # [b, steps]
-        self.cache = dynamic_cache(model, width + steps)
 
     def prefill(self, prompt_ids: torch.Tensor) -> torch.Tensor:
         """Run the prompts into the cache; [b, V] logits of each row's next token."""
@@ -181,17 +185,18 @@ class StaticPasses(DynamicPasses):
     def __init__(
         self,
         forward: Forward,
-        model: torch.nn.Module,
+        cache: Any,
         prompt_mask: torch.Tensor,
         steps: int,
         graphed: Forward | None = None,
     ) -> None:
-        """As `DynamicPasses`, without shared prompts.
+        """As `DynamicPasses`, without shared prompts, on ``cache`` (`static_cache`, empty, of ``P + steps``).
 
         ``graphed``: ``forward`` compiled into CUDA graphs, for the decoding steps (None: ``forward``).
         """
-        super().__init__(forward, model, prompt_mask, steps)
-        self.cache = static_cache(model, self.width + steps)
+        self.forward, self.width, self.share = forward, prompt_mask.shape[1], 1
+        self._masks(prompt_mask, steps)
+        self.cache = cache
         self.cache_positions = torch.arange(self.width + steps, device=prompt_mask.device)
         self.decode = graphed or forward
 
