@@ -92,6 +92,10 @@ def run_arm(
     if done_file.exists():
         return json.loads(done_file.read_text())
     folder.mkdir(parents=True, exist_ok=True)
+    if _start_step(folder) >= window.steps:  # stopped between its last checkpoint and this record
+        record = {"arm": arm, "steps": _start_step(folder), "resumed_from": _start_step(folder)}
+        done_file.write_text(json.dumps(record) + "\n")
+        return record
     model, tokenizer = real_learning.load(setting, window.seed)
     verdicts = RunVerdicts(window.seed)
     pool_load(verdicts, folder)
