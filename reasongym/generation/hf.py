@@ -8,9 +8,9 @@ a quarter of the rows still decoded, they leave the batch (and the KV cache), so
 end at very different lengths does not pay for the finished ones until the last row is done.
 
 On a GPU the loop does not wait for the device at every token: it looks at the finished rows every
-`SYNC_EVERY_ON_ACCELERATORS` steps (``sync_every``), and the random numbers a row draws do not depend on
-which rows are still in the batch (`reasongym.generation.sampling`), so the tokens are the same as with a
-look at every step. With ``static_cache`` the cache has its final shape from the start and, on CUDA, each
+`SYNC_EVERY_ON_ACCELERATORS` steps (``sync_every``), and then the random numbers a row draws do not depend on
+which rows are still in the batch (`reasongym.generation.sampling`), so every cadence k > 1 samples the same
+tokens (a look at every step, the CPU's default, keeps the stream of earlier versions). With ``static_cache`` the cache has its final shape from the start and, on CUDA, each
 decoding step is replayed as a CUDA graph (at 135M parameters a step is bound by kernel launches).
 Stop strings are matched on the host at every step.
 """
@@ -55,7 +55,7 @@ class HFGenerator:
         batch_size: Most rows (prompts times ``n``) decoded together; ``None`` decodes all at once.
         sync_every: Decoding steps between the host's looks at which rows finished (to stop, or to let
             them leave the batch); ``None``: every step on a CPU, `SYNC_EVERY_ON_ACCELERATORS` on a GPU.
-            The tokens sampled are the same whatever it is.
+            Every value above 1 samples the same tokens (1 keeps the stream of earlier versions).
         static_cache: Decode on a static KV cache (fixed shapes; finished rows stay in the batch), and on
             CUDA run each decoding step as a captured CUDA graph (torch.compile's ``reduce-overhead``;
             the first batch of each shape pays for the capture).
@@ -141,9 +141,15 @@ class HFGenerator:
         # Chunks that hold whole groups compute each prompt's cache once for its n rows.
         share = params.n if chunk % params.n == 0 else 1
 
+        # Rows that finished can linger in the batch (looks every k > 1 steps, or a static cache): one draw per
+        # chunk row and step, so the stream does not depend on them. A look at every step on the dynamic cache
+        # is the loop as it always was: torch.multinomial over the live rows, the same samples as before.
+        lingering = self.static_cache or (not params.stop and self.look_every(self.model.device) > 1)
+
         def rng(first_row: int, chunk_rows: int) -> RowRNG:
             per_prompt = params.prompt_seeds is not None
-            return RowRNG(generators, params.n, first_row, chunk_rows, per_prompt=per_prompt)
+            drawn = chunk_rows if lingering else None
+            return RowRNG(generators, params.n, first_row, drawn, per_prompt=per_prompt)
 
         was_training = self.model.training
         self.model.eval()

@@ -5,11 +5,11 @@ token per row. The random numbers come from one generator for the whole call (``
 from one per prompt (``SamplingParams.prompt_seeds``), so that a prompt's completions never depend on the
 other prompts batched with it.
 
-With one generator every decoding step draws one uniform number per row of the chunk, finished or not, and
-picks each row's token by inverting its cumulative distribution: the stream a row sees depends only on its
-place in the chunk and the step, never on which rows have finished or left the batch, so the decode loop
-can look at the finished rows only every few steps (no host synchronisation per token on a GPU) and still
-sample exactly the same tokens.
+With one generator and rows that may linger after they finish (the decode loop looks at them only every few
+steps on a GPU, or keeps them on a static cache), every step draws one uniform number per row of the chunk,
+finished or not, and picks each row's token by inverting its cumulative distribution: the stream a row sees
+depends only on its place in the chunk and the step, so any look cadence samples the same tokens. A loop that
+looks every step (the CPU's) keeps ``torch.multinomial`` over the live rows, the stream of earlier versions.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ class RowRNG:
     ) -> None:
         """The generators (one, or one per prompt), the samples per prompt, the chunk's first row, its rows.
 
-        Each step of one generator draws ``chunk_rows`` numbers (None: as many as the rows asked for);
+        With ``chunk_rows`` each step of one generator draws that many uniform numbers, one per row of the chunk
+        (`inverse_cdf`); None: ``torch.multinomial`` over the rows asked for (the stream then depends on them);
         ``per_prompt``: the generators are the prompts' own (then each draws for its unfinished rows only,
         which takes a look at the rows on the host every step).
         """
@@ -51,10 +52,15 @@ class RowRNG:
         With one generator per prompt, each draws for its own unfinished rows only, so that its stream never
         depends on the other prompts of the call.
         """
-        if not self.per_prompt:
-            drawn = self.chunk_rows or int(rows.max()) + 1
-            uniform = torch.rand(drawn, generator=self.generators[0], device=probs.device)  # [b]
-            return inverse_cdf(probs, uniform[rows])  # [a]
+        if self.per_prompt:
+            return self._per_prompt(probs, rows, unfinished)
+        if self.chunk_rows is None:  # the live rows draw: their number sets the stream
+            return torch.multinomial(probs, 1, generator=self.generators[0]).squeeze(1)  # [a]
+        uniform = torch.rand(self.chunk_rows, generator=self.generators[0], device=probs.device)  # [b]
+        return inverse_cdf(probs, uniform[rows])  # [a]
+
+    def _per_prompt(self, probs: torch.Tensor, rows: torch.Tensor, unfinished: torch.Tensor) -> torch.Tensor:
+        """[a] tokens, each prompt's generator drawing for its unfinished rows only (a look at them, on the host)."""
         token = torch.zeros(len(probs), dtype=torch.long, device=probs.device)  # [a]
         prompt_of = (rows + self.first_row) // self.n  # [a]
         for prompt in prompt_of[unfinished].unique().tolist():
