@@ -35,6 +35,7 @@ from reasongym.generation.base import (
 )
 from reasongym.generation.kv_cache import DynamicPasses, StaticPasses, static_cache
 from reasongym.generation.sampling import RowRNG, sample_tokens
+from reasongym.generation.stops import StopStringChecker, cut_after_stop
 
 _LEAVE_FRACTION = 0.25
 """Finished rows leave the batch once they are this share of the rows still decoded."""
@@ -227,7 +228,7 @@ class HFGenerator:
             prompt_mask = torch.nn.functional.pad(prompt_mask, (extra, 0), value=0)
         rows, steps, device = prompt_ids.shape[0], params.max_new_tokens, prompt_ids.device
         out = _Decoded.empty(rows, steps, self.pad_id, device)
-        stop_checker = _StopStringChecker(self.tokenizer, params.stop) if params.stop else None
+        stop_checker = StopStringChecker(self.tokenizer, params.stop) if params.stop else None
         look = 1 if stop_checker is not None else self.look_every(device)
         if self.static_cache:
             graphed = self._compiled_forward() if device.type == "cuda" else None
@@ -302,7 +303,7 @@ class HFGenerator:
         texts = self.tokenizer.batch_decode(ids, skip_special_tokens=True)
         if params.stop:
             texts = [
-                _cut_after_stop(text, params.stop) if done else text
+                cut_after_stop(text, params.stop) if done else text
                 for text, done in zip(texts, finished, strict=True)
             ]
         reasons: tuple[FinishReason, ...] = tuple("stop" if done else "length" for done in finished)
@@ -319,36 +320,6 @@ class HFGenerator:
 
 def _pad_right(x: torch.Tensor, width: int, value: float) -> torch.Tensor:
     return torch.nn.functional.pad(x, (0, width - x.shape[1]), value=value)
-
-
-def _cut_after_stop(text: str, stops: tuple[str, ...]) -> str:
-    """Cut ``text`` right after the earliest-ending stop string, if any."""
-    ends = [text.find(stop) + len(stop) for stop in stops if stop in text]
-    return text[: min(ends)] if ends else text
-
-
-class _StopStringChecker:
-    """Finds rows whose newest token completed a stop string, decoding only a short tail per row."""
-
-    def __init__(self, tokenizer: PreTrainedTokenizerBase, stops: tuple[str, ...]) -> None:
-        self.tokenizer = tokenizer
-        self.stops = stops
-        # A non-special token decodes to at least one character, so this many tokens always cover the
-        # longest stop string; the margin absorbs byte-level tokens that only form a character together.
-        self.window = max(len(stop) for stop in stops) + 4
-
-    def hits(self, tokens: torch.Tensor, step: int, finished: torch.Tensor) -> torch.Tensor:
-        """[b] bool: unfinished rows whose decoded tail now contains a stop string."""
-        hit = torch.zeros_like(finished)
-        rows = (~finished).nonzero().flatten().tolist()
-        if not rows:
-            return hit
-        start = max(0, step + 1 - self.window)
-        tails = self.tokenizer.batch_decode(tokens[rows, start : step + 1].tolist(), skip_special_tokens=True)
-        matched = [row for row, tail in zip(rows, tails, strict=True) if any(s in tail for s in self.stops)]
-        if matched:
-            hit[matched] = True
-        return hit
 
 
 @dataclass
