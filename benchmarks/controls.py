@@ -85,6 +85,26 @@ class RunVerdicts:
             pool.append(value)
         return drawn
 
+    def state(self) -> dict[str, Any]:
+        """Everything a resumed run needs to draw as this one would (JSON-ready): the log, the pools, the RNG."""
+        version, internal, gauss = self._rng.getstate()
+        return {
+            "correct": list(self.correct),
+            "rewards": list(self._rewards),
+            "verdicts": list(self._verdicts),
+            "rng": [version, list(internal), gauss],
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take `state`'s log, pools and RNG (a run resumed in another process: `gpu_window/window.py`)."""
+        self.correct[:] = state["correct"]
+        self._rewards.clear()
+        self._rewards.extend(state["rewards"])
+        self._verdicts.clear()
+        self._verdicts.extend(state["verdicts"])
+        version, internal, gauss = state["rng"]
+        self._rng.setstate((version, tuple(internal), gauss))
+
     def __deepcopy__(self, memo: dict[int, Any]) -> RunVerdicts:
         return self
 

@@ -2,11 +2,23 @@
 
 1. ``sampler``: tokens/s of our sampler (`HFGenerator`) against ``model.generate`` on the same model, batch
    and settings (temperature 1, full softmax), the median of interleaved repeats.
-2. ``grpo``: a GRPO step (KL reference on, micro-batches) with ``autocast="bf16"`` and with ``"off"``: the
-   mean step time after a warm-up step and the peak GPU memory of each.
+2. ``grpo``: a GRPO step (KL reference on, micro-batches) in float32 (TF32), under bf16 autocast, and on the
+   bf16 path (sampling from a bfloat16 copy): the mean step time after a warm-up step, its sampling and update
+   parts and the peak GPU memory of each (`gpu_speed.check_grpo_precision`).
 3. ``nccl``: the data-parallel path in a process group of ONE process on the NCCL backend: two GRPO steps
    with DDP, then with FSDP (``fully_shard``), each checkpointed and resumed for one more step, so every
    collective, the DDP and FSDP wrappers and the gathered checkpoint run on the GPU.
+
+Two more speed sections need no model either (`gpu_speed.py`, issue 56): ``decode`` (our decode loop, lean and
+with CUDA graphs, against ``model.generate``) and ``trl`` (a GRPO step of ours against TRL's ``GRPOTrainer``).
+
+``--only SECTION [SECTION ...]`` runs just those sections, in that order (any of `SECTIONS`); without it the
+default ones run (sampler, grpo, nccl) and those the flags add.
+
+The order for a GPU window (README.md, "Running a GPU window"): with only about 4 usable minutes, the speed
+sections, which need no model: ``--only decode grpo trl`` (about 3 minutes on one H100 or H200, untested);
+with 15, the kit's first command with the same speed sections, then the kit's second command and the window
+runner (benchmarks/gpu_window/window.py) for the rest.
 
 Without CUDA (or with ``--dry``) it makes a dry pass: the same code on the CPU with a tiny model, gloo
 instead of NCCL and autocast off (mixed precision is CUDA-only); a test runs it so this script cannot rot.
@@ -33,19 +45,20 @@ seen and the sampler-trainer mismatch. The dry pass runs it on the CPU (with vLL
 
 With ``--learning``, one more section:
 
-6. ``learning``: the GPU recipe of `real_learning.py` (``--gpu``: a 0.5B instruct model trained with GRPO on
-   GSM8K, evaluated on GSM8K and MATH-500, bf16, the vLLM engine when installed) as a smoke run of
-   ``LEARNING_STEPS`` steps: step time, tokens/s, the reward curve, and held-out accuracy before and after
-   on ``LEARNING_EVAL_PROBLEMS`` problems of each (6 minutes on one H200 with SmolLM2-135M in place of
-   the 0.5B model; benchmarks/README.md, "The first GPU run"). The model is the preset's hub id unless ``--learning-model`` names a local folder (the device
-   machines reach no hub). The dry pass runs the same recipe with the tiny random model on the CPU.
+6. ``learning``: the GPU recipe of `real_learning.py` (``--gpu``: SmolLM2-135M-Instruct from the device kit,
+   GRPO on 2-digit additions, held out there and on GSM8K, the bf16 sampler copy, our sampler unless vLLM is
+   installed) as a smoke run of ``LEARNING_STEPS`` steps: step time, tokens/s, the reward curve, and held-out
+   accuracy before and after on ``LEARNING_EVAL_PROBLEMS`` problems of each (the older recipe took 6 minutes
+   on one H200: benchmarks/README.md, "The first GPU run"). The model is ``--learning-model``, else the kit's
+   (``$REASONGYM_KIT_MODEL``). The dry pass runs the same recipe with the tiny random model on the CPU. The
+   learning curve itself is `gpu_window/window.py`'s.
 7. ``star_csqa``: the GPU preset of `star_csqa.py` (``--gpu``: STaR with rationalization on CommonsenseQA,
-   the same model, the vLLM engine when installed) for about one iteration (``STAR_CSQA_BUDGET`` sampled
+   the same model, our sampler unless vLLM is installed) for about one iteration (``STAR_CSQA_BUDGET`` sampled
    tokens): held-out accuracy on ``LEARNING_EVAL_PROBLEMS`` validation problems before and after, the tokens
    sampled and the share of training problems kept. Not yet run on a GPU. The dry pass: the tiny model.
 
-Run: ``python benchmarks/gpu_check.py [--engine vllm] [--async] [--learning]`` (``--dry`` forces the CPU pass). Last line: one JSON
-object.
+Run: ``python benchmarks/gpu_check.py [--only SECTION ...] [--engine vllm] [--async] [--learning]`` (``--dry``
+forces the CPU pass). Last line: one JSON object.
 """
 
 from __future__ import annotations
@@ -53,7 +66,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import os
 import socket
 import statistics
@@ -193,25 +205,6 @@ def _grpo(
         run_dir=run_dir,
     )
     return list(result.history), model
-
-
-def check_grpo(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]:
-    """Mean step time (after a warm-up step) and peak memory of GRPO with bf16 autocast and without."""
-    report: dict[str, Any] = {}
-    modes = ("bf16", "off") if device.type == "cuda" else ("off",)  # CPU: autocast is refused
-    for mode in modes:
-        if device.type == "cuda":
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats(device)
-        history, _ = _grpo(sizes, device, steps=3, autocast=mode)
-        peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
-        report[f"autocast_{mode}"] = {
-            "step_s": round(statistics.mean(h["perf/step_s"] for h in history[1:]), 3),
-            "train_s": round(statistics.mean(h.get("perf/train_s", 0.0) for h in history[1:]), 3),
-            "peak_memory_gib": None if peak is None else round(peak, 3),
-            "grad_norm_finite": all(math.isfinite(h["train/grad_norm"]) for h in history),
-        }
-    return report
 
 
 def check_process_group(sizes: dict[str, Any], device: torch.device) -> dict[str, Any]:
@@ -381,12 +374,10 @@ def check_learning(dry: bool, model: str | None) -> dict[str, Any]:
 
     setting = real_learning.PRESETS["gpu"]
     setting = real_learning.dry(setting) if dry else setting
-    engine = setting.engine if setting.engine == "hf" or _vllm_installed() else "hf"
-    setting = dataclasses.replace(
-        setting, eval_problems=LEARNING_EVAL_PROBLEMS if not dry else 4, engine=engine
-    )
+    setting = dataclasses.replace(setting, eval_problems=LEARNING_EVAL_PROBLEMS if not dry else 4)
     setting = dataclasses.replace(setting, model=model) if model else setting
-    return {"engine": engine, **real_learning.smoke(setting, LEARNING_STEPS if not dry else 2)}
+    setting = real_learning.resolve_offline(setting)  # the kit's model; the engine decided first
+    return {"engine": setting.engine, **real_learning.smoke(setting, LEARNING_STEPS if not dry else 2)}
 
 
 STAR_CSQA_BUDGET = 16_000
@@ -401,10 +392,10 @@ def check_star_csqa(dry: bool, model: str | None) -> dict[str, Any]:
     import star_csqa
 
     setting = star_csqa.PRESETS["gpu"]
-    engine = setting.engine if _vllm_installed() else "hf"
     sizes = {"budget_tokens": STAR_CSQA_BUDGET, "star_iterations": 1, "eval_problems": LEARNING_EVAL_PROBLEMS}
-    setting = star_csqa.dry(setting) if dry else dataclasses.replace(setting, engine=engine, **sizes)
+    setting = star_csqa.dry(setting) if dry else dataclasses.replace(setting, **sizes)
     setting = dataclasses.replace(setting, model=model) if model else setting
+    setting = star_csqa.resolve_offline(setting)  # the kit's model; the engine decided first
     return {"engine": setting.engine, **star_csqa.smoke(setting)}
 
 
@@ -425,10 +416,57 @@ def _section(name: str, check: Callable[[], dict[str, Any]], results: dict[str, 
     print(f"{name}: {json.dumps(results[name])}", file=sys.stderr)
 
 
+SECTIONS = (
+    "sampler",
+    "decode",
+    "grpo",
+    "trl",
+    "nccl",
+    "engines",
+    "grpo_engines",
+    "async",
+    "learning",
+    "star_csqa",
+)
+"""Every section, in the order a full pass runs them (``--only`` picks some)."""
+
+
+def _sections(args: argparse.Namespace, dry: bool, device: torch.device) -> dict[str, Callable[[], dict]]:
+    """Each section's check, by name (the process-group section is ``process_group`` in the dry pass)."""
+    import gpu_speed
+
+    sizes = SIZES["dry" if dry else "gpu"]
+    engine_sizes = ENGINE_SIZES["dry" if dry else "gpu"]
+    ahead = args.engine if args.engine == "hf" or _vllm_installed() else "hf"
+    return {
+        "sampler": lambda: check_sampler(sizes, device),
+        "decode": lambda: gpu_speed.check_decode(sizes, device),
+        "grpo": lambda: gpu_speed.check_grpo_precision(sizes, device),
+        "trl": lambda: gpu_speed.check_trl(sizes, device),
+        "nccl": lambda: check_process_group(sizes, device),
+        "engines": lambda: check_engines(engine_sizes, device),
+        "grpo_engines": lambda: check_grpo_engines(engine_sizes, device),
+        "async": lambda: check_async(ahead, device, dry),
+        "learning": lambda: check_learning(dry, args.learning_model),
+        "star_csqa": lambda: check_star_csqa(dry, args.learning_model),
+    }
+
+
+def _chosen(args: argparse.Namespace) -> list[str]:
+    """``--only``'s sections, else the default ones and those the flags add."""
+    if args.only:
+        return list(args.only)
+    chosen = ["sampler", "grpo", "nccl"]
+    chosen += ["engines", "grpo_engines"] if args.engine == "vllm" else []
+    chosen += ["async"] if args.run_async else []
+    return chosen + (["learning", "star_csqa"] if args.learning else [])
+
+
 def main() -> int:
-    """Run the three sections; print one JSON line; return 1 if any section failed."""
+    """Run the chosen sections; print one JSON line; return 1 if any section failed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dry", action="store_true", help="the CPU pass even when CUDA is available")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, metavar="SECTION", help=f"of {list(SECTIONS)}")
     parser.add_argument(
         "--engine", choices=["hf", "vllm"], default="hf", help="vllm: also time vLLM against our sampler"
     )
@@ -437,32 +475,21 @@ def main() -> int:
         "--async", dest="run_async", action="store_true", help="also GRPO with the sampler one version ahead"
     )
     parser.add_argument(
-        "--learning-model", default=None, help="the recipe's model: a local folder or a hub id"
+        "--learning-model", default=None, help="the recipe's model (default: $REASONGYM_KIT_MODEL, the kit's)"
     )
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     dry = args.dry or not torch.cuda.is_available()
     device = torch.device("cpu") if dry else torch.device("cuda", 0)
-    sizes = SIZES["dry" if dry else "gpu"]
     started = time.perf_counter()
     results: dict[str, Any] = {
         "dry": dry,
         "device": torch.cuda.get_device_name(device) if not dry else "cpu",
         "torch": torch.__version__,
     }
-    _section("sampler", lambda: check_sampler(sizes, device), results)
-    _section("grpo", lambda: check_grpo(sizes, device), results)
-    _section("nccl" if not dry else "process_group", lambda: check_process_group(sizes, device), results)
-    if args.engine == "vllm":
-        engine_sizes = ENGINE_SIZES["dry" if dry else "gpu"]
-        _section("engines", lambda: check_engines(engine_sizes, device), results)
-        _section("grpo_engines", lambda: check_grpo_engines(engine_sizes, device), results)
-    if args.run_async:
-        engine = args.engine if args.engine == "hf" or _vllm_installed() else "hf"
-        _section("async", lambda: check_async(engine, device, dry), results)
-    if args.learning:
-        _section("learning", lambda: check_learning(dry, args.learning_model), results)
-        _section("star_csqa", lambda: check_star_csqa(dry, args.learning_model), results)
+    checks = _sections(args, dry, device)
+    for name in _chosen(args):
+        _section("process_group" if name == "nccl" and dry else name, checks[name], results)
     results["seconds"] = round(time.perf_counter() - started, 1)
     results["ok"] = all(value.get("ok", True) for value in results.values() if isinstance(value, dict))
     print(json.dumps(results))

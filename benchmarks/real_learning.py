@@ -141,7 +141,11 @@ class Setting:
     autocast: str = "off"
     """Mixed precision of the updates (``bf16`` on a GPU)."""
     engine: str = "hf"
-    """Sampler of the rollouts (``vllm`` on a GPU)."""
+    """Sampler of the rollouts: ``hf``, ``vllm``, or ``auto`` (`resolve_offline` decides before any run)."""
+    sampler_weights: str = "policy"
+    """What our sampler decodes with (`RolloutConfig.sampler_weights`): ``bf16``, a bfloat16 copy (GPU)."""
+    side_eval_problems: int = 0
+    """Problems of each held-out environment after the first (0: ``eval_problems``), with its own prompt."""
     tempered_logprobs: bool = True
     """GRPO's and DAPO's log-probs at the sampling temperature (`RolloutConfig.tempered_logprobs`); false:
     the raw model's, as before issue 42."""
@@ -184,26 +188,47 @@ PRESETS = {
         budget_tokens=32_000,
         eval_problems=300,
     ),
-    # One 80-140 GB GPU: an 0.5B instruct model (1.5B fits too: --model), GSM8K word problems with room to
-    # reason, 64 prompts x 8 samples per step in micro-batches of 16 rows, about 260 steps of 40M tokens.
+    # One GPU window (benchmarks/gpu_window, README "Running a GPU window"), offline: SmolLM2-135M-Instruct from
+    # the device kit (--model, or $REASONGYM_KIT_MODEL that the kit's install writes), the task the CPU runs
+    # taught it (2-digit additions, number only: +50 points there) since the SVAMP pilot's pass@8 at 256 tokens
+    # was under 0.25 (benchmarks/README.md, "A GPU window"); GSM8K test beside it (its own prompt); 256 new
+    # tokens at most (SmolLM2 loops to any limit); lr 1e-5 as on the CPU; our sampler unless vLLM is there,
+    # decided before any evaluation (`resolve_offline`); the bf16 sampler copy; about 40 steps an arm.
     "gpu": Setting(
-        model="Qwen/Qwen2.5-0.5B-Instruct",
-        env_id="reasongym/GSM8K-v0",
-        difficulty=None,
-        instruction=None,
-        eval_env_ids=("reasongym/GSM8K-v0", "reasongym/MATH500-v0"),
-        max_new_tokens=1024,
-        temperature=1.0,
+        model="",
+        env_id="reasongym/Arithmetic-v0",
+        difficulty=1,
+        instruction="Reply with the number only.",
+        eval_env_ids=("reasongym/Arithmetic-v0", "reasongym/GSM8K-v0"),
+        max_new_tokens=256,
+        temperature=0.7,
         warm_start=None,
-        num_prompts=64,
+        num_prompts=16,
         group_size=8,
-        lr=1e-6,
-        budget_tokens=40_000_000,
-        eval_problems=500,
+        lr=1e-5,
+        budget_tokens=60_000,
+        eval_problems=300,
         autocast="bf16",
-        engine="vllm",
+        engine="auto",
+        sampler_weights="bf16",
+        side_eval_problems=200,
     ),
 }
+GPU_ARMS = ("grpo", "grpo_shuffled")
+"""The arms a GPU window runs by default (``--gpu``): the verifier-only arm and its control."""
+KIT_MODEL_ENV = "REASONGYM_KIT_MODEL"
+"""Where the device kit's install leaves the model file (benchmarks/gpu_window/kit.py)."""
+
+
+def resolve_offline(setting: Any) -> Any:
+    """``setting`` (this file's or star_csqa's) ready for a machine without network, before anything runs: the
+    kit's model when none is named, and ``engine`` ``auto`` resolved (`resolve_engine`: vLLM only where it is
+    installed and a GPU is there), so that a missing engine fails before a starting evaluation, not after."""
+    from reasongym.generation.engines import resolve_engine
+
+    model = setting.model or os.environ.get(KIT_MODEL_ENV, "")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return dataclasses.replace(setting, model=model, engine=resolve_engine(setting.engine, device))
 
 
 class BudgetSpent(Exception):
@@ -332,12 +357,16 @@ def held_out(model: Any, tokenizer: Any, setting: Setting) -> dict[str, Any]:
     was_training, started, wall = model.training, time.process_time(), time.perf_counter()
     model.eval()
     results: dict[str, Any] = {}
+    sampler = eval_sampler(model, tokenizer, setting)
     for position, env_id in enumerate(setting.eval_env_ids):
+        problems = (
+            setting.eval_problems if position == 0 else setting.side_eval_problems or setting.eval_problems
+        )
         batch = collect_rollouts(
-            make_env(setting, env_id),
-            HFGenerator(model, tokenizer),
+            make_env(setting, env_id) if position == 0 else reasongym.make(env_id),  # the others: own prompt
+            sampler,
             tokenizer,
-            list(range(setting.eval_problems)),
+            list(range(problems)),
             params=params,
             split="test",
             difficulty=setting.difficulty if position == 0 else None,
@@ -356,11 +385,26 @@ def held_out(model: Any, tokenizer: Any, setting: Setting) -> dict[str, Any]:
     return results
 
 
+def eval_sampler(model: Any, tokenizer: Any, setting: Any) -> Any:
+    """The greedy held-out sampler: on the policy itself, or with ``sampler_weights`` bf16 on a GPU a bfloat16
+    copy of its current weights (as the trainer samples)."""
+    if (
+        getattr(setting, "sampler_weights", "policy") == "policy"
+        or next(model.parameters()).device.type != "cuda"
+    ):
+        return HFGenerator(model, tokenizer)
+    from reasongym.generation.low_precision import LowPrecisionGenerator
+
+    return LowPrecisionGenerator(model, tokenizer)
+
+
 def rl_configs(
-    setting: Setting, name: str, seed: int, max_steps: int = 1_000_000, max_staleness: int = 0
+    setting: Setting, name: str, seed: int, max_steps: int = 1_000_000, max_staleness: int = 0, **fields: Any
 ) -> dict[str, Any]:
     """The configs of GRPO or DAPO (``name``) in ``setting``: the ``default`` preset with the setting's sizes
-    (``max_staleness``: how many versions ahead a sampler process may draw; 0, the synchronous loop)."""
+    (``max_staleness``: how many versions ahead a sampler process may draw; 0, the synchronous loop);
+    ``fields`` change any other config field (the window runner's cadences)."""
+    cadence = {"samples_every": 0, "eval_every": 0} | fields
     return preset_configs(
         "default",
         name,
@@ -374,10 +418,10 @@ def rl_configs(
         seed=seed,
         autocast=setting.autocast,
         engine=setting.engine,
+        sampler_weights=getattr(setting, "sampler_weights", "policy"),
         progress_bar=False,
         tempered_logprobs=setting.tempered_logprobs,
-        samples_every=0,
-        eval_every=0,
+        **cadence,
         gradient_checkpointing=False,
         micro_batch_size=16,  # a whole 128-row batch at once held 14 GB of activations
         max_staleness=max_staleness,
@@ -590,6 +634,8 @@ def dry(setting: Setting) -> Setting:
         eval_problems=4,
         autocast="off",
         engine="hf",
+        sampler_weights="policy",
+        side_eval_problems=min(setting.side_eval_problems, 2),
         warm_start=None if setting.warm_start is None else 1.0,  # never reached: it stops at its 2 steps
         warm_start_max_steps=2,
     )
@@ -907,6 +953,7 @@ NUMERIC_FIELDS: dict[str, tuple[type, ...]] = {
     "lr": (float, int),
     "warm_start": (float, int, type(None)),
     "warm_start_max_steps": (int,),
+    "side_eval_problems": (int,),
 }
 """The `Setting` fields that take numbers, and the JSON types allowed: a word there would fail an arm later."""
 BOOL_FIELDS = ("tempered_logprobs",)
@@ -960,7 +1007,13 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="a .gguf file, a model folder or a hub id")
     parser.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
     parser.add_argument("--gpu", action="store_true", help="the same as --preset gpu")
-    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS + ASYNC_ARMS + CHAIN_ARMS)
+    parser.add_argument(
+        "--arms",
+        nargs="+",
+        default=None,
+        choices=ARMS + ASYNC_ARMS + CHAIN_ARMS,
+        help="default: ARMS; --gpu: GPU_ARMS",
+    )
     parser.add_argument(
         "--seeds", nargs="*", type=int, default=[0, 1, 2], help="none: only the warm start and the start"
     )
@@ -978,9 +1031,12 @@ def main() -> None:
     setting = PRESETS["gpu" if args.gpu else args.preset]
     setting = dry(setting) if args.dry else setting
     overrides = parse_overrides(args.set) | ({"model": args.model} if args.model else {})
-    setting = dataclasses.replace(setting, **overrides)
+    setting = resolve_offline(dataclasses.replace(setting, **overrides))
+    arms = args.arms or list(GPU_ARMS if args.gpu or args.preset == "gpu" else ARMS)
     if not setting.model:
-        raise SystemExit("--model is required with this preset: a .gguf file, a model folder or a hub id")
+        raise SystemExit(
+            f"--model is required with this preset (or ${KIT_MODEL_ENV}): a .gguf file, a model folder or a hub id"
+        )
     if args.smoke:
         print(
             json.dumps(
@@ -996,7 +1052,7 @@ def main() -> None:
         model, tokenizer = load(setting, 0)
         (out / "runs" / "start.json").write_text(json.dumps(held_out(model, tokenizer, setting)) + "\n")
     for seed in args.seeds:
-        for arm in args.arms:
+        for arm in arms:
             path = out / "runs" / f"{arm}-s{seed}.json"
             if path.exists():
                 continue

@@ -78,12 +78,14 @@ from reasongym.policy.loading import format_prompt  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 from real_learning import (  # noqa: E402
+    KIT_MODEL_ENV,
     ArmRun,
     BudgetSpent,
     accuracy_interval,
     check_same_setting,
     interval,
     load,
+    resolve_offline,
     rl_arm,
 )
 
@@ -161,7 +163,10 @@ class Setting:
     autocast: str = "off"
     """Mixed precision of the updates (``bf16`` on a GPU)."""
     engine: str = "hf"
-    """Sampler of STaR's rationales and GRPO's rollouts (``vllm`` on a GPU)."""
+    """Sampler of STaR's rationales and GRPO's rollouts: ``hf``, ``vllm`` or ``auto`` (decided before any run:
+    `real_learning.resolve_offline`)."""
+    sampler_weights: str = "policy"
+    """What our sampler decodes GRPO's rollouts with (`RolloutConfig.sampler_weights`): ``bf16`` on a GPU."""
     env_id: str = ENV_ID
     """The environment (what `real_learning.rl_arm` reads, with the next three fields)."""
     instruction: str | None = None
@@ -182,19 +187,22 @@ PRESETS = {
     "cpu-small": Setting(
         model="", budget_tokens=20_000, eval_problems=300, star_sft_steps=20, halfway_eval=False
     ),
-    # One large GPU: a 0.5B instruct model, longer chains, the vLLM engine; budgets 100x the CPU one's.
+    # One GPU window, offline (README "Running a GPU window"): SmolLM2-135M-Instruct from the device kit (--model,
+    # or $REASONGYM_KIT_MODEL), 256 new tokens, lr 1e-5 (the CPU preset's), our sampler unless vLLM is there
+    # (decided before any evaluation), the bf16 sampler copy; a budget of about 3 GPU-minutes an arm.
     "gpu": Setting(
-        model="Qwen/Qwen2.5-0.5B-Instruct",
-        budget_tokens=6_000_000,
-        max_new_tokens=384,
-        mean_completion_tokens=200,
-        star_iterations=6,
-        budget_chunk=256,
-        num_prompts=64,
-        lr=1e-6,
+        model="",
+        budget_tokens=200_000,
+        max_new_tokens=256,
+        mean_completion_tokens=60,
+        star_iterations=3,
+        budget_chunk=64,
+        num_prompts=16,
+        lr=1e-5,
         generation_batch=128,
         autocast="bf16",
-        engine="vllm",
+        engine="auto",
+        sampler_weights="bf16",
     ),
 }
 
@@ -215,6 +223,7 @@ def dry(setting: Setting) -> Setting:
         group_size=2,
         autocast="off",
         engine="hf",
+        sampler_weights="policy",
     )
 
 
@@ -880,7 +889,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="a .gguf file, a model folder or a hub id")
     parser.add_argument("--preset", default="cpu", choices=sorted(PRESETS), help="the sizes (see PRESETS)")
-    parser.add_argument("--gpu", action="store_true", help="--preset gpu: Qwen2.5-0.5B-Instruct with vLLM")
+    parser.add_argument(
+        "--gpu", action="store_true", help="--preset gpu: one GPU window, offline (the kit's model)"
+    )
     parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
     parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
@@ -891,9 +902,11 @@ def main() -> None:
     setting = PRESETS["gpu" if args.gpu else args.preset]
     setting = dry(setting) if args.dry else setting
     overrides = parse_overrides(args.set) | ({"model": args.model} if args.model else {})
-    setting = dataclasses.replace(setting, **overrides)
+    setting = resolve_offline(dataclasses.replace(setting, **overrides))
     if not setting.model:
-        raise SystemExit("--model is required with this preset: a .gguf file, a model folder or a hub id")
+        raise SystemExit(
+            f"--model is required with this preset (or ${KIT_MODEL_ENV}): a .gguf file, a model folder or a hub id"
+        )
     out = Path(args.out_dir)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     check_same_setting(out, setting)

@@ -12,6 +12,7 @@ import torch
 from reasongym.agents.common import token_logprobs
 from reasongym.errors import ConfigError
 from reasongym.generation import GenerationBatch, HFGenerator, SamplingParams
+from reasongym.generation.kv_cache import dynamic_cache
 from reasongym.generation.sampling import RowRNG, sample_tokens, top_p_filter
 from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 from tests.conftest import TINY_SHAPE
@@ -152,8 +153,8 @@ def test_qwen2_architecture_generates_consistent_logprobs(tiny) -> None:
 def test_kv_cache_writes_into_preallocated_buffers(generator: HFGenerator) -> None:
     # Guards the fast path: if a transformers upgrade changes the cache layout, this fails instead of
     # generation silently falling back to the slower concatenating cache.
-    cache = generator._new_cache(capacity=16)
-    assert {type(layer).__name__ for layer in cache.layers} == {"_PreallocatedLayer"}
+    cache = dynamic_cache(generator.model, capacity=16)
+    assert {type(layer).__name__ for layer in cache.layers} == {"PreallocatedLayer"}
 
 
 # --- determinism and sampling ---------------------------------------------------------------------------

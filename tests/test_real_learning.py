@@ -142,7 +142,7 @@ def test_the_gpu_recipe_runs_its_smoke_pass_on_the_cpu(tmp_path: Path) -> None:
     smoke = json.loads(done.stdout.strip().splitlines()[-1])["smoke"]
     assert smoke["steps"] == 2 and len(smoke["reward_curve"]) == 2
     assert smoke["step_s"] > 0 and smoke["tokens_per_s"] > 0
-    assert {"after/GSM8K-v0/accuracy", "after/MATH500-v0/accuracy"} <= set(smoke)
+    assert {"after/Arithmetic-v0/accuracy", "after/GSM8K-v0/accuracy"} <= set(smoke)
 
 
 @pytest.mark.slow  # two trainings, one with a sampler process
@@ -167,3 +167,14 @@ def test_grpo_async_stops_at_the_same_budget_as_grpo_and_records_wall_seconds(tm
     assert runs["grpo_async"]["sampler_cpu_seconds"] > 0  # the sampler process ran, and was counted
     assert summary["async_vs_sync"]["ci95"][0] <= summary["async_vs_sync"]["difference"]
     assert (tmp_path / "out" / "accuracy_vs_wall.png").stat().st_size > 0
+
+
+def test_the_offline_gpu_preset_takes_the_kits_model_and_decides_its_engine_first(monkeypatch) -> None:
+    module = _module()
+    monkeypatch.setenv("REASONGYM_KIT_MODEL", "/tmp/kit/model/SmolLM2-135M-Instruct.Q4_1.gguf")
+    setting = module.PRESETS["gpu"]
+    assert (setting.engine, setting.model, setting.max_new_tokens, setting.lr) == ("auto", "", 256, 1e-5)
+    ready = module.resolve_offline(setting)
+    assert ready.model.endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert ready.engine == "hf"  # no vLLM here (nor a GPU): our sampler, decided before any evaluation
+    assert module.resolve_offline(module.dry(setting)).engine == "hf"

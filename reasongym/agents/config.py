@@ -23,7 +23,7 @@ from typing import Any, Literal
 from reasongym.errors import ConfigError
 from reasongym.evaluation.config import default_eval_split
 from reasongym.generation.base import SamplingParams
-from reasongym.generation.engines import Engine, VLLMSettings, check_engine
+from reasongym.generation.engines import Engine, SamplerWeights, VLLMSettings, check_engine
 from reasongym.ranges import MAX_SAMPLES, check_ranges
 
 LORA_TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -83,10 +83,13 @@ class RunConfig:
     holds the whole model and DDP averages the gradients; ``fsdp``, parameters, gradients and optimizer
     state are sharded over the processes (torch's ``fully_shard``), for a model whose training state does
     not fit one device. GRPO and DAPO only; sampling and evaluation gather the full weights on each device."""
-    autocast: Literal["off", "bf16", "fp16"] = "off"
+    autocast: Literal["off", "tf32", "bf16", "fp16"] = "off"
     """Run forward passes (sampling, scoring, training) under CUDA autocast in bfloat16 or float16 (fp16
-    with a gradient scaler); the weights and optimizer stay in their dtype. CUDA only: ``off`` on a CPU,
-    which trains in float32."""
+    with a gradient scaler); the weights and optimizer stay in their dtype. ``tf32``: no autocast, float32
+    matrix products on TensorFloat-32 (``torch.backends.cuda.matmul.allow_tf32``, a process-wide switch set
+    when the run starts: 10-bit mantissa inputs, float32 accumulation, several times faster on Ampere and
+    later). CUDA only: ``off`` on a CPU, which trains in float32. With bf16, sample from a bf16 copy
+    (`RolloutConfig.sampler_weights`): under autocast float32 weights are cast again at every decoding step."""
     lora: LoRAConfig = dataclasses.field(default_factory=lambda: LoRAConfig())
     """Low-rank adapters (GRPO, DAPO, SFT, STaR: fresh adapters each iteration); ``rank`` 0 (the default) trains
     every weight. With adapters the KL reference is the same model with its adapters switched off, and
@@ -174,6 +177,14 @@ class RolloutConfig:
     holding a copy of the weights, synced after every optimizer step; `pip install 'reasongym[vllm]'`) or
     ``auto``: vLLM when it is installed and the policy is on a GPU, else hf (README.md, "Sampling with vLLM",
     says why a CPU keeps hf)."""
+    sampler_weights: SamplerWeights = "policy"
+    """What our in-process sampler (``engine`` hf) decodes with: ``policy``, the trained module itself (under the
+    run's autocast); ``bf16``, a bfloat16 copy of it, refreshed after every optimizer step and decoded outside
+    autocast (`reasongym.generation.low_precision`). On a GPU the copy is the fast way to sample a float32
+    policy: autocast over float32 weights casts every weight at every decoding step, which made a GRPO step
+    slower with bf16 autocast (5.04 s) than in float32 (3.54 s) on an H200. The policy rescores each batch
+    (one forward pass), so the loss sees the trained weights' log-probs. Not with vLLM (``vllm.dtype``
+    sets its weights) or ``max_staleness`` >= 1."""
     max_staleness: int = 0
     """K, how many policy versions (updates) a batch may be older than the policy that trains on it
     (TRL's ``max_staleness``). 0: each batch is sampled, then trained on (the synchronous loop). K >= 1: a
@@ -192,6 +203,7 @@ class RolloutConfig:
     def __post_init__(self) -> None:
         check_field_types(self)
         check_engine(self.engine)
+        self._check_sampler_weights()
         if self.num_prompts * self.group_size > MAX_ROLLOUT_ROWS:
             raise ConfigError(
                 f"group_size={self.group_size} with num_prompts={self.num_prompts} is not allowed: "
@@ -216,6 +228,21 @@ class RolloutConfig:
         """What a trainer divides the logits by before its log-probs: the sampling temperature with
         ``tempered_logprobs`` (1 for greedy decoding, which has no tempered distribution), else 1."""
         return self.temperature if self.tempered_logprobs and self.temperature > 0 else 1.0
+
+    def _check_sampler_weights(self) -> None:
+        """Raise ConfigError for a low-precision copy (`SAMPLER_WEIGHTS`) where none is made."""
+        if self.sampler_weights == "policy":
+            return
+        if self.engine == "vllm":
+            raise ConfigError(
+                f"sampler_weights={self.sampler_weights!r} is not allowed with engine='vllm': the copy is our "
+                "sampler's; vLLM holds its own weights in vllm.dtype (use engine='hf', or vllm.dtype='bfloat16')"
+            )
+        if self.max_staleness:
+            raise ConfigError(
+                f"sampler_weights={self.sampler_weights!r} is not allowed with max_staleness="
+                f"{self.max_staleness}: the sampler process copies the policy itself; use sampler_weights='policy'"
+            )
 
     def check_for_rl(self, *, groups: bool = True) -> None:
         """Raise ConfigError unless these settings can drive a policy-gradient method (GRPO, DAPO); without

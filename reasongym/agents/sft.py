@@ -41,6 +41,7 @@ from reasongym.agents.config import RunConfig, resolve_splits
 from reasongym.agents.presets import shared_configs
 from reasongym.agents.runtime import parallel
 from reasongym.agents.runtime.optimizer import (
+    allow_tf32,
     autocast_context,
     build_optimizer,
     check_autocast,
@@ -274,6 +275,7 @@ def _check_run(cfg: SFTConfig, run: RunConfig, model: torch.nn.Module, env: Any,
             f"(got env={'set' if env is not None else None}, eval_every={run.eval_every})"
         )
     check_autocast(run, model)
+    allow_tf32(run, model)
     if run.parallelism == "fsdp" and info.world_size > 1:
         raise ConfigError(
             "parallelism='fsdp' is not allowed for SFT (nor STaR, whose fine-tuning is SFT): FSDP shards GRPO "

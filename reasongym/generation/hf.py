@@ -6,22 +6,24 @@ Each step runs one forward pass on the newest token of every row, samples, and r
 log-prob under the raw (temperature 1) softmax. Finished rows get the pad token; once they make up
 a quarter of the rows still decoded, they leave the batch (and the KV cache), so a batch whose rows
 end at very different lengths does not pay for the finished ones until the last row is done.
+
+On a GPU the loop does not wait for the device at every token: it looks at the finished rows every
+`SYNC_EVERY_ON_ACCELERATORS` steps (``sync_every``), and then the random numbers a row draws do not depend on
+which rows are still in the batch (`reasongym.generation.sampling`), so every cadence k > 1 samples the same
+tokens (a look at every step, the CPU's default, keeps the stream of earlier versions). With ``static_cache`` the cache has its final shape from the start and, on CUDA, each
+decoding step is replayed as a CUDA graph (at 135M parameters a step is bound by kernel launches).
+Stop strings are matched on the host at every step.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
-from transformers import DynamicCache, PreTrainedTokenizerBase
-
-# Older transformers has no per-layer cache objects; _new_cache then uses DynamicCache as it is.
-try:
-    from transformers.cache_utils import DynamicLayer
-except ImportError:
-    DynamicLayer = None
+from transformers import PreTrainedTokenizerBase
 
 from reasongym.errors import ConfigError
 from reasongym.generation.base import (
@@ -31,10 +33,18 @@ from reasongym.generation.base import (
     SamplingParams,
     prompt_token_ids,
 )
+from reasongym.generation.kv_cache import DynamicPasses, StaticPasses, static_cache
 from reasongym.generation.sampling import RowRNG, sample_tokens
+from reasongym.generation.stops import StopStringChecker, cut_after_stop
 
 _LEAVE_FRACTION = 0.25
 """Finished rows leave the batch once they are this share of the rows still decoded."""
+SYNC_EVERY_ON_ACCELERATORS = 8
+"""On a GPU, decoding steps between the loop's looks at which rows finished (each look waits for the GPU to
+catch up, which at 135M parameters is most of a step): up to 7 steps of padding for nothing at the end."""
+_STATIC_WIDTH_MULTIPLE = 64
+"""With a static cache the prompts are left-padded to a multiple of this, so batches of similar prompts
+have the same shapes and reuse one captured graph."""
 
 
 class HFGenerator:
@@ -44,19 +54,37 @@ class HFGenerator:
         model: Any causal LM that takes ``attention_mask``, ``position_ids`` and a KV cache.
         tokenizer: Its tokenizer; needs an EOS token (the pad token defaults to it).
         batch_size: Most rows (prompts times ``n``) decoded together; ``None`` decodes all at once.
+        sync_every: Decoding steps between the host's looks at which rows finished (to stop, or to let
+            them leave the batch); ``None``: every step on a CPU, `SYNC_EVERY_ON_ACCELERATORS` on a GPU.
+            Every value above 1 samples the same tokens (1 keeps the stream of earlier versions).
+        static_cache: Decode on a static KV cache (fixed shapes; finished rows stay in the batch), and on
+            CUDA run each decoding step as a captured CUDA graph (torch.compile's ``reduce-overhead``;
+            the first batch of each shape pays for the capture).
     """
 
     def __init__(
-        self, model: torch.nn.Module, tokenizer: PreTrainedTokenizerBase, *, batch_size: int | None = None
+        self,
+        model: torch.nn.Module,
+        tokenizer: PreTrainedTokenizerBase,
+        *,
+        batch_size: int | None = None,
+        sync_every: int | None = None,
+        static_cache: bool = False,
     ) -> None:
         """Check the settings; collect the EOS ids of the tokenizer and the model's generation config."""
         if batch_size is not None and batch_size < 1:
             raise ConfigError(f"batch_size={batch_size!r} is not allowed; expected an integer >= 1 or None")
+        if sync_every is not None and (isinstance(sync_every, bool) or sync_every < 1):
+            raise ConfigError(f"sync_every={sync_every!r} is not allowed; expected an integer >= 1 or None")
         if tokenizer.eos_token_id is None:
             raise ConfigError("tokenizer.eos_token_id is None; generation needs an EOS token to stop on")
         self.model = model
         self.tokenizer = tokenizer
         self.batch_size = batch_size
+        self.sync_every = sync_every
+        self.static_cache = static_cache
+        self._graphed: Callable[..., torch.Tensor] | None = None
+        self._static: tuple[tuple[int, int], Any] | None = None  # (rows, positions), the static cache
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         eos_ids = {tokenizer.eos_token_id}
         config_eos = getattr(model.generation_config, "eos_token_id", None)
@@ -113,6 +141,17 @@ class HFGenerator:
         chunk = self.batch_size or rows
         # Chunks that hold whole groups compute each prompt's cache once for its n rows.
         share = params.n if chunk % params.n == 0 else 1
+
+        # Rows that finished can linger in the batch (looks every k > 1 steps, or a static cache): one draw per
+        # chunk row and step, so the stream does not depend on them. A look at every step on the dynamic cache
+        # is the loop as it always was: torch.multinomial over the live rows, the same samples as before.
+        lingering = self.static_cache or (not params.stop and self.look_every(self.model.device) > 1)
+
+        def rng(first_row: int, chunk_rows: int) -> RowRNG:
+            per_prompt = params.prompt_seeds is not None
+            drawn = chunk_rows if lingering else None
+            return RowRNG(generators, params.n, first_row, drawn, per_prompt=per_prompt)
+
         was_training = self.model.training
         self.model.eval()
         try:
@@ -121,7 +160,7 @@ class HFGenerator:
                     (prompt_ids[i : i + chunk], prompt_mask[i : i + chunk]) for i in range(0, rows, chunk)
                 ]
                 parts = [
-                    self._decode(ids, mask, params, RowRNG(generators, params.n, start), share)
+                    self._decode(ids, mask, params, rng(start, len(ids)), share)
                     for start, (ids, mask) in zip(range(0, rows, chunk), chunks, strict=True)
                 ]
         finally:
@@ -140,30 +179,32 @@ class HFGenerator:
         return prompt_ids.to(self.model.device), prompt_mask.to(self.model.device)
 
     def _forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, position_ids: torch.Tensor, cache: object
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        position_ids: torch.Tensor,
+        cache: object,
+        cache_position: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """One cached forward pass; returns the float32 logits of the last position, [b, V]."""
-        kwargs = {self._cache_kwarg: cache, "use_cache": True}
+        kwargs: dict[str, Any] = {self._cache_kwarg: cache, "use_cache": True}
         if self._has_logits_to_keep:
             kwargs["logits_to_keep"] = 1  # the lm_head only on the position we sample from
+        if cache_position is not None:  # a static cache is written at these positions
+            kwargs["cache_position"] = cache_position
         out = self.model(
             input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, **kwargs
         )
         return out.logits[:, -1, :].float()
 
-    def _new_cache(self, capacity: int) -> object:
-        """A DynamicCache whose full-attention layers write into buffers of ``capacity`` positions."""
-        if DynamicLayer is None:
-            return DynamicCache()
-        try:
-            cache = DynamicCache(config=self.model.config)
-        except TypeError:  # transformers < 4.56 builds it without a config
-            return DynamicCache()
-        layers = getattr(cache, "layers", [])
-        for index, layer in enumerate(layers):
-            if type(layer) is DynamicLayer:  # sliding-window and other layer kinds keep their own logic
-                layers[index] = _PreallocatedLayer(capacity)
-        return cache
+    def _compiled_forward(self) -> Callable[..., torch.Tensor]:
+        """`_forward` compiled once with CUDA graphs (torch.compile's ``reduce-overhead``).
+
+        A decode step on a static cache is then one graph launch instead of hundreds of kernel launches.
+        """
+        if self._graphed is None:
+            self._graphed = torch.compile(self._forward, mode="reduce-overhead", dynamic=False)
+        return self._graphed
 
     def _decode(
         self,
@@ -175,77 +216,71 @@ class HFGenerator:
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Decode one chunk: ([b, t] tokens, [b, t] logprobs, [b] lengths, [b] finished).
 
-        With ``share`` > 1 the chunk's rows come in runs of ``share`` equal prompts (see `_prefill`).
+        With ``share`` > 1 the chunk's rows come in runs of ``share`` equal prompts (see `DynamicPasses`).
+        The host looks at which rows finished only every `look_every` steps (each look waits for the
+        device); rows that finish in between decode padding until then, which changes nothing they return.
         """
         first_real = int(prompt_mask.any(dim=0).nonzero()[0])  # drop columns that are padding in every row
         prompt_ids, prompt_mask = prompt_ids[:, first_real:], prompt_mask[:, first_real:]
-        rows, width = prompt_ids.shape
-        steps = params.max_new_tokens
-        device = prompt_ids.device
-        # Preallocated so each step only slices: no per-step concatenation of masks or outputs.
-        attention_mask = torch.ones((rows, width + steps), dtype=prompt_mask.dtype, device=device)
-        attention_mask[:, :width] = prompt_mask
-        positions = (prompt_mask.cumsum(dim=1) - 1).clamp_(min=0)  # left padding: count real tokens only
-        next_positions = positions[:, -1:] + 1 + torch.arange(steps, device=device)  # [b, steps]
-        tokens = torch.full((rows, steps), self.pad_id, dtype=torch.long, device=device)
-        logprobs = torch.zeros((rows, steps), dtype=torch.float32, device=device)
-        lengths = torch.full((rows,), steps, dtype=torch.long, device=device)
-        finished = torch.zeros(rows, dtype=torch.bool, device=device)
-        eos_ids = torch.tensor(self.eos_ids, device=device)
-        stop_checker = _StopStringChecker(self.tokenizer, params.stop) if params.stop else None
-        cache = self._new_cache(width + steps)
-        logits = self._prefill(prompt_ids, prompt_mask, positions, cache, share)  # [b, V]
+        if self.static_cache:  # a width rounded up: batches of similar prompts share one captured graph
+            extra = -prompt_ids.shape[1] % _STATIC_WIDTH_MULTIPLE
+            prompt_ids = torch.nn.functional.pad(prompt_ids, (extra, 0), value=self.pad_id)
+            prompt_mask = torch.nn.functional.pad(prompt_mask, (extra, 0), value=0)
+        rows, steps, device = prompt_ids.shape[0], params.max_new_tokens, prompt_ids.device
+        out = _Decoded.empty(rows, steps, self.pad_id, device)
+        stop_checker = StopStringChecker(self.tokenizer, params.stop) if params.stop else None
+        look = 1 if stop_checker is not None else self.look_every(device)
+        if self.static_cache:
+            graphed = self._compiled_forward() if device.type == "cuda" else None
+            cache = self._reused_static_cache(rows, prompt_ids.shape[1] + steps)
+            passes: DynamicPasses = StaticPasses(self._forward, cache, prompt_mask, steps, graphed)
+        else:
+            passes = DynamicPasses(self._forward, self.model, prompt_mask, steps, share)
+        logits = passes.prefill(prompt_ids)  # [b, V]
         live = torch.arange(rows, device=device)  # [a] the rows still in the forward pass
+        eos_ids = torch.tensor(self.eos_ids, device=device)
         for step in range(steps):
             if self.progress is not None:
                 self.progress(len(live))
-            token, token_logprob = sample_tokens(logits, params, generator, live, ~finished[live])  # [a]
-            token = token.masked_fill(finished[live], self.pad_id)  # finished rows keep padding
-            tokens[live, step] = token
-            logprobs[live, step] = token_logprob.masked_fill(finished[live], 0.0)
-            just_finished = torch.zeros_like(finished)
-            just_finished[live] = ~finished[live] & torch.isin(token, eos_ids)
+            token = out.record(step, logits, params, generator, live, eos_ids)  # [a]
             if stop_checker is not None:
-                just_finished |= stop_checker.hits(tokens, step, finished | just_finished)
-            lengths.masked_fill_(just_finished, step + 1)
-            finished |= just_finished
-            if step + 1 == steps or bool(finished.all()):
+                just = stop_checker.hits(out.tokens, step, out.finished)
+                out.lengths.masked_fill_(just, step + 1)
+                out.finished |= just
+            if step + 1 == steps:
                 break
-            done = finished[live]  # [a]
-            if int(done.sum()) >= _LEAVE_FRACTION * len(live):
-                # Finished rows leave together (copying the cache costs about one step), not one by one.
-                keep = (~done).nonzero().squeeze(1)  # [a']
-                _select_rows(cache, keep)
-                live, token = live[keep], token[keep]
-            logits = self._forward(
-                token[:, None],
-                attention_mask[live, : width + step + 1],
-                next_positions[live, step : step + 1],
-                cache,
-            )
-        return tokens[:, : step + 1], logprobs[:, : step + 1], lengths, finished
+            if (step + 1) % look == 0:
+                if bool(out.finished.all()):
+                    break
+                done = out.finished[live]  # [a]
+                if passes.can_leave and int(done.sum()) >= _LEAVE_FRACTION * len(live):
+                    # Finished rows leave together (copying the cache costs about one step), not one by one.
+                    keep = (~done).nonzero().squeeze(1)  # [a']
+                    passes.leave(keep)
+                    live, token = live[keep], token[keep]
+            logits = passes.step(token, live, step)
+        return out.trimmed()
 
-    def _prefill(
-        self,
-        prompt_ids: torch.Tensor,
-        prompt_mask: torch.Tensor,
-        positions: torch.Tensor,
-        cache: Any,
-        share: int,
-    ) -> torch.Tensor:
-        """Run the prompts into ``cache``; [b, V] logits of each row's next token.
+    def _reused_static_cache(self, rows: int, capacity: int) -> Any:
+        """The static cache of the last call, emptied, when it has these rows and positions; else a new one.
 
-        With ``share`` > 1 the rows come in runs of ``share`` equal prompts (a group of samples): the prompt
-        is run through the model once per run and its cache copied to the run's rows. The prompt is most of
-        the work of a short completion (an 81-token prompt and 32 new tokens for 64 rows is 46% of the
-        sampling time on a CPU), and the rows diverge only once they sample.
+        Reused as ``model.generate`` reuses its own: the captured graphs read its buffers at fixed addresses,
+        and a new cache for every batch would mean a new capture for every batch.
         """
-        if share > 1 and hasattr(cache, "batch_repeat_interleave"):
-            run = slice(None, None, share)
-            logits = self._forward(prompt_ids[run], prompt_mask[run], positions[run], cache)  # [b / share, V]
-            cache.batch_repeat_interleave(share)
-            return logits.repeat_interleave(share, dim=0)  # [b, V]
-        return self._forward(prompt_ids, prompt_mask, positions, cache)  # [b, V]
+        if self._static is None or self._static[0] != (rows, capacity):
+            self._static = ((rows, capacity), static_cache(self.model, capacity))
+        else:
+            self._static[1].reset()
+        return self._static[1]
+
+    def look_every(self, device: torch.device) -> int:
+        """Decoding steps between the host's looks at the finished rows.
+
+        ``sync_every``, or 1 on a CPU (where a look costs nothing) and `SYNC_EVERY_ON_ACCELERATORS` elsewhere.
+        """
+        if self.sync_every is not None:
+            return self.sync_every
+        return 1 if device.type == "cpu" else SYNC_EVERY_ON_ACCELERATORS
 
     def _assemble(
         self,
@@ -268,7 +303,7 @@ class HFGenerator:
         texts = self.tokenizer.batch_decode(ids, skip_special_tokens=True)
         if params.stop:
             texts = [
-                _cut_after_stop(text, params.stop) if done else text
+                cut_after_stop(text, params.stop) if done else text
                 for text, done in zip(texts, finished, strict=True)
             ]
         reasons: tuple[FinishReason, ...] = tuple("stop" if done else "length" for done in finished)
@@ -283,93 +318,56 @@ class HFGenerator:
         )
 
 
-def _select_rows(cache: Any, keep: torch.Tensor) -> None:
-    """Keep only the ``keep`` rows of a KV cache (every layer), in place."""
-    layers = getattr(cache, "layers", None)
-    if layers is None:  # transformers < 4.56: one DynamicCache holding per-layer tensor lists
-        cache.batch_select_indices(keep)
-        return
-    for layer in layers:
-        layer.batch_select_indices(keep)
-
-
 def _pad_right(x: torch.Tensor, width: int, value: float) -> torch.Tensor:
     return torch.nn.functional.pad(x, (0, width - x.shape[1]), value=value)
 
 
-def _cut_after_stop(text: str, stops: tuple[str, ...]) -> str:
-    """Cut ``text`` right after the earliest-ending stop string, if any."""
-    ends = [text.find(stop) + len(stop) for stop in stops if stop in text]
-    return text[: min(ends)] if ends else text
+@dataclass
+class _Decoded:
+    """A chunk's outputs as the loop fills them: [b, steps] tokens and log-probs, [b] lengths and finished."""
 
+    tokens: torch.Tensor
+    logprobs: torch.Tensor
+    lengths: torch.Tensor
+    finished: torch.Tensor
+    pad_id: int
 
-class _StopStringChecker:
-    """Finds rows whose newest token completed a stop string, decoding only a short tail per row."""
+    @classmethod
+    def empty(cls, rows: int, steps: int, pad_id: int, device: torch.device) -> _Decoded:
+        """Padding everywhere, every row unfinished at the longest length."""
+        return cls(
+            torch.full((rows, steps), pad_id, dtype=torch.long, device=device),
+            torch.zeros((rows, steps), dtype=torch.float32, device=device),
+            torch.full((rows,), steps, dtype=torch.long, device=device),
+            torch.zeros(rows, dtype=torch.bool, device=device),
+            pad_id,
+        )
 
-    def __init__(self, tokenizer: PreTrainedTokenizerBase, stops: tuple[str, ...]) -> None:
-        self.tokenizer = tokenizer
-        self.stops = stops
-        # A non-special token decodes to at least one character, so this many tokens always cover the
-        # longest stop string; the margin absorbs byte-level tokens that only form a character together.
-        self.window = max(len(stop) for stop in stops) + 4
+    def record(
+        self,
+        step: int,
+        logits: torch.Tensor,
+        params: SamplingParams,
+        generator: RowRNG,
+        live: torch.Tensor,
+        eos_ids: torch.Tensor,
+    ) -> torch.Tensor:
+        """Sample the ``live`` rows' tokens from [a, V] ``logits``, record them and return them ([a]).
 
-    def hits(self, tokens: torch.Tensor, step: int, finished: torch.Tensor) -> torch.Tensor:
-        """[b] bool: unfinished rows whose decoded tail now contains a stop string."""
-        hit = torch.zeros_like(finished)
-        rows = (~finished).nonzero().flatten().tolist()
-        if not rows:
-            return hit
-        start = max(0, step + 1 - self.window)
-        tails = self.tokenizer.batch_decode(tokens[rows, start : step + 1].tolist(), skip_special_tokens=True)
-        matched = [row for row, tail in zip(rows, tails, strict=True) if any(s in tail for s in self.stops)]
-        if matched:
-            hit[matched] = True
-        return hit
+        All on the device; finished rows keep padding and log-prob 0.
+        """
+        was_finished = self.finished[live]  # [a]
+        token, token_logprob = sample_tokens(logits, params, generator, live, ~was_finished)  # [a]
+        token = token.masked_fill(was_finished, self.pad_id)
+        self.tokens[live, step] = token
+        self.logprobs[live, step] = token_logprob.masked_fill(was_finished, 0.0)
+        just = torch.zeros_like(self.finished)  # [b]
+        just[live] = ~was_finished & torch.isin(token, eos_ids)
+        self.lengths.masked_fill_(just, step + 1)
+        self.finished |= just
+        return token
 
-
-class _PreallocatedLayer(DynamicLayer or object):  # only instantiated when DynamicLayer exists
-    """A DynamicLayer that copies new keys/values into a preallocated buffer instead of concatenating.
-
-    DynamicLayer re-allocates and copies the whole cache every step (``torch.cat``), about an eighth
-    of the decode time of a small model; here each step writes only the new position and attention
-    sees a view of the filled prefix, so the results are the same.
-    """
-
-    def __init__(self, capacity: int) -> None:
-        super().__init__()
-        self.capacity = capacity
-        self.filled = 0
-
-    def update(
-        self, key_states: torch.Tensor, value_states: torch.Tensor, *args: object, **kwargs: object
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Append [b, heads, s, head_dim] keys/values; return all cached ones so far."""
-        if not self.is_initialized:
-            self.lazy_initialization(key_states, value_states)
-            shape = (*key_states.shape[:2], self.capacity, key_states.shape[-1])
-            self.key_buffer = key_states.new_empty(shape)
-            self.value_buffer = value_states.new_empty((*shape[:3], value_states.shape[-1]))
-        end = self.filled + key_states.shape[-2]
-        self.key_buffer[:, :, self.filled : end] = key_states
-        self.value_buffer[:, :, self.filled : end] = value_states
-        self.filled = end
-        self.keys = self.key_buffer[:, :, :end]
-        self.values = self.value_buffer[:, :, :end]
-        return self.keys, self.values
-
-    def batch_repeat_interleave(self, repeats: int) -> None:
-        """Repeat every row ``repeats`` times (the buffers, so later steps keep writing in place)."""
-        if self.filled:
-            self.key_buffer = self.key_buffer.repeat_interleave(repeats, dim=0)
-            self.value_buffer = self.value_buffer.repeat_interleave(repeats, dim=0)
-            self.keys = self.key_buffer[:, :, : self.filled]
-            self.values = self.value_buffer[:, :, : self.filled]
-
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
-        """Keep only the rows ``indices`` (when finished rows leave the batch)."""
-        if not self.is_initialized:
-            return
-        self.key_buffer = self.key_buffer[indices]
-        self.value_buffer = self.value_buffer[indices]
-        self.keys = self.key_buffer[:, :, : self.filled]
-        self.values = self.value_buffer[:, :, : self.filled]
+    def trimmed(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The outputs cut after the longest row (the steps decoded after every row finished are padding)."""
+        width = int(self.lengths.max())
+        return self.tokens[:, :width], self.logprobs[:, :width], self.lengths, self.finished

@@ -4,6 +4,12 @@
 token per row. The random numbers come from one generator for the whole call (``SamplingParams.seed``), or
 from one per prompt (``SamplingParams.prompt_seeds``), so that a prompt's completions never depend on the
 other prompts batched with it.
+
+With one generator and rows that may linger after they finish (the decode loop looks at them only every few
+steps on a GPU, or keeps them on a static cache), every step draws one uniform number per row of the chunk,
+finished or not, and picks each row's token by inverting its cumulative distribution: the stream a row sees
+depends only on its place in the chunk and the step, so any look cadence samples the same tokens. A loop that
+looks every step (the CPU's) keeps ``torch.multinomial`` over the live rows, the stream of earlier versions.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import torch
 
 from reasongym.generation.base import SamplingParams
 
-__all__ = ["RowRNG", "sample_tokens", "top_p_filter"]
+__all__ = ["RowRNG", "inverse_cdf", "sample_tokens", "top_p_filter"]
 
 
 class RowRNG:
@@ -21,9 +27,24 @@ class RowRNG:
     Row r of the call is sample ``r % n`` of prompt ``r // n``.
     """
 
-    def __init__(self, generators: list[torch.Generator], n: int, first_row: int) -> None:
-        """The generators (one, or one per prompt), the samples per prompt, and the chunk's first row."""
-        self.generators, self.n, self.first_row = generators, n, first_row
+    def __init__(
+        self,
+        generators: list[torch.Generator],
+        n: int,
+        first_row: int,
+        chunk_rows: int | None = None,
+        *,
+        per_prompt: bool = False,
+    ) -> None:
+        """The generators (one, or one per prompt), the samples per prompt, the chunk's first row, its rows.
+
+        With ``chunk_rows`` each step of one generator draws that many uniform numbers, one per row of the chunk
+        (`inverse_cdf`); None: ``torch.multinomial`` over the rows asked for (the stream then depends on them);
+        ``per_prompt``: the generators are the prompts' own (then each draws for its unfinished rows only,
+        which takes a look at the rows on the host every step).
+        """
+        self.generators, self.n, self.first_row, self.chunk_rows = generators, n, first_row, chunk_rows
+        self.per_prompt = per_prompt
 
     def multinomial(self, probs: torch.Tensor, rows: torch.Tensor, unfinished: torch.Tensor) -> torch.Tensor:
         """One token per row of [a, V] ``probs``, which are the chunk rows ``rows``.
@@ -31,8 +52,15 @@ class RowRNG:
         With one generator per prompt, each draws for its own unfinished rows only, so that its stream never
         depends on the other prompts of the call.
         """
-        if len(self.generators) == 1:
+        if self.per_prompt:
+            return self._per_prompt(probs, rows, unfinished)
+        if self.chunk_rows is None:  # the live rows draw: their number sets the stream
             return torch.multinomial(probs, 1, generator=self.generators[0]).squeeze(1)  # [a]
+        uniform = torch.rand(self.chunk_rows, generator=self.generators[0], device=probs.device)  # [b]
+        return inverse_cdf(probs, uniform[rows])  # [a]
+
+    def _per_prompt(self, probs: torch.Tensor, rows: torch.Tensor, unfinished: torch.Tensor) -> torch.Tensor:
+        """[a] tokens, each prompt's generator drawing for its unfinished rows only (a look at them, on the host)."""
         token = torch.zeros(len(probs), dtype=torch.long, device=probs.device)  # [a]
         prompt_of = (rows + self.first_row) // self.n  # [a]
         for prompt in prompt_of[unfinished].unique().tolist():
@@ -40,6 +68,18 @@ class RowRNG:
             drawn = torch.multinomial(probs[mine], 1, generator=self.generators[prompt])  # [a_p, 1]
             token[mine] = drawn.squeeze(1)
         return token
+
+
+def inverse_cdf(probs: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
+    """[a] tokens: per row of [a, V] ``probs``, the first whose cumulative probability passes ``uniform``.
+
+    ``uniform`` ([a], in [0, 1)) is scaled by the row's total. In float64, so that a number just under 1
+    never lands past the last token, and a token of probability 0 is never chosen.
+    """
+    cumulative = probs.double().cumsum(dim=-1)  # [a, V]
+    target = uniform.double() * cumulative[:, -1]  # [a]
+    token = torch.searchsorted(cumulative, target[:, None], right=True).squeeze(1)  # [a]
+    return token.clamp_(max=probs.shape[-1] - 1)
 
 
 def sample_tokens(

@@ -123,7 +123,7 @@ def test_autocast_on_a_cpu_model_is_refused_with_the_way_out() -> None:
     ):
         check_autocast(run, model)
     with pytest.raises(
-        ConfigError, match=r"autocast='fp32' is not allowed; valid names: \['bf16', 'fp16', 'off'\]"
+        ConfigError, match=r"autocast='fp32' is not allowed; valid names: \['bf16', 'fp16', 'off', 'tf32'\]"
     ):
         preset_configs("tiny", "grpo", autocast="fp32")
 

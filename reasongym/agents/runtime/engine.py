@@ -49,6 +49,12 @@ def build_sampler(
         ConfigError: ``engine='vllm'`` without vLLM, with several processes, or for a model it cannot load.
     """
     chosen = resolve_engine(rollout.engine, next(model.parameters()).device.type)  # the run's one decision
+    if chosen == "hf" and rollout.sampler_weights != "policy":  # a low-precision copy, synced like vLLM's
+        from reasongym.generation.low_precision import DTYPES, LowPrecisionGenerator
+
+        with parallel.gathered(model), adapters_merged(adapted):
+            dtype = DTYPES[rollout.sampler_weights]
+            return LowPrecisionGenerator(model, tokenizer, dtype, batch_size=rollout.generation_batch_size)
     if chosen == "hf":  # samples the module itself: nothing to copy
         return HFGenerator(model, tokenizer, batch_size=rollout.generation_batch_size)
     if info.world_size > 1:

@@ -1,6 +1,6 @@
 """The optimizer step and its precision, the same for every trainer: AdamW over the trainable parameters with a
 warmup-then-constant-or-cosine schedule (which a resume may change), global-norm clipping, a step skipped when the
-gradient is not finite, and CUDA autocast (bf16, or fp16 with a gradient scaler).
+gradient is not finite, CUDA autocast (bf16, or fp16 with a gradient scaler) and TensorFloat-32 matrix products.
 """
 
 from __future__ import annotations
@@ -28,15 +28,22 @@ def check_autocast(run: RunConfig, model: torch.nn.Module) -> None:
     device = next(model.parameters()).device
     if device.type != "cuda":
         raise ConfigError(
-            f"autocast={run.autocast!r} is not allowed for a model on {device}: mixed precision is for CUDA "
+            f"autocast={run.autocast!r} is not allowed for a model on {device}: mixed precision and TF32 are for CUDA "
             "(a CPU trains in float32, and its bf16 autocast is slower); use autocast='off' or move the "
             "model to a GPU"
         )
 
 
+def allow_tf32(run: RunConfig, model: torch.nn.Module) -> None:
+    """With ``autocast='tf32'`` and a model on CUDA, let float32 matrix products and convolutions use TF32."""
+    if run.autocast == "tf32" and next(model.parameters()).device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+
+
 def autocast_context(run: RunConfig) -> Any:
-    """CUDA autocast in ``run.autocast``'s dtype, or a context that does nothing when it is ``off``."""
-    if run.autocast == "off":
+    """CUDA autocast in ``run.autocast``'s dtype, or a context that does nothing when it is ``off`` or ``tf32``."""
+    if run.autocast in ("off", "tf32"):
         return nullcontext()
     return torch.autocast("cuda", dtype=_AUTOCAST_DTYPES[run.autocast])
 

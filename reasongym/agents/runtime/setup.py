@@ -20,7 +20,7 @@ from reasongym import distributed
 from reasongym.agents.common import disable_dropout, enable_checkpointing
 from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.runtime import parallel
-from reasongym.agents.runtime.optimizer import build_optimizer, check_autocast, restore_optimizer
+from reasongym.agents.runtime.optimizer import allow_tf32, build_optimizer, check_autocast, restore_optimizer
 from reasongym.errors import ConfigError
 from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, record_base
 from reasongym.policy.checkpoints import load_checkpoint, load_optimizer_states
@@ -41,6 +41,7 @@ def check_settings(
     are compared, CPU autocast, fewer prompts than processes)."""
     rollout_cfg.check_for_rl(groups=groups)
     check_autocast(run_cfg, model)
+    allow_tf32(run_cfg, model)
     if rollout_cfg.num_prompts < info.world_size:
         raise ConfigError(
             f"num_prompts={rollout_cfg.num_prompts} is not allowed with {info.world_size} processes; each "
