@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from reasongym.evaluation.estimators import pass_at_k
     from reasongym.verifiers import Outcome, Verdict, verify, verify_many
 
-__version__ = "0.1.0"
+from reasongym.version import __version__  # noqa: E402
 
 _LAZY = {
     "Verdict": "reasongym.verifiers",
