@@ -290,16 +290,8 @@ def train_dapo(
 
     Args:
         cfg: DAPO's own hyperparameters.
-        model: A causal LM (trained in place, on its device).
-        tokenizer: Its tokenizer.
-        env_id: A registered environment id, or a built environment.
-        run: Length, optimizer, cadence, data and logging; None: the ``default`` preset's, as the command line.
-        rollout: Sampling of the rollouts; None: the ``default`` preset's, as the command line.
-        run_dir: Folder for config, metrics, samples, checkpoints and the plot; a folder holding a
-            checkpoint is resumed. None: nothing written, no resume.
-        generator: The sampler; None: the one ``rollout.engine`` names, built on ``model``.
-        eval_fn: Extra evaluation called with the model whenever the built-in one runs.
-        hooks: Step hooks that see each step or stop the run (`reasongym.agents.runtime.hooks`).
+        model, tokenizer, env_id, run, rollout, run_dir, generator, eval_fn, hooks: As
+            `reasongym.agents.grpo.train_grpo` takes them.
 
     Returns:
         An ``RLResult`` with one metrics dict per step.

@@ -29,7 +29,9 @@ correction" (issue 24).
 Every aggregation divides by quantities of the WHOLE batch (its `BatchTotals`), passed in by the loop, so micro-batches with gradient accumulation give exactly the full-batch gradient (the bug class
 of trl#3021 and verl#3741, where each micro-batch was normalised by its own token count).
 
-Shapes use the legend of `reasongym.agents.common` (B sequences, T completion tokens).
+Under ``torchrun`` or ``accelerate launch`` each process samples its share of every batch's prompts and the
+update is the one of a single process on all of them (`reasongym.agents.runtime.session`). Shapes use the
+legend of `reasongym.agents.common` (B sequences, T completion tokens).
 """
 
 from __future__ import annotations
@@ -255,9 +257,6 @@ def train_grpo(
 
     Returns:
         An ``RLResult`` with one metrics dict per step.
-
-    Under ``torchrun`` or ``accelerate launch`` each process samples its share of every batch's prompts and
-    the update is the one of a single process on all of them (`reasongym.agents.runtime.session`).
     """
     default = shared_configs("default", "grpo")
     run, rollout = run or default["run"], rollout or default["rollout"]

@@ -61,6 +61,7 @@ from reasongym.agents.rationales import (
     stands_alone,
     write_kept,
 )
+from reasongym.agents.runtime.draw import SEED_STRIDE
 from reasongym.agents.runtime.engine import following_engine
 from reasongym.agents.runtime.setup import run_adapters
 from reasongym.agents.sft import train_sft
@@ -321,7 +322,7 @@ class _Loop:
         cfg, rollout, model, task, hook = self.cfg, self.rollout, self.model, self.task, self.enter
         before = self.history[-1].accuracy_after if self.history else self.initial_accuracy
         assert before is not None  # the base model is evaluated before the first iteration
-        seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + 2 * iteration)
+        seed = distributed.rank_seed(self.run_cfg.seed * SEED_STRIDE + 2 * iteration)
         params = rollout.sampling(seed)
         problems, indices = distributed.shard(self.problems), distributed.shard(self.indices)  # this rank's
         hook(iteration, "generate", model)

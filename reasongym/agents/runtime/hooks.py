@@ -3,11 +3,12 @@
 A trainer (``train_grpo``, ``train_dapo``, ``train_distill``; ``hooks=[...]``) calls each hook at five points
 of its step loop, in the order the hooks were given, with a read-only `StepView` of the step:
 
-- ``before_sampling(view)``: a step is about to draw its batch (DAPO's extra rounds included); returning
-  True stops the run here, before the step: the steps already done stay done (logged and checkpointed as
-  ``save_every`` says) and the trainer returns its result as at the end;
+- ``before_sampling(view)``: a step is about to draw its batch (once a step, before its first round);
+  returning True stops the run here, before the step: the steps already done stay done (logged and
+  checkpointed as ``save_every`` says) and the trainer returns its result as at the end;
 - ``after_sampling(view, batch)``: a batch was drawn and scored (DAPO: each round). May return a batch for the
-  step to use instead (a test that sets the rewards, a filter); None keeps it;
+  step to use instead, with the same rows (a test that sets the rewards, a reward shaped afterwards); None
+  keeps it;
 - ``after_update(view)``: a step is finished: updated, evaluated when due, logged, checkpointed; its metrics
   are ``view.metrics``. Returning True stops the run after it;
 - ``at_evaluation(view)``: a held-out evaluation ran (step 0's before training too); ``view.metrics`` holds
