@@ -21,7 +21,7 @@ use: a config checks its names when it is built, and this module imports no torc
 flags and config files (and answers ``--help``) before torch loads. Each function's signature and shape
 legend are its module's: `reasongym.agents.policy_losses`, `reasongym.agents.advantages`,
 `reasongym.agents.distill`. A registry is the only module-level mutable state here; registering a name twice
-is refused.
+is refused, and `Registry.unregister` takes a user's name back.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class Registry(Mapping[str, Callable[..., Any]]):
         """``field``: the config field that names the choice (error messages); ``builtins``: name ->
         ``"module:function"``; ``traits``: name -> what the trainer must know of it (see `has`)."""
         self.field = field
+        self._builtins = frozenset(builtins)
         self._entries: dict[str, str | Callable[..., Any]] = dict(builtins)
         self._traits = {name: frozenset(traits.get(name, ())) for name in builtins}
 
@@ -64,6 +65,18 @@ class Registry(Mapping[str, Callable[..., Any]]):
             return function
 
         return add
+
+    def unregister(self, name: str) -> None:
+        """Take back a name `register` added (a built-in stays).
+
+        Raises:
+            ConfigError: ``name`` is a built-in or was not registered.
+        """
+        if name in self._builtins or name not in self._entries:
+            raise ConfigError(
+                f"{self.field}={name!r} was not registered with register(); nothing to take back"
+            )
+        del self._entries[name], self._traits[name]
 
     def check(self, name: str) -> None:
         """Raise ConfigError naming the field, the valid names and the nearest one, unless ``name`` is one."""

@@ -3,6 +3,8 @@ choice is one decorated function; the configs' name checks and the trainers take
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import torch
 
@@ -17,7 +19,6 @@ from reasongym.errors import ConfigError
 CALLS: list[tuple[int, ...]] = []
 
 
-@register_policy_loss("test_clipped_reinforce")
 def clipped_reinforce(logp, old_logp, adv, mask, cfg):  # noqa: ANN001, ANN201 - a user's loss, as the README's
     """REINFORCE on each token, its importance weight capped at ``1 + clip_eps`` and detached."""
     CALLS.append(tuple(logp.shape))
@@ -27,10 +28,19 @@ def clipped_reinforce(logp, old_logp, adv, mask, cfg):  # noqa: ANN001, ANN201 -
     return Surrogate(-weight * adv * logp, ratio, never, ratio > 1 + cfg.clip_eps)
 
 
-@register_advantage_estimator("test_sign")
 def sign_of_reward(rewards: torch.Tensor, group_size: int, valid: torch.Tensor) -> torch.Tensor:
     """+1 for a reward above 0, -1 otherwise, on graded rows."""
     return torch.where(rewards > 0, 1.0, -1.0) * valid  # [B]
+
+
+@pytest.fixture(autouse=True)
+def _registered() -> Iterator[None]:
+    """The user's loss and estimator, registered as a user would, for the test alone."""
+    register_policy_loss("test_clipped_reinforce")(clipped_reinforce)
+    register_advantage_estimator("test_sign")(sign_of_reward)
+    yield
+    POLICY_LOSSES.unregister("test_clipped_reinforce")
+    ADVANTAGE_ESTIMATORS.unregister("test_sign")
 
 
 def test_a_users_loss_and_estimator_train_like_the_built_in_ones(tiny) -> None:
@@ -85,3 +95,7 @@ def test_a_name_is_registered_once() -> None:
     registry.register("mine", batch_level=True)(clipped_reinforce)
     assert list(registry) == ["ppo_clip", "mine"] and registry["mine"] is clipped_reinforce
     assert registry.has("mine", "batch_level") and not registry.has("ppo_clip", "batch_level")
+    registry.unregister("mine")
+    assert list(registry) == ["ppo_clip"]
+    with pytest.raises(ConfigError, match=r"^policy_loss='ppo_clip' was not registered with register\(\)"):
+        registry.unregister("ppo_clip")
