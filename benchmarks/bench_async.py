@@ -48,6 +48,7 @@ from bench_grpo import StepClock, trl_step_seconds  # noqa: E402
 
 from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
+from reasongym.agents.runtime.hooks import StepHook  # noqa: E402
 from reasongym.policy.tiny import tiny_policy  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
@@ -88,11 +89,11 @@ def summarize(history: list[dict[str, float]], stamps: list[tuple[float, float]]
     return out
 
 
-def timed_run(train: Callable[[], list[dict[str, float]]]) -> dict[str, float]:
-    """``train()``'s throughput and phases (`summarize`), its whole time and the load when it ended."""
+def timed_run(train: Callable[[list[StepHook]], list[dict[str, float]]]) -> dict[str, float]:
+    """``train(hooks)``'s throughput and phases (`summarize`), its whole time and the load when it ended."""
     started = time.perf_counter()
-    with StepClock() as clock:
-        history = train()
+    clock = StepClock()
+    history = train([clock])
     row = summarize(history, clock.stamps)
     row["whole_run_s"] = time.perf_counter() - started
     row["load_1min"] = os.getloadavg()[0]
@@ -115,11 +116,17 @@ def tiny_configs(steps: int, staleness: int, old_logp: str = "rescore") -> dict[
 def tiny_ours(staleness: int, old_logp: str, steps: int) -> dict[str, float]:
     """GRPO on the tiny model at ``max_staleness`` = ``staleness``, ``stale_old_logp`` = ``old_logp``."""
 
-    def train() -> list[dict[str, float]]:
+    def train(hooks: list[StepHook]) -> list[dict[str, float]]:
         configs = tiny_configs(steps, staleness, old_logp)
         model, tokenizer = tiny_policy(0)
         return train_grpo(
-            configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
+            configs["grpo"],
+            model,
+            tokenizer,
+            ENV,
+            run=configs["run"],
+            rollout=configs["rollout"],
+            hooks=hooks,
         ).history
 
     return timed_run(train)
@@ -154,9 +161,11 @@ def smollm2_ours(path: str, staleness: int, old_logp: str, steps: int) -> dict[s
 
     from reasongym.policy.loading import load_policy
 
-    def train() -> list[dict[str, float]]:
+    def train(hooks: list[StepHook]) -> list[dict[str, float]]:
         model, tokenizer = load_policy(path)
-        return train_ours(model, tokenizer, "lora", steps, max_staleness=staleness, stale_old_logp=old_logp)
+        return train_ours(
+            model, tokenizer, "lora", steps, max_staleness=staleness, stale_old_logp=old_logp, hooks=hooks
+        )
 
     return timed_run(train)
 

@@ -27,7 +27,6 @@ import statistics
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -35,7 +34,7 @@ import torch
 from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.dapo import DAPOConfig, train_dapo
 from reasongym.agents.grpo import GRPOConfig, train_grpo
-from reasongym.agents.runtime.session import RLSession
+from reasongym.agents.runtime.hooks import StepHook, StepView
 from reasongym.policy.tiny import tiny_policy
 
 ENV = "reasongym/Arithmetic-v0"
@@ -52,27 +51,18 @@ def _durations(stamps: list[tuple[float, float]], skip: int) -> dict[str, float]
     return {"step_s": statistics.median(cpu), "step_wall_s": statistics.median(wall)}
 
 
-class StepClock:
-    """While active, stamps CPU and wall time at the start of each RL step and at the end of the last."""
+class StepClock(StepHook):
+    """A step hook: stamps CPU and wall time at the start of each RL step and at the end of the last."""
 
     def __init__(self) -> None:
         self.stamps: list[tuple[float, float]] = []
-        self.original = RLSession.remaining_steps
 
-    def __enter__(self) -> StepClock:
-        original, stamps = self.original, self.stamps
+    def before_sampling(self, view: StepView) -> bool:
+        self.stamps.append(_stamp())
+        return False
 
-        def remaining_steps(session: RLSession) -> Iterator[int]:
-            for step in original(session):
-                stamps.append(_stamp())
-                yield step
-            stamps.append(_stamp())
-
-        RLSession.remaining_steps = remaining_steps
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        RLSession.remaining_steps = self.original
+    def at_end(self, view: StepView) -> None:
+        self.stamps.append(_stamp())
 
 
 PHASES = {
@@ -99,14 +89,13 @@ def ours(algo: str, args: argparse.Namespace) -> dict[str, float]:
         max_steps=args.warmup + args.steps, lr=1e-4, difficulty=1, progress_bar=False, samples_every=0
     )
     rollout = RolloutConfig(num_prompts=args.prompts, group_size=args.group, max_new_tokens=args.tokens)
-    with StepClock() as clock:
-        if algo == "grpo":
-            history = train_grpo(
-                GRPOConfig(kl="off", mu=1), model, tokenizer, ENV, run=run, rollout=rollout
-            ).history
-        else:
-            cfg = DAPOConfig(dynamic_sampling=False, overlong_buffer=args.tokens // 4, mu=1)
-            history = train_dapo(cfg, model, tokenizer, ENV, run=run, rollout=rollout).history
+    clock = StepClock()
+    if algo == "grpo":
+        config = GRPOConfig(kl="off", mu=1)
+        history = train_grpo(config, model, tokenizer, ENV, run=run, rollout=rollout, hooks=[clock]).history
+    else:
+        cfg = DAPOConfig(dynamic_sampling=False, overlong_buffer=args.tokens // 4, mu=1)
+        history = train_dapo(cfg, model, tokenizer, ENV, run=run, rollout=rollout, hooks=[clock]).history
     timed = history[args.warmup :]
     out = _durations(clock.stamps, args.warmup)
     for phase, keys in PHASES.items():  # wall seconds, from the trainer's own perf/ metrics

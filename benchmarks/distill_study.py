@@ -107,16 +107,17 @@ def run_distill(
     tokenizer = make_char_tokenizer()
     meter = study.Meter(tokenizer, args.eval_problems)
     started = time.process_time()
-    with study.TokenBudget(args.budget_tokens, meter) as budget:
-        history = train_distill(
-            configs["distill"],
-            student,
-            tokenizer,
-            ENV,
-            teacher=teacher,
-            run=configs["run"],
-            rollout=configs["rollout"],
-        ).history
+    budget = study.TokenBudget(args.budget_tokens, meter)
+    history = train_distill(
+        configs["distill"],
+        student,
+        tokenizer,
+        ENV,
+        teacher=teacher,
+        run=configs["run"],
+        rollout=configs["rollout"],
+        hooks=[budget],
+    ).history
     return {
         "curve": meter.curve,
         "tokens": budget.tokens,

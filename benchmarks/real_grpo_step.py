@@ -29,6 +29,7 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -38,12 +39,21 @@ import torch  # noqa: E402
 
 import reasongym  # noqa: E402
 from reasongym.agents.config import LORA_TARGET_MODULES  # noqa: E402
+from reasongym.agents.runtime.hooks import StepHook, StepView  # noqa: E402
 from reasongym.policy.loading import load_policy  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 PROMPTS, GROUP, NEW_TOKENS, KL, LR, RANK, ALPHA = 4, 4, 64, 0.04, 1e-6, 16, 32.0
 STEP_ENDS: list[float] = []
 """CPU seconds of the process (``time.process_time``) at the end of each step, for CPU-seconds per step."""
+
+
+class StepEnds(StepHook):
+    """A step hook: appends the process's CPU seconds to `STEP_ENDS` at the end of each of our steps."""
+
+    def after_update(self, view: StepView) -> bool:
+        STEP_ENDS.append(time.process_time())
+        return False
 
 
 def _args() -> argparse.Namespace:
@@ -85,9 +95,10 @@ def train_ours(
     engine: str = "hf",
     max_staleness: int = 0,
     stale_old_logp: str = "rescore",
+    hooks: Sequence[Any] = (),
 ) -> list[dict[str, float]]:
     """`run_ours`'s run, its per-step metrics (``perf/``, ``async/``...); ``max_staleness`` K >= 1: a sampler
-    process draws the batches ahead (`bench_async.py` measures it)."""
+    process draws the batches ahead (`bench_async.py` measures it); ``hooks``: more step hooks."""
     memory = {} if memory_saving else {"gradient_checkpointing": False, "micro_batch_size": None}
     from reasongym.agents import preset_configs, train_grpo
 
@@ -111,21 +122,15 @@ def train_ours(
         stale_old_logp=stale_old_logp,
         **memory,
     )
-    from reasongym.agents.runtime.session import RLSession
-
-    finish_step = RLSession.finish_step
-
-    def timed_finish(self: RLSession, *args: object, **kwargs: object) -> None:
-        finish_step(self, *args, **kwargs)
-        STEP_ENDS.append(time.process_time())
-
-    RLSession.finish_step = timed_finish  # type: ignore[method-assign]
-    try:
-        result = train_grpo(
-            configs["grpo"], model, tokenizer, ENV, run=configs["run"], rollout=configs["rollout"]
-        )
-    finally:  # a second run in the same process (bench_async.py) would stack the timers
-        RLSession.finish_step = finish_step  # type: ignore[method-assign]
+    result = train_grpo(
+        configs["grpo"],
+        model,
+        tokenizer,
+        ENV,
+        run=configs["run"],
+        rollout=configs["rollout"],
+        hooks=[StepEnds(), *hooks],
+    )
     return result.history
 
 

@@ -16,8 +16,8 @@ Arms, each given the same number of sampled completion tokens (``budget_tokens``
   the completion);
 - ``sft``: the reference: supervised fine-tuning on gold answers (``The answer is N.``).
 - ``grpo_async`` (not run by default; issue 38): ``grpo`` with ``max_staleness`` = 1, its batches drawn by a
-  sampler process at most one version behind. Every RL arm checks its budget on the session, before each
-  rollout batch, and counts the batch's tokens after it (`SessionBudget`), so K = 0 and K = 1 stop alike;
+  sampler process at most one version behind. Every RL arm checks its budget before each step and counts
+  each rollout batch's tokens after it (`SessionBudget`, a step hook), so K = 0 and K = 1 stop alike;
   each evaluation records the wall seconds since the arm's start, and ``OUT/accuracy_vs_wall.png`` plots
   them (``--arms grpo grpo_async``: both in one sitting, as a wall-time comparison needs).
 
@@ -61,7 +61,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,7 +75,7 @@ import reasongym  # noqa: E402
 from reasongym.agents import preset_configs  # noqa: E402
 from reasongym.agents.dapo import train_dapo  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
-from reasongym.agents.runtime.session import RLSession  # noqa: E402
+from reasongym.agents.runtime.hooks import StepHook, StepView  # noqa: E402
 from reasongym.agents.sft import train_sft  # noqa: E402
 from reasongym.agents.sft_data import sft_pairs_from_env  # noqa: E402
 from reasongym.agents.star import train_star  # noqa: E402
@@ -232,22 +231,27 @@ def resolve_offline(setting: Any) -> Any:
 
 
 class BudgetSpent(Exception):
-    """Raised before a sampling call once the arm's tokens are spent; the model keeps what it learned."""
+    """Raised by a STaR arm's sampler once the arm's tokens are spent; the model keeps what it learned."""
 
 
 class Budget:
     """An arm's sampled completion tokens: counted, evaluated at the half-way mark, and stopped at the budget.
 
-    `check` runs before each sampling call and raises `BudgetSpent` once the budget is spent, so the last
-    update is finished. RL arms count on the session (`SessionBudget`: each rollout batch, whichever process
-    sampled it), STaR on its sampler (`budgeted`).
+    `spent` runs before each RL step and before each STaR sampling call: an RL arm's step hook
+    (`SessionBudget`, counting each rollout batch, whichever process sampled it) then stops the trainer, the
+    STaR sampler (`budgeted`) raises `BudgetSpent`; either way the last update is finished.
     """
 
     def __init__(self, run: ArmRun) -> None:
         self.run, self.tokens, self.half_done = run, 0, False
 
     def check(self) -> None:
-        """Print the recent training accuracy; evaluate once half is spent; raise `BudgetSpent` at the end."""
+        """`spent`, raising `BudgetSpent` when it is (the STaR sampler's way to stop the run)."""
+        if self.spent():
+            raise BudgetSpent
+
+    def spent(self) -> bool:
+        """Print the recent training accuracy; evaluate once half is spent; whether all of it is."""
         budget, recent = self.run.setting.budget_tokens, self.run.verdicts.correct[-256:]
         if recent:  # per-batch progress: an arm takes minutes
             print(
@@ -259,8 +263,7 @@ class Budget:
         if not self.half_done and self.tokens >= budget // 2:
             self.half_done = True
             self.run.on_half(self.tokens)
-        if self.tokens >= budget:
-            raise BudgetSpent
+        return self.tokens >= budget
 
 
 class BudgetedSampler:
@@ -292,34 +295,25 @@ def budgeted(sampler: Any, budget: Budget) -> Any:
     return sampler
 
 
-class SessionBudget(AbstractContextManager["SessionBudget"]):
-    """While active, every RL session checks ``budget`` before each rollout batch and counts the batch's
-    completion tokens after it (`RLSession.rollouts`): the same stop whether this process samples (K = 0) or
+class SessionBudget(StepHook):
+    """A step hook: every RL step checks ``budget`` before it draws (a spent budget stops the trainer there) and
+    counts the completion tokens of each batch it draws: the same stop whether this process samples (K = 0) or
     a sampler process draws ahead (``max_staleness`` >= 1, which takes no sampler passed in). With
     ``record``, the batch's real verdicts go to the run's log too (the sampler process steps its own copy
     of the environment, so a `RecordedVerdicts` wrapper here would see none)."""
 
     def __init__(self, budget: Budget, *, record: bool) -> None:
-        self.budget, self.record, self.original = budget, record, RLSession.rollouts
+        self.budget, self.record = budget, record
 
-    def __enter__(self) -> SessionBudget:
-        original, budget, record = self.original, self.budget, self.record
+    def before_sampling(self, view: StepView) -> bool:
+        return self.budget.spent()
 
-        def rollouts(session: RLSession, num_prompts: int) -> Any:
-            budget.check()
-            batch = original(session, num_prompts)
-            budget.tokens += int(batch.lengths.sum())
-            if record:
-                for correct, gradable in zip(batch.correct.tolist(), batch.gradable.tolist(), strict=True):
-                    if gradable:
-                        budget.run.verdicts.record(bool(correct))
-            return batch
-
-        RLSession.rollouts = rollouts  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        RLSession.rollouts = self.original  # type: ignore[method-assign]
+    def after_sampling(self, view: StepView, batch: Any) -> None:
+        self.budget.tokens += int(batch.lengths.sum())
+        if self.record:
+            for correct, gradable in zip(batch.correct.tolist(), batch.gradable.tolist(), strict=True):
+                if gradable:
+                    self.budget.run.verdicts.record(bool(correct))
 
 
 @dataclass
@@ -446,19 +440,18 @@ def rl_arm(run: ArmRun) -> int:
     trainer = train_grpo if name == "grpo" else train_dapo
     budget = Budget(run)
     # the run folder's metrics.jsonl holds the clip fractions
-    with tempfile.TemporaryDirectory(prefix="real-learning-") as folder, SessionBudget(budget, record=ahead):
-        try:  # the trainer builds its own sampler (a vLLM engine with engine="vllm"; a process with K >= 1)
-            trainer(
-                configs[name],
-                run.model,
-                run.tokenizer,
-                env,
-                run=configs["run"],
-                rollout=configs["rollout"],
-                run_dir=folder,
-            )
-        except BudgetSpent:
-            pass
+    with tempfile.TemporaryDirectory(prefix="real-learning-") as folder:
+        # the trainer builds its own sampler (a vLLM engine with engine="vllm"; a process with K >= 1)
+        trainer(
+            configs[name],
+            run.model,
+            run.tokenizer,
+            env,
+            run=configs["run"],
+            rollout=configs["rollout"],
+            run_dir=folder,
+            hooks=[SessionBudget(budget, record=ahead)],
+        )
         lines = (Path(folder) / "metrics.jsonl").read_text().splitlines()
     run.train_steps[:] = [row for row in map(json.loads, lines) if "train/clip_low_frac" in row]
     return budget.tokens

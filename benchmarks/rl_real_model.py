@@ -38,6 +38,7 @@ import torch  # noqa: E402
 
 import reasongym  # noqa: E402
 from reasongym.agents import preset_configs, train_grpo  # noqa: E402
+from reasongym.agents.runtime.hooks import StepHook, StepView  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
 from reasongym.policy.loading import load_policy  # noqa: E402
 from reasongym.policy.lora import merge  # noqa: E402
@@ -52,25 +53,15 @@ EPISODES: list[tuple[bool, bool]] = []
 pickled copies of the environment (`EnvPool`), so an attribute of the wrapper it was given stays empty."""
 
 
-class BudgetSpent(Exception):
-    """Raised by `Budgeted` when the arm's CPU seconds are spent; the model keeps what it learned so far."""
+class CpuBudget(StepHook):
+    """A step hook: before each step, stops training once ``seconds`` of process CPU are spent (the last step
+    finishes)."""
 
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.started = seconds, time.process_time()
 
-class Budgeted:
-    """Wraps the sampler: before each rollout batch, stops training once ``seconds`` of process CPU are spent."""
-
-    def __init__(self, generator: HFGenerator, seconds: float) -> None:
-        self.generator, self.seconds, self.batches = generator, seconds, 0
-        self.started = time.process_time()
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.generator, name)
-
-    def generate_batch(self, *args: object, **kwargs: object) -> object:
-        if time.process_time() - self.started >= self.seconds:
-            raise BudgetSpent
-        self.batches += 1
-        return self.generator.generate_batch(*args, **kwargs)
+    def before_sampling(self, view: StepView) -> bool:
+        return time.process_time() - self.started >= self.seconds
 
 
 class FormatBonus(gymnasium.Wrapper):
@@ -137,20 +128,17 @@ def train(model, tokenizer, args: argparse.Namespace, shuffled: bool) -> dict[st
         gradient_checkpointing=False,
         micro_batch_size=None,  # memory is not the limit here; CPU time is
     )
-    sampler = Budgeted(HFGenerator(model, tokenizer), args.budget)
+    budget = CpuBudget(args.budget)
     started = time.perf_counter()
-    try:
-        train_grpo(
-            configs["grpo"],
-            model,
-            tokenizer,
-            wrapped,
-            run=configs["run"],
-            rollout=configs["rollout"],
-            generator=sampler,
-        )
-    except BudgetSpent:
-        pass
+    train_grpo(
+        configs["grpo"],
+        model,
+        tokenizer,
+        wrapped,
+        run=configs["run"],
+        rollout=configs["rollout"],
+        hooks=[budget],
+    )
     per_step = [EPISODES[i : i + 16] for i in range(0, len(EPISODES), 16)]
     per_step = [rows for rows in per_step if len(rows) == 16]  # steps whose update ran
     quarter = max(1, len(per_step) // 4)
@@ -161,7 +149,7 @@ def train(model, tokenizer, args: argparse.Namespace, shuffled: bool) -> dict[st
 
     return {
         "steps": len(per_step),
-        "cpu_seconds": round(time.process_time() - sampler.started, 1),
+        "cpu_seconds": round(time.process_time() - budget.started, 1),
         "wall_seconds": round(time.perf_counter() - started, 1),
         "train_correct_first_quarter": rate(per_step[:quarter], 0),
         "train_correct_last_quarter": rate(per_step[-quarter:], 0),

@@ -20,7 +20,7 @@ Arms (``ARMS``), the trained ones given the same number of sampled completion to
 Compute matching: STaR's rationale sampler is wrapped in `RationaleBudget`, which samples in calls of at most
 ``budget_chunk`` prompts, checks the budget before each, and once it is spent hands empty (unfinished)
 completions to the rest of the iteration, which then fine-tunes on what it kept; the next iteration stops
-before sampling (`BudgetSpent`). So no STaR arm passes its budget by more than one chunk (issue 27's STaR
+before sampling (its ``on_step`` hook returns True). So no STaR arm passes its budget by more than one chunk (issue 27's STaR
 checked per iteration and overran by 1.5x). GRPO checks before each step's sampling call (`real_learning.Budget`).
 
 Held-out accuracy is measured before training (the ``zero_shot_cot`` arm), half-way through the budget and at its
@@ -80,7 +80,6 @@ from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 from real_learning import (  # noqa: E402
     KIT_MODEL_ENV,
     ArmRun,
-    BudgetSpent,
     accuracy_interval,
     check_same_setting,
     interval,
@@ -496,29 +495,26 @@ def star_arm(run: ArmRun) -> dict[str, Any]:
         sampler.on_sampled = env.plan
     halfway: list[int] = []
 
-    def stop_when_spent(iteration: int, step: str, model: Any) -> None:
-        if step == "generate" and iteration > 1:
-            if sampler.tokens >= setting.budget_tokens // 2 and not halfway:
-                halfway.append(sampler.tokens)  # once, between iterations: the half-way evaluation
-                run.on_half(sampler.tokens)
-            if sampler.spent or iteration > setting.star_iterations:
-                raise BudgetSpent
+    def stop_when_spent(iteration: int, step: str, model: Any) -> bool:
+        if step != "generate" or iteration == 1:
+            return False
+        if sampler.tokens >= setting.budget_tokens // 2 and not halfway:
+            halfway.append(sampler.tokens)  # once, between iterations: the half-way evaluation
+            run.on_half(sampler.tokens)
+        return sampler.spent or iteration > setting.star_iterations  # True: the run ends before it
 
     with tempfile.TemporaryDirectory(prefix="star-csqa-") as folder:
-        try:
-            train_star(
-                configs["star"],
-                run.model,
-                run.tokenizer,
-                env,
-                run=configs["run"],
-                rollout=configs["rollout"],
-                run_dir=folder,
-                rationale_generator=sampler,
-                on_step=stop_when_spent,
-            )
-        except BudgetSpent:
-            pass
+        train_star(
+            configs["star"],
+            run.model,
+            run.tokenizer,
+            env,
+            run=configs["run"],
+            rollout=configs["rollout"],
+            run_dir=folder,
+            rationale_generator=sampler,
+            on_step=stop_when_spent,
+        )
         record = star_record(Path(folder), base_env.unwrapped, configs["star"].num_train_problems)
     if isinstance(env, RandomFilter):
         record["random_filter"] = env.log

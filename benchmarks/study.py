@@ -30,7 +30,7 @@ arm's start at which its weights were reached (``wall_s``, earlier evaluations i
 without them), and ``wall.md`` and ``accuracy_vs_wall.png`` set them out with each arm's load average at its
 start and end. With ``max_staleness`` >= 1 (``grpo_async``) a sampler process draws the batches, so the
 trainer's CPU-seconds leave it out: its own are ``sampler_cpu_s``. The token budget stops every RL arm the
-same way whatever its K: after the step whose trained batch passes it (`TokenBudget`, on the session).
+same way whatever its K: after the step whose trained batch passes it (`TokenBudget`, a step hook).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import shutil
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +60,7 @@ from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.common import masked_sum  # noqa: E402
 from reasongym.agents.dapo import train_dapo  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
-from reasongym.agents.runtime.session import RLSession  # noqa: E402
+from reasongym.agents.runtime.hooks import StepHook, StepView  # noqa: E402
 from reasongym.agents.runtime.update import check_loss_shapes, ratio_metrics  # noqa: E402
 from reasongym.agents.sft import sft_pairs_from_env, train_sft  # noqa: E402
 from reasongym.agents.star import train_star  # noqa: E402
@@ -207,34 +207,22 @@ class Meter:
         self.curve.append({**point, "accuracy": self.evaluate(model)})
 
 
-class TokenBudget(AbstractContextManager["TokenBudget"]):
-    """While active, an RL trainer stops once its rollouts have sampled ``budget`` completion tokens, and
-    the meter records held-out accuracy each time the running total passes the next point of ``CURVE``."""
+class TokenBudget(StepHook):
+    """A step hook: the RL trainer stops after the step whose rollouts bring the completion tokens it sampled
+    to ``budget``, and the meter records held-out accuracy each time the running total passes the next point
+    of ``CURVE``."""
 
     def __init__(self, budget: int, meter: Meter) -> None:
         self.budget, self.meter, self.tokens, self.steps = budget, meter, 0, 0
-        self.original = RLSession.remaining_steps
+        self.points = [fraction * budget for fraction in CURVE]
 
-    def __enter__(self) -> TokenBudget:
-        original, budget = self.original, self
-
-        def remaining_steps(session: RLSession) -> Iterator[int]:
-            points = [fraction * budget.budget for fraction in CURVE]
-            for step in original(session):
-                yield step  # the trainer runs the step; generated_tokens holds its sampled tokens
-                budget.tokens += session.generated_tokens
-                budget.steps += 1
-                while points and budget.tokens >= points[0]:
-                    points.pop(0)
-                    budget.meter.point(session.model, budget.tokens)
-                if budget.tokens >= budget.budget:
-                    return
-
-        RLSession.remaining_steps = remaining_steps
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        RLSession.remaining_steps = self.original
+    def after_update(self, view: StepView) -> bool:
+        self.tokens += view.sampled_tokens
+        self.steps += 1
+        while self.points and self.tokens >= self.points[0]:
+            self.points.pop(0)
+            self.meter.point(view.model, self.tokens)
+        return self.tokens >= self.budget
 
 
 class SampleLevelLoss(AbstractContextManager["SampleLevelLoss"]):
@@ -317,7 +305,8 @@ def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: ar
     load_start, children_cpu = os.getloadavg(), _children_cpu_s()
     meter = Meter(tokenizer, args.eval_problems)
     started = time.process_time()
-    with TokenBudget(args.budget_tokens, meter) as budget, patch():
+    budget = TokenBudget(args.budget_tokens, meter)
+    with patch():
         history = train(
             configs[arm.algo],
             model,
@@ -325,6 +314,7 @@ def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: ar
             _rl_env(arm, seed),
             run=configs["run"],
             rollout=configs["rollout"],
+            hooks=[budget],
         ).history
     wall_s = time.perf_counter() - meter.started
     return {

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from reasongym.evaluation.runner import evaluate
     from reasongym.verifiers import Outcome, Verdict, verify, verify_many
 
-__version__ = "0.1.0"
+from reasongym.version import __version__  # noqa: E402
 
 _LAZY = {
     "Verdict": "reasongym.verifiers",

@@ -202,7 +202,9 @@ def test_eval_grades_stored_completions_without_a_model(
     assert json.loads(capsys.readouterr().out)["metrics"]["pass@1"] == 0.5
 
 
-def test_eval_grades_under_a_named_rounding_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_eval_grades_under_a_named_rounding_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path, out = tmp_path / "rounded.jsonl", tmp_path / "graded.jsonl"
     path.write_text(json.dumps({"gold": "299.94", "completions": ["\\boxed{300}"]}) + "\n", encoding="utf-8")
     args = ["eval", "--completions", str(path), "--json", "--no-progress", "--out", str(out)]

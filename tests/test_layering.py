@@ -73,6 +73,44 @@ def test_layer_imports_only_lower_layers(layer: str) -> None:
     assert offenders == []
 
 
+def _root_imports(source: str) -> list[str]:
+    """What ``source`` takes from the package root itself: ``import reasongym``, or ``from reasongym import X``
+    where X is not a module of the package (``from reasongym import distributed`` imports a module)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names if alias.name == "reasongym")
+        elif isinstance(node, ast.ImportFrom) and node.module == "reasongym" and node.level == 0:
+            modules = [alias.name for alias in node.names]
+            found.extend(
+                f"reasongym.{name}"
+                for name in modules
+                if not (PACKAGE / name).is_dir() and not (PACKAGE / f"{name}.py").is_file()
+            )
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_no_layer_imports_the_package_root(layer: str) -> None:
+    """The root (`reasongym/__init__.py`) sits on top: it registers every environment and re-exports names from
+    every layer. A module inside the package imports the module it needs (``reasongym.envs.make``,
+    ``reasongym.version``), never the root, at the top or inside a function."""
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)} imports {name}"
+        for path in _layer_files(layer)
+        if path.exists()
+        for name in _root_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_the_root_import_check_finds_a_bare_import() -> None:
+    source = (
+        "import reasongym\nfrom reasongym import __version__, distributed\ndef f():\n    import reasongym\n"
+    )
+    assert _root_imports(source) == ["reasongym", "reasongym.__version__", "reasongym"]
+
+
 @pytest.mark.parametrize("layer", ["verifiers", "envs"])
 def test_lower_layers_never_import_torch(layer: str) -> None:
     offenders = [

@@ -4,7 +4,8 @@ Algorithms, one file each: `sft` (supervised fine-tuning), `star` (STaR), `grpo`
 family around it as named choices: GSPO, CISPO, RLOO, REINFORCE++), `dapo` (DAPO), `distill` (on-policy
 distillation from a teacher). Shared configs: `config` (`RunConfig`, `RolloutConfig`) and `presets` (named settings: ``default``,
 ``tiny``, ``paper``). The RL runtime: `runtime` (episodes into `RolloutBatch`, the training session, the
-update and its `PolicyLoss` interface, torch.distributed helpers). `warm_start` fine-tunes until a probe
+update and its `PolicyLoss` interface, the step hooks, torch.distributed helpers); `registries` (the open
+registries of policy losses, advantage estimators and divergences: ``register_policy_loss``, ...). `warm_start` fine-tunes until a probe
 shows the answer format is learnt.
 
 Example:
@@ -32,6 +33,12 @@ if TYPE_CHECKING:
     from reasongym.agents.distill import distill_loss, train_distill
     from reasongym.agents.grpo import grpo_loss, train_grpo
     from reasongym.agents.presets import PRESETS
+    from reasongym.agents.registries import (
+        register_advantage_estimator,
+        register_divergence,
+        register_policy_loss,
+    )
+    from reasongym.agents.runtime.hooks import StepHook, StepView
     from reasongym.agents.runtime.session import RLResult
     from reasongym.agents.runtime.update import BatchTotals, PolicyLoss, recompute_old_logp
     from reasongym.agents.sft import SFTResult, train_sft
@@ -60,6 +67,11 @@ _LAZY = {
     "STaRResult": "star",
     "train_star": "star",
     "RLResult": "runtime.session",
+    "StepHook": "runtime.hooks",
+    "StepView": "runtime.hooks",
+    "register_policy_loss": "registries",
+    "register_advantage_estimator": "registries",
+    "register_divergence": "registries",
     "RolloutBatch": "reasongym.rollouts.batch",
     "collect_rollouts": "reasongym.rollouts.batch",
     "recompute_old_logp": "runtime.update",
@@ -84,6 +96,8 @@ __all__ = [
     "SFTResult",
     "STaRConfig",
     "STaRResult",
+    "StepHook",
+    "StepView",
     "WarmStart",
     "collect_rollouts",
     "dapo_loss",
@@ -91,6 +105,9 @@ __all__ = [
     "grpo_loss",
     "preset_configs",
     "recompute_old_logp",
+    "register_advantage_estimator",
+    "register_divergence",
+    "register_policy_loss",
     "train_dapo",
     "train_distill",
     "train_grpo",

@@ -8,7 +8,8 @@ hard prompts (groups with nearly equal rewards) and drops it; Mistral's Magistra
 arXiv:2402.14740) takes as each sample's baseline the mean of the OTHER G - 1 rewards of its group.
 REINFORCE++ (Hu et al., 2025, arXiv:2501.03262) normalises across the whole batch instead of the group
 (its "global advantage normalisation"); REINFORCE++-baseline first subtracts the group mean, then
-normalises across the batch. Each choice is a named function in ``ADVANTAGE_NORMALIZATIONS``;
+normalises across the batch. Each choice is a named function in the open registry
+`reasongym.agents.registries.ADVANTAGE_ESTIMATORS` (a user's joins it with ``register_advantage_estimator``);
 ``group_advantages`` picks one by name. Standard deviations are the unbiased (Bessel-corrected) ones, as
 in TRL's ``nanstd`` and verl's ``torch.std``.
 
@@ -24,13 +25,14 @@ adjacent), N = B // G prompts.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TypeVar
 
 import torch
 from torch import Tensor
 
 from reasongym.agents.choices import check_choice
+from reasongym.agents.registries import ADVANTAGE_ESTIMATORS
 from reasongym.errors import ConfigError
 
 STD_EPS = 1e-4
@@ -115,21 +117,6 @@ def reinforce_plus_plus_baseline(rewards: Tensor, group_size: int, valid: Tensor
     return _whiten(_centered(rewards, group_size, valid).reshape(-1), valid)  # [B]
 
 
-ADVANTAGE_NORMALIZATIONS: Mapping[str, Callable[[Tensor, int, Tensor], Tensor]] = {
-    "group_std": normalize_by_group_std,
-    "batch_std": normalize_by_batch_std,
-    "none": no_normalization,
-    "rloo": leave_one_out,
-    "reinforce_plus_plus": reinforce_plus_plus,
-    "reinforce_plus_plus_baseline": reinforce_plus_plus_baseline,
-}
-"""Advantage estimators by name: each maps ([B] rewards, G, [B] graded rows) to [B] advantages, 0 on the rows
-left out."""
-
-BATCH_LEVEL = frozenset({"batch_std", "reinforce_plus_plus", "reinforce_plus_plus_baseline"})
-"""The estimators whose advantage of a sample depends on other groups' rewards (need the whole batch)."""
-
-
 T = TypeVar("T")
 
 
@@ -152,7 +139,7 @@ def group_advantages(
     Args:
         rewards: [B] float rewards, a prompt's ``group_size`` samples adjacent.
         group_size: G, samples per prompt; must divide B.
-        normalization: A name in ``ADVANTAGE_NORMALIZATIONS``.
+        normalization: A name in `reasongym.agents.registries.ADVANTAGE_ESTIMATORS`.
         valid: [B] bool, the rows whose reward counts; None: every row.
 
     Returns:
@@ -161,7 +148,7 @@ def group_advantages(
     Raises:
         ConfigError: Unknown ``normalization``, or ``group_size`` that does not divide B.
     """
-    normalize = lookup(ADVANTAGE_NORMALIZATIONS, normalization, "advantage_normalization")
+    normalize = ADVANTAGE_ESTIMATORS[normalization]
     if group_size < 1 or rewards.ndim != 1 or rewards.numel() % group_size:
         raise ConfigError(
             f"group_size={group_size} is not allowed for rewards of shape {tuple(rewards.shape)}; "

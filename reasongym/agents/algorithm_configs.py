@@ -3,8 +3,9 @@
 They live apart from their algorithms, in a module that imports no torch, so that building a config (the
 command line's flags, ``--help``, a usage error, a config file) answers before torch loads: about 2 s instead
 of 10-27 s on a loaded 2-core machine. Each algorithm file (`reasongym.agents.grpo`, ...) imports its config
-from here and documents it from its top; a config's named choices are checked against the names of
-`reasongym.agents.choices`, whose registries of functions live with the algorithms.
+from here and documents it from its top; a config's named choices are checked against the open registries of
+`reasongym.agents.registries` (policy losses, advantage estimators, divergences) or the closed lists of
+`reasongym.agents.choices`.
 """
 
 from __future__ import annotations
@@ -14,16 +15,9 @@ import math
 from dataclasses import dataclass
 from typing import get_args
 
-from reasongym.agents.choices import (
-    AdvantageName,
-    CorrectionName,
-    DivergenceName,
-    KLPlacement,
-    LossAggregationName,
-    PolicyLossName,
-    check_choice,
-)
+from reasongym.agents.choices import CorrectionName, KLPlacement, LossAggregationName, check_choice
 from reasongym.agents.config import check_field_types
+from reasongym.agents.registries import ADVANTAGE_ESTIMATORS, DIVERGENCES, POLICY_LOSSES
 from reasongym.errors import ConfigError
 
 
@@ -75,17 +69,19 @@ class GRPOConfig:
     """beta, the KL weight (DeepSeekMath Sec. 4.2: 0.04)."""
     mu: int = 1
     """Optimizer steps per rollout batch, each over all of it (DeepSeekMath Sec. 4.2: a single update)."""
-    advantage_normalization: AdvantageName = "group_std"
+    advantage_normalization: str = "group_std"
     """The advantage estimator: ``group_std`` (DeepSeekMath Sec. 4.1.2), ``batch_std``, ``none`` (Dr. GRPO),
-    ``rloo`` (leave-one-out baseline), ``reinforce_plus_plus`` (batch whitening, no group baseline) or
-    ``reinforce_plus_plus_baseline`` (group mean, then batch whitening); see `reasongym.agents.advantages`."""
+    ``rloo`` (leave-one-out baseline), ``reinforce_plus_plus`` (batch whitening, no group baseline),
+    ``reinforce_plus_plus_baseline`` (group mean, then batch whitening; see `reasongym.agents.advantages`), or
+    one registered with ``register_advantage_estimator``."""
     loss_aggregation: LossAggregationName = "seq_mean_token_mean"
     """``seq_mean_token_mean`` (DeepSeekMath Eq. 3: 1/G sum_i 1/|o_i| sum_t), ``token_mean`` (DAPO) or
     ``constant`` (Dr. GRPO: token sum divided by B * max_new_tokens)."""
-    policy_loss: PolicyLossName = "ppo_clip"
+    policy_loss: str = "ppo_clip"
     """The surrogate: ``ppo_clip`` (DeepSeekMath Eq. 3: each token's ratio clipped by ``clip_eps``),
-    ``gspo`` / ``gspo_token`` (one length-normalised ratio per sequence, clipped by ``gspo_clip``) or
-    ``cispo`` (each token's ratio capped at ``cispo_max_weight`` and detached: no token loses its gradient)."""
+    ``gspo`` / ``gspo_token`` (one length-normalised ratio per sequence, clipped by ``gspo_clip``), ``cispo``
+    (each token's ratio capped at ``cispo_max_weight`` and detached: no token loses its gradient), or one
+    registered with ``register_policy_loss``."""
     gspo_clip: tuple[float, float] = (3e-4, 4e-4)
     """GSPO's (left, right) clip of the sequence ratio, ``[1 - left, 1 + right]`` (GSPO Sec. 5.1: 3e-4 and
     4e-4; a geometric mean of token ratios moves far less than one token's ratio)."""
@@ -108,13 +104,10 @@ class GRPOConfig:
 
     def __post_init__(self) -> None:
         check_field_types(self)
-        for names, field in (
-            (AdvantageName, "advantage_normalization"),
-            (LossAggregationName, "loss_aggregation"),
-            (KLPlacement, "kl"),
-            (PolicyLossName, "policy_loss"),
-        ):
-            check_choice(getattr(self, field), field, get_args(names))
+        ADVANTAGE_ESTIMATORS.check(self.advantage_normalization)
+        check_choice(self.loss_aggregation, "loss_aggregation", get_args(LossAggregationName))
+        check_choice(self.kl, "kl", get_args(KLPlacement))
+        POLICY_LOSSES.check(self.policy_loss)
         if not all(0 < eps < 1 for eps in self.gspo_clip) or len(self.gspo_clip) != 2:
             raise ConfigError(
                 f"gspo_clip={self.gspo_clip!r} is not allowed; expected (left, right), each in (0, 1)"
@@ -150,9 +143,9 @@ class DAPOConfig:
     overlong_filtering: bool = False
     """Mask truncated completions out of the loss (paper Sec. 3.4 overlong filtering; off in its final recipe,
     which uses the soft punishment instead)."""
-    advantage_normalization: AdvantageName = "group_std"
-    """The advantage estimator of the kept groups (the paper's is ``group_std``); see
-    `reasongym.agents.advantages`. Dynamic sampling filters on task rewards before it, whichever it is."""
+    advantage_normalization: str = "group_std"
+    """The advantage estimator of the kept groups (the paper's is ``group_std``; `GRPOConfig` lists the
+    others). Dynamic sampling filters on task rewards before it, whichever it is."""
     importance_sampling: ImportanceSamplingConfig = dataclasses.field(
         default_factory=ImportanceSamplingConfig
     )
@@ -167,7 +160,7 @@ class DAPOConfig:
 
     def __post_init__(self) -> None:
         check_field_types(self)
-        check_choice(self.advantage_normalization, "advantage_normalization", get_args(AdvantageName))
+        ADVANTAGE_ESTIMATORS.check(self.advantage_normalization)
         band = self.accuracy_band
         if band is not None and not (len(band) == 2 and 0.0 <= band[0] <= band[1] <= 1.0):
             raise ConfigError(
@@ -259,12 +252,13 @@ class DistillConfig:
     the teacher scores each sampled position, the student moves toward the teacher there. The shared settings
     are `RunConfig` and `RolloutConfig`; the teacher itself is an argument of `train_distill` (``--teacher``)."""
 
-    divergence: DivergenceName = "reverse_kl"
+    divergence: str = "reverse_kl"
     """What the student minimises at each position of its own samples: ``reverse_kl`` KL(student || teacher)
     (mode-seeking, the usual on-policy choice), ``forward_kl`` KL(teacher || student) (mass-covering),
     ``jsd`` GKD's generalized Jensen-Shannon divergence with ``jsd_beta``, each exact over the vocabulary
     (a local teacher); or ``sampled_reverse_kl``, the reverse KL estimated from the sampled token alone (a
-    teacher that gives log-probs of given tokens only, such as a served model), as a per-token policy gradient."""
+    teacher that gives log-probs of given tokens only, such as a served model), as a per-token policy gradient;
+    or one registered with ``register_divergence``."""
     jsd_beta: float = 0.5
     """beta of ``jsd``: the mixture is ``beta * teacher + (1 - beta) * student`` (GKD's and TRL's convention);
     in (0, 1). Its ends are the two KLs: ``forward_kl`` is beta -> 0, ``reverse_kl`` beta -> 1 (TRL's
@@ -275,4 +269,4 @@ class DistillConfig:
 
     def __post_init__(self) -> None:
         check_field_types(self)
-        check_choice(self.divergence, "divergence", get_args(DivergenceName))
+        DIVERGENCES.check(self.divergence)

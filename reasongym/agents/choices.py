@@ -1,10 +1,10 @@
-"""The named choices of the trainers' configs, as names alone (no torch).
+"""The closed named choices of the trainers' configs, as names alone (no torch), and `check_choice`.
 
-A config checks its choices against these names when it is built (`check_choice`), so the command line parses
-flags and config files before torch loads. The function behind each name lives with its algorithm, in a
-registry whose keys a test holds to these names, in order: `reasongym.agents.advantages.ADVANTAGE_NORMALIZATIONS`,
-`reasongym.agents.policy_losses.POLICY_LOSSES`, GRPO's `LOSS_AGGREGATIONS` and `KL_MODES`, and
-`reasongym.agents.offpolicy.IMPORTANCE_SAMPLING_CORRECTIONS`.
+A config checks its choices when it is built (`check_choice`), so the command line parses flags and config
+files before torch loads. The choices a user may extend (policy losses, advantage estimators, divergences) are
+open registries (`reasongym.agents.registries`); the closed ones below are part of their algorithm's
+mathematics, each function in a table whose keys a test holds to these names, in order: GRPO's
+`LOSS_AGGREGATIONS` and `KL_MODES`, and `reasongym.agents.offpolicy.IMPORTANCE_SAMPLING_CORRECTIONS`.
 """
 
 from __future__ import annotations
@@ -15,20 +15,12 @@ from typing import Literal
 
 from reasongym.errors import ConfigError
 
-AdvantageName = Literal[
-    "group_std", "batch_std", "none", "rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline"
-]
-"""The advantage estimators (``advantage_normalization``)."""
-PolicyLossName = Literal["ppo_clip", "gspo", "gspo_token", "cispo"]
-"""The surrogates (``policy_loss``)."""
 LossAggregationName = Literal["seq_mean_token_mean", "token_mean", "constant"]
 """GRPO's loss aggregations (``loss_aggregation``)."""
 KLPlacement = Literal["off", "k3_loss", "k1_reward"]
 """Where GRPO's KL to the reference goes (``kl``)."""
 CorrectionName = Literal["off", "token_truncate", "token_mask", "sequence_truncate", "sequence_mask"]
 """The off-policy corrections (``importance_sampling.mode``)."""
-DivergenceName = Literal["reverse_kl", "forward_kl", "jsd", "sampled_reverse_kl"]
-"""On-policy distillation's divergences to the teacher (``divergence``)."""
 
 
 def check_choice(name: str, field: str, names: Iterable[str]) -> None:

@@ -192,9 +192,10 @@ class RolloutConfig:
     (`reasongym.agents.runtime.async_rollouts`); GRPO, DAPO and distillation, LoRA or not, one sampler per
     torchrun rank; with ``engine`` vllm a thread has the engine sample ahead."""
     stale_old_logp: Literal["rescore", "sampler"] = "rescore"
-    """With ``max_staleness`` >= 1, the PPO ratio's old log-probs of each batch: ``rescore``, the trainer
-    recomputes them under its current weights (one forward pass per batch) and the off-policy correction
-    weighs the gap to the sampler's, as for vLLM (AReaL's decoupled objective); ``sampler``, our sampler's
+    """With ``max_staleness`` >= 1, the PPO ratio's old log-probs of each batch: ``rescore``, the trainer's under
+    its current weights (given by the update's own forward pass with one update per batch, else a scoring pass
+    first) and the off-policy correction weighs the gap to the sampler's, as for vLLM (AReaL's decoupled
+    objective); ``sampler``, our sampler's
     own log-probs, exact for the version that drew the batch: no extra pass, and the clip bounds the ratio
     to that older policy, as in PPO's later epochs. vLLM's log-probs are always rescored."""
     vllm: VLLMSettings = dataclasses.field(default_factory=lambda: VLLMSettings())

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +25,16 @@ import torch
 from torch import Tensor
 
 from reasongym import distributed
-from reasongym.agents.advantages import BATCH_LEVEL, group_advantages, zero_variance_groups
+from reasongym.agents.advantages import group_advantages, zero_variance_groups
 from reasongym.agents.algorithm_configs import DAPOConfig
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig
-from reasongym.agents.offpolicy import batch_correction
-from reasongym.agents.policy_losses import POLICY_LOSSES
 from reasongym.agents.presets import shared_configs
+from reasongym.agents.registries import ADVANTAGE_ESTIMATORS, POLICY_LOSSES
+from reasongym.agents.runtime.hooks import StepHook
 from reasongym.agents.runtime.loop import run_steps
-from reasongym.agents.runtime.session import RLResult, RLSession
+from reasongym.agents.runtime.session import EvalFn, RLResult, RLSession
+from reasongym.agents.runtime.setup import start_session
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics
 from reasongym.errors import ConfigError
 from reasongym.rollouts.batch import RolloutBatch
@@ -119,7 +120,7 @@ def batch_advantages(
     """
     name = cfg.advantage_normalization
     valid = torch.ones_like(rewards, dtype=torch.bool) if valid is None else valid  # [B]
-    if name not in BATCH_LEVEL or distributed.is_alone(info):
+    if not ADVANTAGE_ESTIMATORS.has(name, "batch_level") or distributed.is_alone(info):
         return group_advantages(rewards, group_size, name, valid=valid)  # [B]
     parts = distributed.all_gather_objects((rewards.detach().float().cpu(), valid.cpu()), info)
     start = sum(len(part[0]) for part in parts[: info.rank])
@@ -223,7 +224,7 @@ def sample_training_batch(
     sampled, kept, kept_groups, extra_rounds = [], [], 0, 0
     wanted, group_size = rollout.num_prompts, rollout.group_size
     while True:
-        raw = session.rollouts(wanted)
+        raw = session.rollouts()
         sampled.append(raw)
         keep = dynamic_sampling_filter(raw.rewards.float(), raw.correct, group_size, cfg, valid=raw.gradable)
         if not cfg.dynamic_sampling:
@@ -257,17 +258,16 @@ def sample_training_batch(
 def dapo_update(
     session: RLSession, batch: RolloutBatch | None, cfg: DAPOConfig, group_size: int, loss: Any
 ) -> dict[str, float]:
-    """One step's update on its kept groups (none: the step is skipped): the loss mask, advantages, the
-    off-policy correction, then ``mu`` optimizer steps; the step's metrics."""
+    """One step's update on its kept groups (none: the step is skipped): the loss mask, advantages, then ``mu``
+    optimizer steps (with the off-policy correction of rows another engine sampled); the step's metrics."""
     if batch is None:
         return {"train/skipped_empty": 1.0}
     mask = batch.graded_mask  # [B, T] ungradable samples are out of the advantages and the loss
     if cfg.overlong_filtering:
         mask = overlong_filter(mask, batch.truncated)  # [B, T]
     adv = batch_advantages(batch.rewards, group_size, cfg, session.info, batch.gradable)
-    weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
-    metrics = session.update(batch, adv, loss, mu=cfg.mu, mask=mask, weights=weights)
-    return {"train/skipped_empty": 0.0, **metrics, **correction}
+    metrics = session.update(batch, adv, loss, mu=cfg.mu, mask=mask, correction=cfg.importance_sampling)
+    return {"train/skipped_empty": 0.0, **metrics}
 
 
 def train_dapo(
@@ -280,7 +280,8 @@ def train_dapo(
     rollout: RolloutConfig | None = None,
     run_dir: str | Path | None = None,
     generator: Any | None = None,
-    eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
+    eval_fn: EvalFn | None = None,
+    hooks: Iterable[StepHook] = (),
 ) -> RLResult:
     """Train ``model`` with DAPO on an environment for ``run.max_steps`` batches, resuming when possible.
 
@@ -289,15 +290,8 @@ def train_dapo(
 
     Args:
         cfg: DAPO's own hyperparameters.
-        model: A causal LM (trained in place, on its device).
-        tokenizer: Its tokenizer.
-        env_id: A registered environment id, or a built environment.
-        run: Length, optimizer, cadence, data and logging; None: the ``default`` preset's, as the command line.
-        rollout: Sampling of the rollouts; None: the ``default`` preset's, as the command line.
-        run_dir: Folder for config, metrics, samples, checkpoints and the plot; a folder holding a
-            checkpoint is resumed. None: nothing written, no resume.
-        generator: The sampler; None builds an ``HFGenerator`` on ``model``.
-        eval_fn: Extra evaluation called with the model whenever the built-in one runs.
+        model, tokenizer, env_id, run, rollout, run_dir, generator, eval_fn, hooks: As
+            `reasongym.agents.grpo.train_grpo` takes them.
 
     Returns:
         An ``RLResult`` with one metrics dict per step.
@@ -306,7 +300,7 @@ def train_dapo(
     run, rollout = run or default["run"], rollout or default["rollout"]
     overlong_buffer_tokens(cfg, rollout.max_new_tokens)  # refuse a buffer that does not fit, before any work
     record = {"algo": "dapo", "run": run, "rollout": rollout, "dapo": cfg}
-    session = RLSession.start(
+    session = start_session(
         run,
         rollout,
         model,
@@ -318,6 +312,8 @@ def train_dapo(
         generator=generator,
         with_reference=False,
         eval_fn=eval_fn,
+        hooks=hooks,
+        old_logp_in_update=cfg.mu == 1,
     )
     loss = functools.partial(dapo_loss, cfg=cfg)
 

@@ -2,7 +2,8 @@
 toward the teacher there (Agarwal et al., 2024, GKD, arXiv:2306.13649; Lu et al., 2025, "On-Policy
 Distillation", Thinking Machines).
 
-Read top to bottom: the named divergences, the loss, one micro-batch's forward and backward, the loop;
+Read top to bottom: the built-in divergences (registered by name in the open registry
+`reasongym.agents.registries.DIVERGENCES`), the loss, one micro-batch's forward and backward, the loop;
 the teacher is `reasongym.agents.teacher`'s. The config, `DistillConfig`, lives in `reasongym.agents.algorithm_configs` (torch-free); the
 shared settings are `RunConfig` and `RolloutConfig`, and the sampling, the run folder, checkpoints, resume
 and evaluation are the GRPO family's `RLSession`. A verifier gives one bit per completion; a teacher gives a
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -36,13 +37,16 @@ import torch
 from torch import Tensor
 
 from reasongym import distributed
-from reasongym.agents.advantages import group_advantages, lookup
+from reasongym.agents.advantages import group_advantages
 from reasongym.agents.algorithm_configs import DistillConfig
 from reasongym.agents.common import masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig
 from reasongym.agents.presets import shared_configs
+from reasongym.agents.registries import DIVERGENCES
+from reasongym.agents.runtime.hooks import StepHook
 from reasongym.agents.runtime.loop import run_steps
-from reasongym.agents.runtime.session import RLResult, RLSession
+from reasongym.agents.runtime.session import EvalFn, RLResult, RLSession
+from reasongym.agents.runtime.setup import start_session
 from reasongym.agents.runtime.update import BatchTotals, LossInputs
 from reasongym.agents.teacher import (
     ServedTeacher,
@@ -99,18 +103,6 @@ def sampled_reverse_kl(student: Tensor, teacher: Tensor, tokens: Tensor, beta: f
     return Divergence(estimate * logp, estimate)
 
 
-DIVERGENCES: Mapping[str, Callable[[Tensor, Tensor, Tensor, float], Divergence]] = {
-    "reverse_kl": reverse_kl,
-    "forward_kl": forward_kl,
-    "jsd": generalized_jsd,
-    "sampled_reverse_kl": sampled_reverse_kl,
-}
-"""Divergences by name: (student [b, T, V] log-probs, teacher [b, T, V] log-probs (or [b, T] for
-``sampled_reverse_kl``), sampled tokens [b, T], ``jsd_beta``) -> `Divergence`."""
-TOKEN_LEVEL = frozenset({"sampled_reverse_kl"})
-"""The divergences that need only the teacher's log-probs of the sampled tokens."""
-
-
 # ------------------------------------------------------------------------------ loss
 
 
@@ -128,7 +120,7 @@ def distill_loss(
     policy gradient, averaged over the whole batch's loss tokens; to minimise.
 
     ``loss = sum_{b,t} mask * (D_t + w * (-A_b log p_s(x_t))) / totals.tokens``, where ``D_t`` is
-    ``cfg.divergence`` (`DIVERGENCES`) and ``A_b`` the sequence's group-relative advantage.
+    ``cfg.divergence`` (the registry `DIVERGENCES`) and ``A_b`` the sequence's group-relative advantage.
 
     Args:
         student: [b, T, V] the student's log-probs at each completion position (with grad).
@@ -145,7 +137,7 @@ def distill_loss(
         (the mean divergence per loss token), ``loss/reward`` (the verifier's term before its weight),
         ``train/tokens``.
     """
-    divergence_of = lookup(DIVERGENCES, cfg.divergence, "divergence")
+    divergence_of = DIVERGENCES[cfg.divergence]
     mask = mask.to(student.dtype)  # [b, T]
     divergence = divergence_of(student, teacher, tokens, cfg.jsd_beta)  # [b, T] each
     logp = student.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)  # [b, T]
@@ -181,9 +173,10 @@ def distill_backward_part(
     # Compared with a local teacher id by id: over the vocabulary the two models share.
     shared = teacher.vocab_size if isinstance(teacher, Teacher) else None
     student = completion_log_probs(model, input_ids, attention_mask, start, inputs.temperature, shared)
-    if divergence not in TOKEN_LEVEL and isinstance(teacher, Teacher):
+    token_level = DIVERGENCES.has(divergence, "token_level")
+    if not token_level and isinstance(teacher, Teacher):
         teacher_logp = teacher.full(input_ids, attention_mask, start, inputs.temperature)  # [b, T, V]
-    elif divergence in TOKEN_LEVEL and inputs.ref_logp is not None:
+    elif token_level and inputs.ref_logp is not None:
         teacher_logp = inputs.ref_logp[part]  # [b, T]
     else:
         raise ConfigError(
@@ -229,7 +222,7 @@ def distill_update(
     advantages, one optimizer step; the step's metrics, with the teacher's time and memory."""
     temperature = session.rollout_cfg.logprob_temperature
     sampled = None
-    if cfg.divergence in TOKEN_LEVEL:
+    if DIVERGENCES.has(cfg.divergence, "token_level"):
         sampled = teacher.sampled(batch, session.run_cfg.micro_batch_size, temperature)  # [B, T]
     part = functools.partial(distill_backward_part, teacher=teacher, divergence=cfg.divergence)
     loss = functools.partial(distill_loss, cfg=cfg)
@@ -251,7 +244,7 @@ def check_teacher(cfg: DistillConfig, tokenizer: Any, teacher: Any, teacher_toke
     (log-probs of given tokens only) with a divergence over the whole vocabulary."""
     if teacher_tokenizer is not None:
         check_same_tokenizer(tokenizer, teacher_tokenizer)
-    if isinstance(teacher, ServedTeacher) and cfg.divergence not in TOKEN_LEVEL:
+    if isinstance(teacher, ServedTeacher) and not DIVERGENCES.has(cfg.divergence, "token_level"):
         raise ConfigError(
             f"divergence={cfg.divergence!r} needs the teacher's whole next-token distribution, which a served "
             f"teacher does not give; use divergence='sampled_reverse_kl', or the teacher's weights here"
@@ -270,7 +263,8 @@ def train_distill(
     rollout: RolloutConfig | None = None,
     run_dir: str | Path | None = None,
     generator: Any | None = None,
-    eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
+    eval_fn: EvalFn | None = None,
+    hooks: Iterable[StepHook] = (),
 ) -> RLResult:
     """Distill ``teacher`` into ``model`` on its own samples of an environment's prompts, for ``run.max_steps``
     batches, resuming when possible.
@@ -282,8 +276,8 @@ def train_distill(
         teacher: The teacher, a causal LM (`reasongym.policy.loading.load_policy` loads one; moved to the
             student's device, frozen), or a `ServedTeacher` (``sampled_reverse_kl`` only).
             ``teacher_tokenizer``: checked against ``tokenizer``; None: the same.
-        run, rollout, run_dir, generator, eval_fn: As `reasongym.agents.grpo.train_grpo` takes them (None:
-            the ``default`` preset's configs; no run folder; the sampler ``rollout.engine`` names).
+        run, rollout, run_dir, generator, eval_fn, hooks: As `reasongym.agents.grpo.train_grpo` takes them
+            (None: the ``default`` preset's configs; no run folder; the sampler ``rollout.engine`` names).
 
     Returns:
         An ``RLResult`` with one metrics dict per step.
@@ -293,7 +287,7 @@ def train_distill(
     run, rollout = run or default["run"], rollout or default["rollout"]
     record = {"algo": "distill", "run": run, "rollout": rollout, "distill": cfg}
     frozen = teacher if isinstance(teacher, ServedTeacher) else as_teacher(teacher, model, tokenizer)
-    session = RLSession.start(
+    session = start_session(
         run,
         rollout,
         model,
@@ -306,10 +300,12 @@ def train_distill(
         with_reference=False,
         eval_fn=eval_fn,
         groups=cfg.reward_weight > 0,
+        hooks=hooks,
+        old_logp_in_update=True,  # one update per batch, and no ratio: the loss never reads them
     )
 
     def one_step() -> tuple[Any, dict[str, float]]:
-        batch = session.rollouts(rollout.num_prompts)
+        batch = session.rollouts()
         return batch, distill_update(session, batch, frozen, cfg, rollout.group_size)
 
     return check_trained(run_steps(session, one_step), "distill")

@@ -29,13 +29,15 @@ correction" (issue 24).
 Every aggregation divides by quantities of the WHOLE batch (its `BatchTotals`), passed in by the loop, so micro-batches with gradient accumulation give exactly the full-batch gradient (the bug class
 of trl#3021 and verl#3741, where each micro-batch was normalised by its own token count).
 
-Shapes use the legend of `reasongym.agents.common` (B sequences, T completion tokens).
+Under ``torchrun`` or ``accelerate launch`` each process samples its share of every batch's prompts and the
+update is the one of a single process on all of them (`reasongym.agents.runtime.session`). Shapes use the
+legend of `reasongym.agents.common` (B sequences, T completion tokens).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +49,12 @@ from reasongym.agents.advantages import group_advantages, lookup
 from reasongym.agents.algorithm_configs import GRPOConfig
 from reasongym.agents.common import masked_mean, masked_sum
 from reasongym.agents.config import RolloutConfig, RunConfig
-from reasongym.agents.offpolicy import batch_correction
-from reasongym.agents.policy_losses import POLICY_LOSSES
 from reasongym.agents.presets import shared_configs
+from reasongym.agents.registries import POLICY_LOSSES
+from reasongym.agents.runtime.hooks import StepHook
 from reasongym.agents.runtime.loop import run_steps
-from reasongym.agents.runtime.session import RLResult, RLSession
+from reasongym.agents.runtime.session import EvalFn, RLResult, RLSession
+from reasongym.agents.runtime.setup import start_session
 from reasongym.agents.runtime.update import BatchTotals, check_loss_shapes, clip_metrics, totals_of
 from reasongym.errors import ConfigError
 
@@ -147,7 +150,7 @@ def grpo_loss(
     ``loss = aggregate(w * surrogate + beta * KL_k3)`` with the clipped surrogate
     ``-min(r A, clip(r, 1-eps, 1+eps) A)`` and ``r = exp(logp - old_logp)``, aggregated by ``cfg.loss_aggregation``
     over the whole batch's ``totals``; ``cfg.policy_loss`` replaces the clipped surrogate by GSPO's or CISPO's
-    (`POLICY_LOSSES`); ``w`` is the off-policy correction's weight of each token (1 without one).
+    (the registry `POLICY_LOSSES`); ``w`` is the off-policy correction's weight of each token (1 without one).
 
     Args:
         logp: [B, T] log-probs of the completion tokens under the policy being trained (with grad).
@@ -168,7 +171,7 @@ def grpo_loss(
     """
     check_loss_shapes(logp, old_logp, ref_logp, adv, mask)
     aggregate = lookup(LOSS_AGGREGATIONS, cfg.loss_aggregation, "loss_aggregation")
-    surrogate_of = lookup(POLICY_LOSSES, cfg.policy_loss, "policy_loss")
+    surrogate_of = POLICY_LOSSES[cfg.policy_loss]
     kl_term = lookup(KL_MODES, cfg.kl, "kl")[0]
     mask = mask.to(logp.dtype)  # [B, T]
     totals = totals or totals_of(mask, max_new_tokens=logp.shape[1])
@@ -212,16 +215,16 @@ def step_advantages(batch: Any, ref_logp: Tensor | None, cfg: GRPOConfig, group_
 def grpo_update(
     session: RLSession, batch: Any, cfg: GRPOConfig, group_size: int, loss: Any
 ) -> dict[str, float]:
-    """One step's update on its rollouts: reference log-probs, advantages, the loss mask, the off-policy
-    correction, then ``mu`` optimizer steps; the step's metrics."""
+    """One step's update on its rollouts: reference log-probs, advantages, the loss mask, then ``mu``
+    optimizer steps (with the off-policy correction of rows another engine sampled); the step's metrics."""
     ref_logp = session.reference_logprobs(batch)  # [B, T] or None
     adv = step_advantages(batch, ref_logp, cfg, group_size)  # [B]
     mask = batch.graded_mask  # [B, T] ungradable samples are out of the loss too
     if cfg.mask_truncated_completions:
         mask = mask_truncated(mask, batch.truncated)  # [B, T]
-    weights, correction = batch_correction(batch, mask, cfg.importance_sampling, session.info)
-    metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask, weights=weights)
-    return {**metrics, **correction, **session.rollout_metrics(batch)}
+    correction = cfg.importance_sampling
+    metrics = session.update(batch, adv, loss, mu=cfg.mu, ref_logp=ref_logp, mask=mask, correction=correction)
+    return {**metrics, **session.rollout_metrics(batch)}
 
 
 def train_grpo(
@@ -234,7 +237,8 @@ def train_grpo(
     rollout: RolloutConfig | None = None,
     run_dir: str | Path | None = None,
     generator: Any | None = None,
-    eval_fn: Callable[[torch.nn.Module], Mapping[str, float]] | None = None,
+    eval_fn: EvalFn | None = None,
+    hooks: Iterable[StepHook] = (),
 ) -> RLResult:
     """Train ``model`` with GRPO on an environment for ``run.max_steps`` rollout batches, resuming when possible.
 
@@ -249,17 +253,15 @@ def train_grpo(
             checkpoint is resumed. None: nothing written, no resume.
         generator: The sampler; None: the one ``rollout.engine`` names, built on ``model``.
         eval_fn: Extra evaluation called with the model whenever the built-in one runs.
+        hooks: Step hooks that see each step or stop the run (`reasongym.agents.runtime.hooks`).
 
     Returns:
         An ``RLResult`` with one metrics dict per step.
-
-    Under ``torchrun`` or ``accelerate launch`` each process samples its share of every batch's prompts and
-    the update is the one of a single process on all of them (`reasongym.agents.runtime.session`).
     """
     default = shared_configs("default", "grpo")
     run, rollout = run or default["run"], rollout or default["rollout"]
     record = {"algo": "grpo", "run": run, "rollout": rollout, "grpo": cfg}
-    session = RLSession.start(
+    session = start_session(
         run,
         rollout,
         model,
@@ -271,11 +273,14 @@ def train_grpo(
         generator=generator,
         with_reference=cfg.kl != "off",
         eval_fn=eval_fn,
+        hooks=hooks,
+        # One update, and nothing before it reads the old log-probs (k1_reward's penalty does).
+        old_logp_in_update=cfg.mu == 1 and cfg.kl != "k1_reward",
     )
     loss = functools.partial(grpo_loss, cfg=cfg)
 
     def one_step() -> tuple[Any, dict[str, float]]:
-        batch = session.rollouts(rollout.num_prompts)
+        batch = session.rollouts()
         return batch, grpo_update(session, batch, cfg, rollout.group_size, loss)
 
     return run_steps(session, one_step)

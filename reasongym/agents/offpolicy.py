@@ -18,7 +18,9 @@ variance (a token the engine found unlikely and the trainer likely), so it is bo
 Each is a named function from ([B, T] log rho, [B, T] mask, the config) to [B, T] weights, in
 `IMPORTANCE_SAMPLING_CORRECTIONS`. The weights multiply the per-token policy loss of any algorithm (GRPO,
 DAPO, and whichever surrogate a config picks) before aggregation; the KL term is not weighted (TRL does
-the same). `mismatch_metrics` is what a trainer logs every step under ``sampler/``.
+the same). `mismatch_metrics` is what a trainer logs every step under ``sampler/``. The update applies the
+correction micro-batch by micro-batch (`reasongym.agents.runtime.update.correction_of`), so that the trainer's
+log-probs can come from the update's own forward pass.
 
 When it applies: only when the rollouts' log-probs come from another engine than the trained module (a
 vLLM engine, a served model that reports log-probs). The in-process sampler (`HFGenerator` on the policy
@@ -29,16 +31,13 @@ correction (and no second forward pass) is made. Shapes use the legend of `reaso
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import torch
 from torch import Tensor
 
-from reasongym import distributed
 from reasongym.agents.advantages import lookup
 from reasongym.agents.algorithm_configs import ImportanceSamplingConfig
 from reasongym.agents.common import masked_mean, masked_sum
-from reasongym.agents.runtime.update import merge_rank_metrics
 
 # ------------------------------------------------------------------------------ named choices
 # Each maps ([B, T] log rho = old_logp - sampler_logp, [B, T] mask, the config) to [B, T] weights.
@@ -154,20 +153,3 @@ def mismatch_metrics(
         "sampler/weight_mean": float(masked_mean(weights, mask)),
         "sampler/tokens": float(mask.sum()),
     }
-
-
-def batch_correction(
-    batch: Any, mask: Tensor, cfg: ImportanceSamplingConfig, info: distributed.DistInfo
-) -> tuple[Tensor | None, dict[str, float]]:
-    """The correction of a rollout batch: ([B, T] weights, ``sampler/`` metrics over every rank), or
-    ``(None, {})`` when the trained module sampled it itself (``batch.sampler_logp`` is None).
-
-    Every rank takes part when one does (the metrics are gathered); all of them have an engine or none.
-    """
-    if batch.sampler_logp is None:
-        return None, {}
-    weights, metrics = importance_weights(batch.old_logp, batch.sampler_logp, mask, cfg)  # [B, T]
-    per_rank = distributed.all_gather_objects(metrics, info)
-    merged = merge_rank_metrics([{**m, "train/tokens": m.pop("sampler/tokens")} for m in per_rank])
-    merged.pop("train/tokens")
-    return weights, merged

@@ -1,4 +1,5 @@
-"""The named policy losses (the surrogate before aggregation) that GRPO and DAPO choose from by name.
+"""The built-in policy losses (the surrogate before aggregation) that GRPO and DAPO choose from by name, in the
+open registry `reasongym.agents.registries.POLICY_LOSSES` (a user's loss joins it with ``register_policy_loss``).
 
 Each maps ([B, T] logp with grad, [B, T] old_logp, [B, 1] adv, [B, T] mask, the algorithm's config) to a
 `Surrogate`: the per-token loss to aggregate, the ratio it weighs (for the diagnostics) and which tokens its
@@ -11,7 +12,6 @@ fields). Shapes use the legend of `reasongym.agents.common`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import torch
@@ -88,12 +88,3 @@ def cispo(logp: Tensor, old_logp: Tensor, adv: Tensor, mask: Tensor, cfg: Any) -
     weight = ratio.clamp(max=cfg.cispo_max_weight).detach()  # [B, T]
     never = torch.zeros_like(ratio, dtype=torch.bool)  # [B, T]: no lower cap
     return Surrogate(-weight * adv * logp, ratio, never, ratio > cfg.cispo_max_weight)
-
-
-POLICY_LOSSES: Mapping[str, Callable[[Tensor, Tensor, Tensor, Tensor, Any], Surrogate]] = {
-    "ppo_clip": ppo_clip,
-    "gspo": gspo,
-    "gspo_token": gspo_token,
-    "cispo": cispo,
-}
-"""Policy losses by name."""

@@ -47,7 +47,6 @@ import torch
 from safetensors.torch import load_file, save_file
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-import reasongym
 from reasongym import distributed
 from reasongym.agents.algorithm_configs import STaRConfig
 from reasongym.agents.config import RolloutConfig, RunConfig
@@ -62,9 +61,11 @@ from reasongym.agents.rationales import (
     stands_alone,
     write_kept,
 )
+from reasongym.agents.runtime.draw import SEED_STRIDE
 from reasongym.agents.runtime.engine import following_engine
 from reasongym.agents.runtime.setup import run_adapters
 from reasongym.agents.sft import train_sft
+from reasongym.envs import make
 from reasongym.errors import ConfigError, TrainingInterrupted
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import Generator, HFGenerator, SamplingParams
@@ -100,6 +101,12 @@ STAR_PLOT_PANELS = ("eval/pass@1", "star/kept_", "star/train_accuracy")
 of training problems solved without the hint."""
 STEP_NAMES = ("generate", "filter", "rationalize", "restore_base", "fine_tune", "evaluate")
 """The named steps of one outer iteration, in order; ``on_step`` hooks see these names."""
+StepHookFn = Callable[[int, str, PreTrainedModel], "bool | None"]
+"""``on_step(iteration, step, model)``, called before each named step; True stops the run there."""
+
+
+class _Stopped(Exception):
+    """An ``on_step`` hook returned True: the loop unwinds to `_Loop.train`, which ends the run there."""
 
 
 def sft_steps_for_iteration(cfg: STaRConfig, iteration: int) -> int:
@@ -233,7 +240,7 @@ class _Loop:
     indices: list[int]
     problems: list[Any]
     life: RunLife
-    hook: Callable[[int, str, PreTrainedModel], None]
+    hook: StepHookFn
     adapted: Any = None
     """With LoRA, the ``PeftModel`` around ``model`` whose adapters train; None: every weight trains."""
     base: dict[str, torch.Tensor] = field(default_factory=dict)
@@ -254,7 +261,7 @@ class _Loop:
         generator: Generator | None,
         rationale_generator: Generator | None,
         life: RunLife,
-        on_step: Callable[[int, str, PreTrainedModel], None] | None,
+        on_step: StepHookFn | None,
     ) -> _Loop:
         """The loop's fixed parts: the adapters (with LoRA), the task, its training problems, the samplers, the
         hook."""
@@ -305,6 +312,8 @@ class _Loop:
                 self.history.append(self.iteration(iteration))
                 self.complete(iteration, iteration_metrics(self.history[-1]))
                 self.bar.update(1)
+        except _Stopped:
+            pass  # an on_step hook ended the run; the iterations finished before are recorded
         finally:
             self.bar.close()
 
@@ -313,7 +322,7 @@ class _Loop:
         cfg, rollout, model, task, hook = self.cfg, self.rollout, self.model, self.task, self.enter
         before = self.history[-1].accuracy_after if self.history else self.initial_accuracy
         assert before is not None  # the base model is evaluated before the first iteration
-        seed = distributed.rank_seed(self.run_cfg.seed * 1_000_003 + 2 * iteration)
+        seed = distributed.rank_seed(self.run_cfg.seed * SEED_STRIDE + 2 * iteration)
         params = rollout.sampling(seed)
         problems, indices = distributed.shard(self.problems), distributed.shard(self.indices)  # this rank's
         hook(iteration, "generate", model)
@@ -396,11 +405,13 @@ class _Loop:
             self.model.load_state_dict(self.base)
 
     def enter(self, iteration: int, name: str, model: PreTrainedModel) -> None:
-        """Before each named step: the progress bar names it, then the ``on_step`` hook sees it."""
+        """Before each named step: the progress bar names it, then the ``on_step`` hook sees it (and may stop
+        the run: the iteration in progress is left unfinished, unrecorded)."""
         if self.bar is not None:
             last = self.history[-1].accuracy_after if self.history else self.initial_accuracy
             self.bar.set_postfix_str(f"iteration {iteration}: {name}; held-out pass@1 {last or 0.0:.2f}")
-        self.hook(iteration, name, model)
+        if self.hook(iteration, name, model):
+            raise _Stopped
 
     def interrupted(self) -> TrainingInterrupted:
         """After Ctrl-C or SIGTERM: every finished iteration is checkpointed already; say which one is last."""
@@ -438,7 +449,7 @@ def train_star(
     run_dir: RunDir | str | Path | None = None,
     generator: Generator | None = None,
     rationale_generator: Generator | None = None,
-    on_step: Callable[[int, str, PreTrainedModel], None] | None = None,
+    on_step: StepHookFn | None = None,
 ) -> STaRResult:
     """Run STaR on ``model`` for ``run.max_steps`` outer iterations, resuming when the run folder allows.
 
@@ -456,8 +467,8 @@ def train_star(
             evaluations); default ``HFGenerator(model, tokenizer)``. Must follow ``model``.
         rationale_generator: Samples the rationales instead of the policy, e.g. a served teacher model:
             STaR's data generation is off-policy anyway. Evaluation still samples the policy.
-        on_step: Called before each named step (``STEP_NAMES``) with ``(iteration, step, model)``, for
-            inspection and tests (an exception raised here aborts the run like a crash).
+        on_step: Called before each named step (``STEP_NAMES``) with ``(iteration, step, model)``; returning
+            True stops the run there, as after its last iteration (a budget), the one in progress unrecorded.
 
     Returns:
         A ``STaRResult``.
@@ -470,7 +481,7 @@ def train_star(
     _refuse_sampling_ahead(rollout)
     plot = Plot("accuracy.png", STAR_PLOT_PANELS, "STaR", x_label="iteration")
     with RunLife.open(run_dir, run, plot=plot) as life:  # a second trainer on the folder fails here
-        env = (reasongym.make(env_id) if isinstance(env_id, str) else env_id).unwrapped
+        env = (make(env_id) if isinstance(env_id, str) else env_id).unwrapped
         loop = _Loop.build(
             cfg, run, rollout, model, tokenizer, env, generator, rationale_generator, life, on_step
         )

@@ -15,10 +15,10 @@ from typing import Any
 
 import torch
 
-import reasongym
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.config import RunConfig
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft
+from reasongym.envs import make
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def warm_start(
     run, sft = run or tiny["run"], sft or tiny["sft"]
     if target_accuracy is not None:
         sft = dataclasses.replace(sft, stop_at_accuracy=target_accuracy)
-    env = reasongym.make(env_id, difficulty=run.difficulty) if run.difficulty else reasongym.make(env_id)
+    env = make(env_id, difficulty=run.difficulty) if run.difficulty else make(env_id)
     pairs = sft_pairs_from_env(env, num_pairs, split="train", tokenizer=tokenizer)
     result = train_sft(sft, model, tokenizer, pairs, run=run, run_dir=run_dir, env=env)
     probes = [m["eval/pass@1"] for m in result.history if "eval/pass@1" in m]

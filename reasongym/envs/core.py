@@ -30,10 +30,11 @@ import gymnasium
 import numpy as np
 
 from reasongym.envs.problem import Problem
+from reasongym.envs.reward import terms_of, weighted_sum
 from reasongym.envs.sources import ProblemSource, resolve_source
 from reasongym.envs.spaces import TextSpace
 from reasongym.errors import ConfigError
-from reasongym.verifiers import Outcome, Verdict, extract_boxed, verify, verify_many
+from reasongym.verifiers import Verdict, extract_boxed, verify, verify_many
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S, check_timeout
 from reasongym.verifiers.judge import JudgeConfig, fallback_verdicts, judge_verdicts
 from reasongym.verifiers.tolerance import TOLERANCES
@@ -401,16 +402,17 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             return rules
         return f"{rules}+{judge.version}" if judge.fallback else judge.version
 
+    def reward_terms(self, verdict: Verdict, completion: str) -> dict[str, float]:
+        """The unweighted value of each term of the reward for a graded completion.
+
+        The terms are `reasongym.envs.reward`'s: ``correctness``, and ``format`` and ``length`` where the
+        config asks for them; ``step`` reports them in ``info["reward_terms"]``.
+        """
+        return {term.name: term.value(verdict, completion) for term in terms_of(self.config)}
+
     def compute_reward(self, verdict: Verdict, completion: str) -> float:
-        """The reward for a graded completion: correctness, plus the optional format and length terms."""
-        cfg = self.config
-        reward = cfg.correct_reward if verdict.correct else 0.0
-        if cfg.format_reward and verdict.outcome in (Outcome.CORRECT, Outcome.WRONG):
-            reward += cfg.format_reward
-        if cfg.length_budget is not None and cfg.length_penalty and len(completion) > cfg.length_budget:
-            over = len(completion) - cfg.length_budget
-            reward -= cfg.length_penalty * (min(1.0, over / cfg.length_buffer) if cfg.length_buffer else 1.0)
-        return float(reward)
+        """The reward for a graded completion: its terms (`reward_terms`), each times its weight, summed."""
+        return weighted_sum(terms_of(self.config), self.reward_terms(verdict, completion))
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Grade the completion ``action`` and end the episode.
@@ -419,8 +421,9 @@ class ReasoningEnv(gymnasium.Env[str, str]):
 
         Returns:
             ``("", reward, True, False, info)`` with info keys problem_id, outcome, extracted, correct, reason,
-            verifier (the version of the grading rules) and replay (env_id, split, index, difficulty, seed
-            and problem_id: what ``reasongym regrade`` needs to grade the completion again).
+            reward_terms (each term's unweighted value: `reward_terms`), verifier (the version of the grading
+            rules) and replay (env_id, split, index, difficulty, seed and problem_id: what ``reasongym
+            regrade`` needs to grade the completion again).
 
         Raises:
             TypeError: ``action`` is not a string.
@@ -440,6 +443,7 @@ class ReasoningEnv(gymnasium.Env[str, str]):
             "extracted": verdict.extracted,
             "correct": verdict.correct,
             "reason": verdict.reason,
+            "reward_terms": self.reward_terms(verdict, action),
             "verifier": self.verifier_version(self._problem),
             "replay": dict(self._replay),
         }

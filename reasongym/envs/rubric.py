@@ -1,15 +1,10 @@
-"""An environment's reward as named, weighted terms, exported to TRL as one reward function per term.
+"""An environment's reward exported to TRL, one reward function per term of it.
 
-``ReasoningEnv.compute_reward`` adds up to three terms: correctness (weight ``correct_reward``), a format term
-that pays whenever a final answer could be read, right or wrong (weight ``format_reward``), and a length
-term, the fraction of the length penalty a completion earns (weight ``-length_penalty``). :func:`rubric`
-names them; :func:`trl_reward_functions` gives one TRL reward function per term, each grading with the
-environment's own ``env.score``, and the weights to pass as ``GRPOConfig(reward_weights=...)``: TRL's
-weighted sum of the terms is then exactly the environment's reward, and TRL logs each term under its name
-(``rewards/correctness/mean``, ``rewards/format/mean``, ...).
-
-A format term that pays without correctness is the classic reward-hacking trap: a policy can learn to
-write a boxed answer and never a right one. Watch ``rewards/correctness`` rise, not just the total.
+The terms themselves are defined once, in `reasongym.envs.reward` (``ReasoningEnv.compute_reward`` is their
+weighted sum). :func:`rubric` names an environment's terms; :func:`trl_reward_functions` gives one TRL reward
+function per term, each grading with the environment's own ``env.score``, and the weights to pass as
+``GRPOConfig(reward_weights=...)``: TRL's weighted sum of the terms is then exactly the environment's reward,
+and TRL logs each term under its name (``rewards/correctness/mean``, ``rewards/format/mean``, ...).
 
 Example:
     >>> from reasongym.envs.rubric import trl_reward_functions
@@ -20,7 +15,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium
@@ -29,82 +23,12 @@ from reasongym.envs.core import ReasoningEnv
 from reasongym.envs.export import completion_text
 from reasongym.envs.problem import Problem
 from reasongym.envs.registration import make
-from reasongym.verifiers import Outcome, Verdict
-
-TermFunction = Callable[[Verdict, str], float]
-"""A term's value for a graded completion: ``(verdict, completion) -> float``."""
-
-
-@dataclass(frozen=True)
-class RewardTerm:
-    """One named term of an environment's reward."""
-
-    name: str
-    """The name TRL logs it under (``rewards/<name>/mean``) and the reward function's ``__name__``."""
-    weight: float
-    """Its weight in the total (TRL's ``reward_weights``)."""
-    value: TermFunction
-    """Its unweighted value for a graded completion."""
-
-
-def correctness(verdict: Verdict, completion: str) -> float:
-    """1.0 for a correct final answer, else 0.0 (the verifier's verdict)."""
-    return 1.0 if verdict.correct else 0.0
-
-
-def answer_format(verdict: Verdict, completion: str) -> float:
-    """1.0 whenever a final answer could be read and graded, right or wrong."""
-    return 1.0 if verdict.outcome in (Outcome.CORRECT, Outcome.WRONG) else 0.0
-
-
-def over_length(budget: int, buffer: int) -> TermFunction:
-    """The fraction of the length penalty a completion earns: 0 within ``budget`` characters, growing to 1."""
-
-    def length(verdict: Verdict, completion: str) -> float:
-        over = len(completion) - budget
-        if over <= 0:
-            return 0.0
-        return min(1.0, over / buffer) if buffer else 1.0
-
-    return length
+from reasongym.envs.reward import RewardTerm, terms_of
 
 
 def rubric(env: ReasoningEnv) -> list[RewardTerm]:
-    """The terms of ``env``'s reward with their weights, as ``compute_reward`` adds them."""
-    cfg = env.config
-    terms = [RewardTerm("correctness", float(cfg.correct_reward), correctness)]
-    if cfg.format_reward:
-        terms.append(RewardTerm("format", float(cfg.format_reward), answer_format))
-    if cfg.length_budget is not None and cfg.length_penalty:
-        terms.append(
-            RewardTerm(
-                "length", -float(cfg.length_penalty), over_length(cfg.length_budget, cfg.length_buffer)
-            )
-        )
-    return terms
-
-
-def term_metrics(env: gymnasium.Env, outcomes: Sequence[str], texts: Sequence[str]) -> dict[str, float]:
-    """``reward/<name>``: the mean unweighted value of each term of ``env``'s reward over graded completions.
-
-    ``outcomes`` are the verdicts' outcome values (``"correct"``, ``"wrong"``, ...) and ``texts`` the
-    completions, row by row, as a rollout batch keeps them; what the trainers log each step. Empty for an
-    environment whose reward is not the sum of its terms: a multi-turn one (a retry discounts its attempts)
-    or one that is not a ReasoningEnv (an ``openenv://`` environment).
-    """
-    base = getattr(env, "unwrapped", env)
-    if not isinstance(base, ReasoningEnv) or type(base).step is not ReasoningEnv.step or not texts:
-        return {}
-    known = {outcome.value: outcome for outcome in Outcome}
-    verdicts = [
-        Verdict(outcome == "correct", known.get(outcome, Outcome.UNPARSEABLE), None, "")
-        for outcome in outcomes
-    ]
-    return {
-        f"reward/{term.name}": sum(term.value(v, t) for v, t in zip(verdicts, texts, strict=True))
-        / len(texts)
-        for term in rubric(base)
-    }
+    """The terms of ``env``'s reward with their weights, as ``compute_reward`` adds them (`terms_of`)."""
+    return terms_of(env.config)
 
 
 def trl_reward_functions(

@@ -247,7 +247,7 @@ class ServedEnvironment(Environment[CompletionAction, TextObservation, State]):
 
     def get_metadata(self) -> EnvironmentMetadata:
         """The id and one-line description of the served environment."""
-        from reasongym import __version__
+        from reasongym.version import __version__
 
         return EnvironmentMetadata(
             name=self.env_id, description=spec(self.env_id).description, version=f"reasongym {__version__}"

@@ -27,12 +27,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from reasongym import __version__
 from reasongym.envs.problem import Problem
 from reasongym.envs.rows import json_value
 from reasongym.errors import ConfigError
 from reasongym.evaluation.record_fields import check_record
 from reasongym.runs.locks import check_free, exclusive_lock
+from reasongym.version import __version__
 
 SETTINGS_KEY = "settings"
 """The record field holding what defines the evaluation."""

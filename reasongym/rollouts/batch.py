@@ -28,7 +28,6 @@ Shape legend: see `reasongym.agents.common` (B sequences, G group size, P prompt
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +37,7 @@ import torch
 from torch import Tensor
 from transformers import PreTrainedTokenizerBase
 
-import reasongym  # registers the built-in ids
+from reasongym.envs import make  # registers the built-in ids
 from reasongym.errors import ConfigError
 from reasongym.generation.base import Generator, SamplingParams
 from reasongym.rollouts.env_pool import EnvPool
@@ -46,8 +45,6 @@ from reasongym.rollouts.episodes import Episode, play_episodes
 
 TURN_CAP_OUTCOME = "max_turns"
 """``outcomes`` entry of an episode that `collect_rollouts` cut off at the turn cap."""
-EQUAL_REWARD_ATOL = 1e-6
-"""Rewards of a group closer than this count as equal (a group without learning signal)."""
 
 ROW_TENSORS = (
     "rewards",
@@ -66,7 +63,7 @@ def _joined(lists: list[Any]) -> Any:
     return None if any(rows is None for rows in lists) else [row for rows in lists for row in rows]
 
 
-def _joined_tensor(parts: list[Tensor | None]) -> Tensor | None:
+def joined_tensor(parts: list[Tensor | None]) -> Tensor | None:
     present = [part for part in parts if part is not None]
     return torch.cat(present) if len(present) == len(parts) else None
 
@@ -127,11 +124,16 @@ class RolloutBatch:
     """B step-info replay records and verifier versions (``samples.jsonl`` keeps them for ``regrade``)."""
     old_logp_known: bool = True
     """False when some row came from a generator that returned text only: ``old_logp`` then holds
-    placeholders, and a trainer must call `recompute_old_logp` before any loss (the sessions do)."""
+    placeholders, and a trainer must call `recompute_old_logp` before any loss, or have its one update per
+    batch take them from its own forward pass (the sessions do one or the other)."""
     sampler_logp: Tensor | None = None
     """[B, T] the log-probs another engine (vLLM, a served model) reported for the completion tokens, kept
-    when the trainer recomputed ``old_logp`` with its own forward pass: the off-policy correction weighs
+    when the trainer computes ``old_logp`` with its own forward pass: the off-policy correction weighs
     their difference (`reasongym.agents.offpolicy`). None when the sampler is the trained module itself."""
+    reward_terms: dict[str, Tensor] | None = None
+    """Each term of the environment's reward (``info["reward_terms"]``: correctness, format, length), [B]
+    float32 unweighted values by name; None when an episode's environment does not report them (a
+    multi-turn retry, whose reward discounts its attempts; a custom environment)."""
 
     def __len__(self) -> int:
         """B, the number of sequences."""
@@ -193,12 +195,14 @@ class RolloutBatch:
         width_t = max(batch.completion_ids.shape[1] for batch in batches)
         parts = [batch._padded(width_p, width_t) for batch in batches]
         tensors = {name: torch.cat([getattr(p, name) for p in parts]) for name in _SEQUENCE_TENSORS}
-        tensors["sampler_logp"] = _joined_tensor([p.sampler_logp for p in parts])
+        tensors["sampler_logp"] = joined_tensor([p.sampler_logp for p in parts])
         for name in ROW_TENSORS:
-            values = [getattr(batch, name) for batch in batches]
-            tensors[name] = None if any(v is None for v in values) else torch.cat(values)
+            tensors[name] = joined_tensor([getattr(batch, name) for batch in batches])
         lists = {name: _joined([getattr(batch, name) for batch in batches]) for name in _ROW_LISTS}
-        return dataclasses.replace(first, completion_start=width_p, **tensors, **lists)._trimmed()
+        terms = joined_terms([batch.reward_terms for batch in batches])
+        return dataclasses.replace(
+            first, completion_start=width_p, reward_terms=terms, **tensors, **lists
+        )._trimmed()
 
     def to(self, device: str | torch.device) -> RolloutBatch:
         """A copy with every tensor on ``device``."""
@@ -207,11 +211,8 @@ class RolloutBatch:
             for f in dataclasses.fields(self)
             if isinstance(getattr(self, f.name), Tensor)
         }
-        return dataclasses.replace(self, **moved)
-
-    def metrics(self) -> dict[str, float]:
-        """`rollout_metrics` of this batch."""
-        return rollout_metrics({name: getattr(self, name) for name in ROW_TENSORS}, self.group_size)
+        terms = None if self.reward_terms is None else {k: v.to(device) for k, v in self.reward_terms.items()}
+        return dataclasses.replace(self, reward_terms=terms, **moved)
 
     def _take_rows(self, rows: Tensor) -> RolloutBatch:
         """A batch of the given rows (same widths)."""
@@ -222,7 +223,8 @@ class RolloutBatch:
             value = getattr(self, name)
             tensors[name] = None if value is None else value[rows]
         lists = {name: _picked(getattr(self, name), picked) for name in _ROW_LISTS}
-        return dataclasses.replace(self, **tensors, **lists)
+        terms = None if self.reward_terms is None else {k: v[rows] for k, v in self.reward_terms.items()}
+        return dataclasses.replace(self, reward_terms=terms, **tensors, **lists)
 
     def _padded(self, width_p: int, width_t: int) -> RolloutBatch:
         """The sequence tensors padded to P = ``width_p`` (left) and T = ``width_t`` (right)."""
@@ -264,44 +266,12 @@ class RolloutBatch:
 _SEQUENCE_TENSORS = ("input_ids", "attention_mask", "completion_ids", "completion_mask", "old_logp")
 
 
-def rollout_metrics(rows: Mapping[str, Tensor | None], group_size: int) -> dict[str, float]:
-    """``rollout/`` statistics (nan where undefined) of batches' `ROW_TENSORS` (every rank's too), in group
-    layout: ``reward_std`` is the population std; ungradable rows count as not correct; ``len_*`` count model
-    tokens; ``zero_std_group_frac``: groups whose rewards are equal within `EQUAL_REWARD_ATOL` (they teach a
-    group-baseline estimator nothing), ``all_correct_group_frac`` / ``all_wrong_group_frac``: groups with every
-    sample correct (too easy) / none correct (too hard); ``ungradable_frac`` and, of those, ``timeout_frac``:
-    rows the trainers leave out of the loss."""
-    rewards = rows["rewards"].float().cpu()  # [B]
-    lengths = rows["lengths"].float().cpu()  # [B]
-    correct, gradable = rows["correct"].cpu(), rows["gradable"].cpu()  # [B]
-    count = len(rewards)
-    wrong = gradable & ~correct  # [B]
-    right_per_group = correct.view(-1, group_size).sum(dim=1)  # [B // G]
-    grouped = rewards.view(-1, group_size)  # [B // G, G]
-    spread = grouped.max(dim=1).values - grouped.min(dim=1).values if count else grouped.sum(1)
-    values = {
-        "reward_mean": _mean(rewards),
-        "reward_std": rewards.std(correction=0).item() if count else math.nan,
-        "correct_rate": _mean(correct.float()),
-        "len_mean": _mean(lengths),
-        "len_max": lengths.max().item() if count else math.nan,
-        "truncation_rate": _mean(rows["truncated"].float().cpu()),
-        "zero_std_group_frac": _mean((spread <= EQUAL_REWARD_ATOL).float()),
-        "all_correct_group_frac": _mean((right_per_group == group_size).float()),
-        "all_wrong_group_frac": _mean((right_per_group == 0).float()),
-        "len_correct_mean": _mean(lengths[correct]),
-        "len_wrong_mean": _mean(lengths[wrong]),
-        "ungradable_frac": _mean((~gradable).float()),
-    }
-    if rows.get("turns") is not None:
-        values["turns_mean"] = _mean(rows["turns"].float().cpu())
-    if rows.get("timed_out") is not None:  # left out of the loss, as every ungradable row: counted here
-        values["timeout_frac"] = _mean(rows["timed_out"].float().cpu())
-    return {f"rollout/{name}": float(value) for name, value in values.items()}
-
-
-def _mean(x: Tensor) -> float:
-    return x.mean().item() if x.numel() else math.nan
+def joined_terms(parts: Sequence[Mapping[str, Tensor] | None]) -> dict[str, Tensor] | None:
+    """Reward terms of several row sets, concatenated by name; None unless every part has the same names."""
+    if not parts or any(part is None for part in parts) or len({tuple(p) for p in parts if p}) != 1:  # type: ignore[union-attr]
+        return None
+    names = list(parts[0] or {})
+    return {name: torch.cat([part[name].cpu() for part in parts if part is not None]) for name in names}
 
 
 def collect_rollouts(
@@ -389,7 +359,7 @@ def _check_arguments(indices: Sequence[int], params: SamplingParams, max_turns: 
 
 def _resolve_env(env_id_or_env: str | gymnasium.Env) -> gymnasium.Env:
     if isinstance(env_id_or_env, str):
-        return reasongym.make(env_id_or_env)
+        return make(env_id_or_env)
     if not isinstance(env_id_or_env, gymnasium.Env):
         raise ConfigError(
             f"env_id_or_env={env_id_or_env!r} is not allowed; expected an env id string or a gymnasium.Env"
@@ -437,8 +407,26 @@ def _assemble(
         turns=torch.tensor([episode.turns for episode in episodes], dtype=torch.long),
         timed_out=torch.tensor([not e.cut_off and e.info.get("outcome") == "timeout" for e in episodes]),
         old_logp_known=all(episode.logprobs_known for episode in episodes),
+        reward_terms=_episode_terms(episodes),
     )
     return batch.to(device) if device is not None else batch
+
+
+def _episode_terms(episodes: list[Episode]) -> dict[str, Tensor] | None:
+    """[B] each reward term of the episodes' last steps (``info["reward_terms"]``); an episode the turn cap
+    cut off earned none of them (0). None unless every other episode reports the same terms."""
+    reported = [e.info.get("reward_terms") for e in episodes if not e.cut_off]
+    if not reported or any(not isinstance(terms, dict) for terms in reported):
+        return None
+    names = list(reported[0])
+    if any(list(terms) != names for terms in reported):
+        return None
+    values = [
+        [0.0] * len(names) if e.cut_off else [float(e.info["reward_terms"][n]) for n in names]
+        for e in episodes
+    ]
+    table = torch.tensor(values, dtype=torch.float32).view(len(episodes), len(names))  # [B, terms]
+    return {name: table[:, i] for i, name in enumerate(names)}
 
 
 def sample_rows(batch: Any, group_size: int, groups: int = 2) -> list[dict[str, Any]]:

@@ -6,8 +6,8 @@ and how to go on, instead of the transport's message (gloo's ``pair.cc:553 Conne
     with helper_died("sampler", sampler.process, algo="grpo", run_dir=run_dir):
         batch = sampler.next(step)
 
-and :func:`next_batch` is that wrap around an RL session's sampler (the one call in
-``reasongym.agents.runtime.session``).
+as the sampler process's source does (`reasongym.agents.runtime.async_rollouts.AsyncRollouts`, told the
+`ResumableRun` at its start).
 
 A failure inside the block while the helper process has ended (reaped within a few seconds) becomes one
 :class:`~reasongym.errors.TrainingFailed` line: ``the sampler process (pid 123) was killed by signal 9
@@ -20,11 +20,23 @@ from __future__ import annotations
 import contextlib
 import signal
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reasongym.errors import CheckpointError, TrainingFailed
 from reasongym.policy.checkpoints import latest_checkpoint
+
+
+@dataclass(frozen=True)
+class ResumableRun:
+    """The run a dead helper leaves behind, as its error names it."""
+
+    algo: str
+    """The trainer's name, as ``reasongym train ALGO`` spells it (the resume command's)."""
+    run_dir: Path | None
+    """The run folder (None: the run saves nothing, so it starts again)."""
+
 
 REAP_WAIT_S = 5.0
 """How long the trainer waits for a helper whose connection broke to be seen dead (its exit is reaped after
@@ -75,14 +87,3 @@ def helper_died(role: str, process: Any | None, *, algo: str, run_dir: Path | No
         if ended is None:
             raise
         raise TrainingFailed(f"the {role} process {ended}; {what_is_saved(algo, run_dir)}") from exc
-
-
-def next_batch(session: Any, step: int) -> Any:
-    """``session.sampler.next(step)`` (the sampler ahead of an RL session), its process named if it died.
-
-    ``session`` is a ``reasongym.agents.runtime.session.RLSession`` (read: ``sampler``, ``algo``, ``life.path``);
-    a sampler with no process of its own (vLLM's thread) passes its failures unchanged.
-    """
-    process = getattr(session.sampler, "process", None)
-    with helper_died("sampler", process, algo=session.algo, run_dir=session.life.path):
-        return session.sampler.next(step)

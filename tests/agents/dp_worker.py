@@ -30,7 +30,7 @@ from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import train_dapo
 from reasongym.agents.distill import train_distill
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.runtime.session import RLSession
+from reasongym.agents.runtime.hooks import StepHook, StepView
 from reasongym.agents.star import train_star
 from reasongym.envs.core import ReasoningEnv
 from reasongym.envs.problem import Problem
@@ -178,8 +178,11 @@ def tiny_model() -> tuple[torch.nn.Module, Any]:
     return model, tokenizer
 
 
-def train(algo: str, run_dir: Path | None, *, kill_at_eval: int | None = None, **overrides: Any) -> Any:
-    """Train ``algo`` with `SETTINGS` (and ``overrides``) on the counting env; returns ``(model, result)``."""
+def train(
+    algo: str, run_dir: Path | None, *, kill_at_eval: int | None = None, hooks: Any = (), **overrides: Any
+) -> Any:
+    """Train ``algo`` with `SETTINGS` (and ``overrides``) on the counting env, RL ``hooks`` seeing its steps;
+    returns ``(model, result)``."""
     model, tokenizer = tiny_model()
     calls = []
 
@@ -217,9 +220,22 @@ def train(algo: str, run_dir: Path | None, *, kill_at_eval: int | None = None, *
         run_dir=run_dir,
         generator=policy,
         eval_fn=eval_fn,
+        hooks=hooks,
         **extra,
     )
     return model, result
+
+
+class UpdateRows(StepHook):
+    """Counts this rank's rows in each step's update (a step that skipped its update has none)."""
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+
+    def after_update(self, view: StepView) -> bool:
+        if view.update is not None:
+            self.rows.append(len(view.update.batch))
+        return False
 
 
 def main() -> None:
@@ -239,13 +255,11 @@ def main() -> None:
         return
     overrides = {"sft": {"batch_size": args.sft_batch_size}} if args.sft_batch_size else {}
     overrides["parallelism"] = args.parallelism
-    rows: list[int] = []  # this rank's share of each update, for the test to see an empty one
-    update = RLSession.update
-    RLSession.update = lambda self, batch, *a, **k: rows.append(len(batch)) or update(self, batch, *a, **k)
-    model, _ = train(args.algo, out / "run", kill_at_eval=args.kill_at_eval, **overrides)
+    rows = UpdateRows()  # this rank's share of each update, for the test to see an empty one
+    model, _ = train(args.algo, out / "run", kill_at_eval=args.kill_at_eval, hooks=[rows], **overrides)
     state = {k: v.full_tensor() if hasattr(v, "full_tensor") else v for k, v in model.state_dict().items()}
     torch.save({k: v.detach().clone() for k, v in state.items()}, out / f"rank{info.rank}.pt")  # FSDP: whole
-    (out / f"rank{info.rank}.json").write_text(json.dumps({"rows": rows}))
+    (out / f"rank{info.rank}.json").write_text(json.dumps({"rows": rows.rows}))
     distributed.cleanup()
 
 

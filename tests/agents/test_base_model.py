@@ -12,6 +12,7 @@ import torch
 
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.runtime.session import RLSession
+from reasongym.agents.runtime.setup import start_session
 from reasongym.errors import ConfigError
 from reasongym.policy.base_model import BASE_FILE, REFERENCE_FILE, fingerprint, source_of
 from reasongym.policy.loading import load_base, load_policy, save_policy
@@ -31,7 +32,7 @@ def saved_tiny(tiny) -> Callable[..., Path]:
 
 def _session(model: torch.nn.Module, tokenizer: object, run_dir: Path) -> RLSession:
     configs = preset_configs("default", "grpo", max_steps=2, num_prompts=2, group_size=2, progress_bar=False)
-    return RLSession.start(
+    return start_session(
         configs["run"],
         configs["rollout"],
         model,
@@ -73,7 +74,7 @@ def test_a_resume_from_a_changed_model_rebuilds_the_reference_from_the_source(
             parameter.mul_(0.5)  # e.g. the weights a caller trained further in Python
     session = _session(model, tokenizer, tmp_path / "run")
     try:
-        for name, tensor in session.reference.state_dict().items():
+        for name, tensor in session.learner.reference.state_dict().items():
             torch.testing.assert_close(tensor, original[name], rtol=0, atol=0)
     finally:
         session.close()

@@ -73,11 +73,11 @@ def test_grpo_samples_from_the_bf16_copy_and_keeps_float32_masters(tiny, small_c
 
 
 def test_the_copy_follows_every_optimizer_step(tiny, small_configs) -> None:
-    from reasongym.agents.runtime.session import RLSession
+    from reasongym.agents.runtime.setup import start_session
 
     model, tokenizer = tiny(seed=2)
     configs = small_configs("grpo", sampler_weights="bf16", mu=1, max_steps=1)
-    session = RLSession.start(
+    session = start_session(
         configs["run"],
         configs["rollout"],
         model,
@@ -90,14 +90,14 @@ def test_the_copy_follows_every_optimizer_step(tiny, small_configs) -> None:
         with_reference=False,
     )
     try:
-        sampler = session.generator.inner
-        assert isinstance(sampler, LowPrecisionGenerator) and not session.sampler_is_policy
+        sampler = session.sampler.generator.inner
+        assert isinstance(sampler, LowPrecisionGenerator) and not session.sampler.is_policy
         with torch.no_grad():
             model.lm_head.weight.add_(0.5)  # as an optimizer step would
-        session.engine.stepped()
-        session.rollouts(2)  # the weights are pushed before sampling
+        session.sampler.engine.stepped()
+        session.rollouts()  # the weights are pushed before sampling
         torch.testing.assert_close(sampler.copy.lm_head.weight, model.lm_head.weight.to(torch.bfloat16))
-        state = session.optimizer.state_dict()
+        state = session.learner.optimizer.state_dict()
         assert state["param_groups"] and all(p.dtype == torch.float32 for p in model.parameters())
     finally:
         session.close()

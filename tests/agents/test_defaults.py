@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from reasongym.agents import dapo, grpo, sft, star
-from reasongym.agents.runtime.session import RLSession
+from reasongym.agents.runtime.hooks import StepHook, StepView
 from reasongym.cli import main
 from reasongym.cli import train as cli_train
 
@@ -48,15 +48,19 @@ def test_rl_trainers_default_to_the_command_lines_configs(
 ) -> None:
     cli = _from_the_command_line(monkeypatch, algo)
 
-    def capture(run_cfg: Any, rollout_cfg: Any, *args: Any, **kwargs: Any) -> None:
-        raise _Captured(run=run_cfg, rollout=rollout_cfg)
+    class Capture(StepHook):
+        """Keeps the configs the trainer runs with, and stops it before its first batch."""
 
-    monkeypatch.setattr(RLSession, "start", capture)
+        def before_sampling(self, view: StepView) -> bool:
+            self.configs = {"run": view.run, "rollout": view.rollout}
+            return True
+
     model, tokenizer = tiny()
-    with pytest.raises(_Captured) as python:
-        getattr(module, f"train_{algo}")(config(), model, tokenizer, ENV)
+    python = Capture()
+    result = getattr(module, f"train_{algo}")(config(), model, tokenizer, ENV, hooks=[python])
+    assert result.steps == 0  # the hook stopped the run before its first step
     for section in ("run", "rollout"):
-        assert _differences(python.value.configs[section], cli[section]) == {}, section
+        assert _differences(python.configs[section], cli[section]) == {}, section
     assert _differences(config(), cli[algo]) == {}
     assert cli["rollout"].group_size == (16 if algo == "dapo" else 8)  # the preset, not the class default
 
@@ -92,43 +96,37 @@ def test_star_defaults_to_the_command_lines_configs(monkeypatch: pytest.MonkeyPa
 
 
 def test_each_name_list_is_its_registry() -> None:
-    """A config's choice list and the registry it looks names up in are one list (no second copy to drift)."""
+    """A config's choice list and the table it looks names up in are one list (no second copy to drift); the
+    open registries' built-in entries each load the function of their name."""
     import typing
 
-    from reasongym.agents.advantages import ADVANTAGE_NORMALIZATIONS
-    from reasongym.agents.choices import (
-        AdvantageName,
-        CorrectionName,
-        DivergenceName,
-        KLPlacement,
-        LossAggregationName,
-        PolicyLossName,
-    )
+    from reasongym.agents import advantages, distill, policy_losses
+    from reasongym.agents.choices import CorrectionName, KLPlacement, LossAggregationName
     from reasongym.agents.config import RolloutConfig
-    from reasongym.agents.dapo import DAPOConfig
-    from reasongym.agents.distill import DIVERGENCES, DistillConfig
     from reasongym.agents.grpo import KL_MODES, LOSS_AGGREGATIONS, GRPOConfig
     from reasongym.agents.offpolicy import IMPORTANCE_SAMPLING_CORRECTIONS, ImportanceSamplingConfig
-    from reasongym.agents.policy_losses import POLICY_LOSSES
+    from reasongym.agents.registries import ADVANTAGE_ESTIMATORS, DIVERGENCES, POLICY_LOSSES
     from reasongym.evaluation.config import EvalConfig
     from reasongym.generation.engines import ENGINES, Engine
 
-    assert typing.get_args(AdvantageName) == tuple(ADVANTAGE_NORMALIZATIONS)
-    assert typing.get_args(PolicyLossName) == tuple(POLICY_LOSSES)
     assert typing.get_args(LossAggregationName) == tuple(LOSS_AGGREGATIONS)
     assert typing.get_args(KLPlacement) == tuple(KL_MODES)
     assert typing.get_args(CorrectionName) == tuple(IMPORTANCE_SAMPLING_CORRECTIONS)
-    assert typing.get_args(DivergenceName) == tuple(DIVERGENCES)
-    assert typing.get_type_hints(DistillConfig)["divergence"] == DivergenceName
     hints = typing.get_type_hints(GRPOConfig)
-    assert (hints["policy_loss"], hints["loss_aggregation"], hints["kl"]) == (
-        PolicyLossName,
-        LossAggregationName,
-        KLPlacement,
-    )
+    assert (hints["loss_aggregation"], hints["kl"]) == (LossAggregationName, KLPlacement)
     assert typing.get_type_hints(ImportanceSamplingConfig)["mode"] == CorrectionName
-    for config in (GRPOConfig, DAPOConfig):
-        assert typing.get_type_hints(config)["advantage_normalization"] == AdvantageName
+    assert [POLICY_LOSSES[name] for name in ("ppo_clip", "gspo", "gspo_token", "cispo")] == [
+        policy_losses.ppo_clip,
+        policy_losses.gspo,
+        policy_losses.gspo_token,
+        policy_losses.cispo,
+    ]
+    assert ADVANTAGE_ESTIMATORS["rloo"] is advantages.leave_one_out
+    assert ADVANTAGE_ESTIMATORS["none"] is advantages.no_normalization
+    assert DIVERGENCES["jsd"] is distill.generalized_jsd
+    assert DIVERGENCES.has("sampled_reverse_kl", "token_level") and not DIVERGENCES.has("jsd", "token_level")
+    batch_level = [name for name in ADVANTAGE_ESTIMATORS if ADVANTAGE_ESTIMATORS.has(name, "batch_level")]
+    assert batch_level == ["batch_std", "reinforce_plus_plus", "reinforce_plus_plus_baseline"]
     assert typing.get_args(Engine) == ENGINES == ("hf", "vllm", "auto")
     for config in (RolloutConfig, EvalConfig):
         assert typing.get_type_hints(config)["engine"] == Engine

@@ -13,7 +13,8 @@ from reward_wrappers import DigitReward
 import reasongym
 from reasongym.agents.common import enable_checkpointing, token_logprobs
 from reasongym.agents.grpo import grpo_loss
-from reasongym.agents.runtime.session import RLSession
+from reasongym.agents.runtime.hooks import StepHook, StepView
+from reasongym.agents.runtime.setup import start_session
 from reasongym.agents.runtime.update import BatchTotals, accumulate_gradients
 from reasongym.envs.core import ReasoningEnv
 from reasongym.envs.problem import Problem
@@ -255,21 +256,29 @@ def test_default_splits_are_ones_the_source_has(
         mu=1,
         difficulty=None,
     )
-    with pytest.MonkeyPatch.context() as patch:
-        seen: dict[str, str] = {}
-        patch.setattr(RLSession, "start", _recording_start(seen))
-        result = train("grpo", cfg, model, tokenizer, _dataset_env(*splits))
-    assert (seen["train"], seen["eval"]) == (train_split, eval_split)
+    seen = Seen()
+    result = train("grpo", cfg, model, tokenizer, _dataset_env(*splits), hooks=[seen])
+    assert (seen.views[0].train_split, seen.views[0].eval_split) == (train_split, eval_split)
     assert result.steps == 1 and [e["step"] for e in result.evals] == [0.0, 1.0]
 
 
-def _recording_start(seen: dict[str, str], original=RLSession.start) -> object:  # noqa: ANN001
-    def start(cls, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-        session = original.__func__(cls, *args, **kwargs)
-        seen.update(train=session.train_split, eval=session.eval_split)
-        return session
+class Seen(StepHook):
+    """Keeps every view the run shows it, and each step's batch."""
 
-    return classmethod(start)
+    def __init__(self) -> None:
+        self.views: list[StepView] = []
+        self.batches: list[object] = []
+
+    def before_sampling(self, view: StepView) -> bool:
+        self.views.append(view)
+        return False
+
+    def after_sampling(self, view: StepView, batch: object) -> None:
+        self.batches.append(batch)
+
+    def after_update(self, view: StepView) -> bool:
+        self.views.append(view)
+        return False
 
 
 @pytest.mark.parametrize(
@@ -317,7 +326,7 @@ def _with_dropout(arch: str, tiny) -> tuple[torch.nn.Module, object]:
 def test_rl_disables_dropout_so_the_first_ratio_is_one(arch: str, tiny, small_configs) -> None:
     model, tokenizer = _with_dropout(arch, tiny)
     cfg = small_configs("grpo", kl="off")
-    RLSession.start(
+    start_session(
         cfg["run"],
         cfg["rollout"],
         model,
@@ -351,24 +360,14 @@ def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object, tiny, 
     other, _ = tiny(seed=1)
     save_model(other, str(tmp_path / "reference.safetensors"))
     seen: dict[str, object] = {}
-    original_rollouts, original_reference = RLSession.rollouts, RLSession.reference_logprobs
-
-    def rollouts(self, num_prompts):  # noqa: ANN001, ANN202
-        seen["batch"] = original_rollouts(self, num_prompts)
-        return seen["batch"]
-
-    def reference_logprobs(self, batch):  # noqa: ANN001, ANN202
-        seen["ref_logp"] = original_reference(self, batch)
-        return seen["ref_logp"]
 
     def advantages(rewards, group_size, normalization, *, valid=None):  # noqa: ANN001, ANN202
         seen["rewards"] = rewards.clone()
         return grpo_advantages(rewards, group_size, normalization, valid=valid)
 
     grpo_advantages = grpo.group_advantages
+    hook = Seen()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(RLSession, "rollouts", rollouts)
-        patch.setattr(RLSession, "reference_logprobs", reference_logprobs)
         patch.setattr(grpo, "group_advantages", advantages)
         train(
             "grpo",
@@ -377,9 +376,11 @@ def test_the_loop_subtracts_the_k1_penalty_from_rewards(tmp_path: object, tiny, 
             tokenizer,
             ENV,
             run_dir=tmp_path,
+            hooks=[hook],
         )
-    batch = seen["batch"]
-    log_ratio = ((batch.old_logp - seen["ref_logp"]) * batch.completion_mask).sum(dim=1)  # [B]
+    update = hook.views[-1].update  # what the step's update trained on, and the reference's log-probs
+    batch = update.batch
+    log_ratio = ((batch.old_logp - update.ref_logp) * batch.completion_mask).sum(dim=1)  # [B]
     assert log_ratio.abs().min() > 1e-3  # the reference really differs
     torch.testing.assert_close(seen["rewards"], batch.rewards - 0.5 * log_ratio)
 
@@ -399,22 +400,15 @@ def test_timed_out_verdicts_are_counted_and_left_out_of_the_loss(
         verdict = original(self, problem, completion)
         return Verdict(None, Outcome.TIMEOUT, None, "ran past 1 s") if next(calls) % 2 else verdict
 
-    seen: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []
-    update = RLSession.update
-
-    def spy(self: RLSession, batch, adv, loss, *, mu, ref_logp=None, mask=None, weights=None):  # noqa: ANN001, ANN202
-        used = batch.completion_mask if mask is None else mask
-        seen.append((~batch.gradable, adv.detach().clone(), used.detach().clone()))
-        return update(self, batch, adv, loss, mu=mu, ref_logp=ref_logp, mask=mask, weights=weights)
-
     monkeypatch.setattr(ReasoningEnv, "score", score)
-    monkeypatch.setattr(RLSession, "update", spy)
     model, tokenizer = tiny()
     fields = {"max_steps": 1, "eval_every": 0, **({"dynamic_sampling": False} if algo == "dapo" else {})}
-    result = train(algo, small_configs(algo, **fields), model, tokenizer, ENV)
+    hook = Seen()
+    result = train(algo, small_configs(algo, **fields), model, tokenizer, ENV, hooks=[hook])
     assert result.history[0]["rollout/timeout_frac"] == 0.5  # 3 of the 6 samples
     assert result.history[0]["rollout/ungradable_frac"] == 0.5
-    ((left_out, adv, mask),) = seen
+    update = hook.views[-1].update
+    left_out, adv, mask = ~update.batch.gradable, update.adv, update.mask
     assert int(left_out.sum()) == 3
     assert adv[left_out].tolist() == [0.0] * 3 and int(mask[left_out].sum()) == 0
     assert int(mask[~left_out].sum()) > 0

@@ -18,7 +18,7 @@ from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.common import token_logprobs
 from reasongym.agents.config import LoRAConfig
 from reasongym.agents.grpo import train_grpo
-from reasongym.agents.runtime.session import RLSession
+from reasongym.agents.runtime.setup import start_session
 from reasongym.errors import ConfigError
 from reasongym.policy.loading import load_policy, save_policy
 from reasongym.policy.lora import adapters_merged, add_adapters, is_adapted
@@ -116,7 +116,7 @@ def test_kl_reference_is_the_model_with_its_adapters_off_and_a_resume_restores_t
     _train(_configs(max_steps=1), model, tokenizer, tmp_path)
     trained_logp = _logp(model, tokenizer)
     fresh, _ = tiny()  # the same seed: the same base weights
-    session = RLSession.start(
+    session = start_session(
         *(_configs(max_steps=2)[key] for key in ("run", "rollout")),
         fresh,
         tokenizer,
@@ -128,7 +128,11 @@ def test_kl_reference_is_the_model_with_its_adapters_off_and_a_resume_restores_t
         with_reference=True,
     )
     try:
-        assert session.resumed_from == 1 and session.reference is None and is_adapted(session.adapted)
+        assert (
+            session.resumed_from == 1
+            and session.learner.reference is None
+            and is_adapted(session.learner.adapted)
+        )
         torch.testing.assert_close(_logp(fresh, tokenizer), trained_logp, rtol=0, atol=0)
         ids = torch.tensor([tokenizer("12+30=42", add_special_tokens=False)["input_ids"]])
         batch = type("Batch", (), {"input_ids": ids, "attention_mask": torch.ones_like(ids)})()

@@ -11,8 +11,9 @@ import torch
 
 from reasongym.agents.advantages import group_advantages
 from reasongym.agents.dapo import DAPOConfig, batch_advantages
-from reasongym.agents.runtime import session as rl_loop
+from reasongym.agents.runtime import learner
 from reasongym.agents.runtime.diagnostics import ZeroVarianceWatch, advantage_metrics, progress_postfix
+from reasongym.agents.runtime.hooks import StepHook
 from reasongym.distributed import SINGLE_PROCESS
 from reasongym.runs.metrics import read_metrics
 
@@ -20,12 +21,13 @@ ENV = "reasongym/Arithmetic-v0"
 NEW_ESTIMATORS = ("rloo", "reinforce_plus_plus", "reinforce_plus_plus_baseline")
 
 
-def _half_right(session: rl_loop.RLSession, num_prompts: int, original=rl_loop.RLSession.rollouts) -> object:  # noqa: ANN001
-    """The sampled batch with group 0 half right and the other groups all wrong (the tiny model solves nothing)."""
-    batch = original(session, num_prompts)
-    correct = torch.zeros_like(batch.correct)
-    correct[: session.rollout_cfg.group_size // 2 + 1] = True
-    return dataclasses.replace(batch, rewards=correct.float(), correct=correct)
+class HalfRight(StepHook):
+    """Each drawn batch with group 0 half right and the other groups all wrong (the tiny model solves nothing)."""
+
+    def after_sampling(self, view: object, batch: object) -> object:
+        correct = torch.zeros_like(batch.correct)
+        correct[: view.rollout.group_size // 2 + 1] = True
+        return dataclasses.replace(batch, rewards=correct.float(), correct=correct)
 
 
 @pytest.mark.slow  # a training per estimator
@@ -33,21 +35,20 @@ def _half_right(session: rl_loop.RLSession, num_prompts: int, original=rl_loop.R
 def test_each_estimator_gives_the_full_batch_gradient_with_micro_batches(
     estimator: str, monkeypatch: pytest.MonkeyPatch, tiny, small_configs, train
 ) -> None:
-    monkeypatch.setattr(rl_loop.RLSession, "rollouts", _half_right)
     gradients: list[torch.Tensor] = []
 
     def recording_step(
-        model: torch.nn.Module, *args: object, original=rl_loop.optimizer_step, **kwargs: object
+        model: torch.nn.Module, *args: object, original=learner.optimizer_step, **kwargs: object
     ):  # noqa: ANN001, ANN202
         gradients.append(torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None]))
         return original(model, *args, **kwargs)
 
-    monkeypatch.setattr(rl_loop, "optimizer_step", recording_step)
+    monkeypatch.setattr(learner, "optimizer_step", recording_step)
     for micro in (None, 2):
         configs = small_configs(
             "grpo", max_steps=1, mu=1, kl="off", advantage_normalization=estimator, micro_batch_size=micro
         )
-        history = train("grpo", configs, *tiny(), ENV).history
+        history = train("grpo", configs, *tiny(), ENV, hooks=[HalfRight()]).history
     assert gradients[0].abs().max() > 0  # informative groups: the comparison says something
     torch.testing.assert_close(gradients[1], gradients[0], rtol=1e-5, atol=1e-7)
     assert history[0]["train/advantage_std"] > 0
@@ -56,12 +57,11 @@ def test_each_estimator_gives_the_full_batch_gradient_with_micro_batches(
 @pytest.mark.slow  # a training per estimator
 @pytest.mark.parametrize("estimator", NEW_ESTIMATORS)
 def test_dynamic_sampling_keeps_working_with_each_estimator(
-    estimator: str, monkeypatch: pytest.MonkeyPatch, tiny, small_configs, train
+    estimator: str, tiny, small_configs, train
 ) -> None:
-    monkeypatch.setattr(rl_loop.RLSession, "rollouts", _half_right)
     model, tokenizer = tiny()
     configs = small_configs("dapo", max_steps=1, advantage_normalization=estimator, max_extra_rounds=1)
-    record = train("dapo", configs, model, tokenizer, ENV).history[0]
+    record = train("dapo", configs, model, tokenizer, ENV, hooks=[HalfRight()]).history[0]
     # One informative group per round of 2: a second round fills the batch with 2 kept groups.
     assert record["dapo/kept_groups"] == 2 and record["train/skipped_empty"] == 0
     assert record["dapo/extra_rounds"] == 1
@@ -99,7 +99,7 @@ def test_diagnostics_are_logged_and_hopeless_groups_warn_once(
     model, tokenizer = tiny()
     configs = small_configs(
         "grpo",
-        max_steps=rl_loop.ZeroVarianceWatch().steps + 1,
+        max_steps=ZeroVarianceWatch().steps + 1,
         num_prompts=2,
         group_size=2,
         max_new_tokens=4,

@@ -24,6 +24,7 @@ from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 from reasongym.rollouts.batch import TURN_CAP_OUTCOME, RolloutBatch, collect_rollouts
 from reasongym.rollouts.env_pool import EnvPool, step_all
 from reasongym.rollouts.env_pool import episode_envs as _episode_envs
+from reasongym.rollouts.metrics import batch_rows, rollout_metrics
 from tests.conftest import TINY_SHAPE
 
 torch.set_num_threads(1)
@@ -358,6 +359,10 @@ def test_select_groups_and_concat_round_trip(sampled, model, tokenizer) -> None:
     torch.testing.assert_close(mixed.old_logp[mask], logp[mask], atol=1e-4, rtol=0)
 
 
+def _metrics(batch: RolloutBatch) -> dict[str, float]:
+    return rollout_metrics(batch_rows([batch]), batch.group_size)
+
+
 def _hand_batch(rewards, correct, gradable, truncated, lengths, group_size=2) -> RolloutBatch:
     rows, width = len(rewards), max(lengths)
     mask = (torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]).long()
@@ -385,7 +390,7 @@ def _hand_batch(rewards, correct, gradable, truncated, lengths, group_size=2) ->
 def test_metrics_by_hand() -> None:
     rewards, lengths = [1.0, 0.0, 0.5, 0.5 + 1e-8], [3, 5, 2, 4]
     correct, gradable = [True, False, False, False], [True, True, True, False]
-    metrics = _hand_batch(rewards, correct, gradable, [False, True, False, False], lengths).metrics()
+    metrics = _metrics(_hand_batch(rewards, correct, gradable, [False, True, False, False], lengths))
     expected = {
         "reward_mean": statistics.fmean(rewards),
         "reward_std": statistics.pstdev(rewards),
@@ -403,7 +408,7 @@ def test_metrics_by_hand() -> None:
     assert set(metrics) == {f"rollout/{name}" for name in expected}
     for name, value in expected.items():
         assert metrics[f"rollout/{name}"] == pytest.approx(value, abs=1e-6), name
-    none_correct = _hand_batch([0.0, 0.0], [False, False], [True, True], [False, False], [1, 2]).metrics()
+    none_correct = _metrics(_hand_batch([0.0, 0.0], [False, False], [True, True], [False, False], [1, 2]))
     assert math.isnan(none_correct["rollout/len_correct_mean"])
 
 

@@ -12,7 +12,7 @@ import torch
 
 from reasongym.agents import common
 from reasongym.agents.config import RolloutConfig
-from reasongym.agents.runtime import session, update
+from reasongym.agents.runtime import learner, update
 from reasongym.errors import ConfigError
 from reasongym.generation import HFGenerator
 from reasongym.generation.base import Completion, SamplingParams
@@ -65,21 +65,24 @@ class _TextOnly:
         ]
 
 
+@pytest.mark.parametrize("mu", [1, 2])
 @pytest.mark.parametrize(("tempered", "expected"), [(True, 0.7), (False, 1.0)])
 def test_every_logprob_of_the_loop_is_at_the_loss_temperature(
-    tiny, small_configs, train, monkeypatch, tempered: bool, expected: float
+    tiny, small_configs, train, monkeypatch, tempered: bool, expected: float, mu: int
 ) -> None:
-    # A KL reference (k3 in the loss) and a sampler that is not the policy (it returns text only, so the
-    # old log-probs are recomputed): all three kinds of log-prob, and the entropy metric, go through the spy.
+    # A KL reference (k3 in the loss) and a sampler that is not the policy (it returns text only): the old
+    # log-probs come from a scoring pass of their own (mu = 2) or from the update's forward pass (mu = 1).
+    # Every kind of log-prob, and the entropy metric, goes through the spy.
     spy = _Spy()
     monkeypatch.setattr(update, "token_logprobs", spy)
-    monkeypatch.setattr(session, "token_logprobs", spy)
+    monkeypatch.setattr(learner, "token_logprobs", spy)
     model, tokenizer = tiny()
     configs = small_configs(
-        "grpo", max_steps=1, mu=1, kl="k3_loss", temperature=0.7, tempered_logprobs=tempered
+        "grpo", max_steps=1, mu=mu, kl="k3_loss", temperature=0.7, tempered_logprobs=tempered
     )
     result = train("grpo", configs, model, tokenizer, ENV, generator=_TextOnly(model, tokenizer))
-    assert len(spy.calls) >= 3  # old policy, reference, policy (with the entropy)
+    # the old policy's (mu = 2), the reference's, the policy's (with the entropy) at each update
+    assert len(spy.calls) >= (3 if mu == 2 else 2)
     assert {temperature for temperature, _ in spy.calls} == {expected}
     assert any(with_entropy for _, with_entropy in spy.calls)
     assert result.history[0]["train/ratio_max"] == pytest.approx(

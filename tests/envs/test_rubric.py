@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 import reasongym
 from reasongym.envs.export import to_dataset
-from reasongym.envs.rubric import rubric, term_metrics, trl_reward_functions
+from reasongym.envs.rubric import rubric, trl_reward_functions
 
 SHAPED = {"format_reward": 0.2, "length_budget": 40, "length_penalty": 0.5, "length_buffer": 10}
 
@@ -47,14 +48,50 @@ def test_trl_weighted_sum_is_the_environments_reward(chat: bool) -> None:
         assert totals == pytest.approx([1.2, 0.2, 0.0, 0.7])
 
 
-def test_term_metrics_are_the_mean_of_each_term() -> None:
+def test_step_reports_each_term_and_the_reward_is_their_weighted_sum() -> None:
     env = reasongym.make("reasongym/Arithmetic-v0", **SHAPED)
-    outcomes = ["correct", "wrong", "unparseable", "correct"]
-    texts = ["\\boxed{4}", "\\boxed{5}", "no idea", "x" * 45 + " \\boxed{4}"]  # the last: 10 over the budget
-    assert term_metrics(env, outcomes, texts) == pytest.approx(
-        {"reward/correctness": 0.5, "reward/format": 0.75, "reward/length": 1.0 / 4}
+    terms = rubric(env.unwrapped)
+    env.reset(options={"index": 0})
+    gold = env.unwrapped.problem.answer
+    cases = {  # completion -> (correctness, format, length)
+        f"\\boxed{{{gold}}}": (1.0, 1.0, 0.0),
+        f"\\boxed{{{gold}1}}": (0.0, 1.0, 0.0),  # wrong, but an answer was read
+        "I do not know": (0.0, 0.0, 0.0),
+        "x" * 45 + f" \\boxed{{{gold}}}": (1.0, 1.0, 1.0),  # 10 or more characters over the budget of 40
+    }
+    for text, expected in cases.items():
+        env.reset(options={"index": 0})
+        _, reward, _, _, info = env.step(text)
+        assert tuple(info["reward_terms"].values()) == expected, text
+        assert reward == pytest.approx(sum(t.weight * info["reward_terms"][t.name] for t in terms))
+
+
+def test_the_batch_carries_the_terms_and_the_metrics_read_them(tiny) -> None:
+    from reasongym.generation import HFGenerator, SamplingParams
+    from reasongym.rollouts.batch import collect_rollouts
+    from reasongym.rollouts.metrics import batch_rows, rollout_metrics
+
+    model, tokenizer = tiny()
+    params = SamplingParams(n=2, max_new_tokens=12, temperature=1.0, seed=0)
+    env = reasongym.make("reasongym/Arithmetic-v0", **{**SHAPED, "length_budget": 4})
+    batch = collect_rollouts(env, HFGenerator(model, tokenizer), tokenizer, [0, 1], params=params)
+    assert list(batch.reward_terms) == ["correctness", "format", "length"]
+    weighted = (
+        batch.reward_terms["correctness"]
+        + 0.2 * batch.reward_terms["format"]
+        - 0.5 * batch.reward_terms["length"]
     )
-    assert term_metrics(reasongym.make("reasongym/ArithmeticRetry-v0"), outcomes, texts) == {}
+    torch.testing.assert_close(weighted, batch.rewards)
+    kept = batch.select_groups(torch.tensor([False, True]))  # the terms follow their rows
+    torch.testing.assert_close(kept.reward_terms["length"], batch.reward_terms["length"][2:])
+    metrics = rollout_metrics(batch_rows([batch, kept]), 2)
+    assert metrics["reward/length"] == pytest.approx(
+        float(torch.cat([batch.reward_terms["length"], kept.reward_terms["length"]]).mean())
+    )
+    retry = reasongym.make("reasongym/ArithmeticRetry-v0")  # its reward discounts attempts: not their sum
+    other = collect_rollouts(retry, HFGenerator(model, tokenizer), tokenizer, [0], params=params)
+    assert other.reward_terms is None
+    assert not any(key.startswith("reward/") for key in rollout_metrics(batch_rows([other]), 2))
 
 
 @pytest.mark.parametrize("algo", ["grpo", "dapo"])

@@ -5,15 +5,19 @@ A group whose samples all get the same reward has advantage 0 under every estima
 baseline (GRPO, Dr. GRPO, RLOO, REINFORCE++-baseline): it costs its sampling and moves nothing. A few
 such groups are normal; most of them, step after step, mean the problems are too easy (every sample
 right) or too hard (none right), and the fix differs, so `ZeroVarianceWatch` says which. The shares come
-from `reasongym.rollouts.batch.rollout_metrics` (``rollout/zero_std_group_frac``,
+from `reasongym.rollouts.metrics.rollout_metrics` (``rollout/zero_std_group_frac``,
 ``rollout/all_correct_group_frac``, ``rollout/all_wrong_group_frac``).
 """
 
 from __future__ import annotations
 
 import math
+import time
+import warnings
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from torch import Tensor
 
@@ -106,6 +110,63 @@ class EntropyWatch:
             f"policy entropy {entropy:.4f} fell below {self.ratio} x its first value {self.initial:.4f} (entropy "
             "collapse: exploration is dying; consider clip-higher, a lower lr or a higher temperature)"
         )
+
+
+@dataclass
+class Watches:
+    """The run's two warnings, each given once: entropy collapse and most groups teaching nothing."""
+
+    entropy: EntropyWatch
+    zero_variance: ZeroVarianceWatch = field(default_factory=ZeroVarianceWatch)
+
+    def observe(self, metrics: dict[str, float], algo: str, *, warn: bool) -> None:
+        """Take a step's metrics (``train/entropy_collapsed`` is added); warn, as ``algo``, when ``warn``."""
+        for message in (self.entropy.observe(metrics), self.zero_variance.observe(metrics)):
+            if message is not None and warn:
+                warnings.warn(f"{algo}: {message}", RuntimeWarning, stacklevel=3)
+
+
+@dataclass
+class StepClock:
+    """Where a step's time goes, by phase, and what it sampled; reset at the start of every step."""
+
+    started: float = 0.0
+    """``time.perf_counter()`` at the step's start."""
+    phases: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    """Seconds by phase (``generate``, ``verify``, ``old_logp``, ``reference``, ``forward_backward``, ...)."""
+    tokens: int = 0
+    """Completion tokens this rank sampled in the step."""
+    update: Any = None
+    """What the step's update trained on (`reasongym.agents.runtime.hooks.UpdateInputs`), once it ran."""
+
+    def restart(self) -> None:
+        """A new step begins."""
+        self.started, self.tokens, self.update = time.perf_counter(), 0, None
+        self.phases.clear()
+
+    def perf_metrics(self) -> dict[str, float]:
+        """``perf/<phase>_s``, ``perf/train_s`` (the update) and ``perf/step_s`` so far; housekeeping, what the
+        step spent outside its phases (metrics, logging; not an evaluation or a checkpoint of this step), is
+        the rest, so that the phases add up to the step."""
+        elapsed = time.perf_counter() - self.started
+        self.phases["housekeeping"] = max(0.0, elapsed - sum(self.phases.values()))
+        metrics = {f"perf/{name}_s": seconds for name, seconds in self.phases.items()}
+        metrics["perf/train_s"] = self.phases["forward_backward"] + self.phases["optimizer"]
+        metrics["perf/step_s"] = elapsed
+        return metrics
+
+
+class Timed:
+    """Adds the seconds spent inside it to ``phases[name]``."""
+
+    def __init__(self, phases: dict[str, float], name: str) -> None:
+        self.phases, self.name = phases, name
+
+    def __enter__(self) -> None:
+        self.started = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.phases[self.name] += time.perf_counter() - self.started
 
 
 def zero_variance_message(zero: float, right: float, wrong: float, steps: int) -> str:

@@ -18,8 +18,9 @@ has not been tried beside torch.distributed's, so ``engine='vllm'`` is refused t
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from reasongym import distributed
 from reasongym.agents.config import RolloutConfig
 from reasongym.agents.runtime import parallel
 from reasongym.errors import ConfigError
+from reasongym.generation.base import TimedGenerator
 from reasongym.generation.engines import resolve_engine
 from reasongym.generation.hf import HFGenerator
 from reasongym.generation.sampler import build_generator
@@ -92,9 +94,6 @@ class EngineSync:
     """``version`` the engine's weights are from; None when it may hold others (an engine the caller
     passed in, or one `rest` freed): they are pushed before it samples. An engine the run built from the
     policy's current weights starts in sync (0)."""
-    turn: Any = dataclasses.field(default_factory=contextlib.nullcontext)
-    """Held while the trainer uses the engine: a lock when a thread samples with it between the trainer's
-    turns (`EngineAhead`, ``max_staleness`` >= 1), else nothing to hold."""
 
     @property
     def holds_weights(self) -> bool:
@@ -125,6 +124,15 @@ class EngineSync:
                 self.synced = None  # level-2 sleep drops the weights: push them again on waking
 
 
+def weights_copy(model: torch.nn.Module, adapted: Any) -> list[tuple[str, torch.Tensor]]:
+    """A copy of ``model``'s weights as vLLM loads them (LoRA merged, full under FSDP): what a thread driving
+    the engine ahead (`reasongym.agents.runtime.engine_ahead.EngineAhead`) loads before its next batch."""
+    from reasongym.generation.vllm_engine import hf_weights
+
+    with torch.no_grad(), parallel.gathered(model), adapters_merged(adapted):
+        return [(name, tensor.clone()) for name, tensor in hf_weights(model)]
+
+
 def sampling_context(
     engine: EngineSync, model: torch.nn.Module, adapted: Any, autocast: Any
 ) -> contextlib.ExitStack:
@@ -136,6 +144,30 @@ def sampling_context(
         stack.enter_context(autocast)
         stack.enter_context(adapters_merged(adapted))
     return stack
+
+
+@dataclass
+class PolicySampler:
+    """The run's sampler as the trainer uses it: the generator (timed), the sync of an engine's copy of the
+    weights, and what sampling the policy module itself needs (`sampling_context`)."""
+
+    generator: TimedGenerator
+    """The sampler, its time added up (``generate`` of each step's phases)."""
+    engine: EngineSync
+    """Keeps a vLLM engine's copy of the weights current (nothing to do for `HFGenerator`)."""
+    autocast: Callable[[], AbstractContextManager[Any]]
+    """A fresh autocast context of the run (`reasongym.agents.runtime.optimizer.autocast_context`)."""
+
+    @property
+    def is_policy(self) -> bool:
+        """The sampler runs the trained module itself (`HFGenerator` on the policy), so its log-probs are
+        the trainer's; False for another engine (vLLM, a served model), whose batches are rescored."""
+        inner = self.generator.inner
+        return isinstance(inner, HFGenerator) and inner.model is self.engine.model
+
+    def context(self) -> contextlib.ExitStack:
+        """What one sampling call with this sampler needs (`sampling_context`)."""
+        return sampling_context(self.engine, self.engine.model, self.engine.adapted, self.autocast())
 
 
 class FollowingGenerator:

@@ -19,7 +19,9 @@ import torch
 from torch import Tensor
 
 from reasongym import distributed
+from reasongym.agents.algorithm_configs import ImportanceSamplingConfig
 from reasongym.agents.common import masked_mean, token_logprobs
+from reasongym.agents.offpolicy import importance_weights
 from reasongym.agents.runtime import parallel
 from reasongym.errors import ConfigError
 from reasongym.rollouts.batch import RolloutBatch
@@ -83,6 +85,14 @@ def recompute_old_logp(
     old_logp = (logp * batch.completion_mask).float()  # [B, T]
     sampler_logp = batch.old_logp if batch.old_logp_known else None  # [B, T] or None
     return dataclasses.replace(batch, old_logp=old_logp, old_logp_known=True, sampler_logp=sampler_logp)
+
+
+def old_logp_from_update(batch: RolloutBatch) -> RolloutBatch:
+    """``batch`` marked for the update's own forward pass to give its old log-probs (one update per batch:
+    `policy_backward_part`), the sampler's log-probs, when it had them, kept as ``sampler_logp`` for the
+    off-policy correction. What `recompute_old_logp` would compute, without a pass of its own."""
+    sampler_logp = batch.old_logp if batch.old_logp_known else None  # [B, T] or None
+    return dataclasses.replace(batch, old_logp_known=False, sampler_logp=sampler_logp)
 
 
 def check_loss_shapes(
@@ -158,7 +168,7 @@ def accumulate_gradients(
     *,
     mask: Tensor,
     ref_logp: Tensor | None = None,
-    weights: Tensor | None = None,
+    correction: ImportanceSamplingConfig | None = None,
     micro_batch_size: int | None = None,
     with_entropy: bool = False,
     temperature: float = 1.0,
@@ -179,36 +189,52 @@ def accumulate_gradients(
         model: The policy, or its DDP wrapper; gradients accumulate in its ``.grad``.
         batch: The rollouts (a ``RolloutBatch``); ``adv`` [B] their advantages; ``loss`` the algorithm's
             `PolicyLoss`; ``totals`` the whole batch's normalisers (every rank's).
-        mask: [B, T] loss mask; ``ref_logp``, ``weights``: [B, T] reference log-probs and off-policy
-            correction weights handed to the loss, or None.
+        mask: [B, T] loss mask; ``ref_logp``: [B, T] reference log-probs handed to the loss, or None.
+        correction: The off-policy correction of a batch with ``sampler_logp`` (`reasongym.agents.offpolicy`),
+            or None.
         micro_batch_size: Rows per forward/backward (None: all at once); ``with_entropy``: also return
             ``train/entropy``, the mean token entropy over ``mask``; ``temperature``: the logits' divisor.
         world_size: Processes whose gradients are averaged (1: none); ``scaler``: fp16 autocast's
             ``torch.amp.GradScaler``, or None; ``after_pass``: called after each micro-batch's backward.
         backward_part: One micro-batch's forward, loss and backward; None: `policy_backward_part`.
     """
-    inputs = LossInputs(batch, adv, loss, totals, mask, ref_logp, weights, temperature, world_size, scaler)
-    rows = batch.input_ids.shape[0]
-    size = micro_batch_size or max(rows, 1)
-    sums: dict[str, float] = defaultdict(float)
-    entropy_sum, count = 0.0, -(-rows // size)
-    passes = max(parallel.passes_everywhere(count, model), 1 if world_size > 1 else 0)
-    for index in range(passes):
-        part = slice(index * size, (index + 1) * size)
-        with parallel.gradient_sync(model, enabled=index == passes - 1):
-            if index >= count:  # no rows left here; other ranks still have some
-                _backward_nothing(model)
-                continue
-            metrics, entropy = (backward_part or policy_backward_part)(model, inputs, part, with_entropy)
-        _accumulate(sums, metrics)
-        entropy_sum += entropy
-        if after_pass is not None:  # this micro-batch's graph is gone: its activations can go back
-            after_pass()
+    inputs = LossInputs(batch, adv, loss, totals, mask, ref_logp, correction, temperature, world_size, scaler)
+    part = backward_part or policy_backward_part
+    sums, entropy_sum = _passes(model, inputs, part, micro_batch_size, with_entropy, after_pass)
     result = _finish(sums)
     result["train/tokens"] = float(mask.sum())  # also on a rank without rows: its weight in the merge is 0
     if with_entropy:
         result["train/entropy"] = entropy_sum / max(float(mask.sum()), 1.0)
     return result
+
+
+def _passes(
+    model: torch.nn.Module,
+    inputs: LossInputs,
+    part: BackwardPart,
+    micro_batch_size: int | None,
+    with_entropy: bool,
+    after_pass: Callable[[], Any] | None,
+) -> tuple[dict[str, float], float]:
+    """Each micro-batch's forward and backward, the ranks' gradients averaged on the last one; their metrics
+    folded together (`_accumulate`) and their token entropy summed. A rank with fewer micro-batches than
+    another (FSDP), or none, runs zero-gradient passes so that it joins every collective."""
+    rows = inputs.batch.input_ids.shape[0]
+    size = micro_batch_size or max(rows, 1)
+    sums: dict[str, float] = defaultdict(float)
+    entropy_sum, count = 0.0, -(-rows // size)
+    passes = max(parallel.passes_everywhere(count, model), 1 if inputs.world_size > 1 else 0)
+    for index in range(passes):
+        with parallel.gradient_sync(model, enabled=index == passes - 1):
+            if index >= count:  # no rows left here; other ranks still have some
+                _backward_nothing(model)
+                continue
+            metrics, entropy = part(model, inputs, slice(index * size, (index + 1) * size), with_entropy)
+        _accumulate(sums, metrics)
+        entropy_sum += entropy
+        if after_pass is not None:  # this micro-batch's graph is gone: its activations can go back
+            after_pass()
+    return sums, entropy_sum
 
 
 @dataclass(frozen=True)
@@ -221,7 +247,8 @@ class LossInputs:
     totals: BatchTotals
     mask: Tensor
     ref_logp: Tensor | None
-    weights: Tensor | None
+    correction: ImportanceSamplingConfig | None
+    """The off-policy correction, applied where the batch has ``sampler_logp``; None: none."""
     temperature: float
     world_size: int
     scaler: Any
@@ -247,8 +274,13 @@ def policy_backward_part(
     model: torch.nn.Module, inputs: LossInputs, part: slice, with_entropy: bool
 ) -> tuple[dict[str, float], float]:
     """Forward and backward one micro-batch (rows ``part``); its loss metrics and summed token entropy. The
-    logits are divided by ``inputs.temperature`` before the log-probs and entropy."""
-    batch, mask = inputs.batch, inputs.mask
+    logits are divided by ``inputs.temperature`` before the log-probs and entropy.
+
+    A batch whose ``old_logp`` is not known yet (``old_logp_known`` False: drawn by another engine, or
+    ahead, and trained on by one update) takes this forward pass's own log-probs, detached, as the old
+    policy's: the weights that score it are the ones the update starts from, as TRL does at
+    ``num_iterations=1``, and no separate scoring pass is needed."""
+    batch, mask = inputs.batch, inputs.mask[part]  # [b, T]
     logp, entropy = token_logprobs(
         model,
         batch.input_ids[part],
@@ -256,22 +288,39 @@ def policy_backward_part(
         batch.completion_start,
         with_entropy=with_entropy,
         temperature=inputs.temperature,
-    )
-    ref = None if inputs.ref_logp is None else inputs.ref_logp[part]
+    )  # [b, T]
+    if getattr(batch, "old_logp_known", True):
+        old_logp = batch.old_logp[part]  # [b, T]
+    else:  # one update per batch: the weights it starts from are the old policy's
+        old_logp = (logp.detach() * batch.completion_mask[part]).float()  # [b, T]
+    weights, corrected = correction_of(inputs, part, old_logp, mask)  # [b, T] or None
     # A loss without an off-policy correction takes no ``weights`` argument.
-    kwargs = {} if inputs.weights is None else {"weights": inputs.weights[part]}
+    kwargs = {} if weights is None else {"weights": weights}
     value, metrics = inputs.loss(
         logp=logp,
-        old_logp=batch.old_logp[part],
-        ref_logp=ref,
+        old_logp=old_logp,
+        ref_logp=None if inputs.ref_logp is None else inputs.ref_logp[part],
         adv=inputs.adv[part],
-        mask=mask[part],
+        mask=mask,
         totals=inputs.totals,
         **kwargs,
     )
     inputs.backward(value)
     metrics["loss/total"] = float(value.detach())
-    return metrics, float((entropy * mask[part]).sum()) if entropy is not None else 0.0
+    return {**metrics, **corrected}, float((entropy * mask).sum()) if entropy is not None else 0.0
+
+
+def correction_of(
+    inputs: LossInputs, part: slice, old_logp: Tensor, mask: Tensor
+) -> tuple[Tensor | None, dict[str, float]]:
+    """The off-policy correction of rows ``part``: ([b, T] weights, their ``sampler/`` metrics), or
+    ``(None, {})`` where the batch has no ``sampler_logp`` (the trained module sampled it itself)."""
+    sampler_logp = getattr(inputs.batch, "sampler_logp", None)
+    if inputs.correction is None or sampler_logp is None:
+        return None, {}
+    weights, metrics = importance_weights(old_logp.detach(), sampler_logp[part], mask, inputs.correction)
+    del metrics["sampler/tokens"]  # weighed by the loss's own ``train/tokens``: the same mask
+    return weights, metrics
 
 
 def _backward_nothing(model: torch.nn.Module) -> None:
@@ -295,8 +344,8 @@ def _accumulate(sums: dict[str, float], metrics: Mapping[str, float]) -> None:
     weight = metrics.get("train/tokens", 1.0)
     sums["train/tokens"] += weight
     for key, value in metrics.items():
-        if key == "train/tokens":
-            continue
+        if key == "train/tokens" or (weight == 0 and key.endswith(("_max", "_min"))):
+            continue  # the extremes of no token are placeholders
         if key.endswith("_max"):
             sums[key] = max(sums.get(key, -math.inf), value)
         elif key.endswith("_min"):
