@@ -21,7 +21,7 @@ if DATA_DIR.is_dir():
 
 
 SLOW_FILES: dict[str, str] = {
-    "tests/test_launchers.py": "several processes (torchrun, accelerate launch)",
+    "tests/cli/test_launchers.py": "several processes (torchrun, accelerate launch)",
     "tests/served/test_served_real.py": "a real model behind a real server",
     "tests/with_vllm": "vLLM",
     "tests/test_first_hour.py": "a new user's first hour: installs and trainings",

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def demo_real(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
