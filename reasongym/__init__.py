@@ -32,7 +32,7 @@ def _quiet_threads() -> None:
 from reasongym.envs import list_envs, make, register, register_dataset, register_generator, spec  # noqa: E402
 from reasongym.envs.problem import Problem  # noqa: E402
 
-_quiet_threads()  # the imports above load no torch (tests/test_first_hour_r2.py checks it)
+_quiet_threads()  # the imports above load no torch (tests/test_init.py checks it)
 
 if TYPE_CHECKING:
     from reasongym.evaluation.estimators import pass_at_k

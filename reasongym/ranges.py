@@ -7,7 +7,7 @@ infinity are refused everywhere: no field here gives them a meaning (where "no b
 takes None, and its docstring says so).
 
 `FIELD_RANGES` maps ``"ConfigClass.field"`` to its `Range`; `check_ranges` checks a config's numeric fields
-against it, and a numeric field missing from the table is a programming error (tests/test_hardening_3.py
+against it, and a numeric field missing from the table is a programming error (tests/test_ranges.py
 walks every config). Rules that tie two fields together (``clip_min <= clip_max``) stay in the config's own
 ``__post_init__``.
 """

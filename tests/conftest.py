@@ -24,7 +24,6 @@ SLOW_FILES: dict[str, str] = {
     "tests/cli/test_launchers.py": "several processes (torchrun, accelerate launch)",
     "tests/served/test_served_real.py": "a real model behind a real server",
     "tests/with_vllm": "vLLM",
-    "tests/test_first_hour.py": "a new user's first hour: installs and trainings",
     "tests/test_gpu_check.py": "the GPU check's trainings, on a CPU",
     "tests/agents/test_rl_learning.py": "long training",
 }
@@ -109,6 +108,22 @@ def smollm2(smollm2_gguf: Path):
     from reasongym.policy.loading import load_policy
 
     return load_policy(smollm2_gguf)
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Any:
+    """A real 128 KiB file system (tmpfs), mounted for the test; skipped where mounting is not allowed."""
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=128k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=False)
 
 
 @pytest.fixture(autouse=True)

@@ -353,3 +353,9 @@ def test_the_figure_check_finds_an_unsourced_figure() -> None:
     assert not MEASUREMENT.findall(
         NOT_MEASURED.sub("", "vLLM 0.32.0 pins `torch==2.13.0`, 10 minutes by default")
     )
+
+
+def test_the_readme_shows_the_python_evaluation_entry_point() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "from reasongym.evaluation import evaluate" in readme
+    assert "sample_completions(" in readme

@@ -91,7 +91,7 @@ def one_line(box: str) -> str:
 
     The box's first line is its title (in its top border, or above a rule where stdout is not UTF-8); rules
     of ``─`` or ``-`` separate the message from the suggestions and the pointer to ``--help``. tyro has no API
-    that returns the error as data (1.0), so tests/test_cli_flags.py pins this reading, line for line, in a wide
+    that returns the error as data (1.0), so tests/cli/test_flags.py pins this reading, line for line, in a wide
     and a narrow terminal and without UTF-8; pyproject.toml keeps tyro below 1.1.
     """
     lines = [line.strip().strip("│|╭╮╰╯+").strip() for line in box.splitlines()]

@@ -448,3 +448,83 @@ def test_a_damaged_checkpoint_is_reported_once_when_the_command_line_resumes(
         assert main(["train", "grpo", "--run-dir", str(run_dir), "--max-steps", "3"]) == 0
     damaged = [str(w.message) for w in caught if "damaged" in str(w.message)]
     assert len(damaged) == 1 and "resuming from step-000001" in damaged[0], damaged
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **extra}
+    return {key: value for key, value in env.items() if value != ""}  # "" removes a variable
+
+
+def _cli(*args: str, cwd: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "reasongym", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=_env(**extra), cwd=cwd, timeout=600)
+
+
+@pytest.mark.slow  # starts the command line in subprocesses
+def test_list_says_where_each_environment_finds_its_data(tmp_path: Path) -> None:
+    (tmp_path / "gsm8k").mkdir()
+    (tmp_path / "gsm8k" / "test.jsonl").write_text(
+        json.dumps({"id": "g0", "question": "1 + 1?", "answer": "2", "solution": None}) + "\n"
+    )
+    listed = _cli("list", "--json", REASONGYM_DATA_DIR=str(tmp_path))
+    data = {row["id"]: row["data"] for row in map(json.loads, listed.stdout.splitlines())}
+    assert data[ENV] == "generated" and data["reasongym/GSM8K-v0"] == "local: test"
+    assert data["reasongym/AIME24-v0"] == "hub"
+    table = _cli("list", REASONGYM_DATA_DIR=str(tmp_path)).stdout
+    assert "`reasongym data ENV_ID --out DIR` writes one" in table
+
+
+def test_show_takes_n_and_verify_takes_the_gold_as_its_second_word(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["show", ENV, "-n", "2"]) == 0
+    assert capsys.readouterr().out.count(f"--- {ENV} test #") == 2
+    assert main(["verify", "so x = \\boxed{1/2}", "0.5"]) == 0
+    assert capsys.readouterr().out.startswith("correct")
+    assert main(["verify", "x", "0.5", "--gold", "1"]) == 2
+    assert "two gold answers" in capsys.readouterr().err
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def reasongym(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "reasongym", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_an_id_registered_in_python_is_explained_on_the_command_line(tmp_path: Path) -> None:
+    done = reasongym("eval", "tiny", "me/Primes-v0", "--num-problems", "2", cwd=tmp_path)
+    assert done.returncode == 2
+    err = done.stderr
+    assert err.startswith("reasongym: error: no environment named 'me/Primes-v0'")
+    assert "register it in a plugin" in err and "reasongym.evaluation.evaluate(model, env_id" in err
+    assert list(tmp_path.iterdir()) == []  # refused before the model loads or the records file is made
+    typo = reasongym("show", "reasongym/Arithmetc-v0", cwd=tmp_path)  # a near id: the hint, not the lecture
+    assert "did you mean 'reasongym/Arithmetic-v0'" in typo.stderr and "plugin" not in typo.stderr
+
+
+def test_list_calls_a_registered_dataset_local_and_a_generator_generated() -> None:
+    from reasongym.envs.benchmarks.data import availability
+    from reasongym.envs.registration import CatalogEntry
+
+    rows = CatalogEntry(
+        id="acme/Squares-v0",
+        source="reasongym.envs.registration:user",
+        description="squares",
+        answer_type="integer",
+        size="test 5",
+        origin="plugin acme-envs 1.2.0",
+    )
+    assert availability(rows) == "local"
+    assert availability(dataclasses.replace(rows, size="procedural")) == "generated"
+
+
+def test_help_lists_every_trainer() -> None:
+    from reasongym.cli.jobs import JOBS
+    from reasongym.cli.main import build_parser
+
+    text = build_parser().format_help()
+    assert "train: sft, grpo, dapo, star or distill" in " ".join(text.split())
+    assert set(JOBS) == {"sft", "grpo", "dapo", "star", "distill"}

@@ -12,10 +12,12 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from reasongym.agents.config import RunConfig
+from reasongym.cli import main
 from reasongym.cli.args import UsageError
 from reasongym.cli.flags import flat_section, parse
 
@@ -46,7 +48,7 @@ def test_a_mistake_reads_as_one_line_with_the_flag_it_meant(argv: tuple[str, ...
 
 def test_the_same_lines_in_a_narrow_terminal_without_utf8() -> None:
     script = (
-        "import json, sys; from tests.test_cli_flags import CASES, _message; "
+        "import json, sys; from tests.cli.test_flags import CASES, _message; "
         "print(json.dumps([_message(argv) for argv in CASES]))"
     )
     env = {**os.environ, "PYTHONIOENCODING": "ascii", "COLUMNS": "40", "TERM": "dumb"}
@@ -55,3 +57,67 @@ def test_the_same_lines_in_a_narrow_terminal_without_utf8() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [line + HELP for line in CASES.values()]
+
+
+ENV = "reasongym/Arithmetic-v0"
+
+
+@pytest.mark.parametrize(
+    ("ours", "trl", "value"),
+    [("lr", "--learning-rate", 0.003), ("group_size", "--num-generations", 3), ("kl_coef", "--beta", 0.5)],
+)
+def test_trls_names_are_other_names_of_our_flags(ours: str, trl: str, value: float) -> None:
+    from reasongym.cli.flags import parse, trl_names
+    from reasongym.cli.train import _Layers, _nested, train_command
+
+    layers = _Layers.read("grpo", [])
+    parsed = parse(
+        train_command("grpo"),
+        [trl, str(value)],
+        default=layers.default,
+        prog="reasongym train grpo",
+        description="",
+        nested=_nested("grpo"),
+        aliases=trl_names("grpo"),
+    )
+    section = {"lr": parsed.run, "group_size": parsed.rollout, "kl_coef": parsed.grpo}[ours]
+    assert getattr(section, ours) == value
+
+
+@pytest.mark.parametrize(
+    ("args", "lines"),
+    [
+        (
+            ["show", ENV, "--nn", "2"],
+            ["unrecognized arguments: --nn 2; did you mean --n?", "usage: reasongym show"],
+        ),
+        (["verify", "x", "1", "--glod", "2"], ["did you mean --gold?", "usage: reasongym verify"]),
+        (
+            ["train", "grpo", "--env", ENV, "--num-generation", "4"],
+            ["did you mean --num-generations/--group-size"],
+        ),
+        (["compare", "a.jsonl", "--plots", "p.png"], ["did you mean --plot?", "usage: reasongym compare"]),
+    ],
+)
+def test_errors_show_the_commands_usage_and_the_nearest_flag(
+    args: list[str], lines: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert all(line in err for line in lines) and "usage: reasongym [-h]" not in err
+
+
+def test_trl_names_work_in_config_files_as_they_do_as_flags(tmp_path: Path) -> None:
+    from reasongym.agents.algorithms import sort_fields
+    from reasongym.cli.args import read_config_file
+    from reasongym.errors import ConfigError
+
+    config = tmp_path / "grpo.toml"
+    config.write_text("learning_rate = 1e-4\nnum_generations = 4\n[rollout]\nmax_completion_length = 64\n")
+    sections = sort_fields("grpo", read_config_file(config), where=str(config))
+    assert sections["run"]["lr"] == 1e-4 and sections["rollout"] == {"group_size": 4, "max_new_tokens": 64}
+    assert sort_fields("sft", {"per_device_train_batch_size": 8}, where="f")["sft"] == {"batch_size": 8}
+    with pytest.raises(
+        ConfigError, match=r"unknown field 'learning_rat' for grpo; did you mean 'learning_rate'\?"
+    ):
+        sort_fields("grpo", {"learning_rat": 1e-4}, where="f")

@@ -490,3 +490,47 @@ def test_a_read_only_output_dir_fails_before_the_model_loads(
         "--output-dir" in capsys.readouterr().err
     )
     assert not (tmp_path / "runs").exists()
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--weight-decay", "1e18"], "weight_decay=1e+18 is not allowed; expected a float in [0, 1]"),
+        (
+            ["--lora.rank", str(10**21)],
+            f"lora.rank={10**21} is not allowed; expected an integer in [0, 65536]",
+        ),
+        (
+            ["--eval-problems", str(10**21)],
+            f"eval_problems={10**21} is not allowed; expected an integer in [1, ",
+        ),
+        (["--lr", "nan"], "lr=nan is not allowed; expected a float in [0, 1]"),
+    ],
+)
+def test_train_refuses_values_that_wreck_a_model(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, _, err = _run([*TRAIN, *args], capsys)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--overlong-penalty", "overlong_penalty=nan is not allowed; expected a float in [0, 1e+06]"),
+        (
+            "--zero-variance-tolerance",
+            "zero_variance_tolerance=nan is not allowed; expected a float in [0, 1e+06]",
+        ),
+    ],
+)
+def test_dapo_refuses_nan(capsys: pytest.CaptureFixture[str], flag: str, message: str) -> None:
+    argv = ["train", "dapo", "--env", ENV, "--model", "tiny", "--no-progress-bar", flag, "nan"]
+    code, _, err = _run(argv, capsys)
+    assert code == 2 and message in err

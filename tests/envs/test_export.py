@@ -234,3 +234,24 @@ def test_a_completion_that_is_neither_text_nor_messages_is_refused(completion: o
     assert (
         completion_text([{"role": "assistant", "content": None}]) == ""
     )  # a tool call's message has no text
+
+
+def test_the_readmes_own_dataset_exports_without_naming_its_split() -> None:
+    """register_dataset's rows are one split (``test``); to_dataset serves it rather than asking for ``train``."""
+    import reasongym
+    from reasongym.envs.export import reward_function, to_dataset
+
+    rows = [{"q": "What is 2 + 2?", "a": "4"}, {"q": "What is 3 * 3?", "a": "9"}]
+    reasongym.register_dataset(
+        "me/TinyExport-v0", rows, question="q", answer="a", answer_type="math", override=True
+    )
+    env = reasongym.make("me/TinyExport-v0")
+    data = to_dataset(env, None)
+    assert sorted(data["answer"]) == ["4", "9"] and set(data["split"]) == {"test"}
+    columns = {key: data[key] for key in ("answer", "split", "index")}
+    assert reward_function(env)(data["prompt"], [f"\\boxed{{{a}}}" for a in data["answer"]], **columns) == [
+        1.0,
+        1.0,
+    ]
+    generated = reasongym.make("reasongym/Arithmetic-v0")
+    assert set(to_dataset(generated, 3)["split"]) == {"train"}  # an environment with a train split keeps it

@@ -146,3 +146,13 @@ def test_unknown_answer_type_suggests_the_nearest() -> None:
         reasongym.register("regtest/Bad-v0", SOURCE, description="x", answer_type="integr")
     assert "answer_type 'integr' is not one of" in str(caught.value)
     assert "did you mean 'integer'?" in str(caught.value)
+
+
+def test_an_id_near_no_environment_gets_no_far_suggestion() -> None:
+    import reasongym
+    from reasongym.errors import UnknownEnvNameError
+
+    with pytest.raises(UnknownEnvNameError, match=r"no environment named 'composite-v0' \(`reasongym list`"):
+        reasongym.make("composite-v0")
+    with pytest.raises(UnknownEnvNameError, match=r"did you mean 'reasongym/Arithmetic-v0'\?"):
+        reasongym.make("reasongym/Arithmetc-v0")

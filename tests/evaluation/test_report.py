@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from reasongym.cli import main
 from reasongym.errors import ConfigError
 from reasongym.evaluation import (
     compare_reports,
@@ -126,3 +127,42 @@ def test_maj_at_1_equals_pass_at_1_on_every_record_and_compare_says_how_maj_is_e
     assert report.metrics["maj@2"] == pytest.approx(1 / 3 + 2 / 3 * 1 / 2)  # 1 pair both right, 2 ties
     table = compare_reports([report, report], labels=["a", "b"])
     assert f"({MAJ_AT_K_NOTE})" in table and "first k samples" in MAJ_AT_K_NOTE
+
+
+ENV = "reasongym/Arithmetic-v0"
+
+
+def test_the_evaluation_table_says_how_it_sampled_and_what_it_means(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reasongym.evaluation.report import comparability_warning, format_report, summarize
+
+    records = [
+        {
+            "index": i,
+            "env_id": ENV,
+            "split": "test",
+            "kind": "math",
+            "completions": ["a", "b"],
+            "extracted": ["1", "2"],
+            "correct": [i == 0, False],
+            "finish_reasons": ["length", "stop"],
+            "settings": {"temperature": 0.7},
+        }
+        for i in range(3)
+    ]
+    report = summarize(records, ks=(1,))
+    table = format_report(report)
+    assert table.splitlines()[0] == f"{ENV} (test, 3 problems, n=2, temperature 0.7)"
+    assert "  3 of 6 completions were cut at the length limit (max_new_tokens) before they ended" in table
+    assert "95% interval (bootstrap over problems)" in table and report.sampling_warning is None
+    other = summarize(records[:2], ks=(1,))
+    assert comparability_warning([report, report]) is None
+    assert comparability_warning([report, other]) == (
+        "the files differ in problem counts (3, 2): their metrics are averages over different problems or "
+        "samples, so differences between columns are not only the models'"
+    )
+    for name, rows in (("three", records), ("two", records[:2])):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["compare", str(tmp_path / "three.jsonl"), str(tmp_path / "two.jsonl")]) == 0
+    assert "reasongym: warning: the files differ in problem counts (3, 2)" in capsys.readouterr().err

@@ -292,3 +292,26 @@ def test_a_checkpoint_is_identified_by_the_weights_its_manifest_records(tmp_path
     digest = json.loads((path / "checkpoint.json").read_text())["sha256"]["model.safetensors"]
     assert model_identity(str(tmp_path))["weights"] == f"sha256:{digest}"
     assert model_identity(str(path))["weights"] == f"sha256:{digest}"
+
+
+@pytest.mark.parametrize(
+    ("flag", "where"),
+    [
+        ("show", "reasongym.evaluation.records.sample_completions(out_path, count)"),
+        ("out", "evaluate(..., out_path=PATH)"),
+        ("completions", "reasongym.evaluation.grade_completions"),
+    ],
+)
+def test_evaluate_names_an_option_of_the_command_and_what_does_its_work_in_python(
+    flag: str, where: str
+) -> None:
+    import reasongym
+    from reasongym.errors import ConfigError
+
+    with pytest.raises(ConfigError) as raised:
+        reasongym.evaluate("unused", ENV, **{flag: 2})
+    message = str(raised.value)
+    assert message.startswith(
+        f"{flag}=2: --{flag} is an option of the `reasongym eval` command, not of evaluate()"
+    )
+    assert where in message

@@ -268,3 +268,18 @@ def test_when_every_checkpoint_is_damaged_resume_refuses_naming_each(tmp_path: P
         CheckpointError, match="no intact checkpoint in .*step-000002/model.safetensors.*step-000001"
     ):
         latest_checkpoint(tmp_path)
+
+
+def test_a_checkpoint_on_a_full_disk_says_so_and_leaves_nothing(full_disk: Path) -> None:
+    import torch
+
+    from reasongym.errors import CheckpointError
+    from reasongym.policy.checkpoints import save_checkpoint
+
+    model = torch.nn.Linear(256, 256)  # 257 KiB of weights: more than the disk holds
+    with pytest.raises(
+        CheckpointError,
+        match=rf"^the disk is full: checkpoint step-000001 could not be written in '{full_disk}/checkpoints'",
+    ):
+        save_checkpoint(full_disk, 1, model=model, optimizer=torch.optim.AdamW(model.parameters()))
+    assert list((full_disk / "checkpoints").iterdir()) == []

@@ -141,3 +141,27 @@ def test_a_job_folder_is_made_locked_and_recorded_and_removed_when_its_start_fai
         with job_folder(tmp_path, run_info={"model": "tiny"}, **{**options, "resume": folder}) as same:
             raise RuntimeError("boom")
     assert same.path == folder.path and folder.path.is_dir()  # a resumed run's folder is never removed
+
+
+ENV = "reasongym/Arithmetic-v0"
+
+
+def test_a_run_that_logged_steps_is_kept_though_it_has_no_checkpoint(tmp_path: Path) -> None:
+    # What an interrupted torchrun job leaves (no checkpoint on interrupt across processes): its metrics stay.
+    from reasongym.distributed import SINGLE_PROCESS
+    from reasongym.errors import TrainingInterrupted
+    from reasongym.runs.lifecycle import job_folder
+
+    options = {"resume": None, "name": ("grpo", ENV, 0), "run_info": {"algo": "grpo"}, "info": SINGLE_PROCESS}
+    with pytest.raises(TrainingInterrupted) as stop:
+        with job_folder(tmp_path / "b", **options) as logged:
+            logged.folder.metrics_path.write_text(
+                '{"step": 1, "rollout/reward_mean": 0.5}\n', encoding="utf-8"
+            )
+            raise TrainingInterrupted("grpo stopped by Ctrl-C after step 1 of 10")
+    assert logged.folder.metrics_path.is_file()
+    assert "no checkpoint to resume from" in str(stop.value) and str(logged.path) in str(stop.value)
+    with pytest.raises(TrainingInterrupted, match="held nothing to resume and was removed"):
+        with job_folder(tmp_path / "a", **options) as empty:
+            raise TrainingInterrupted("grpo stopped by Ctrl-C after step 0 of 10")
+    assert not empty.path.exists()
