@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -56,6 +58,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             or any(where == name or where.startswith(name + "/") for name in SLOW_FILES)
         ):
             item.add_marker(pytest.mark.slow)
+
+
+def load_script(path: Path) -> ModuleType:
+    """The script at ``path`` (a worker the tests also start in subprocesses) as a module named after its file.
+
+    A plain function, not a fixture, so that a test file can load its worker at import time
+    (``from tests.conftest import load_script``); the module is not put in ``sys.modules``.
+    """
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 TINY_SHAPE: dict[str, int] = {"hidden_size": 32, "num_layers": 1, "intermediate_size": 64}

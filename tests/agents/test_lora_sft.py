@@ -4,7 +4,6 @@ trains such a run and evaluates it."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -23,10 +22,9 @@ from reasongym.errors import ConfigError
 from reasongym.policy.checkpoints import latest_checkpoint
 from reasongym.policy.loading import load_policy
 from reasongym.policy.lora import adapter_state, adapters_of, is_adapted
+from tests.conftest import load_script
 
-_spec = importlib.util.spec_from_file_location("sft_worker", Path(__file__).with_name("sft_worker.py"))
-worker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(worker)
+worker = load_script(Path(__file__).with_name("sft_worker.py"))
 
 ENV = "reasongym/Arithmetic-v0"
 SFT = SFTConfig(batch_size=8)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -27,11 +26,10 @@ from reasongym.errors import ConfigError
 from reasongym.policy.checkpoints import latest_checkpoint
 from reasongym.runs.folder import RunDir
 from reasongym.runs.metrics import read_metrics
+from tests.conftest import load_script
 
 WORKER_PATH = Path(__file__).with_name("sft_worker.py")
-_spec = importlib.util.spec_from_file_location("sft_worker", WORKER_PATH)
-worker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(worker)
+worker = load_script(WORKER_PATH)
 
 QUIET = {"progress_bar": False, "tensorboard": False, "lr_schedule": "cosine"}
 

@@ -9,31 +9,21 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from reasongym.cli import main
+from tests.cli.running import cli
 
 ENV = "reasongym/Arithmetic-v0"
-
-
-def run_cli(*args: str, stdin: str | None = None, data_dir: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    if data_dir is not None:
-        env["REASONGYM_DATA_DIR"] = data_dir
-    command = [sys.executable, "-m", "reasongym", *args]
-    return subprocess.run(command, capture_output=True, text=True, input=stdin, env=env, timeout=300)
 
 
 # ---------------------------------------------------------------------------------------------- help
 
 
 def test_help_through_the_console_module() -> None:
-    result = run_cli("--help")
+    result = cli("--help")
     assert result.returncode == 0, result.stderr
     assert "usage: reasongym" in result.stdout and "Exit codes" in result.stdout
 
@@ -74,7 +64,7 @@ def test_train_help_without_an_algorithm_exits_0(capsys: pytest.CaptureFixture[s
 
 
 def test_list_shows_every_builtin_id() -> None:
-    result = run_cli("list", "--json")
+    result = cli("list", "--json")
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert result.returncode == 0, result.stderr
     assert {row["id"] for row in rows} >= {ENV, "reasongym/GSM8K-v0", "reasongym/AIME24-v0"}
@@ -82,7 +72,7 @@ def test_list_shows_every_builtin_id() -> None:
 
 
 def test_show_prints_gold_and_solution() -> None:
-    result = run_cli("show", ENV, "--n", "3", "--difficulty", "1")
+    result = cli("show", ENV, "--n", "3", "--difficulty", "1")
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("gold: ") == 3 and result.stdout.count("solution: ") == 3
     assert "\\boxed{" in result.stdout
@@ -92,7 +82,7 @@ def test_show_prints_gold_and_solution() -> None:
 
 
 def test_verify_through_the_console_module() -> None:
-    result = run_cli("verify", "-", "--gold", "B", "--kind", "choice", stdin="So the answer is (B).")
+    result = cli("verify", "-", "--gold", "B", "--kind", "choice", stdin="So the answer is (B).")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("correct")
 
@@ -137,7 +127,7 @@ def test_verify_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_train_then_eval_the_run_folder_then_compare(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    train = run_cli(
+    train = cli(
         "train",
         "sft",
         "--env",
@@ -158,7 +148,7 @@ def test_train_then_eval_the_run_folder_then_compare(
     summary = json.loads(train.stdout.splitlines()[-1])
     assert summary["steps"] == 2 and Path(summary["run_dir"]).is_dir()
     outputs = [tmp_path / "eval0.jsonl", tmp_path / "eval1.jsonl"]
-    evaluated = run_cli(
+    evaluated = cli(
         "eval",
         summary["run_dir"],
         ENV,
@@ -344,7 +334,7 @@ def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_demo_quick(tmp_path: Path) -> None:
-    result = run_cli("demo", "--quick", "--out", str(tmp_path))
+    result = cli("demo", "--quick", "--out", str(tmp_path))
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert {"pass@1_before", "pass@1_after", "pass@8_before", "pass@8_after", "run_dir"} <= set(summary)
@@ -359,7 +349,7 @@ def test_demo_quick(tmp_path: Path) -> None:
 
 
 def test_a_bad_argument_through_the_console_module() -> None:
-    result = run_cli("show", "reasongym/Arithmetc-v0")
+    result = cli("show", "reasongym/Arithmetc-v0")
     assert result.returncode == 2
     assert "did you mean 'reasongym/Arithmetic-v0'" in result.stderr and "Traceback" not in result.stderr
 
@@ -429,7 +419,7 @@ def test_a_config_file_with_an_unknown_field_names_the_nearest(
 
 
 def test_a_missing_dataset_says_how_to_provide_it(tmp_path: Path) -> None:
-    result = run_cli("show", "reasongym/AIME24-v0", data_dir=str(tmp_path / "empty"))
+    result = cli("show", "reasongym/AIME24-v0", REASONGYM_DATA_DIR=str(tmp_path / "empty"))
     assert result.returncode == 1
     assert "REASONGYM_DATA_DIR" in result.stderr and "Traceback" not in result.stderr
 
@@ -450,27 +440,17 @@ def test_a_damaged_checkpoint_is_reported_once_when_the_command_line_resumes(
     assert len(damaged) == 1 and "resuming from step-000001" in damaged[0], damaged
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **extra}
-    return {key: value for key, value in env.items() if value != ""}  # "" removes a variable
-
-
-def _cli(*args: str, cwd: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "reasongym", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=_env(**extra), cwd=cwd, timeout=600)
-
-
 @pytest.mark.slow  # starts the command line in subprocesses
 def test_list_says_where_each_environment_finds_its_data(tmp_path: Path) -> None:
     (tmp_path / "gsm8k").mkdir()
     (tmp_path / "gsm8k" / "test.jsonl").write_text(
         json.dumps({"id": "g0", "question": "1 + 1?", "answer": "2", "solution": None}) + "\n"
     )
-    listed = _cli("list", "--json", REASONGYM_DATA_DIR=str(tmp_path))
+    listed = cli("list", "--json", REASONGYM_DATA_DIR=str(tmp_path))
     data = {row["id"]: row["data"] for row in map(json.loads, listed.stdout.splitlines())}
     assert data[ENV] == "generated" and data["reasongym/GSM8K-v0"] == "local: test"
     assert data["reasongym/AIME24-v0"] == "hub"
-    table = _cli("list", REASONGYM_DATA_DIR=str(tmp_path)).stdout
+    table = cli("list", REASONGYM_DATA_DIR=str(tmp_path)).stdout
     assert "`reasongym data ENV_ID --out DIR` writes one" in table
 
 
@@ -485,23 +465,14 @@ def test_show_takes_n_and_verify_takes_the_gold_as_its_second_word(
     assert "two gold answers" in capsys.readouterr().err
 
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def reasongym(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "reasongym", *args]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-
-
 def test_an_id_registered_in_python_is_explained_on_the_command_line(tmp_path: Path) -> None:
-    done = reasongym("eval", "tiny", "me/Primes-v0", "--num-problems", "2", cwd=tmp_path)
+    done = cli("eval", "tiny", "me/Primes-v0", "--num-problems", "2", cwd=tmp_path)
     assert done.returncode == 2
     err = done.stderr
     assert err.startswith("reasongym: error: no environment named 'me/Primes-v0'")
     assert "register it in a plugin" in err and "reasongym.evaluation.evaluate(model, env_id" in err
     assert list(tmp_path.iterdir()) == []  # refused before the model loads or the records file is made
-    typo = reasongym("show", "reasongym/Arithmetc-v0", cwd=tmp_path)  # a near id: the hint, not the lecture
+    typo = cli("show", "reasongym/Arithmetc-v0", cwd=tmp_path)  # a near id: the hint, not the lecture
     assert "did you mean 'reasongym/Arithmetic-v0'" in typo.stderr and "plugin" not in typo.stderr
 
 

@@ -11,25 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from reasongym.cli import main
+from tests.cli.running import cli, run_main
 
 ENV = "reasongym/Arithmetic-v0"
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **extra}
-    return {key: value for key, value in env.items() if value != ""}  # "" removes a variable
-
-
-def _cli(*args: str, cwd: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "reasongym", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=_env(**extra), cwd=cwd, timeout=600)
 
 
 @pytest.mark.slow  # converts the real GSM8K file in a subprocess
 def test_data_converts_a_file_a_user_has_into_the_data_root_layout(data_dir: Path, tmp_path: Path) -> None:
     original = data_dir / "gsm8k" / "original" / "test.jsonl"  # the release's layout: "rationale #### 18"
-    done = _cli(
+    done = cli(
         "data", "reasongym/GSM8K-v0", "--split", "test", "--from", str(original), "--out", str(tmp_path)
     )
     assert done.returncode == 0, done.stderr
@@ -67,7 +57,7 @@ def test_every_benchmark_reads_back_what_the_data_command_writes(data_dir: Path,
 @pytest.mark.slow  # starts the command line in subprocesses
 def test_data_fails_at_once_where_the_hub_cannot_be_reached(tmp_path: Path) -> None:
     started = time.monotonic()
-    done = _cli(
+    done = cli(
         "data",
         "reasongym/AIME24-v0",
         "--out",
@@ -79,19 +69,11 @@ def test_data_fails_at_once_where_the_hub_cannot_be_reached(tmp_path: Path) -> N
     assert done.returncode == 1 and time.monotonic() - started < 30
     assert "the hub cannot be reached (127.0.0.1:9 cannot be reached" in done.stderr
     assert "--from FILE" in done.stderr and not (tmp_path / "aime24").exists()
-    refused = _cli("data", ENV, "--out", str(tmp_path))
+    refused = cli("data", ENV, "--out", str(tmp_path))
     assert refused.returncode == 2 and "is not a benchmark with data files" in refused.stderr
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_data_from_a_fifo_fails_at_once(tmp_path: Path) -> None:
-    import subprocess
-    import sys
 
     os.mkfifo(tmp_path / "pipe.jsonl")
     argv = ["data", "reasongym/SVAMP-v0", "--out", str(tmp_path / "out"), "--split", "test"]
@@ -111,10 +93,10 @@ def test_data_from_a_folder_or_a_long_csv_field_names_the_file(
 ) -> None:
     argv = ["data", "reasongym/SVAMP-v0", "--out", str(tmp_path / "out"), "--split", "test", "--from"]
     (tmp_path / "folder.jsonl").mkdir()
-    code, _, err = _run([*argv, str(tmp_path / "folder.jsonl")], capsys)
+    code, _, err = run_main([*argv, str(tmp_path / "folder.jsonl")], capsys)
     assert code == 2 and "folder.jsonl' is a folder; expected a .jsonl, .json, .csv, .parquet file" in err
     long = "x" * 200_000
     (tmp_path / "rows.csv").write_text(f"id,Body,Question,Answer\n1,{long},How many?,3\n", encoding="utf-8")
-    code, out, err = _run([*argv, str(tmp_path / "rows.csv")], capsys)
+    code, out, err = run_main([*argv, str(tmp_path / "rows.csv")], capsys)
     assert "_csv.Error" not in err and "field larger than field limit" not in err
     assert code == 0 or (code == 2 and "rows.csv" in err)

@@ -4,30 +4,20 @@ take the tiny preset, say the step they resume from and show training warnings o
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli.running import cli
+
 ENV = "reasongym/Arithmetic-v0"
-
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def reasongym(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "reasongym", *args]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A quick demo's output folder (``runs``), as ``reasongym demo`` leaves it."""
     folder = tmp_path_factory.mktemp("second-hour")
-    done = reasongym("demo", "--quick", "--no-progress", cwd=folder)
+    done = cli("demo", "--quick", "--no-progress", cwd=folder)
     assert done.returncode == 0, done.stderr
     return folder
 
@@ -49,7 +39,7 @@ def test_the_demo_run_records_what_it_is_and_a_run_from_it_takes_the_tiny_settin
         "preset": "tiny",
         "command": "reasongym demo",
     }
-    done = reasongym(
+    done = cli(
         *("train", "grpo", "--model", "runs/latest", "--env", ENV, "--max-steps", "1"),
         *("--group-size", "2", "--eval-problems", "2", "--no-progress-bar", "--output-dir", "runs/more"),
         cwd=demo_run,
@@ -63,7 +53,7 @@ def test_the_demo_run_records_what_it_is_and_a_run_from_it_takes_the_tiny_settin
 
 def test_the_command_line_shows_a_training_warning_on_its_own_line(demo_run: Path) -> None:
     # a random-init model earns no reward: after 10 steps with most groups at zero variance the run warns
-    done = reasongym(
+    done = cli(
         *("train", "grpo", "--model", "tiny", "--env", ENV, "--max-steps", "11", "--num-prompts", "2"),
         *("--group-size", "2", "--max-new-tokens", "8", "--eval-every", "0", "--output-dir", "runs/warned"),
         cwd=demo_run,
@@ -76,7 +66,7 @@ def test_the_command_line_shows_a_training_warning_on_its_own_line(demo_run: Pat
 
 
 def test_a_resumed_run_says_the_step_it_resumes_from(demo_run: Path) -> None:
-    done = reasongym(
+    done = cli(
         *("train", "grpo", "--run-dir", "runs/latest", "--max-steps", "2", "--no-progress-bar"),
         *("--num-prompts", "2", "--group-size", "2"),
         cwd=demo_run,
@@ -86,7 +76,7 @@ def test_a_resumed_run_says_the_step_it_resumes_from(demo_run: Path) -> None:
 
 
 def test_distill_names_its_preset_and_counts_one_sample_in_the_singular(demo_run: Path) -> None:
-    done = reasongym(
+    done = cli(
         *("train", "distill", "--model", "runs/latest", "--teacher", "runs/latest", "--env", ENV),
         *("--max-steps", "1", "--num-prompts", "4", "--no-progress-bar", "--output-dir", "runs/distill"),
         cwd=demo_run,

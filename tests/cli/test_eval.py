@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reasongym.cli import main
+from tests.cli.running import run_main
 
 ENV = "reasongym/Arithmetic-v0"
 
@@ -65,14 +66,8 @@ def test_eval_names_the_checkpoint_it_evaluates(tmp_path: Path) -> None:
     assert _checkpoint_of(str(tmp_path)) == str(step.resolve())  # the folder of runs follows latest
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_eval_refuses_a_huge_problem_count_before_the_model_loads(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _run(["eval", "/nonexistent-model", ENV, "--num-problems", str(10**21)], capsys)
+    code, _, err = run_main(["eval", "/nonexistent-model", ENV, "--num-problems", str(10**21)], capsys)
     assert (
         code == 2 and f"num_problems={10**21} is not allowed; expected an integer in [1, 2147483647]" in err
     )
@@ -109,7 +104,7 @@ def test_a_second_eval_on_a_locked_out_fails_before_its_model_loads(
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         # A model path that does not exist fails at its load: the lock must be named first.
-        code, _, err = _run(["eval", str(tmp_path / "no-model"), ENV, "--out", str(out)], capsys)
+        code, _, err = run_main(["eval", str(tmp_path / "no-model"), ENV, "--out", str(out)], capsys)
     finally:
         holder.kill()
         holder.wait()

@@ -4,17 +4,13 @@ usage errors and unknown ids answer without loading torch."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **extra}
-    return {key: value for key, value in env.items() if value != ""}  # "" removes a variable
+from tests.cli.running import cli_env
 
 
 @pytest.mark.slow  # starts the command line in subprocesses
@@ -33,7 +29,7 @@ def test_the_cli_lets_idle_torch_threads_sleep_unless_the_user_chose(
         "import os, sys; from reasongym.cli import main; before = 'torch' in sys.modules; "
         "main(['list', '--json']); print(json.dumps([before, os.environ.get('OMP_WAIT_POLICY')]))"
     )
-    env = _env(**{"OMP_WAIT_POLICY": "", **variables})
+    env = cli_env(**{"OMP_WAIT_POLICY": "", **variables})
     done = subprocess.run(
         [sys.executable, "-c", "import json; " + code], capture_output=True, text=True, env=env, timeout=120
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reasongym.cli import main
+from tests.cli.running import run_main
 
 ENV = "reasongym/Arithmetic-v0"
 TRAIN = ["train", "grpo", "--env", ENV, "--model", "tiny", "--no-progress-bar"]
@@ -492,12 +493,6 @@ def test_a_read_only_output_dir_fails_before_the_model_loads(
     assert not (tmp_path / "runs").exists()
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -516,7 +511,7 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 def test_train_refuses_values_that_wreck_a_model(
     capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    code, _, err = _run([*TRAIN, *args], capsys)
+    code, _, err = run_main([*TRAIN, *args], capsys)
     assert code == 2 and message in err and "Traceback" not in err
 
 
@@ -532,5 +527,5 @@ def test_train_refuses_values_that_wreck_a_model(
 )
 def test_dapo_refuses_nan(capsys: pytest.CaptureFixture[str], flag: str, message: str) -> None:
     argv = ["train", "dapo", "--env", ENV, "--model", "tiny", "--no-progress-bar", flag, "nan"]
-    code, _, err = _run(argv, capsys)
+    code, _, err = run_main(argv, capsys)
     assert code == 2 and message in err

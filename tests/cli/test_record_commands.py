@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from reasongym.cli import main
+from tests.cli.running import run_main
 
 SVAMP = "reasongym/SVAMP-v0"
 
@@ -28,12 +28,6 @@ needs_svamp = pytest.mark.skipif(
 def _write(path: Path, records: list[Any]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
-
-
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 GRADED = {
@@ -69,7 +63,7 @@ def test_regrade_never_reads_a_data_folder_named_by_the_records(
         "verifier": "math/v2",
         "settings": {"env_config": {"source_kwargs": {"data_dir": str(planted)}}},
     }
-    code, out, err = _run(["regrade", str(_write(tmp_path / "r.jsonl", [record]))], capsys)
+    code, out, err = run_main(["regrade", str(_write(tmp_path / "r.jsonl", [record]))], capsys)
     assert code == 0, err
     summary = json.loads(out.splitlines()[-1])
     assert summary["after"]["accuracy"] == 0.0  # graded against the registered data, not the planted gold
@@ -92,7 +86,7 @@ def test_regrade_against_a_named_environment_reports_records_of_another(
         "correct": [True],
         "verifier": "math/v2",
     }
-    code, out, err = _run(["regrade", str(_write(tmp_path / "r.jsonl", [record])), SVAMP], capsys)
+    code, out, err = run_main(["regrade", str(_write(tmp_path / "r.jsonl", [record])), SVAMP], capsys)
     assert code == 0, err
     summary = json.loads(out.splitlines()[-1])
     assert summary["not_regradable"] == 1 and summary["settings_differ"] == 1
@@ -116,7 +110,7 @@ def test_every_command_that_reads_records_names_file_line_and_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, change: dict[str, Any], message: str
 ) -> None:
     path = _write(tmp_path / "r.jsonl", [GRADED, {**GRADED, **change}])
-    code, _, err = _run([command, str(path)], capsys)
+    code, _, err = run_main([command, str(path)], capsys)
     assert code == 2 and "Traceback" not in err
     assert f"{path}:2: {message}" in err
 
@@ -126,7 +120,7 @@ def test_compare_refuses_nan_in_correct(tmp_path: Path, capsys: pytest.CaptureFi
     path.write_text(
         json.dumps(GRADED) + "\n" + json.dumps(GRADED).replace("[false, false]", "[NaN, 1]") + "\n"
     )
-    code, _, err = _run(["compare", str(path)], capsys)
+    code, _, err = run_main(["compare", str(path)], capsys)
     assert code == 2 and f"{path}:2: field 'correct' = [nan, 1] is not allowed" in err
 
 
@@ -135,7 +129,7 @@ def test_regrade_refuses_a_seed_given_to_a_dataset(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     record = {"index": 0, "env_id": SVAMP, "split": "test", "n": 1, "completions": ["51"], "problem_seed": 3}
-    code, _, err = _run(["regrade", str(_write(tmp_path / "r.jsonl", [record]))], capsys)
+    code, _, err = run_main(["regrade", str(_write(tmp_path / "r.jsonl", [record]))], capsys)
     assert (
         code == 2
         and "line 1: problem seed 3 does not fit reasongym/SVAMP-v0" in err
@@ -148,6 +142,6 @@ def test_regrade_on_a_full_disk_leaves_no_output(
 ) -> None:
     record = {"gold": "1", "kind": "math", "completions": ["\\boxed{1}" + " pad" * 20_000], "correct": [True]}
     source = _write(tmp_path / "r.jsonl", [record] * 3)
-    code, _, err = _run(["regrade", str(source), "--out", str(full_disk / "out.jsonl")], capsys)
+    code, _, err = run_main(["regrade", str(source), "--out", str(full_disk / "out.jsonl")], capsys)
     assert code == 1 and "No space left on device" in err
     assert not (full_disk / "out.jsonl").exists()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.running import cli, cli_env
+
 ENV = "reasongym/Arithmetic-v0"
 
 
@@ -20,16 +22,6 @@ TINY_SFT = ["--difficulty", "1", "--num-examples", "32", "--batch-size", "4", "-
 
 
 TINY_RL = ["--difficulty", "1", "--num-prompts", "2", "--group-size", "2", "--max-new-tokens", "8"]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **extra}
-    return {key: value for key, value in env.items() if value != ""}  # "" removes a variable
-
-
-def _cli(*args: str, cwd: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "reasongym", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=_env(**extra), cwd=cwd, timeout=600)
 
 
 def _interrupt_after_first_step(args: list[str], root: Path, signum: int) -> subprocess.CompletedProcess[str]:
@@ -41,7 +33,7 @@ def _interrupt_after_first_step(args: list[str], root: Path, signum: int) -> sub
     process = subprocess.Popen(
         [sys.executable, "-c", code, "train", *args],
         cwd=root,
-        env=_env(),
+        env=cli_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -85,7 +77,7 @@ def test_an_interrupt_saves_a_checkpoint_that_resumes(
     assert f"resume with `reasongym train {algo} --run-dir {run.relative_to(tmp_path)}`" in message
     saved = int(message.split("interrupted after step ")[1].split()[0])
     assert saved >= 1 and (run / "checkpoints" / f"step-{saved:06d}" / "checkpoint.json").is_file()
-    resumed = _cli(
+    resumed = cli(
         "train", algo, "--run-dir", f"runs/{algo}/latest", "--max-steps", str(saved + 1), cwd=tmp_path
     )
     assert resumed.returncode == 0, resumed.stderr

@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli.running import cli
 
 ENV = "reasongym/Arithmetic-v0"
 
 
 TINY_RL = ["--difficulty", "1", "--num-prompts", "2", "--group-size", "2", "--max-new-tokens", "8"]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **extra}
-    return {key: value for key, value in env.items() if value != ""}  # "" removes a variable
-
-
-def _cli(*args: str, cwd: Path | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "reasongym", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=_env(**extra), cwd=cwd, timeout=600)
 
 
 @pytest.mark.slow  # trains 10 steps in a subprocess
@@ -41,7 +30,7 @@ def test_a_run_that_cannot_learn_says_why(tmp_path: Path) -> None:
         *TINY_RL,
         "--no-progress-bar",
     ]
-    done = _cli(*args, "--output-dir", str(tmp_path))
+    done = cli(*args, "--output-dir", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert (
         "grpo: on average 100% of the groups had the same reward for every sample over the last 10 steps"

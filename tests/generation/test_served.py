@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -11,10 +10,7 @@ from pathlib import Path
 
 import pytest
 
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **extra}
-    return {key: value for key, value in env.items() if value != ""}  # "" removes a variable
+from tests.cli.running import cli_env
 
 
 @pytest.mark.slow  # interrupts a client process against a fake server
@@ -38,7 +34,7 @@ def test_ctrl_c_sends_no_queued_request_and_leaves_a_working_client() -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(),
+            env=cli_env(),
         )
         deadline = time.monotonic() + 60
         while len(server.requests) < 2 and time.monotonic() < deadline and process.poll() is None:

@@ -1,13 +1,13 @@
 """GRPO, DAPO, STaR and evaluation across processes: the pieces by hand, then 2 gloo processes against 1.
 
-The slow tests launch ``tests/agents/dp_worker.py`` under torchrun (2 CPU processes, DDP or FSDP) and compare
+The slow tests launch ``tests/agents/runtime/dp_worker.py`` under torchrun (2 CPU processes, DDP or FSDP) and compare
 with the same run in this process: the float64 weights after 2 steps must agree within 1e-6 (they agree to
 ~1e-16), and the logged gradient norms, which would show a missing or doubled normaliser, to 1e-9.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import dataclasses
 import json
 import os
 import subprocess
@@ -25,11 +25,12 @@ from reasongym.agents.runtime.update import merge_rank_metrics
 from reasongym.agents.sft import SFTConfig, train_sft
 from reasongym.errors import ConfigError
 from reasongym.runs.metrics import read_metrics
+from tests.conftest import load_script
 
 WORKER_PATH = Path(__file__).with_name("dp_worker.py")
-_spec = importlib.util.spec_from_file_location("dp_worker", WORKER_PATH)
-worker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(worker)
+worker = load_script(WORKER_PATH)
+SFT_WORKER_PATH = Path(__file__).parents[1] / "sft_worker.py"
+sft_worker = load_script(SFT_WORKER_PATH)
 TOLERANCE = 1e-6
 
 
@@ -276,3 +277,45 @@ def test_an_evaluation_killed_on_two_processes_resumes_on_one(tmp_path: Path) ->
     # The same records (seeds included) in problem order, and the part files merged away.
     assert (tmp_path / "eval.jsonl").read_text() == expected.read_text()
     assert not list(tmp_path.glob(".eval.jsonl.rank*"))
+
+
+@pytest.mark.slow  # two processes under torchrun
+def test_two_ranks_average_their_gradients_and_keep_identical_weights(tmp_path: Path) -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
+    done = subprocess.run(
+        [*command, str(SFT_WORKER_PATH), "ddp", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    checksums = [json.loads((tmp_path / f"rank{r}.json").read_text())["checksum"] for r in (0, 1)]
+    ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in (0, 1)]
+    assert checksums[0] == checksums[1]
+    for name in ranks[0]:
+        assert torch.equal(ranks[0][name], ranks[1][name]), name
+
+    # Adam's first update is lr * g / (|g| + eps): float reordering moves it by at most a few % of lr
+    # where g is tiny, while a different gradient moves whole tensors by up to 2 * lr.
+    tolerance = 0.01 * sft_worker.DDP_RUN.lr
+    pairs = sft_worker.addition_pairs(8)
+    alone, tokenizer = sft_worker.tiny_setup()  # rank 0's shard only: what no averaging would give
+    shard = distributed.shard(pairs, distributed.DistInfo(0, 2, 0))
+    train_sft(sft_worker.DDP_CONFIG, alone, tokenizer, shard, run=sft_worker.DDP_RUN)
+    largest_gap = max(
+        (tensor - ranks[0][name]).abs().max().item() for name, tensor in alone.state_dict().items()
+    )
+    assert largest_gap > 10 * tolerance
+
+    full, _ = sft_worker.tiny_setup()  # one process over both shards in one batch: the same gradient as DDP
+    train_sft(
+        dataclasses.replace(sft_worker.DDP_CONFIG, batch_size=8),
+        full,
+        tokenizer,
+        pairs,
+        run=sft_worker.DDP_RUN,
+    )
+    for name, tensor in full.state_dict().items():
+        torch.testing.assert_close(ranks[0][name], tensor, rtol=0, atol=tolerance)

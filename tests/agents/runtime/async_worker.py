@@ -1,7 +1,7 @@
 """A GRPO run with the sampler ahead that the SIGKILL and the two-node tests start in subprocesses.
 
-python tests/agents/async_worker.py RUN_DIR [--kill-at-step STEP] [--max-staleness K] [--steps N]
-torchrun --nnodes 2 ... tests/agents/async_worker.py RUN_DIR --max-staleness K --steps N
+python tests/agents/runtime/async_worker.py RUN_DIR [--kill-at-step STEP] [--max-staleness K] [--steps N]
+torchrun --nnodes 2 ... tests/agents/runtime/async_worker.py RUN_DIR --max-staleness K --steps N
 
 With ``--kill-at-step`` the trainer writes its sampler's pid to RUN_DIR/sampler.pid and SIGKILLs itself inside
 that step (at its evaluation, before the step is logged or saved); otherwise it trains to the end. Each rank
@@ -27,7 +27,7 @@ from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 # Run as a script, with only its own folder on the path: the repository root joins it for the tests' one
 # tiny-model shape.
-sys.path.append(str(Path(__file__).resolve().parents[2]))
+sys.path.append(str(Path(__file__).resolve().parents[3]))
 from tests.conftest import TINY_SHAPE  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Runs that the data-parallel tests start under torchrun (and, for comparison, in one process).
 
-python -m torch.distributed.run --standalone --nproc_per_node=2 tests/agents/dp_worker.py ALGO OUT_DIR
+python -m torch.distributed.run --standalone --nproc_per_node=2 tests/agents/runtime/dp_worker.py ALGO OUT_DIR
     [--kill-at-eval N] [--sft-batch-size B]
 
 ALGO is grpo, dapo, star, distill or eval (`evaluate` into OUT_DIR/eval.jsonl, rank 0 SIGKILLed at its N-th batch
@@ -40,7 +40,7 @@ from reasongym.policy.tiny import make_char_tokenizer, make_tiny_model
 
 # torchrun runs this file as a script, with only its own folder on the path: the repository root joins it for the
 # tests' one tiny-model shape.
-sys.path.append(str(Path(__file__).resolve().parents[2]))
+sys.path.append(str(Path(__file__).resolve().parents[3]))
 from tests.conftest import TINY_SHAPE  # noqa: E402
 
 COMMON = {
