@@ -3,6 +3,9 @@
 tyro (1.0) has no API that returns the error as data, so these tests pin the reading: the exact lines a user
 sees for each kind of mistake, in a wide and a narrow terminal and where the output is not UTF-8 (tyro then
 draws its rules in ASCII). A tyro release that draws the box differently fails here, not in a user's terminal.
+
+Then the flags themselves: TRL's names are other names of ours (as flags and in config files), and a mistyped
+flag gets the command's usage and the nearest flag.
 """
 
 from __future__ import annotations
