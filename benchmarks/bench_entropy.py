@@ -10,14 +10,14 @@ rollout accuracy; curves go to ``--out``/entropy.jsonl and entropy.png. A run co
 entropy over the last 5 steps is below ``--collapse`` (0.1) times its first step's, the trainers' own
 warning threshold (`RunConfig.entropy_collapse_ratio`).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_entropy.py [--steps 40 --mu 4 --seeds 0,1,2 --out bench_out]
-    OMP_NUM_THREADS=1 python benchmarks/bench_entropy.py --temperature 0.6 --lr 3e-4   # the settings searched
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_entropy [--steps 40 --mu 4 --seeds 0,1,2 --out bench_out]
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_entropy --temperature 0.6 --lr 3e-4   # the settings searched
 
 Last line: one JSON object with, per arm, the mean and 95% interval over seeds of the last-5/first entropy
 ratio, the collapsed seeds, the mean clip fractions and the last-5 accuracy.
 Smoke run (about a minute; checks that it runs, measures nothing)::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_entropy.py --steps 2 --prompts 2 --target 0.05 --sft-max-steps 40 --seeds 0
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_entropy --steps 2 --prompts 2 --target 0.05 --sft-max-steps 40 --seeds 0
 """
 
 from __future__ import annotations

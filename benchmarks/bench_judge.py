@@ -1,6 +1,6 @@
 """The judge verifier against the rule verifier on StrategyQA yes/no answers: agreement, ungradable rate, cache.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_judge.py [--questions 20] [--max-new-tokens 96]``
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_judge [--questions 20] [--max-new-tokens 96]``
 (about 5 minutes on two busy cores; needs ``$REASONGYM_SMOLLM2_GGUF``, StrategyQA under
 ``$REASONGYM_DATA_DIR`` and ``transformers serve``; without any of them it prints why and skips).
 

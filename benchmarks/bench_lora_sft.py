@@ -18,7 +18,7 @@ one process each.
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_lora_sft.py --model $REASONGYM_SMOLLM2_GGUF [--learning]
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_lora_sft --model $REASONGYM_SMOLLM2_GGUF [--learning]
 
 Last line: one JSON object.
 """

@@ -16,9 +16,9 @@ differences move when the jump happens by a few steps and the step-300 accuracy 
 probe stop lands at the same accuracy by construction. ``--threads`` runs the unperturbed replay again
 with that many torch threads (another reduction order on the same machine).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_repro.py                  # seed 0, 4 replays, ~3 CPU-minutes
-    OMP_NUM_THREADS=1 python benchmarks/bench_repro.py --seeds 0,1 --replays 3
-    OMP_NUM_THREADS=1 python benchmarks/bench_repro.py --fixed-stop 20 --replays 2 --target 0   # smoke run
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_repro                  # seed 0, 4 replays, ~3 CPU-minutes
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_repro --seeds 0,1 --replays 3
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_repro --fixed-stop 20 --replays 2 --target 0   # smoke run
 
 Last line: one JSON object, per seed the replays' step-300 accuracies, probe-stop steps and accuracies,
 and their ranges.

@@ -1,7 +1,7 @@
 """Problems/s of a served evaluation at 1, 4 and 16 requests in flight, against in-process sampling of the
 same model in the same run; and the per-request overhead of our client over a bare ``openai`` call.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_served.py [--problems 32] [--max-new-tokens 32]
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_served [--problems 32] [--max-new-tokens 32]
 [--model-folder DIR] [--no-continuous-batching]``.
 
 The model is the tiny random model over the character tokenizer (or ``--model-folder``, any local

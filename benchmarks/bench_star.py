@@ -16,7 +16,7 @@ round differently move when the jump comes, and a fixed step then measures that 
 "Reproducibility"). Stopping on a probe puts the base at the same stage of learning; the comparisons are
 paired over seeds because its accuracy still varies by several points.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_star.py`` (about 6 CPU-minutes for 3 seeds).
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_star`` (about 6 CPU-minutes for 3 seeds).
 Last line: one JSON object; ``accuracy_gain`` is the mean final-minus-initial held-out accuracy (a fraction)
 with rationalization, ``accuracy_gain_filter_only`` without, ``accuracy_gain_faithful`` with the check.
 """

@@ -57,7 +57,7 @@ With ``--learning``, one more section:
    tokens): held-out accuracy on ``LEARNING_EVAL_PROBLEMS`` validation problems before and after, the tokens
    sampled and the share of training problems kept. Not yet run on a GPU. The dry pass: the tiny model.
 
-Run: ``python benchmarks/gpu_check.py [--only SECTION ...] [--engine vllm] [--async] [--learning]`` (``--dry``
+Run: ``python -m benchmarks.gpu_check [--only SECTION ...] [--engine vllm] [--async] [--learning]`` (``--dry``
 forces the CPU pass). Last line: one JSON object.
 """
 
@@ -367,10 +367,9 @@ LEARNING_EVAL_PROBLEMS = 32
 
 def check_learning(dry: bool, model: str | None) -> dict[str, Any]:
     """`real_learning.py --gpu --smoke`: a few GRPO steps of the GPU recipe (the CPU dry pass: tiny model)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import dataclasses
 
-    import real_learning
+    from benchmarks import real_learning
 
     setting = real_learning.PRESETS["gpu"]
     setting = real_learning.dry(setting) if dry else setting
@@ -386,10 +385,9 @@ STAR_CSQA_BUDGET = 16_000
 
 def check_star_csqa(dry: bool, model: str | None) -> dict[str, Any]:
     """`star_csqa.smoke`: about one STaR iteration of the GPU preset (the CPU dry pass: tiny model)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import dataclasses
 
-    import star_csqa
+    from benchmarks import star_csqa
 
     setting = star_csqa.PRESETS["gpu"]
     sizes = {"budget_tokens": STAR_CSQA_BUDGET, "star_iterations": 1, "eval_problems": LEARNING_EVAL_PROBLEMS}

@@ -45,7 +45,7 @@ in run order.
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/real_learning.py --model PATH/TO/SmolLM2-135M-Instruct.Q4_1.gguf
+    OMP_NUM_THREADS=1 python -m benchmarks.real_learning --model PATH/TO/SmolLM2-135M-Instruct.Q4_1.gguf
 
 Last line: one JSON object (the summary).
 """
@@ -72,6 +72,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
+from benchmarks.controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 from reasongym.agents import preset_configs  # noqa: E402
 from reasongym.agents.dapo import train_dapo  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
@@ -82,9 +83,6 @@ from reasongym.agents.star import train_star  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
 from reasongym.policy.loading import format_prompt, load_policy  # noqa: E402
 from reasongym.rollouts.batch import collect_rollouts  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ARMS = ("grpo", "grpo_shuffled", "dapo", "dapo_shuffled", "star", "star_shuffled", "sft")
 """The arms of issue 27's experiment, run by default."""

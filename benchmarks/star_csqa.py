@@ -38,7 +38,7 @@ diagnostics of one experiment, in run order.
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/star_csqa.py --model $REASONGYM_SMOLLM2_GGUF --seeds 0 1
+    OMP_NUM_THREADS=1 python -m benchmarks.star_csqa --model $REASONGYM_SMOLLM2_GGUF --seeds 0 1
 
 Last line: one JSON object (the summary).
 """
@@ -66,18 +66,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
-from reasongym import distributed  # noqa: E402
-from reasongym.agents import preset_configs  # noqa: E402
-from reasongym.agents.rationales import STaRTask, generate_rationales, rationale_without_answer  # noqa: E402
-from reasongym.agents.runtime.engine import following_engine  # noqa: E402
-from reasongym.agents.sft import train_sft  # noqa: E402
-from reasongym.agents.star import sft_steps_for_iteration, train_star  # noqa: E402
-from reasongym.generation import Completion, HFGenerator, SamplingParams  # noqa: E402
-from reasongym.policy.loading import format_prompt  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
-from real_learning import (  # noqa: E402
+from benchmarks.controls import RecordedVerdicts, RunVerdicts  # noqa: E402
+from benchmarks.real_learning import (  # noqa: E402
     KIT_MODEL_ENV,
     ArmRun,
     accuracy_interval,
@@ -87,6 +77,14 @@ from real_learning import (  # noqa: E402
     resolve_offline,
     rl_arm,
 )
+from reasongym import distributed  # noqa: E402
+from reasongym.agents import preset_configs  # noqa: E402
+from reasongym.agents.rationales import STaRTask, generate_rationales, rationale_without_answer  # noqa: E402
+from reasongym.agents.runtime.engine import following_engine  # noqa: E402
+from reasongym.agents.sft import train_sft  # noqa: E402
+from reasongym.agents.star import sft_steps_for_iteration, train_star  # noqa: E402
+from reasongym.generation import Completion, HFGenerator, SamplingParams  # noqa: E402
+from reasongym.policy.loading import format_prompt  # noqa: E402
 
 EVAL_ARMS = ("zero_shot_cot", "few_shot_cot")
 TRAINED_ARMS = ("direct_sft", "star_no_rationalization", "star", "star_random_filter", "grpo_cot")

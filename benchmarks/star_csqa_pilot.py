@@ -10,7 +10,7 @@ wall clock, not them; the load average is recorded beside them.
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/star_csqa_pilot.py --model $REASONGYM_SMOLLM2_GGUF
+    OMP_NUM_THREADS=1 python -m benchmarks.star_csqa_pilot --model $REASONGYM_SMOLLM2_GGUF
 
 Writes ``--out`` (default ``benchmarks/results/star_csqa/pilot.json``); last line: the same JSON.
 """
@@ -27,10 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import star_csqa  # noqa: E402  (sets OMP_NUM_THREADS and the offline hub first)
 import torch  # noqa: E402
 
+from benchmarks import star_csqa  # noqa: E402  (sets OMP_NUM_THREADS and the offline hub first)
 from reasongym.agents.star import train_star  # noqa: E402
 from reasongym.generation import HFGenerator  # noqa: E402
 

@@ -12,12 +12,12 @@ half, three quarters and all of the budget. Sampled tokens, not CPU-seconds, are
 token budget stops every run at the same point on any machine, where a time budget would make the stop
 itself depend on the machine (issue 15 item 3). CPU-seconds at one thread are recorded beside it.
 
-    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out              # every arm (18) x 3 seeds, ~100 CPU-min
-    OMP_NUM_THREADS=1 python benchmarks/study.py --out study_out --quick      # 3 arms x 3 seeds, ~18 CPU-min
-    OMP_NUM_THREADS=1 python benchmarks/study.py --out family_out --family    # GRPO + 6 family arms x 3 seeds
-    OMP_NUM_THREADS=1 python benchmarks/study.py --out big --seeds 0-9 --budget-tokens 600000   # a bigger machine
-    OMP_NUM_THREADS=1 python benchmarks/study.py --out t07 --tempered   # issue 42: tempered vs untempered log-probs
-    OMP_NUM_THREADS=1 python benchmarks/study.py --out async_out --async   # issue 38: the sampler one version ahead
+    OMP_NUM_THREADS=1 python -m benchmarks.study --out study_out              # every arm (18) x 3 seeds, ~100 CPU-min
+    OMP_NUM_THREADS=1 python -m benchmarks.study --out study_out --quick      # 3 arms x 3 seeds, ~18 CPU-min
+    OMP_NUM_THREADS=1 python -m benchmarks.study --out family_out --family    # GRPO + 6 family arms x 3 seeds
+    OMP_NUM_THREADS=1 python -m benchmarks.study --out big --seeds 0-9 --budget-tokens 600000   # a bigger machine
+    OMP_NUM_THREADS=1 python -m benchmarks.study --out t07 --tempered   # issue 42: tempered vs untempered log-probs
+    OMP_NUM_THREADS=1 python -m benchmarks.study --out async_out --async   # issue 38: the sampler one version ahead
 
 Resumable per arm and seed: ``results.jsonl`` gets one line per finished (arm, seed), and a second run with
 the same settings skips those (warm starts are cached in ``warm/``). Writes ``table.md`` (mean and 95%
@@ -43,7 +43,6 @@ import os
 import resource
 import shutil
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -56,6 +55,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch loads
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
+from benchmarks.controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.common import masked_sum  # noqa: E402
 from reasongym.agents.dapo import train_dapo  # noqa: E402
@@ -71,9 +71,6 @@ from reasongym.policy.tiny import (
     make_char_tokenizer,
     tiny_policy,  # noqa: E402
 )
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 DIFFICULTY = 1

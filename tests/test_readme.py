@@ -349,7 +349,7 @@ def test_the_figure_check_finds_an_unsourced_figure() -> None:
     bare = "The eval takes 80 s and prints pass@1 0.125."
     assert MEASUREMENT.findall(NOT_MEASURED.sub("", bare)) == ["80 s", "0.125"]
     assert not SOURCE.search(bare)
-    assert SOURCE.search(bare + " (`python benchmarks/bench_eval.py`)")
+    assert SOURCE.search(bare + " (`python -m benchmarks.bench_eval`)")
     assert not MEASUREMENT.findall(
         NOT_MEASURED.sub("", "vLLM 0.32.0 pins `torch==2.13.0`, 10 minutes by default")
     )
