@@ -38,7 +38,7 @@ the summary's ``rl_vs_more_sft`` holds the two differences with their intervals.
 GSM8K and MATH-500 test for evaluation, bf16, the vLLM engine); ``--smoke STEPS`` runs only a few GRPO steps
 of a preset and prints step time, tokens/s and the reward curve (what ``gpu_check.py --learning`` runs);
 ``--dry`` shrinks any of it to seconds on a CPU with the tiny random model, so tests keep the script working.
-``--set FIELD=VALUE`` changes any field of `Setting`.
+Any field of `Setting` is a flag too (``--budget-tokens 4000``, ``--warm-start None``: `benchmarks.harness.settings`).
 
 One file on purpose, past the usual size: the arms, the control and the statistics of one experiment, read
 in run order.
@@ -56,7 +56,6 @@ import argparse
 import dataclasses
 import json
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -73,6 +72,8 @@ import torch  # noqa: E402
 
 import reasongym  # noqa: E402
 from benchmarks.controls import RecordedVerdicts, RunVerdicts  # noqa: E402
+from benchmarks.harness import report, settings, stats  # noqa: E402
+from benchmarks.harness.machine import Snapshot  # noqa: E402
 from reasongym.agents import preset_configs  # noqa: E402
 from reasongym.agents.dapo import train_dapo  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
@@ -615,20 +616,22 @@ def smoke(setting: Setting, steps: int) -> dict[str, Any]:
 
 def dry(setting: Setting) -> Setting:
     """``setting`` shrunk to seconds on a CPU: the tiny random model, a few short samples, our sampler."""
-    return dataclasses.replace(
+    return settings.dry(
         setting,
-        model="tiny",
-        max_new_tokens=8,
-        num_prompts=2,
-        group_size=2,
-        budget_tokens=48,
-        eval_problems=4,
-        autocast="off",
-        engine="hf",
-        sampler_weights="policy",
-        side_eval_problems=min(setting.side_eval_problems, 2),
-        warm_start=None if setting.warm_start is None else 1.0,  # never reached: it stops at its 2 steps
-        warm_start_max_steps=2,
+        dict(
+            model="tiny",
+            max_new_tokens=8,
+            num_prompts=2,
+            group_size=2,
+            budget_tokens=48,
+            eval_problems=4,
+            autocast="off",
+            engine="hf",
+            sampler_weights="policy",
+            side_eval_problems=min(setting.side_eval_problems, 2),
+            warm_start=None if setting.warm_start is None else 1.0,  # never reached: it stops at its 2 steps
+            warm_start_max_steps=2,
+        ),
     )
 
 
@@ -643,11 +646,10 @@ def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
     torch.manual_seed(seed)
     model, tokenizer = load(setting, seed)
     curve: list[dict[str, Any]] = []
-    load_start, children_cpu = os.getloadavg(), _children_cpu_seconds()
-    started, wall_started = time.process_time(), time.perf_counter()
+    started = Snapshot()
 
     def evaluate_at(tokens: int) -> dict[str, Any]:
-        wall_s = time.perf_counter() - wall_started
+        wall_s = time.perf_counter() - started.wall
         train_wall_s = wall_s - sum(point["eval_wall_seconds"] for point in curve)
         result = held_out(model, tokenizer, setting)
         times = {"wall_s": round(wall_s, 1), "train_wall_s": round(train_wall_s, 1)}
@@ -659,8 +661,9 @@ def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
     trainers = {"sft": sft_arm, "sft_more": sft_more_arm}
     trainer = trainers.get(arm, star_arm if arm.startswith("star") else rl_arm)
     tokens = trainer(run)
-    train_cpu = time.process_time() - started - sum(point["eval_cpu_seconds"] for point in curve)
+    train_cpu = time.process_time() - started.cpu - sum(point["eval_cpu_seconds"] for point in curve)
     final = evaluate_at(tokens)
+    machine = started.since()
     return {
         "arm": arm,
         "seed": seed,
@@ -668,21 +671,15 @@ def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
         "train_cpu_seconds": round(train_cpu, 1),
         "wall_seconds": curve[-1]["wall_s"],
         "train_wall_seconds": curve[-1]["train_wall_s"],
-        "sampler_cpu_seconds": round(_children_cpu_seconds() - children_cpu, 1),
-        "load_start": [round(x, 2) for x in load_start],
-        "load_end": [round(x, 2) for x in os.getloadavg()],
+        "sampler_cpu_seconds": machine["children_cpu_s"],
+        "load_start": machine["load_start"],
+        "load_end": machine["load_end"],
         "accuracy": curve[-1]["accuracy"],
         "correct": final["correct"],
         "curve": curve,
         **train_correct_record(run.verdicts.correct),
         **clip_record(run.train_steps),
     }
-
-
-def _children_cpu_seconds() -> float:
-    """CPU-seconds of this process's ended children (a sampler process, once its run has closed it)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def train_correct_record(log: list[bool]) -> dict[str, Any]:
@@ -695,35 +692,17 @@ def train_correct_record(log: list[bool]) -> dict[str, Any]:
     }
 
 
-def interval(
-    runs: dict[str, list[dict[str, Any]]], arm: str, baseline: str, reps: int = 2000
-) -> dict[str, Any]:
-    """Mean held-out accuracy of ``arm`` minus ``baseline`` over seeds, with a 95% bootstrap interval.
-
-    Each replicate resamples the seeds of each arm (with replacement) and the problems (paired: the same
-    resampled problems for both arms), so the interval holds both seed-to-seed and problem sampling noise.
-    """
-    rng = np.random.default_rng(0)
-    a = np.array([run["correct"] for run in runs[arm]], dtype=float)  # [seeds_a, problems]
-    b = np.array([run["correct"] for run in runs[baseline]], dtype=float)  # [seeds_b, problems]
-    problems = a.shape[1]
-    draws = np.empty(reps)
-    for rep in range(reps):
-        columns = rng.integers(0, problems, problems)
-        rows_a, rows_b = rng.integers(0, len(a), len(a)), rng.integers(0, len(b), len(b))
-        draws[rep] = a[np.ix_(rows_a, columns)].mean() - b[np.ix_(rows_b, columns)].mean()
-    low, high = np.percentile(draws, [2.5, 97.5])
-    return {
-        "difference": round(float(a.mean() - b.mean()), 4),
-        "ci95": [round(float(low), 4), round(float(high), 4)],
-        "clear_of_zero": bool(low > 0),
-    }
+def interval(runs: dict[str, list[dict[str, Any]]], arm: str, baseline: str) -> dict[str, Any]:
+    """Mean held-out accuracy of ``arm`` minus ``baseline`` over seeds, with a 95% bootstrap interval (seeds
+    and problems resampled, paired: `stats.bootstrap_difference`)."""
+    return stats.bootstrap_difference(
+        [r["correct"] for r in runs[arm]], [r["correct"] for r in runs[baseline]]
+    )
 
 
 def accuracy_interval(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """An arm's final accuracy with its 95% interval: `interval` against a baseline that is never right."""
-    never = [{"correct": [0] * len(records[0]["correct"])}]
-    return interval({"arm": records, "never": never}, "arm", "never")
+    """An arm's final accuracy with its 95% interval (`stats.accuracy_interval`)."""
+    return stats.accuracy_interval([r["correct"] for r in records])
 
 
 def summarize(out: Path, setting: Setting) -> dict[str, Any]:
@@ -772,7 +751,7 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
         }
     if "grpo" in runs and "grpo_async" in runs:  # issue 38: the sampler one version ahead against K = 0
         summary["async_vs_sync"] = interval(runs, "grpo_async", "grpo")
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    report.write_record(out / "summary.json", summary)
     level = "" if setting.difficulty is None else f" level {setting.difficulty}"
     title = f"{Path(setting.model).name}, {setting.env_id}{level}"
     plot(runs, start, out / "accuracy.png", title)
@@ -800,12 +779,7 @@ def wall_record(records: list[dict[str, Any]]) -> dict[str, Any]:
 def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Path, title: str) -> None:
     """Held-out accuracy against sampled tokens: each arm's mean over seeds, the band its seeds' range, and at
     the end the 95% bootstrap interval of its accuracy (seeds and problems resampled, as in `interval`)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    lines = []
     for arm, records in sorted(runs.items()):
         if arm in ("start", *SFT_LINES):
             continue
@@ -814,33 +788,34 @@ def plot(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Pat
         values = np.array(
             [[start["accuracy"]] + [r["curve"][i]["accuracy"] for i in range(points)] for r in records]
         )
-        color = _colour(arm)
-        style = "--" if arm.endswith("_shuffled") else "-"
-        label = f"{arm} ({len(records)} seeds)"
-        axes.plot(tokens, values.mean(axis=0), style, marker="o", color=color, label=label)
-        axes.fill_between(tokens, values.min(axis=0), values.max(axis=0), color=color, alpha=0.12)
-        final = accuracy_interval(records)
-        low, high = final["ci95"]
-        axes.errorbar(
-            tokens[-1],
-            final["difference"],
-            yerr=[[final["difference"] - low], [high - final["difference"]]],
-            color=color,
-            capsize=4,
+        style = {"color": _colour(arm), "linestyle": "--" if arm.endswith("_shuffled") else "-"}
+        band = (values.min(axis=0), values.max(axis=0))
+        lines.append(
+            report.Line(tokens, values.mean(axis=0), f"{arm} ({len(records)} seeds)", band=band, style=style)
         )
-    for arm, (label, style) in SFT_LINES.items():
-        if arm in runs:
-            axes.axhline(
-                float(np.mean([r["accuracy"] for r in runs[arm]])), color="gray", linestyle=style, label=label
-            )
-    axes.set_xlabel("sampled completion tokens")
-    axes.set_ylabel("held-out greedy accuracy")
-    axes.set_title(f"{title}: mean of seeds, their range, 95% interval at the end", fontsize=9)
-    if axes.get_legend_handles_labels()[0]:  # a run of the start alone (`--seeds` empty) has no lines yet
-        axes.legend(fontsize=8, loc="center right")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+        lines.append(_final_interval(records, tokens[-1], _colour(arm)))
+    levels = [
+        (float(np.mean([r["accuracy"] for r in runs[arm]])), label, {"linestyle": style})
+        for arm, (label, style) in SFT_LINES.items()
+        if arm in runs
+    ]
+    report.plot(
+        path,
+        lines,
+        xlabel="sampled completion tokens",
+        ylabel="held-out greedy accuracy",
+        title=f"{title}: mean of seeds, their range, 95% interval at the end",
+        levels=levels,
+        size=(7, 4.5),
+    )
+
+
+def _final_interval(records: list[dict[str, Any]], x: float, colour: str) -> report.Line:
+    """An arm's final accuracy as a point with its 95% bootstrap interval (no label: its arm's line has one)."""
+    final = accuracy_interval(records)
+    low, high = final["ci95"]
+    below, above = final["difference"] - low, high - final["difference"]
+    return report.Line([x], [final["difference"]], "", yerr=[[below], [above]], style={"color": colour})
 
 
 SFT_LINES = {
@@ -858,12 +833,7 @@ def _colour(arm: str) -> str:
 def plot_wall(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path: Path, title: str) -> None:
     """Held-out accuracy against wall seconds since the arm's start (evaluations included): each arm's mean
     over seeds (its range of wall seconds as horizontal bars) and at the end the 95% bootstrap interval."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    lines = []
     for arm, records in sorted(runs.items()):
         if arm in ("start", *SFT_LINES):
             continue
@@ -875,27 +845,16 @@ def plot_wall(runs: dict[str, list[dict[str, Any]]], start: dict[str, Any], path
         x = walls.mean(axis=0)
         spread = [x - walls.min(axis=0), walls.max(axis=0) - x]
         label = f"{arm} ({len(records)} seeds)"
-        axes.errorbar(
-            x, values.mean(axis=0), xerr=spread, marker="o", color=_colour(arm), label=label, capsize=3
-        )
-        final = accuracy_interval(records)
-        low, high = final["ci95"]
-        axes.errorbar(
-            x[-1],
-            final["difference"],
-            yerr=[[final["difference"] - low], [high - final["difference"]]],
-            color=_colour(arm),
-            capsize=5,
-        )
-    axes.set_xlabel("wall seconds since the arm's start (evaluations included)")
-    axes.set_ylabel("held-out greedy accuracy")
-    axes.set_title(
-        f"{title}\nmean of seeds, range of their wall seconds, 95% interval at the end", fontsize=9
+        lines.append(report.Line(x, values.mean(axis=0), label, xerr=spread, style={"color": _colour(arm)}))
+        lines.append(_final_interval(records, x[-1], _colour(arm)))
+    report.plot(
+        path,
+        lines,
+        xlabel="wall seconds since the arm's start (evaluations included)",
+        ylabel="held-out greedy accuracy",
+        title=f"{title}\nmean of seeds, range of their wall seconds, 95% interval at the end",
+        size=(7, 4.5),
     )
-    axes.legend(fontsize=8, loc="lower right")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
 
 
 def warm_started(setting: Setting, folder: Path) -> Setting:
@@ -933,48 +892,6 @@ def warm_started(setting: Setting, folder: Path) -> Setting:
     return dataclasses.replace(setting, model=str(folder))
 
 
-NUMERIC_FIELDS: dict[str, tuple[type, ...]] = {
-    "max_new_tokens": (int,),
-    "num_prompts": (int,),
-    "group_size": (int,),
-    "budget_tokens": (int,),
-    "eval_problems": (int,),
-    "difficulty": (int, type(None)),
-    "temperature": (float, int),
-    "lr": (float, int),
-    "warm_start": (float, int, type(None)),
-    "warm_start_max_steps": (int,),
-    "side_eval_problems": (int,),
-}
-"""The `Setting` fields that take numbers, and the JSON types allowed: a word there would fail an arm later."""
-BOOL_FIELDS = ("tempered_logprobs",)
-"""The `Setting` fields that take JSON ``true`` or ``false``."""
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``FIELD=VALUE`` pairs of `Setting` (values in JSON: ``lr=1e-5``, ``instruction=null``)."""
-    fields = {field.name for field in dataclasses.fields(Setting)}
-    values = {}
-    for pair in pairs:
-        name, _, text = pair.partition("=")
-        if name not in fields:
-            raise SystemExit(f"--set {pair!r}: no field {name!r}; fields: {', '.join(sorted(fields))}")
-        try:
-            values[name] = json.loads(text)
-        except json.JSONDecodeError:
-            values[name] = text  # a bare string: a model path, an env id
-        if name in BOOL_FIELDS and not isinstance(values[name], bool):
-            raise SystemExit(f"--set {pair!r}: {name} must be true or false; got {text!r}")
-        expected = NUMERIC_FIELDS.get(name)
-        if expected is not None and (
-            isinstance(values[name], bool) or not isinstance(values[name], expected)
-        ):
-            raise SystemExit(
-                f"--set {pair!r}: {name} must be a number ({expected[0].__name__}); got {text!r}"
-            )
-    return values
-
-
 def check_same_setting(out: Path, setting: Setting) -> None:
     """Record the setting in ``out`` on the first run; a rerun with another one would mix results: refuse it."""
     recorded = out / "setting.json"
@@ -992,10 +909,9 @@ def check_same_setting(out: Path, setting: Setting) -> None:
         )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Parse flags; run the smoke pass, or every (arm, seed) not yet done and the summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=None, help="a .gguf file, a model folder or a hub id")
     parser.add_argument("--preset", default="cpu", choices=sorted(PRESETS))
     parser.add_argument("--gpu", action="store_true", help="the same as --preset gpu")
     parser.add_argument(
@@ -1008,21 +924,18 @@ def main() -> None:
     parser.add_argument(
         "--seeds", nargs="*", type=int, default=[0, 1, 2], help="none: only the warm start and the start"
     )
-    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
     parser.add_argument(
         "--smoke", type=int, default=0, metavar="STEPS", help="only a GRPO smoke run of STEPS"
     )
-    parser.add_argument("--dry", action="store_true", help="the tiny random model on the CPU, for seconds")
     parser.add_argument("--out-dir", default="benchmarks/results/real_learning")
     parser.add_argument(
         "--work-dir", default="outputs/real_learning", help="where the warm-started model goes"
     )
-    args = parser.parse_args()
+    args, setting = settings.parse(
+        parser, Setting, lambda a: PRESETS["gpu" if a.gpu else a.preset], dry, argv
+    )
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    setting = PRESETS["gpu" if args.gpu else args.preset]
-    setting = dry(setting) if args.dry else setting
-    overrides = parse_overrides(args.set) | ({"model": args.model} if args.model else {})
-    setting = resolve_offline(dataclasses.replace(setting, **overrides))
+    setting = resolve_offline(setting)
     arms = args.arms or list(GPU_ARMS if args.gpu or args.preset == "gpu" else ARMS)
     if not setting.model:
         raise SystemExit(
@@ -1041,14 +954,13 @@ def main() -> None:
     setting = warm_started(setting, Path(args.work_dir) / "warm_start")
     if not (out / "runs" / "start.json").exists():  # every arm starts from the same model: measured once
         model, tokenizer = load(setting, 0)
-        (out / "runs" / "start.json").write_text(json.dumps(held_out(model, tokenizer, setting)) + "\n")
+        report.write_record(out / "runs" / "start.json", held_out(model, tokenizer, setting))
     for seed in args.seeds:
         for arm in arms:
             path = out / "runs" / f"{arm}-s{seed}.json"
             if path.exists():
                 continue
-            record = run_arm(setting, arm, seed)
-            path.write_text(json.dumps(record) + "\n")
+            record = report.write_record(path, run_arm(setting, arm, seed))
             print(json.dumps({k: v for k, v in record.items() if k != "correct"}), flush=True)
     print(json.dumps(summarize(out, setting)))
 

@@ -67,6 +67,8 @@ import torch  # noqa: E402
 
 import reasongym  # noqa: E402
 from benchmarks.controls import RecordedVerdicts, RunVerdicts  # noqa: E402
+from benchmarks.harness import report, settings  # noqa: E402
+from benchmarks.harness.machine import Snapshot  # noqa: E402
 from benchmarks.real_learning import (  # noqa: E402
     KIT_MODEL_ENV,
     ArmRun,
@@ -206,21 +208,23 @@ PRESETS = {
 
 def dry(setting: Setting) -> Setting:
     """``setting`` shrunk to seconds on a CPU: the tiny random model, a few short samples, our sampler."""
-    return dataclasses.replace(
+    return settings.dry(
         setting,
-        model="tiny",
-        budget_tokens=48,
-        eval_problems=4,
-        max_new_tokens=8,
-        mean_completion_tokens=4,
-        star_iterations=2,
-        star_sft_steps=2,
-        budget_chunk=2,
-        num_prompts=2,
-        group_size=2,
-        autocast="off",
-        engine="hf",
-        sampler_weights="policy",
+        dict(
+            model="tiny",
+            budget_tokens=48,
+            eval_problems=4,
+            max_new_tokens=8,
+            mean_completion_tokens=4,
+            star_iterations=2,
+            star_sft_steps=2,
+            budget_chunk=2,
+            num_prompts=2,
+            group_size=2,
+            autocast="off",
+            engine="hf",
+            sampler_weights="policy",
+        ),
     )
 
 
@@ -612,7 +616,7 @@ def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
     torch.manual_seed(seed)
     model, tokenizer = load(setting, seed)
     curve: list[dict[str, Any]] = []
-    started = time.process_time()
+    started = Snapshot()
 
     def evaluate_at(tokens: int) -> None:
         result = held_out(model, tokenizer, setting)
@@ -622,10 +626,11 @@ def run_arm(setting: Setting, arm: str, seed: int) -> dict[str, Any]:
     on_half = evaluate_at if setting.halfway_eval else lambda tokens: None
     run = ArmRun(setting, arm, model, tokenizer, seed, on_half=on_half, verdicts=RunVerdicts(seed))
     trained = TRAINERS[arm](run)
-    train_cpu = time.process_time() - started - sum(point["eval_cpu_seconds"] for point in curve)
+    train_cpu = time.process_time() - started.cpu - sum(point["eval_cpu_seconds"] for point in curve)
     final = held_out(model, tokenizer, setting)
     curve.append({"tokens": trained["sampled_tokens"], **{k: final[k] for k in CURVE_KEYS}})
     return {
+        "machine": started.since(),
         "arm": arm,
         "seed": seed,
         "train_cpu_seconds": round(train_cpu, 1),
@@ -724,7 +729,7 @@ def summarize(out: Path, setting: Setting) -> dict[str, Any]:
         "comparisons": comparisons,
         "one_letter_accuracy": one_letter_accuracy(setting),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    report.write_record(out / "summary.json", summary)
     (out / "table.md").write_text(table(arms, comparisons) + one_letter_line(summary["one_letter_accuracy"]))
     (out / "rationales.md").write_text(rationales(runs))
     plot(runs, out / "accuracy.png", f"{Path(setting.model).name}, CommonsenseQA validation")
@@ -747,34 +752,51 @@ def one_letter_line(accuracy: dict[str, float]) -> str:
 
 def table(arms: dict[str, Any], comparisons: dict[str, Any]) -> str:
     """The markdown table of the arms (in `ARMS` order) and of the comparisons."""
-    lines = [
-        "| arm | seeds | held-out accuracy | 95% interval | letter read | sampled tokens | train CPU s "
-        "| kept share per iteration | kept naming another option (last named) | letters A/B/C/D/E/none |",
-        "| --- | ---: | ---: | --- | ---: | ---: | ---: | --- | --- | --- |",
+    header = (
+        "arm",
+        "seeds",
+        "held-out accuracy",
+        "95% interval",
+        "letter read",
+        "sampled tokens",
+        "train CPU s",
+        "kept share per iteration",
+        "kept naming another option (last named)",
+        "letters A/B/C/D/E/none",
+    )
+    rows = [_arm_row(arm, arms[arm]) for arm in ARMS if arm in arms]
+    differences = [
+        (name, f"{c['difference']:+.3f}", f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]")
+        for name, c in comparisons.items()
     ]
-    for arm in [a for a in ARMS if a in arms]:
-        s = arms[arm]
-        iterations = s.get("iterations", [])
-        kept = " / ".join(f"{it['kept_share']:.2f}" for it in iterations) or "-"
-        lucky = (
-            " / ".join(
-                f"{it['kept_names_other']:.2f} ({it['kept_last_named_other']:.2f})"
-                for it in iterations
-                if it["kept_names_other"] is not None
-            )
-            or "-"
-        )
-        letters = "/".join(f"{100 * s['letters'][k]:.0f}" for k in ("A", "B", "C", "D", "E", "none"))
-        low, high = s["accuracy_ci95"]
-        cpu = s.get("train_cpu_seconds", "-")
-        lines.append(
-            f"| {arm} | {s['seeds']} | {s['accuracy']:.3f} | [{low:.3f}, {high:.3f}] | {s['extracted_rate']:.2f} "
-            f"| {s['sampled_tokens']:,} | {cpu} | {kept} | {lucky} | {letters} |"
-        )
-    lines += ["", "| comparison | difference | 95% interval |", "| --- | ---: | --- |"]
-    for name, c in comparisons.items():
-        lines.append(f"| {name} | {c['difference']:+.3f} | [{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}] |")
-    return "\n".join(lines) + "\n"
+    arms_table = report.table(header, rows, right=(1, 2, 4, 5, 6))
+    comparisons_table = report.table(("comparison", "difference", "95% interval"), differences, right=(1,))
+    return f"{arms_table}\n\n{comparisons_table}\n"
+
+
+def _arm_row(arm: str, s: dict[str, Any]) -> tuple[Any, ...]:
+    """One arm's cells: accuracy and interval, letters read, cost, kept shares, lucky guesses, letters."""
+    iterations = s.get("iterations", [])
+    kept = " / ".join(f"{it['kept_share']:.2f}" for it in iterations) or "-"
+    lucky = " / ".join(
+        f"{it['kept_names_other']:.2f} ({it['kept_last_named_other']:.2f})"
+        for it in iterations
+        if it["kept_names_other"] is not None
+    )
+    letters = "/".join(f"{100 * s['letters'][k]:.0f}" for k in ("A", "B", "C", "D", "E", "none"))
+    low, high = s["accuracy_ci95"]
+    return (
+        arm,
+        s["seeds"],
+        f"{s['accuracy']:.3f}",
+        f"[{low:.3f}, {high:.3f}]",
+        f"{s['extracted_rate']:.2f}",
+        f"{s['sampled_tokens']:,}",
+        s.get("train_cpu_seconds", "-"),
+        kept,
+        lucky or "-",
+        letters,
+    )
 
 
 def rationales(runs: dict[str, list[dict[str, Any]]]) -> str:
@@ -801,63 +823,36 @@ def rationales(runs: dict[str, list[dict[str, Any]]]) -> str:
 def plot(runs: dict[str, list[dict[str, Any]]], path: Path, title: str) -> None:
     """Held-out accuracy against sampled tokens: each trained arm's mean over seeds and their range, from the
     starting model (``zero_shot_cot``); evaluation-only arms and ``direct_sft`` (samples nothing) as lines."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 4.5))
     start = runs["zero_shot_cot"][0]["accuracy"] if "zero_shot_cot" in runs else None
+    lines, levels = [], [(0.2, "chance (1 in 5)", {"linewidth": 0.8})]
     for position, arm in enumerate(ARMS):
         if arm not in runs:
             continue
-        records, color = runs[arm], f"C{position}"
-        mean = float(np.mean([r["accuracy"] for r in records]))
+        records, style = runs[arm], {"color": f"C{position}"}
         if arm in EVAL_ARMS or arm == "direct_sft":
-            axes.axhline(mean, color=color, linestyle=":", label=f"{arm} ({len(records)} runs)")
+            mean = float(np.mean([r["accuracy"] for r in records]))
+            levels.append((mean, f"{arm} ({len(records)} runs)", {**style, "linestyle": ":"}))
             continue
         points = min(len(r["curve"]) for r in records)
         tokens = [float(np.mean([r["curve"][i]["tokens"] for r in records])) for i in range(points)]
         values = np.array([[r["curve"][i]["accuracy"] for i in range(points)] for r in records])
         if start is not None:
             tokens, values = [0.0, *tokens], np.hstack([np.full((len(records), 1), start), values])
-        axes.plot(tokens, values.mean(axis=0), marker="o", color=color, label=f"{arm} ({len(records)} seeds)")
-        axes.fill_between(tokens, values.min(axis=0), values.max(axis=0), color=color, alpha=0.12)
-    axes.axhline(0.2, color="gray", linewidth=0.8, label="chance (1 in 5)")
-    axes.set_xlabel("sampled completion tokens")
-    axes.set_ylabel("held-out greedy accuracy")
-    axes.set_title(f"{title}: mean of seeds and their range", fontsize=9)
-    axes.legend(fontsize=7, loc="best")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+        band = (values.min(axis=0), values.max(axis=0))
+        label = f"{arm} ({len(records)} seeds)"
+        lines.append(report.Line(tokens, values.mean(axis=0), label, band=band, style=style))
+    report.plot(
+        path,
+        lines,
+        xlabel="sampled completion tokens",
+        ylabel="held-out greedy accuracy",
+        title=f"{title}: mean of seeds and their range",
+        levels=levels,
+        size=(7, 4.5),
+    )
 
 
 # ---------------------------------------------------------------------------------------------- main
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``FIELD=VALUE`` pairs of `Setting`, values in JSON (a bare word: a string); a value of the wrong
-    type is refused here rather than failing an arm later."""
-    types = {f.name: f.type for f in dataclasses.fields(Setting)}
-    values: dict[str, Any] = {}
-    for pair in pairs:
-        name, _, text = pair.partition("=")
-        if name not in types:
-            raise SystemExit(f"--set {pair!r}: no field {name!r}; fields: {', '.join(sorted(types))}")
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            value = text
-        expected = {"int": (int,), "float": (float, int), "bool": (bool,), "str": (str,)}.get(
-            str(types[name])
-        )
-        if expected and (
-            not isinstance(value, expected) or (bool not in expected and isinstance(value, bool))
-        ):
-            raise SystemExit(f"--set {pair!r}: {name} must be a {types[name]}; got {text!r}")
-        values[name] = value
-    return values
 
 
 def run_all(out: Path, setting: Setting, arms: list[str], seeds: list[int]) -> None:
@@ -865,38 +860,33 @@ def run_all(out: Path, setting: Setting, arms: list[str], seeds: list[int]) -> N
     for arm in [a for a in arms if a in EVAL_ARMS]:
         path = out / "runs" / f"{arm}.json"
         if not path.exists():
-            path.write_text(json.dumps(evaluation_arm(setting, arm)) + "\n")
+            report.write_record(path, evaluation_arm(setting, arm))
     for seed in seeds:
         for arm in [a for a in arms if a in TRAINED_ARMS]:
             path = out / "runs" / f"{arm}-s{seed}.json"
             if path.exists():
                 continue
-            record = run_arm(setting, arm, seed)
-            path.write_text(json.dumps(record) + "\n")
+            record = report.write_record(path, run_arm(setting, arm, seed))
             print(
                 json.dumps({k: v for k, v in record.items() if k not in ("correct", "answers")}), flush=True
             )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Parse flags; run every (arm, seed) not yet done, then the summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=None, help="a .gguf file, a model folder or a hub id")
     parser.add_argument("--preset", default="cpu", choices=sorted(PRESETS), help="the sizes (see PRESETS)")
     parser.add_argument(
         "--gpu", action="store_true", help="--preset gpu: one GPU window, offline (the kit's model)"
     )
     parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
-    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
-    parser.add_argument("--dry", action="store_true", help="the tiny random model on the CPU, for seconds")
     parser.add_argument("--out-dir", default="benchmarks/results/star_csqa")
-    args = parser.parse_args()
+    args, setting = settings.parse(
+        parser, Setting, lambda a: PRESETS["gpu" if a.gpu else a.preset], dry, argv
+    )
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    setting = PRESETS["gpu" if args.gpu else args.preset]
-    setting = dry(setting) if args.dry else setting
-    overrides = parse_overrides(args.set) | ({"model": args.model} if args.model else {})
-    setting = resolve_offline(dataclasses.replace(setting, **overrides))
+    setting = resolve_offline(setting)
     if not setting.model:
         raise SystemExit(
             f"--model is required with this preset (or ${KIT_MODEL_ENV}): a .gguf file, a model folder or a hub id"

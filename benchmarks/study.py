@@ -40,7 +40,6 @@ import dataclasses
 import json
 import math
 import os
-import resource
 import shutil
 import statistics
 import time
@@ -56,6 +55,9 @@ import torch  # noqa: E402
 
 import reasongym  # noqa: E402
 from benchmarks.controls import RecordedVerdicts, RunVerdicts  # noqa: E402
+from benchmarks.harness import report, settings  # noqa: E402
+from benchmarks.harness.machine import Snapshot  # noqa: E402
+from benchmarks.harness.stats import t_interval  # noqa: E402
 from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.common import masked_sum  # noqa: E402
 from reasongym.agents.dapo import train_dapo  # noqa: E402
@@ -162,6 +164,28 @@ STAR_FIELDS = {
 """STaR samples 4 rationales at T = 0.5 for 256 problems per iteration (the tiny preset's greedy single
 rationale for 128 problems would need some 20 iterations, with fine-tuning growing 20% each, to spend the
 budget): about 70k tokens per iteration."""
+
+
+@dataclass(frozen=True)
+class StudySetting:
+    """The study's sizes: each a flag (``--budget-tokens 600000``); ``--dry`` shrinks them to seconds."""
+
+    budget_tokens: int = 200_000
+    """Sampled completion tokens per arm (the SFT reference: gold tokens trained on)."""
+    eval_problems: int = 200
+    """Held-out test problems per evaluation (greedy pass@1)."""
+    warm_max_steps: int | None = None
+    """The warm start's SFT steps at most (None: the tiny preset's, stopped by its 40% probe)."""
+
+    def record(self) -> dict[str, Any]:
+        """What a result line keeps, and what a rerun must match to skip it (`_load`)."""
+        kept = {"budget_tokens": self.budget_tokens, "eval_problems": self.eval_problems}
+        return kept if self.warm_max_steps is None else {**kept, "warm_max_steps": self.warm_max_steps}
+
+
+def dry(setting: StudySetting) -> StudySetting:
+    """``setting`` shrunk to seconds: one short RL step per arm, a two-step warm start, 4 held-out problems."""
+    return settings.dry(setting, {"budget_tokens": 64, "eval_problems": 4, "warm_max_steps": 2})
 
 
 # ---------------------------------------------------------------------------------------------- measuring
@@ -285,7 +309,7 @@ class CountingGenerator:
 # ---------------------------------------------------------------------------------------------- arms
 
 
-def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: argparse.Namespace) -> dict:
+def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, setting: StudySetting) -> dict:
     """GRPO or DAPO from the warm start until ``budget`` sampled tokens; held-out accuracy along the way."""
     configs = preset_configs(
         "tiny",
@@ -299,10 +323,9 @@ def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: ar
     )
     train = train_dapo if arm.algo == "dapo" else train_grpo
     patch = SampleLevelLoss if arm.patch == "sample_level" else nullcontext
-    load_start, children_cpu = os.getloadavg(), _children_cpu_s()
-    meter = Meter(tokenizer, args.eval_problems)
-    started = time.process_time()
-    budget = TokenBudget(args.budget_tokens, meter)
+    meter = Meter(tokenizer, setting.eval_problems)
+    started = Snapshot()
+    budget = TokenBudget(setting.budget_tokens, meter)
     with patch():
         history = train(
             configs[arm.algo],
@@ -313,19 +336,19 @@ def run_rl(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: ar
             rollout=configs["rollout"],
             hooks=[budget],
         ).history
-    wall_s = time.perf_counter() - meter.started
+    wall_s, machine = time.perf_counter() - meter.started, started.since()
     return {
         "curve": meter.curve,
         "tokens": budget.tokens,
         "steps": budget.steps,
-        "cpu_s": time.process_time() - started - meter.eval_cpu_s,
+        "cpu_s": time.process_time() - started.cpu - meter.eval_cpu_s,
         "eval_cpu_s": meter.eval_cpu_s,
         "wall_s": wall_s,
         "train_wall_s": wall_s - meter.eval_wall_s,
         "eval_wall_s": meter.eval_wall_s,
-        "sampler_cpu_s": _children_cpu_s() - children_cpu,
-        "load_start": list(load_start),
-        "load_end": list(os.getloadavg()),
+        "sampler_cpu_s": machine["children_cpu_s"],
+        "load_start": machine["load_start"],
+        "load_end": machine["load_end"],
         **_rl_diagnostics(history),
     }
 
@@ -339,13 +362,6 @@ def _rl_env(arm: Arm, seed: int) -> Any:
             raise ValueError("the shuffled control needs the synchronous loop (max_staleness=0)")
         return reasongym.make(ENV)
     return RecordedVerdicts(reasongym.make(ENV), RunVerdicts(seed), shuffle=arm.patch == "shuffled")
-
-
-def _children_cpu_s() -> float:
-    """CPU-seconds of this process's ended children: the sampler process of ``max_staleness`` >= 1, once
-    its run has closed it."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _rl_diagnostics(history: list[dict[str, float]]) -> dict[str, Any]:
@@ -368,7 +384,7 @@ def _rl_diagnostics(history: list[dict[str, float]]) -> dict[str, Any]:
     return record
 
 
-def run_sft(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: argparse.Namespace) -> dict:
+def run_sft(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, setting: StudySetting) -> dict:
     """More SFT on gold solutions of new problems, on as many completion tokens as the others sample."""
     configs = preset_configs(
         "tiny",
@@ -383,11 +399,11 @@ def run_sft(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: a
     env = reasongym.make(ENV, difficulty=DIFFICULTY)
     probe = sft_pairs_from_env(env, 64, split="train", tokenizer=tokenizer, start=SFT_GOLD_START)
     per_pair = statistics.mean(len(tokenizer(c, add_special_tokens=False)["input_ids"]) + 1 for _, c in probe)
-    steps = math.ceil(args.budget_tokens / (per_pair * batch))
+    steps = math.ceil(setting.budget_tokens / (per_pair * batch))
     pairs = sft_pairs_from_env(env, steps * batch, split="train", tokenizer=tokenizer, start=SFT_GOLD_START)
     every = max(1, steps // len(CURVE))
     run = dataclasses.replace(configs["run"], max_steps=steps, eval_every=every)
-    meter = Meter(tokenizer, args.eval_problems)
+    meter = Meter(tokenizer, setting.eval_problems)
     started = time.process_time()
     result = train_sft(
         configs["sft"],
@@ -417,7 +433,7 @@ def run_sft(arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: a
 
 
 def run_star(
-    arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, args: argparse.Namespace, folder: Path
+    arm: Arm, model: torch.nn.Module, tokenizer: Any, seed: int, setting: StudySetting, folder: Path
 ) -> dict:
     """STaR from the warm start, one more iteration at a time (resuming its run folder) until the budget."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -432,7 +448,7 @@ def run_star(
             clock["cpu_s"] += time.process_time() - clock["since"]
 
     curve, iterations = [], 0
-    while counter.tokens < args.budget_tokens:
+    while counter.tokens < setting.budget_tokens:
         iterations += 1
         configs = preset_configs(
             "tiny",
@@ -441,7 +457,7 @@ def run_star(
             seed=seed,
             difficulty=DIFFICULTY,
             progress_bar=False,
-            eval_problems=args.eval_problems,
+            eval_problems=setting.eval_problems,
             eval_split="test",
             **STAR_FIELDS,
             **arm.fields,
@@ -490,7 +506,9 @@ def _exact_steps(folder: Path, source: str) -> list[float | None]:
 # ---------------------------------------------------------------------------------------------- warm start
 
 
-def warm_model(seed: int, meter: Meter, cache: Path) -> tuple[torch.nn.Module, Any, dict]:
+def warm_model(
+    seed: int, meter: Meter, cache: Path, max_steps: int | None = None
+) -> tuple[torch.nn.Module, Any, dict]:
     """The seed's warm-started tiny policy (weights cached in ``cache``), and its record with held-out accuracy."""
     from safetensors.torch import load_file, save_file
 
@@ -501,7 +519,8 @@ def warm_model(seed: int, meter: Meter, cache: Path) -> tuple[torch.nn.Module, A
         record = json.loads(record_path.read_text())
     else:
         started = time.process_time()
-        configs = preset_configs("tiny", "sft", seed=seed, difficulty=DIFFICULTY, progress_bar=False)
+        steps = {} if max_steps is None else {"max_steps": max_steps}
+        configs = preset_configs("tiny", "sft", seed=seed, difficulty=DIFFICULTY, progress_bar=False, **steps)
         env = reasongym.make(ENV, difficulty=DIFFICULTY)
         base = env.unwrapped
         pairs = sft_pairs_from_env(env, WARM_PAIRS, split="train", tokenizer=tokenizer)
@@ -528,17 +547,6 @@ def warm_model(seed: int, meter: Meter, cache: Path) -> tuple[torch.nn.Module, A
 # ---------------------------------------------------------------------------------------------- summary
 
 
-T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-
-
-def interval(values: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95% t-interval (nan with one value)."""
-    mean = statistics.mean(values)
-    if len(values) < 2:
-        return mean, math.nan
-    return mean, T_95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
-
-
 def summarize(records: list[dict], warm: dict[int, dict]) -> tuple[str, dict]:
     """The markdown table (DAPO's ablation layout: one row per arm) and its numbers."""
     by_arm: dict[str, dict[int, dict]] = {}
@@ -552,7 +560,7 @@ def summarize(records: list[dict], warm: dict[int, dict]) -> tuple[str, dict]:
         "| --- | ---: | ---: | --- | ---: | ---: |",
     ]
     warm_acc = [w["accuracy"] for w in warm.values()]
-    mean, half = interval(warm_acc)
+    mean, half = t_interval(warm_acc)
     lines.append(
         f"| warm start (SFT to a 40% probe) | {100 * mean:.1f} ± {100 * half:.1f} | | "
         f"{' / '.join(f'{100 * a:.1f}' for a in warm_acc)} | 0 | {statistics.mean(w['cpu_s'] for w in warm.values()):.0f} |"
@@ -562,11 +570,11 @@ def summarize(records: list[dict], warm: dict[int, dict]) -> tuple[str, dict]:
         if name not in by_arm:
             continue
         seeds = sorted(final[name])
-        mean, half = interval([final[name][s] for s in seeds])
+        mean, half = t_interval([final[name][s] for s in seeds])
         base_name = ARMS[name].baseline
         baseline = final.get(base_name, {}) if base_name else {s: warm[s]["accuracy"] for s in warm}
         paired = [final[name][s] - baseline[s] for s in seeds if s in baseline]
-        diff, diff_half = interval(paired) if paired else (math.nan, math.nan)
+        diff, diff_half = t_interval(paired) if paired else (math.nan, math.nan)
         runs = by_arm[name].values()
         label = f"vs. {base_name or 'warm start'}"
         lines.append(
@@ -611,28 +619,32 @@ def diagnostics_table(records: list[dict]) -> str:
 
 def plot(records: list[dict], warm: dict[int, dict], path: Path) -> None:
     """Held-out accuracy against sampled tokens, one line per arm: the mean over seeds with its 95% interval."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(11, 6), layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.subplots()
     start = statistics.mean(w["accuracy"] for w in warm.values())
+    lines = []
     for name in ARMS:
         curves = [r["curve"] for r in records if r["arm"] == name]
-        if not curves:
-            continue
-        points = min(len(c) for c in curves)
-        xs = [0.0] + [statistics.mean(c[i]["tokens"] for c in curves) for i in range(points)]
-        stats = [interval([c[i]["accuracy"] for c in curves]) for i in range(points)]
-        ys = [start] + [m for m, _ in stats]
-        errors = [0.0] + [0.0 if math.isnan(h) else h for _, h in stats]
-        style = "--" if ARMS[name].kind == "star" else (":" if ARMS[name].kind == "sft" else "-")
-        axes.errorbar(xs, ys, yerr=errors, label=name, linestyle=style, marker="o", capsize=3)
-    axes.set_xlabel("sampled completion tokens (SFT: gold tokens trained on)")
-    axes.set_ylabel("held-out greedy pass@1")
-    axes.legend(fontsize=8, ncol=2)
-    figure.savefig(path, dpi=100)
+        if curves:
+            style = "--" if ARMS[name].kind == "star" else (":" if ARMS[name].kind == "sft" else "-")
+            lines.append(seed_mean_line(curves, start, name, {"linestyle": style}))
+    report.plot(
+        path,
+        lines,
+        xlabel="sampled completion tokens (SFT: gold tokens trained on)",
+        ylabel="held-out greedy pass@1",
+        size=(11, 6),
+    )
+
+
+def seed_mean_line(
+    curves: list[list[dict]], start: float, label: str, style: dict[str, Any], x: str = "tokens"
+) -> report.Line:
+    """One arm's curves (one per seed) as a line from ``start``: the mean over seeds of ``x`` and of held-out
+    accuracy, with the accuracy's 95% t-interval (the distillation study draws its arms so too)."""
+    points = min(len(c) for c in curves)
+    xs = [0.0] + [statistics.mean(c[i][x] for c in curves) for i in range(points)]
+    means = [t_interval([c[i]["accuracy"] for c in curves]) for i in range(points)]
+    errors = [0.0] + [0.0 if math.isnan(half) else half for _, half in means]
+    return report.Line(xs, [start] + [mean for mean, _ in means], label, yerr=errors, style=style)
 
 
 def wall_table(records: list[dict]) -> str:
@@ -647,7 +659,7 @@ def wall_table(records: list[dict]) -> str:
         runs = [r for r in records if r["arm"] == name and "wall_s" in r]
         if not runs:
             continue
-        mean, half = interval([r["curve"][-1]["accuracy"] for r in runs])
+        mean, half = t_interval([r["curve"][-1]["accuracy"] for r in runs])
         loads = " ; ".join(f"{r['load_start'][0]:.2f} / {r['load_end'][0]:.2f}" for r in runs)
         lines.append(
             f"| {name} | {100 * mean:.1f} ± {100 * half:.1f} | {statistics.mean(r['wall_s'] for r in runs):.0f} | "
@@ -661,36 +673,27 @@ def wall_table(records: list[dict]) -> str:
 def plot_wall(records: list[dict], warm: dict[int, dict], path: Path) -> None:
     """Held-out accuracy against wall seconds since the arm's start (evaluations included), one line per arm
     that recorded them: the mean over seeds with its 95% interval, and the seeds' range of wall seconds."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(8, 5), layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.subplots()
     start = statistics.mean(w["accuracy"] for w in warm.values())
+    lines = []
     for name in ARMS:
         curves = [r["curve"] for r in records if r["arm"] == name and "wall_s" in r]
         if not curves:
             continue
-        points = min(len(c) for c in curves)
-        walls = [[c[i]["wall_s"] for c in curves] for i in range(points)]
-        xs = [0.0] + [statistics.mean(w) for w in walls]
-        spread = [
-            [0.0] + [x - min(w) for x, w in zip(xs[1:], walls, strict=True)],
-            [0.0] + [max(w) - x for x, w in zip(xs[1:], walls, strict=True)],
-        ]
-        stats = [interval([c[i]["accuracy"] for c in curves]) for i in range(points)]
-        ys = [start] + [m for m, _ in stats]
-        errors = [0.0] + [0.0 if math.isnan(h) else h for _, h in stats]
         label = f"{name} (K = {ARMS[name].fields.get('max_staleness', 0)}, {len(curves)} seeds)"
-        axes.errorbar(xs, ys, yerr=errors, xerr=spread, label=label, marker="o", capsize=3)
-    axes.set_xlabel("wall seconds since the arm's start (evaluations included)")
-    axes.set_ylabel("held-out greedy pass@1")
-    axes.set_title(
-        "tiny model, Arithmetic-v0 level 1: mean of seeds, 95% interval, range of wall seconds", fontsize=9
+        line = seed_mean_line(curves, start, label, {}, x="wall_s")
+        walls = [[c[i]["wall_s"] for c in curves] for i in range(len(line.x) - 1)]
+        line.xerr = [
+            [0.0] + [x - min(w) for x, w in zip(line.x[1:], walls, strict=True)],
+            [0.0] + [max(w) - x for x, w in zip(line.x[1:], walls, strict=True)],
+        ]
+        lines.append(line)
+    report.plot(
+        path,
+        lines,
+        xlabel="wall seconds since the arm's start (evaluations included)",
+        ylabel="held-out greedy pass@1",
+        title="tiny model, Arithmetic-v0 level 1: mean of seeds, 95% interval, range of wall seconds",
     )
-    axes.legend(fontsize=8)
-    figure.savefig(path, dpi=100)
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -710,28 +713,24 @@ def _load(path: Path, settings: dict) -> list[dict]:
     return [r for r in records if r.get("settings") == settings]
 
 
-def _parse_args() -> tuple[argparse.Namespace, list[str]]:
-    """The flags, and the arms they name."""
+def _parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, StudySetting, list[str]]:
+    """The flags, the sizes (`StudySetting`; ``--dry`` shrinks them) and the arms the flags name."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="study_out")
     parser.add_argument("--seeds", default="0,1,2", help="e.g. 0,1,2 or 0-9")
     parser.add_argument("--arms", default=",".join(ARMS))
-    parser.add_argument(
-        "--budget-tokens", type=int, default=200_000, help="sampled completion tokens per arm"
-    )
-    parser.add_argument("--eval-problems", type=int, default=200)
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_ARMS)}")
     parser.add_argument("--family", action="store_true", help=f"only {', '.join(FAMILY_ARMS)}")
     parser.add_argument("--tempered", action="store_true", help=f"only {', '.join(TEMPERED_ARMS)}")
     parser.add_argument("--async", action="store_true", help=f"only {', '.join(ASYNC_ARMS)}")
-    args = parser.parse_args()
+    args, setting = settings.parse(parser, StudySetting, lambda _: StudySetting(), dry, argv)
     named = {"quick": QUICK_ARMS, "family": FAMILY_ARMS, "tempered": TEMPERED_ARMS, "async": ASYNC_ARMS}
     chosen = [arms for flag, arms in named.items() if getattr(args, flag)]
     arms = list(chosen[0]) if chosen else args.arms.split(",")
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         parser.error(f"unknown arms {unknown}; choose from {list(ARMS)}")
-    return args, arms
+    return args, setting, arms
 
 
 def _report(records: list[dict], warm: dict[int, dict], out: Path, settings: dict) -> None:
@@ -750,20 +749,20 @@ def _report(records: list[dict], warm: dict[int, dict], out: Path, settings: dic
     print(json.dumps({"arms": numbers, "settings": settings, "seeds": sorted(warm), "cpu_s_total": cpu}))
 
 
-def main() -> None:
-    args, arms = _parse_args()
+def main(argv: list[str] | None = None) -> None:
+    args, setting, arms = _parse_args(argv)
     torch.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    settings = {"budget_tokens": args.budget_tokens, "eval_problems": args.eval_problems}
+    kept = setting.record()
     results = out / "results.jsonl"
-    records = _load(results, settings)
+    records = _load(results, kept)
     done = {(r["arm"], r["seed"]) for r in records}
     warm: dict[int, dict] = {}
     runners: dict[str, Callable[..., dict]] = {"rl": run_rl, "sft": run_sft}
     for seed in _seeds(args.seeds):
-        meter = Meter(make_char_tokenizer(), args.eval_problems)
-        base, tokenizer, warm[seed] = warm_model(seed, meter, out / "warm")
+        meter = Meter(make_char_tokenizer(), setting.eval_problems)
+        base, tokenizer, warm[seed] = warm_model(seed, meter, out / "warm", setting.warm_max_steps)
         print(
             f"seed {seed}: warm start {warm[seed]['sft_steps']} SFT steps, held-out {warm[seed]['accuracy']:.3f}"
         )
@@ -774,20 +773,18 @@ def main() -> None:
             arm = ARMS[name]
             base.load_state_dict(state)
             if arm.kind == "star":
-                record = run_star(arm, base, tokenizer, seed, args, out / "runs" / name / f"seed-{seed}")
+                record = run_star(arm, base, tokenizer, seed, setting, out / "runs" / name / f"seed-{seed}")
             else:
-                record = runners[arm.kind](arm, base, tokenizer, seed, args)
-            record.update({"arm": name, "seed": seed, "settings": settings})
-            records.append(record)
-            with results.open("a") as handle:
-                handle.write(json.dumps(record) + "\n")
+                record = runners[arm.kind](arm, base, tokenizer, seed, setting)
+            record.update({"arm": name, "seed": seed, "settings": kept})
+            records.append(report.write_record(results, record, append=True))
             print(
                 f"  {name:>26}: pass@1 {record['curve'][-1]['accuracy']:.3f} after {record['tokens']:,.0f} tokens, "
                 f"{record['cpu_s']:.0f} CPU-s (+{record.get('eval_cpu_s', 0):.0f} evaluating), "
                 f"{record.get('wall_s', math.nan):.0f} wall-s",
                 flush=True,
             )
-    _report(records, warm, out, settings)
+    _report(records, warm, out, kept)
 
 
 if __name__ == "__main__":

@@ -138,16 +138,19 @@ def test_the_small_preset_leaves_out_the_halfway_evaluation(bench: Any, data_dir
     assert points == {False: 1, True: 2}
 
 
-def test_a_setting_field_is_checked_by_name_and_type(bench: Any) -> None:
-    with pytest.raises(SystemExit, match="no field 'budget'.*budget_tokens"):
-        bench.parse_overrides(["budget=5"])
-    with pytest.raises(SystemExit, match="budget_tokens must be a int; got 'lots'"):
-        bench.parse_overrides(["budget_tokens=lots"])
-    assert bench.parse_overrides(["lr=1e-5", "engine=vllm", "instruction=null"]) == {
-        "lr": 1e-5,
-        "engine": "vllm",
-        "instruction": None,
-    }
+def test_a_setting_field_is_a_flag_checked_by_name_and_type(
+    bench: Any, capsys: pytest.CaptureFixture
+) -> None:
+    cpu = bench.PRESETS["cpu"]
+    with pytest.raises(SystemExit):
+        bench.settings.fields(cpu, ["--budget", "5"], prog="star_csqa")
+    assert "--budget-tokens" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.settings.fields(cpu, ["--budget-tokens", "lots"], prog="star_csqa")
+    changed = bench.settings.fields(
+        cpu, ["--lr", "1e-5", "--engine", "vllm", "--instruction", "None"], prog="star_csqa"
+    )
+    assert (changed.lr, changed.engine, changed.instruction) == (1e-5, "vllm", None)
 
 
 def _run(*flags: str) -> subprocess.CompletedProcess:
@@ -178,6 +181,6 @@ def test_the_dry_pass_runs_every_arm_summarizes_and_resumes_without_retraining(
     assert json.loads(again.stdout.strip().splitlines()[-1]) == summary
     assert {path: path.stat().st_mtime_ns for path in runs} == stamps
 
-    changed = _run(*flags, "--set", "lr=0.001")
+    changed = _run(*flags, "--lr", "0.001")
     assert changed.returncode != 0
     assert "lr" in changed.stderr and "another setting" in changed.stderr
