@@ -344,7 +344,7 @@ def test_identical_samples_at_a_temperature_are_called_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     sys.path.insert(0, str(Path(__file__).parent / "served"))
-    from fake_server import Reply, chat_body, fake_server
+    from benchmarks.harness.fake_server import Reply, chat_body, fake_server
 
     # a server that ignores n and temperature: one choice per request, the same text every time
     with fake_server([Reply(body=chat_body(["So \\boxed{152}."]))] * 40) as server:
@@ -476,7 +476,7 @@ def test_a_real_model_on_a_cpu_is_told_what_a_step_costs_and_offered_a_smaller_o
 
 def test_ctrl_c_sends_no_queued_request_and_leaves_a_working_client() -> None:
     sys.path.insert(0, str(Path(__file__).parent / "served"))
-    from fake_server import Reply, fake_server
+    from benchmarks.harness.fake_server import Reply, fake_server
 
     child = (  # six prompts, two in flight; Ctrl-C; then one more call on the same generator
         "import signal, sys, time; signal.signal(signal.SIGINT, signal.default_int_handler)\n"

@@ -255,8 +255,7 @@ def test_a_benchmark_without_its_data_is_left_out_with_what_reads_its_records(
 
 
 def _server(stack: contextlib.ExitStack, folder: Path) -> Any:
-    sys.path.insert(0, str(Path(__file__).parent / "served"))
-    from openai_server import running_server, save_tiny_model, transformers_cli
+    from benchmarks.harness.openai_server import running_server, save_tiny_model, transformers_cli
 
     if transformers_cli() is None:
         pytest.skip("`transformers serve` is not installed (extra: transformers[serving])")

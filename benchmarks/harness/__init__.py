@@ -5,5 +5,6 @@
 - `machine`: the machine's load and the CPU- and wall seconds around a measurement, kept with its figures;
 - `report`: the JSON record, the markdown table and the plot, one function each;
 - `stats`: the intervals (a t-interval over seeds, a paired bootstrap over seeds and problems);
-- `fakes`: the fake and real OpenAI-compatible servers, shared with the tests.
+- `fake_server` (a fault injector) and `openai_server` (a real `transformers serve`): the OpenAI-compatible
+  servers that the served benchmarks and the tests both run.
 """

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fake_server import Reply, chat_body, fake_server
-from openai_server import running_server, smollm2_folder, transformers_cli
 
 import reasongym
+from benchmarks.harness.fake_server import Reply, chat_body, fake_server
+from benchmarks.harness.openai_server import running_server, smollm2_folder, transformers_cli
 from reasongym.errors import ConfigError
 from reasongym.verifiers import Outcome
 from reasongym.verifiers.judge import JudgeConfig, JudgeVerifier, parse_judge_reply
