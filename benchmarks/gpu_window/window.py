@@ -1,6 +1,6 @@
 """The window runner: one learning experiment run across 10-minute device commands, resumed in each.
 
-The experiment is `real_learning.py`'s GPU preset (``--gpu``: SmolLM2-135M-Instruct from the device kit,
+The experiment is `real_learning`'s GPU preset (``--gpu``: SmolLM2-135M-Instruct from the device kit,
 2-digit additions answered with the number only, 256 new tokens at most, lr 1e-5, the bf16 sampler copy):
 ``grpo`` and its shuffled-reward control ``grpo_shuffled``, ``--steps`` GRPO steps each, one after the other.
 

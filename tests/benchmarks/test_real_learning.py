@@ -1,4 +1,4 @@
-"""benchmarks/real_learning.py: its dry pass (every arm, the summary, resuming) and its statistics (its control:
+"""benchmarks/real_learning/: its dry pass (every arm, the summary, resuming) and its statistics (its control:
 tests/benchmarks/test_controls.py)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benchmarks.harness import settings
 from tests.benchmarks.conftest import run_script
 
 SCRIPT = "benchmarks.real_learning"
@@ -109,18 +110,18 @@ def test_a_setting_field_is_a_flag_checked_by_name_and_type(
     name is refused with the nearest one, a value of the wrong type naming the flag."""
     cpu = bench.PRESETS["cpu"]
     with pytest.raises(SystemExit):
-        bench.settings.fields(cpu, ["--temprature", "0.5"], prog="real_learning")
+        settings.fields(cpu, ["--temprature", "0.5"], prog="real_learning")
     assert "--temperature" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        bench.settings.fields(cpu, ["--budget-tokens", "lots"], prog="real_learning")
+        settings.fields(cpu, ["--budget-tokens", "lots"], prog="real_learning")
     assert "--budget-tokens" in capsys.readouterr().err
-    changed = bench.settings.fields(
+    changed = settings.fields(
         cpu, ["--lr", "1e-5", "--instruction", "None", "--model", "some/folder"], prog="real_learning"
     )
     assert (changed.lr, changed.instruction, changed.model) == (1e-5, None, "some/folder")
-    assert bench.settings.fields(cpu, ["--no-tempered-logprobs"], prog="x").tempered_logprobs is False
+    assert settings.fields(cpu, ["--no-tempered-logprobs"], prog="x").tempered_logprobs is False
     with pytest.raises(SystemExit):
-        bench.settings.fields(cpu, ["--tempered-logprobs", "no"], prog="real_learning")
+        settings.fields(cpu, ["--tempered-logprobs", "no"], prog="real_learning")
 
 
 @pytest.mark.slow  # the GPU recipe's trainings, on a CPU

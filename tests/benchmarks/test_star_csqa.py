@@ -1,4 +1,4 @@
-"""benchmarks/star_csqa.py (issue 39): its budget per sampling chunk, its random-filter control, its lucky-guess
+"""benchmarks/star_csqa/ (issue 39): its budget per sampling chunk, its random-filter control, its lucky-guess
 diagnostic, one STaR arm on the tiny model (seconds), and the dry pass of every arm with resuming (slow)."""
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks.controls import RunVerdicts
+from benchmarks.harness import settings
+from reasongym.generation import Completion, SamplingParams
 from tests.benchmarks.conftest import run_script
 
 SCRIPT = "benchmarks.star_csqa"
@@ -24,7 +27,7 @@ class _FixedLength:
 
     def generate(self, prompts: list[str], params: Any) -> list[list[Any]]:
         self.calls += 1
-        one = self.module.Completion("x", (1,) * self.length, (0.0,) * self.length, "stop")
+        one = Completion("x", (1,) * self.length, (0.0,) * self.length, "stop")
         return [[one] * params.n for _ in prompts]
 
 
@@ -33,7 +36,7 @@ def test_the_budget_is_checked_before_each_chunk_so_an_arm_overruns_it_by_one_ch
 ) -> None:
     inner = _FixedLength(bench, length=5)
     sampler = bench.RationaleBudget(inner, budget=23, chunk=2)
-    params = bench.SamplingParams(max_new_tokens=5, n=1, seed=0)
+    params = SamplingParams(max_new_tokens=5, n=1, seed=0)
     groups = sampler.generate([f"p{i}" for i in range(12)], params)
     # chunks of 2 prompts x 5 tokens: 10, 20, 30 -> spent after the third; the rest are empty and unfinished
     assert sampler.tokens == 30 and inner.calls == 3 and sampler.spent
@@ -52,8 +55,8 @@ def test_the_random_filter_keeps_as_many_as_the_verifier_would_chosen_without_it
     env = reasongym.make(bench.ENV_ID)
     problems = [env.unwrapped.problem_at(i, split="train") for i in range(12, 24)]
     training = {f"prompt {p.id}": p for p in problems}
-    control = bench.RandomFilter(env, bench.RunVerdicts(0), training, seed=3)
-    done = bench.Completion
+    control = bench.RandomFilter(env, RunVerdicts(0), training, seed=3)
+    done = Completion
     groups = []
     for position, problem in enumerate(problems):
         wrong = next(label for label, _ in problem.choices if label != problem.answer)
@@ -82,7 +85,7 @@ def test_the_random_filter_keeps_as_many_as_the_verifier_would_chosen_without_it
     # another seed chooses other rationales for the same count
     draws = set()
     for seed in range(8):
-        other = bench.RandomFilter(env, bench.RunVerdicts(0), training, seed=seed)
+        other = bench.RandomFilter(env, RunVerdicts(0), training, seed=seed)
         other.plan(list(training), groups)
         draws.add(frozenset(other.accepted))
     assert len(draws) > 1 and all(len(draw) == 3 for draw in draws)
@@ -143,11 +146,11 @@ def test_a_setting_field_is_a_flag_checked_by_name_and_type(
 ) -> None:
     cpu = bench.PRESETS["cpu"]
     with pytest.raises(SystemExit):
-        bench.settings.fields(cpu, ["--budget", "5"], prog="star_csqa")
+        settings.fields(cpu, ["--budget", "5"], prog="star_csqa")
     assert "--budget-tokens" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        bench.settings.fields(cpu, ["--budget-tokens", "lots"], prog="star_csqa")
-    changed = bench.settings.fields(
+        settings.fields(cpu, ["--budget-tokens", "lots"], prog="star_csqa")
+    changed = settings.fields(
         cpu, ["--lr", "1e-5", "--engine", "vllm", "--instruction", "None"], prog="star_csqa"
     )
     assert (changed.lr, changed.engine, changed.instruction) == (1e-5, "vllm", None)
