@@ -9,7 +9,7 @@ greedy probe on 64 validation problems runs; per replay the script reports
 
 - the held-out accuracy (128 test problems) at step 300, the old fixed stop, and
 - the step at which the probe first reaches ``--target`` and the held-out accuracy there, the new stop
-  (``SFTConfig.stop_at_accuracy``, what ``bench_star.py`` and ``study.py`` use).
+  (``SFTConfig.stop_at_accuracy``, what ``bench_star.py`` and ``study`` use).
 
 If the fixed stop falls in the middle of the jump from a few percent to most problems, rounding-scale
 differences move when the jump happens by a few steps and the step-300 accuracy by many points, while the

@@ -1,7 +1,7 @@
 """How many sampled tokens each method needs to reach its teacher: on-policy distillation, GRPO from the
 verifier alone, and SFT on the teacher's greedy outputs, compute-matched, several seeds (issue 40, item 4).
 
-The setting is `study.py`'s: the tiny model on Arithmetic-v0 level 1 (2-digit addition, column by column),
+The setting is `study`'s: the tiny model on Arithmetic-v0 level 1 (2-digit addition, column by column),
 each seed's student the study's warm start (SFT on reference solutions until a held-out probe reaches 40%).
 The teacher is made here, once: a tiny model of its own seed (100) trained by SFT on the same reference
 solutions past the probe, to high held-out accuracy; it shares the student's character tokenizer, so it
@@ -12,7 +12,7 @@ a quarter, half, three quarters and all of the budget:
 - ``distill``: `train_distill`, reverse KL over the vocabulary at every position of the student's own samples
   (one sample per prompt, 32 prompts a step), the teacher alone (no verifier);
 - ``distill_sampled``: the same with the sampled-token estimate (what a served teacher would allow);
-- ``grpo``: `study.py`'s GRPO arm (16 prompts x 8 samples), the verifier alone;
+- ``grpo``: `study`'s GRPO arm (16 prompts x 8 samples), the verifier alone;
 - ``sft_teacher``: SFT on the teacher's greedy completions of new training problems, every one kept (no
   verifier); the teacher's sampled tokens are the budget, and SFT trains on them once.
 
@@ -277,13 +277,13 @@ def main(argv: list[str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     kept = setting.record()
     results = out / "results.jsonl"
-    records = study._load(results, kept)
+    records = study.load_records(results, kept)
     done = {(r["arm"], r["seed"]) for r in records}
     meter = study.Meter(make_char_tokenizer(), setting.eval_problems)
     teacher, teacher_record = make_teacher(out, meter, setting.warm_max_steps or TEACHER_SFT_STEPS)
     print(f"teacher: held-out {teacher_record['accuracy']:.3f}", flush=True)
     warm: dict[int, dict] = {}
-    for seed in study._seeds(args.seeds):
+    for seed in study.seeds_from(args.seeds):
         base, _, warm[seed] = study.warm_model(seed, meter, out / "warm", setting.warm_max_steps)
         print(f"seed {seed}: warm start held-out {warm[seed]['accuracy']:.3f}", flush=True)
         state = {k: v.clone() for k, v in base.state_dict().items()}
