@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--smoke", type=int, default=0, metavar="STEPS", help="only a GRPO smoke run of STEPS"
     )
-    parser.add_argument("--out-dir", default="benchmarks/results/real_learning")
+    parser.add_argument("--out-dir", default="benchmarks/real_learning/results/real_learning")
     parser.add_argument(
         "--work-dir", default="outputs/real_learning", help="where the warm-started model goes"
     )

@@ -12,7 +12,7 @@ Run (from the repository root)::
 
     OMP_NUM_THREADS=1 python -m benchmarks.star_csqa.pilot --model $REASONGYM_SMOLLM2_GGUF
 
-Writes ``--out`` (default ``benchmarks/results/star_csqa/pilot.json``); last line: the same JSON.
+Writes ``--out`` (default ``benchmarks/star_csqa/results/star_csqa/pilot.json``); last line: the same JSON.
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def main() -> None:
     parser.add_argument("--star-problems", type=int, default=32)
     parser.add_argument("--grpo-tokens", type=int, default=3000)
     parser.add_argument("--sft-steps", type=int, default=8)
-    parser.add_argument("--out", default="benchmarks/results/star_csqa/pilot.json")
+    parser.add_argument("--out", default="benchmarks/star_csqa/results/star_csqa/pilot.json")
     parser.add_argument(
         "--estimate-only", action="store_true", help="measure nothing: redo the estimate of --out's figures"
     )

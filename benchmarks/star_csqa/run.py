@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
-    parser.add_argument("--out-dir", default="benchmarks/results/star_csqa")
+    parser.add_argument("--out-dir", default="benchmarks/star_csqa/results/star_csqa")
     args, setting = settings.parse(
         parser, Setting, lambda a: PRESETS["gpu" if a.gpu else a.preset], dry, argv
     )

@@ -1,4 +1,4 @@
-"""benchmarks/study.py and distill_study.py: their dry passes (the tiny model, a two-step warm start, one
+"""benchmarks/study.py and distill: their dry passes (the tiny model, a two-step warm start, one
 short step an arm) write every table and plot, and a rerun skips what is done."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def test_the_study_dry_pass_writes_its_tables_and_plots_and_resumes(tmp_path: Pa
 
 @pytest.mark.slow  # a teacher, a warm start and four arms on the tiny model
 def test_the_distillation_study_dry_pass_reaches_its_table(tmp_path: Path) -> None:
-    done = run_script("benchmarks.distill_study", "--dry", "--seeds", "0", "--out", str(tmp_path))
+    done = run_script("benchmarks.distill", "--dry", "--seeds", "0", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert set(summary["arms"]) >= {"distill", "distill_sampled", "grpo", "sft_teacher", "teacher"}

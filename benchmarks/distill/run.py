@@ -19,8 +19,8 @@ a quarter, half, three quarters and all of the budget:
 The question answered: the fewest sampled tokens at which each arm's held-out accuracy reaches the teacher's
 (``tokens_to_teacher``: the first point of the curve at or above the teacher's accuracy; None if none does).
 
-    OMP_NUM_THREADS=1 python -m benchmarks.distill_study --out distill_out                  # 2 seeds, ~40 CPU-min
-    OMP_NUM_THREADS=1 python -m benchmarks.distill_study --out distill_out --seeds 0-2      # 3 seeds
+    OMP_NUM_THREADS=1 python -m benchmarks.distill --out distill_out                  # 2 seeds, ~40 CPU-min
+    OMP_NUM_THREADS=1 python -m benchmarks.distill --out distill_out --seeds 0-2      # 3 seeds
 
 Resumable per arm and seed (``results.jsonl``; warm starts and the teacher are cached). Writes ``table.md``
 and ``accuracy_vs_tokens.png`` and ends with one JSON line.
