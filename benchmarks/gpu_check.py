@@ -49,7 +49,7 @@ With ``--learning``, one more section:
    GRPO on 2-digit additions, held out there and on GSM8K, the bf16 sampler copy, our sampler unless vLLM is
    installed) as a smoke run of ``LEARNING_STEPS`` steps: step time, tokens/s, the reward curve, and held-out
    accuracy before and after on ``LEARNING_EVAL_PROBLEMS`` problems of each (the older recipe took 6 minutes
-   on one H200: benchmarks/README.md, "The first GPU run"). The model is ``--learning-model``, else the kit's
+   on one H200: benchmarks/gpu_window/README.md, "The first GPU run"). The model is ``--learning-model``, else the kit's
    (``$REASONGYM_KIT_MODEL``). The dry pass runs the same recipe with the tiny random model on the CPU. The
    learning curve itself is `gpu_window/window.py`'s.
 7. ``star_csqa``: the GPU preset of `star_csqa` (``--gpu``: STaR with rationalization on CommonsenseQA,

@@ -1,6 +1,6 @@
 """Does a real model get better from a verifier alone? STaR, GRPO and DAPO on SmolLM2, compute-matched.
 
-The setting (how it was chosen, and the results: benchmarks/README.md, "A real model learns"):
+The setting (how it was chosen, and the results: benchmarks/real_learning/README.md):
 SmolLM2-135M-Instruct answers 2-digit additions (``reasongym/Arithmetic-v0`` level 1) told to reply with
 the number only, through its chat template; completions of at most 16 tokens (its answers take 5-12). It
 starts at 18% greedy accuracy on held-out problems, and its samples at temperature 0.7 are right often

@@ -116,7 +116,7 @@ PRESETS = {
     # One GPU window (benchmarks/gpu_window, README "Running a GPU window"), offline: SmolLM2-135M-Instruct from
     # the device kit (--model, or $REASONGYM_KIT_MODEL that the kit's install writes), the task the CPU runs
     # taught it (2-digit additions, number only: +50 points there) since the SVAMP pilot's pass@8 at 256 tokens
-    # was under 0.25 (benchmarks/README.md, "A GPU window"); GSM8K test beside it (its own prompt); 256 new
+    # was under 0.25 (benchmarks/gpu_window/README.md, "A GPU window"); GSM8K test beside it (its own prompt); 256 new
     # tokens at most (SmolLM2 loops to any limit); lr 1e-5 as on the CPU; our sampler unless vLLM is there,
     # decided before any evaluation (`resolve_offline`); the bf16 sampler copy; about 40 steps an arm.
     "gpu": Setting(
