@@ -18,7 +18,7 @@ run cut short still reports what it measured; the last line is one JSON object w
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python -m benchmarks.rl_real_model --model outputs/smollm2/model --budget 1200
+    OMP_NUM_THREADS=1 python -m benchmarks.real_learning.first_attempt --model outputs/smollm2/model --budget 1200
 """
 
 from __future__ import annotations
