@@ -4,7 +4,7 @@ function each."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,9 +28,10 @@ def write_record(
     return record
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, right: Sequence[int] = ()) -> str:
+def table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, right: Iterable[int] = ()) -> str:
     """A markdown table: ``header``, then ``rows`` (cells as text); the columns numbered in ``right`` are
     right-aligned (numbers)."""
+    right = set(right)
     rule = ["---:" if column in right else "---" for column in range(len(header))]
     lines = [header, rule, *[[str(cell) for cell in row] for row in rows]]
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)

@@ -22,20 +22,14 @@ def summarize(records: list[dict], warm: dict[int, dict]) -> tuple[str, dict]:
     final = {
         arm: {seed: r["curve"][-1]["accuracy"] for seed, r in runs.items()} for arm, runs in by_arm.items()
     }
-    lines = [
-        "| arm | held-out pass@1 | vs. baseline (paired) | per seed | sampled tokens | CPU-s |",
-        "| --- | ---: | ---: | --- | ---: | ---: |",
-    ]
     warm_acc = [w["accuracy"] for w in warm.values()]
     mean, half = t_interval(warm_acc)
-    lines.append(
-        f"| warm start (SFT to a 40% probe) | {100 * mean:.1f} ± {100 * half:.1f} | | "
-        f"{' / '.join(f'{100 * a:.1f}' for a in warm_acc)} | 0 | {statistics.mean(w['cpu_s'] for w in warm.values()):.0f} |"
-    )
+    warm_cpu = statistics.mean(w["cpu_s"] for w in warm.values())
+    rows = [
+        ("warm start (SFT to a 40% probe)", _pct(mean, half), "", _per_seed(warm_acc), 0, f"{warm_cpu:.0f}")
+    ]
     numbers = {"warm_start": {"mean": mean, "ci95": half}}
-    for name in ARMS:
-        if name not in by_arm:
-            continue
+    for name in [arm for arm in ARMS if arm in by_arm]:
         seeds = sorted(final[name])
         mean, half = t_interval([final[name][s] for s in seeds])
         base_name = ARMS[name].baseline
@@ -43,45 +37,49 @@ def summarize(records: list[dict], warm: dict[int, dict]) -> tuple[str, dict]:
         paired = [final[name][s] - baseline[s] for s in seeds if s in baseline]
         diff, diff_half = t_interval(paired) if paired else (math.nan, math.nan)
         runs = by_arm[name].values()
-        label = f"vs. {base_name or 'warm start'}"
-        lines.append(
-            f"| {name} | {100 * mean:.1f} ± {100 * half:.1f} | {100 * diff:+.1f} ± {100 * diff_half:.1f} ({label}) | "
-            f"{' / '.join(f'{100 * final[name][s]:.1f}' for s in seeds)} | "
-            f"{statistics.mean(r['tokens'] for r in runs):,.0f} | {statistics.mean(r['cpu_s'] for r in runs):.0f} |"
-        )
-        numbers[name] = {
-            "mean": mean,
-            "ci95": half,
-            "paired_diff": diff,
-            "paired_ci95": diff_half,
-            "seeds": len(seeds),
-        }
-    return "\n".join(lines), numbers
+        versus = f"{100 * diff:+.1f} ± {100 * diff_half:.1f} (vs. {base_name or 'warm start'})"
+        tokens, cpu = statistics.mean(r["tokens"] for r in runs), statistics.mean(r["cpu_s"] for r in runs)
+        per_seed = _per_seed([final[name][s] for s in seeds])
+        rows.append((name, _pct(mean, half), versus, per_seed, f"{tokens:,.0f}", f"{cpu:.0f}"))
+        numbers[name] = {"mean": mean, "ci95": half, "paired_diff": diff, "paired_ci95": diff_half}
+        numbers[name]["seeds"] = len(seeds)
+    header = ("arm", "held-out pass@1", "vs. baseline (paired)", "per seed", "sampled tokens", "CPU-s")
+    return report.table(header, rows, right=(1, 2, 4, 5)), numbers
+
+
+def _pct(mean: float, half: float) -> str:
+    return f"{100 * mean:.1f} ± {100 * half:.1f}"
+
+
+def _per_seed(values: list[float]) -> str:
+    return " / ".join(f"{100 * value:.1f}" for value in values)
+
+
+DIAGNOSTICS = (
+    ("clip low (tokens)", "clip_low_frac", "{:.4f}"),
+    ("clip high (tokens)", "clip_high_frac", "{:.4f}"),
+    ("largest ratio", "ratio_max", "{:.3f}"),
+    ("zero-variance groups", "zero_std_group_frac", "{:.2f}"),
+    ("advantage std", "advantage_std", "{:.2f}"),
+)
+"""The diagnostics table's columns: heading, record key, format."""
 
 
 def diagnostics_table(records: list[dict]) -> str:
     """The RL arms' training diagnostics, means over seeds: what the clip did, how far the ratio went, and how
     many groups carried no signal (records from before these were kept show ``-``)."""
-    lines = [
-        "| arm | clip low (tokens) | clip high (tokens) | largest ratio | zero-variance groups | advantage std |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
-    ]
+    rows = []
     for name in ARMS:
         runs = [r for r in records if r["arm"] == name and ARMS[name].kind == "rl"]
-        if not runs:
-            continue
-        cells = []
-        for key, form in (
-            ("clip_low_frac", "{:.4f}"),
-            ("clip_high_frac", "{:.4f}"),
-            ("ratio_max", "{:.3f}"),
-            ("zero_std_group_frac", "{:.2f}"),
-            ("advantage_std", "{:.2f}"),
-        ):
-            values = [r[key] for r in runs if key in r]
-            cells.append(form.format(statistics.mean(values)) if values else "-")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        if runs:
+            values = [[r[key] for r in runs if key in r] for _, key, _ in DIAGNOSTICS]
+            cells = [
+                form.format(statistics.mean(v)) if v else "-"
+                for v, (_, _, form) in zip(values, DIAGNOSTICS, strict=True)
+            ]
+            rows.append((name, *cells))
+    header = ("arm", *(heading for heading, _, _ in DIAGNOSTICS))
+    return report.table(header, rows, right=range(1, len(header)))
 
 
 def plot(records: list[dict], warm: dict[int, dict], path: Path) -> None:
@@ -117,24 +115,39 @@ def seed_mean_line(
 def wall_table(records: list[dict]) -> str:
     """The RL arms' time, means over seeds: wall seconds from the arm's start to its last step (with and
     without its evaluations), CPU-seconds of the trainer and of a sampler process, and the load around it."""
-    lines = [
-        "| arm | held-out pass@1 | wall-s (evaluations included) | wall-s training | trainer CPU-s | "
-        "sampler CPU-s | sampled tokens | steps | load (1 min) at start / end |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
-    ]
+    rows = []
     for name in ARMS:
         runs = [r for r in records if r["arm"] == name and "wall_s" in r]
         if not runs:
             continue
         mean, half = t_interval([r["curve"][-1]["accuracy"] for r in runs])
         loads = " ; ".join(f"{r['load_start'][0]:.2f} / {r['load_end'][0]:.2f}" for r in runs)
-        lines.append(
-            f"| {name} | {100 * mean:.1f} ± {100 * half:.1f} | {statistics.mean(r['wall_s'] for r in runs):.0f} | "
-            f"{statistics.mean(r['train_wall_s'] for r in runs):.0f} | {statistics.mean(r['cpu_s'] for r in runs):.0f} | "
-            f"{statistics.mean(r['sampler_cpu_s'] for r in runs):.0f} | {statistics.mean(r['tokens'] for r in runs):,.0f} | "
-            f"{statistics.mean(r['steps'] for r in runs):.1f} | {loads} |"
-        )
-    return "\n".join(lines)
+        means = {key: statistics.mean(r[key] for r in runs) for key in WALL_KEYS}
+        cells = [f"{means[key]:{form}}" for key, form in WALL_KEYS.items()]
+        rows.append((name, _pct(mean, half), *cells, loads))
+    header = (
+        "arm",
+        "held-out pass@1",
+        "wall-s (evaluations included)",
+        "wall-s training",
+        "trainer CPU-s",
+        "sampler CPU-s",
+        "sampled tokens",
+        "steps",
+        "load (1 min) at start / end",
+    )
+    return report.table(header, rows, right=range(1, 8))
+
+
+WALL_KEYS = {
+    "wall_s": ".0f",
+    "train_wall_s": ".0f",
+    "cpu_s": ".0f",
+    "sampler_cpu_s": ".0f",
+    "tokens": ",.0f",
+    "steps": ".1f",
+}
+"""The wall table's numeric columns after the accuracy: record key -> format of its mean over seeds."""
 
 
 def plot_wall(records: list[dict], warm: dict[int, dict], path: Path) -> None:
