@@ -208,19 +208,10 @@ def _tokens_text(tokens: list[float | None]) -> str:
 
 
 def summarize(records: list[dict], warm: dict[int, dict], teacher: dict) -> tuple[str, dict]:
-    """The markdown table and its numbers."""
-    lines = [
-        f"Teacher: held-out pass@1 {100 * teacher['accuracy']:.1f}% ({teacher['sft_steps']} SFT steps).",
-        "",
-        "| arm | held-out pass@1 | per seed | sampled tokens to the teacher's accuracy (per seed) | to 90% of it | CPU-s |",
-        "| --- | ---: | --- | --- | --- | ---: |",
-    ]
+    """The markdown table (after a line on the teacher) and its numbers."""
     warm_acc = [w["accuracy"] for w in warm.values()]
     mean, half = t_interval(warm_acc)
-    lines.append(
-        f"| student: warm start | {100 * mean:.1f} ± {100 * half:.1f} | "
-        f"{' / '.join(f'{100 * a:.1f}' for a in warm_acc)} | | | |"
-    )
+    rows = [("student: warm start", f"{100 * mean:.1f} ± {100 * half:.1f}", _per_seed(warm_acc), "", "", "")]
     numbers: dict[str, Any] = {"warm_start": {"mean": mean, "ci95": half}, "teacher": teacher["accuracy"]}
     for arm in ARMS:
         runs = sorted((r for r in records if r["arm"] == arm), key=lambda r: r["seed"])
@@ -230,18 +221,29 @@ def summarize(records: list[dict], warm: dict[int, dict], teacher: dict) -> tupl
         reached = [tokens_to_teacher(r["curve"], teacher["accuracy"]) for r in runs]
         near = [tokens_to_teacher(r["curve"], 0.9 * teacher["accuracy"]) for r in runs]
         mean, half = t_interval(finals)
-        lines.append(
-            f"| {arm} | {100 * mean:.1f} ± {100 * half:.1f} | {' / '.join(f'{100 * a:.1f}' for a in finals)} | "
-            f"{_tokens_text(reached)} | {_tokens_text(near)} | {statistics.mean(r['cpu_s'] for r in runs):.0f} |"
+        cpu = statistics.mean(r["cpu_s"] for r in runs)
+        rows.append(
+            (arm, f"{100 * mean:.1f} ± {100 * half:.1f}", _per_seed(finals), _tokens_text(reached))
+            + (_tokens_text(near), f"{cpu:.0f}")
         )
-        numbers[arm] = {
-            "mean": mean,
-            "ci95": half,
-            "tokens_to_teacher": reached,
-            "tokens_to_90pct_teacher": near,
-            "seeds": len(runs),
-        }
-    return "\n".join(lines), numbers
+        numbers[arm] = {"mean": mean, "ci95": half, "tokens_to_teacher": reached}
+        numbers[arm] |= {"tokens_to_90pct_teacher": near, "seeds": len(runs)}
+    header = (
+        "arm",
+        "held-out pass@1",
+        "per seed",
+        "sampled tokens to the teacher's accuracy (per seed)",
+        "to 90% of it",
+        "CPU-s",
+    )
+    teacher_line = (
+        f"Teacher: held-out pass@1 {100 * teacher['accuracy']:.1f}% ({teacher['sft_steps']} SFT steps)."
+    )
+    return f"{teacher_line}\n\n{report.table(header, rows, right=(1, 5))}", numbers
+
+
+def _per_seed(values: list[float]) -> str:
+    return " / ".join(f"{100 * value:.1f}" for value in values)
 
 
 def plot(records: list[dict], warm: dict[int, dict], teacher: dict, path: Path) -> None:
