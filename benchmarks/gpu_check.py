@@ -435,7 +435,7 @@ SECTIONS = (
 
 def _sections(args: argparse.Namespace, dry: bool, device: torch.device) -> dict[str, Callable[[], dict]]:
     """Each section's check, by name (the process-group section is ``process_group`` in the dry pass)."""
-    import gpu_speed
+    from benchmarks import gpu_speed
 
     sizes = SIZES["dry" if dry else "gpu"]
     engine_sizes = ENGINE_SIZES["dry" if dry else "gpu"]

@@ -163,10 +163,15 @@ def _imports_and_path_edits(path: Path) -> tuple[set[str], list[str]]:
 def test_benchmarks_are_a_package_that_edits_no_sys_path_and_imports_nothing_from_tests() -> None:
     """Benchmarks import each other as ``benchmarks.NAME`` (run as ``python -m benchmarks.NAME``); what they
     share with the tests (the fake servers) lives in benchmarks/harness, which the tests import."""
+    siblings = {path.stem for path in _benchmark_modules()} - {"__init__", "__main__"}
     problems = []
     for path in [*_benchmark_modules(), *_modules()]:
         imported, edits = _imports_and_path_edits(path)
         problems += edits
         if "tests" in imported:
             problems.append(f"{path.name} imports from tests/")
+        if path.is_relative_to(BENCHMARKS) and imported & siblings:
+            problems.append(
+                f"{path.name} imports {sorted(imported & siblings)} by a bare name, not benchmarks.NAME"
+            )
     assert problems == []
