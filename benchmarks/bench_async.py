@@ -20,7 +20,7 @@ the trainer's wait for the sampler and the sampler's wait for weights (``async/t
 ``async/sampler_wait_s``), housekeeping. The sampler's wait for the trainer's next request is not logged.
 TRL's step is the median wall time of its steps after the first (its callbacks), as in `bench_grpo.py`.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_async.py`` (36 minutes on 2 cores under a load average
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_async`` (36 minutes on 2 cores under a load average
 of 4-8 from other jobs; ``--smollm2 ''``: the tiny model alone, 4.5 minutes). Prints a table per model; last
 line: one JSON object with, per model, each run's figures, ``speedup_k1`` and ``speedup_k2`` (steps per
 second over K = 0's), ``ratio_to_trl_k*`` (our median step over TRL's), and ``load_average_1min`` at the
@@ -34,18 +34,16 @@ import gc
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_grpo.py and real_grpo_step.py sit here
 
 import torch  # noqa: E402
-from bench_grpo import StepClock, trl_step_seconds  # noqa: E402
 
+from benchmarks.bench_grpo import StepClock, trl_step_seconds  # noqa: E402
 from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
 from reasongym.agents.runtime.hooks import StepHook  # noqa: E402
@@ -157,8 +155,7 @@ def tiny_trl(steps: int) -> dict[str, float]:
 
 def smollm2_ours(path: str, staleness: int, old_logp: str, steps: int) -> dict[str, float]:
     """Our GRPO with LoRA on SmolLM2 at ``max_staleness`` = ``staleness`` (`real_grpo_step.train_ours`)."""
-    from real_grpo_step import train_ours
-
+    from benchmarks.real_grpo_step import train_ours
     from reasongym.policy.loading import load_policy
 
     def train(hooks: list[StepHook]) -> list[dict[str, float]]:
@@ -172,8 +169,7 @@ def smollm2_ours(path: str, staleness: int, old_logp: str, steps: int) -> dict[s
 
 def smollm2_trl(path: str, steps: int) -> dict[str, float]:
     """TRL's GRPOTrainer with the same LoRA on SmolLM2 (`real_grpo_step.run_trl`), its first step untimed."""
-    from real_grpo_step import run_trl
-
+    from benchmarks.real_grpo_step import run_trl
     from reasongym.policy.loading import load_policy
 
     started = time.perf_counter()

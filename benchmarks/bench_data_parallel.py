@@ -7,7 +7,7 @@ samples and trains on half of every batch). The first step warms up; the mean of
 split into sampling (``perf/generate_s``) and the update (``perf/train_s``), from rank 0's metrics.
 One process with two threads is the fair baseline for two processes on two cores: both use two cores.
 
-Run: ``python benchmarks/bench_data_parallel.py`` (about 2 minutes on 2 cores). Last line: one JSON object.
+Run: ``python -m benchmarks.bench_data_parallel`` (about 2 minutes on 2 cores). Last line: one JSON object.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ engine's start is not in it), and CPU-seconds per step.
 
 Run (from the repository root, in an environment with vLLM: README.md, "Sampling with vLLM")::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_engines.py --model outputs/smollm2/model [--grpo]
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_engines --model outputs/smollm2/model [--grpo]
 
 ``--model``: a .gguf file or a model folder (a folder saves the ~45 s of dequantizing a GGUF; TRL's vLLM
 needs one). Last line: one JSON object.

@@ -10,14 +10,14 @@ rollout accuracy; curves go to ``--out``/entropy.jsonl and entropy.png. A run co
 entropy over the last 5 steps is below ``--collapse`` (0.1) times its first step's, the trainers' own
 warning threshold (`RunConfig.entropy_collapse_ratio`).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_entropy.py [--steps 40 --mu 4 --seeds 0,1,2 --out bench_out]
-    OMP_NUM_THREADS=1 python benchmarks/bench_entropy.py --temperature 0.6 --lr 3e-4   # the settings searched
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_entropy [--steps 40 --mu 4 --seeds 0,1,2 --out bench_out]
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_entropy --temperature 0.6 --lr 3e-4   # the settings searched
 
 Last line: one JSON object with, per arm, the mean and 95% interval over seeds of the last-5/first entropy
 ratio, the collapsed seeds, the mean clip fractions and the last-5 accuracy.
 Smoke run (about a minute; checks that it runs, measures nothing)::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_entropy.py --steps 2 --prompts 2 --target 0.05 --sft-max-steps 40 --seeds 0
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_entropy --steps 2 --prompts 2 --target 0.05 --sft-max-steps 40 --seeds 0
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import math
 import statistics
 from pathlib import Path
 
 import torch
 
+from benchmarks.harness.stats import t_interval
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import train_dapo
 from reasongym.agents.warm_start import warm_start
@@ -40,15 +40,6 @@ ENV = "reasongym/Arithmetic-v0"
 
 ARMS = {"symmetric": 0.2, "clip_higher": 0.28}
 KEYS = ("train/entropy", "train/clip_high_frac", "train/clip_low_frac", "rollout/correct_rate")
-T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-
-
-def interval(values: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95% t-interval (nan with one value)."""
-    mean = statistics.mean(values)
-    if len(values) < 2:
-        return mean, math.nan
-    return mean, T_95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
 
 
 def plot(curves: dict[tuple[str, int], list[dict[str, float]]], path: Path) -> None:
@@ -155,7 +146,7 @@ def summarize(
         ratios = [
             statistics.mean(r["train/entropy"] for r in rows[-5:]) / rows[0]["train/entropy"] for rows in runs
         ]
-        mean, half = interval(ratios)
+        mean, half = t_interval(ratios)
         summary[arm] = {
             "entropy_first": statistics.mean(rows[0]["train/entropy"] for rows in runs),
             "entropy_ratio_last5": mean,

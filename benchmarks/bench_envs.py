@@ -9,7 +9,7 @@ verifier; measured as the episode time minus the reset time). When ``reasoning_g
 ``dataset[i]`` (generation) then ``dataset.score_answer(entry["answer"], entry)`` (scoring the gold).
 Last line: one JSON object (see benchmarks/README.md for ``ratio``).
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_envs.py`` (``--seconds 0.5`` for a quick look).
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_envs`` (``--seconds 0.5`` for a quick look).
 """
 
 from __future__ import annotations

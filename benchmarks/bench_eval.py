@@ -1,6 +1,6 @@
 """Problems graded per second when grading stored completions: reasongym against math-verify, in one run.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_eval.py [--problems 300] [--n 8] [--repeats 3]``.
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_eval [--problems 300] [--n 8] [--repeats 3]``.
 
 The corpus is ``--problems`` procedural math problems (arithmetic, fractions, linear equations and
 systems, polynomial roots, number theory; test splits) with ``--n`` stored completions each, written to a

@@ -6,7 +6,7 @@ the batch practically always runs all ``--new-tokens`` steps. Throughput counts 
 position (rows x steps executed), the same way for both. Repeats interleave the two samplers, and
 the median is reported. Last line: one JSON object.
 
-Run: ``python benchmarks/bench_generation.py`` (add ``--threads N`` to use more CPU threads).
+Run: ``python -m benchmarks.bench_generation`` (add ``--threads N`` to use more CPU threads).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Our hand-written generators against the reasoning-gym tasks they duplicate: what, besides speed, each offers.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_generators.py [--problems 100] [--smollm2]`` (about a minute
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_generators [--problems 100] [--smollm2]`` (about a minute
 without ``--smollm2``; with it, about 10 CPU-minutes more, and ``$REASONGYM_SMOLLM2_GGUF`` is needed).
 Speed is ``bench_envs.py``'s; this measures the rest, per pair (ours ``reasongym/<Name>-v0``, theirs
 ``reasoning_gym/<task>-v0`` through the adapter, and their dataset called directly where that differs):

@@ -1,6 +1,6 @@
 """Agreement with the expectations of other graders' test suites: reasongym and math-verify.
 
-Run alone: ``OMP_NUM_THREADS=1 python benchmarks/bench_grader_suites.py [--no-peer] [--misses]``.
+Run alone: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_grader_suites [--no-peer] [--misses]``.
 
 The cases are ours (``grader_suites_corpus.py``), written for the forms that eight public grader test
 suites exercise. For each suite the report gives how often each grader's verdict equals the suite's
@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import defaultdict
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the corpus modules sit next to this file
-
-from bench_verifiers import make_peer  # noqa: E402
-from grader_suites_corpus import SuiteCase, suite_cases  # noqa: E402
-from verifier_corpus import CorpusItem  # noqa: E402
-
+from benchmarks.bench_verifiers import make_peer  # noqa: E402
+from benchmarks.grader_suites_corpus import SuiteCase, suite_cases  # noqa: E402
+from benchmarks.verifier_corpus import CorpusItem  # noqa: E402
 from reasongym.verifiers import verify  # noqa: E402
 
 

@@ -6,7 +6,7 @@ optimizer step per generation, all three trainers in one process. DAPO runs with
 so that every trainer does the same work per step. The floor is what a step cannot avoid: sampling the
 batch's completions with our sampler plus one forward+backward over the batch's tokens.
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_grpo.py [--steps 12 --warmup 4 --prompts 8 --group 8 --tokens 32]
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_grpo [--steps 12 --warmup 4 --prompts 8 --group 8 --tokens 32]
 
 A step's time is CPU-seconds of this process (``time.process_time``, every thread of it): on a shared
 machine wall time measures the other jobs as much as the trainer (three runs on 2 cores under a load of 5-8

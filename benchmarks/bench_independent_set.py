@@ -1,6 +1,6 @@
 """Grade a labelled independent set of completions with reasongym and math-verify; count the errors.
 
-Run alone: ``OMP_NUM_THREADS=1 python benchmarks/bench_independent_set.py [SET.jsonl] [--save OUT.jsonl]``.
+Run alone: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_independent_set [SET.jsonl] [--save OUT.jsonl]``.
 
 The set (default ``benchmarks/independent_set_23.jsonl``) is data, one JSON object a line: ``id``,
 ``source`` ("written" or "smollm2"), ``family`` (whose habits the completion imitates), ``form`` (what it
@@ -25,16 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the corpus modules sit next to this file
-
-from bench_verifiers import make_peer  # noqa: E402
-from verifier_corpus import CorpusItem  # noqa: E402
-
+from benchmarks.bench_verifiers import make_peer  # noqa: E402
+from benchmarks.verifier_corpus import CorpusItem  # noqa: E402
 from reasongym.verifiers import KINDS, verify  # noqa: E402
 
 DEFAULT_SET = Path(__file__).resolve().parent / "independent_set_23.jsonl"

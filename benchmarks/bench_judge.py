@@ -1,11 +1,11 @@
 """The judge verifier against the rule verifier on StrategyQA yes/no answers: agreement, ungradable rate, cache.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_judge.py [--questions 20] [--max-new-tokens 96]``
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_judge [--questions 20] [--max-new-tokens 96]``
 (about 5 minutes on two busy cores; needs ``$REASONGYM_SMOLLM2_GGUF``, StrategyQA under
 ``$REASONGYM_DATA_DIR`` and ``transformers serve``; without any of them it prints why and skips).
 
 ``transformers serve`` serves SmolLM2-135M-Instruct (dequantized from the GGUF, as the tests do:
-``tests/served/openai_server.py``) on 127.0.0.1 on a free port, on CPU with one thread, and is stopped by
+``benchmarks/harness/openai_server.py``) on 127.0.0.1 on a free port, on CPU with one thread, and is stopped by
 its pid at the end. For the first ``--questions`` problems of ``reasongym/StrategyQA-v0`` (validation), four
 answers each:
 
@@ -33,7 +33,6 @@ import argparse
 import importlib.util
 import json
 import os
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -41,21 +40,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from benchmarks.harness import openai_server
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-ROOT = Path(__file__).resolve().parents[1]
 ENV = "reasongym/StrategyQA-v0"
 KINDS = ("real", "right", "wrong", "right_first")
-
-
-def _helper(name: str) -> ModuleType:
-    path = ROOT / "tests" / "served" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _parse_args() -> argparse.Namespace:
@@ -272,8 +262,7 @@ def _print(result: dict[str, Any]) -> None:
 
 def main() -> None:
     args = _parse_args()
-    server_module = _helper("openai_server")
-    reason = skip_reason(server_module)
+    reason = skip_reason(openai_server)
     if reason is not None:
         print(json.dumps({"skipped": reason}))
         return
@@ -281,9 +270,9 @@ def main() -> None:
 
     env = reasongym.make(ENV).unwrapped
     problems = [env.problem_at(i, split="validation") for i in range(args.questions)]
-    folder = server_module.smollm2_folder(Path(os.environ["REASONGYM_SMOLLM2_GGUF"]))
+    folder = openai_server.smollm2_folder(Path(os.environ["REASONGYM_SMOLLM2_GGUF"]))
     with tempfile.TemporaryDirectory() as tmp:
-        with server_module.running_server(folder, Path(tmp) / "serve.log") as server:
+        with openai_server.running_server(folder, Path(tmp) / "serve.log") as server:
             start = time.perf_counter()
             real = real_answers(server, args, Path(tmp) / "answers.jsonl")
             sampling_s = time.perf_counter() - start

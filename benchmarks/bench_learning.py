@@ -8,12 +8,12 @@ pass@1 on ``--eval-problems`` test problems, then train three copies of that mod
 correctness). Each arm is evaluated again
 on the same test problems. Prints a table and, last, one JSON object.
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_learning.py            # about 10 minutes on one core
-    OMP_NUM_THREADS=1 python benchmarks/bench_learning.py --steps 10 --eval-problems 50   # quick look
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_learning            # about 10 minutes on one core
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_learning --steps 10 --eval-problems 50   # quick look
 
 Smoke run (about a minute; checks that it runs, measures nothing)::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_learning.py --steps 2 --eval-problems 8 --target 0.05 --sft-max-steps 40
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_learning --steps 2 --eval-problems 8 --target 0.05 --sft-max-steps 40
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import sys
 import time
-from pathlib import Path
 
 import torch
 
 import reasongym
+from benchmarks.controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 from reasongym.agents.algorithms import preset_configs
 from reasongym.agents.dapo import train_dapo
 from reasongym.agents.grpo import train_grpo
@@ -35,9 +34,6 @@ from reasongym.agents.warm_start import warm_start
 from reasongym.evaluation.runner import greedy_pass_at_1
 from reasongym.generation import HFGenerator
 from reasongym.policy.tiny import tiny_policy
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 DIFFICULTY = 1

@@ -10,7 +10,7 @@ float32, which is itself a peak) and after training. ``--memory-savers`` turns o
 gives GRPO: gradient checkpointing and micro-batches of 2 rows (the same 8 rows a step).
 
 ``--learning`` asks what each mode learns per CPU-second rather than what a step costs: issue 39's chain
-warm start (`real_learning.py --preset chain`: Arithmetic-v0 level 2, the generator's column-by-column worked
+warm start (`real_learning --preset chain`: Arithmetic-v0 level 2, the generator's column-by-column worked
 solutions, batch 8, a constant learning rate) for ``--steps`` steps (default 100) with no early
 stop, and a greedy probe of 64 validation problems (64 new tokens) every 10 steps. Each probe is reported
 against the process's own training CPU-seconds so far (probes excluded), so the two modes run side by side,
@@ -18,7 +18,7 @@ one process each.
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_lora_sft.py --model $REASONGYM_SMOLLM2_GGUF [--learning]
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_lora_sft --model $REASONGYM_SMOLLM2_GGUF [--learning]
 
 Last line: one JSON object.
 """
@@ -131,6 +131,28 @@ def run_learning(model_path: str, mode: str, steps: int) -> dict[str, Any]:
     return learning_curve(model, tokenizer, mode, steps)
 
 
+def _learning_configs(mode: str, steps: int, probe_every: int) -> dict[str, Any]:
+    """The warm start's SFT configs in ``mode``: its learning rate, a constant schedule, LoRA r16 or none."""
+    import dataclasses
+
+    from reasongym.agents.algorithms import preset_configs
+    from reasongym.agents.config import LoRAConfig
+
+    configs = preset_configs(
+        "default",
+        "sft",
+        max_steps=steps,
+        lr=LEARNING_RATES[mode],
+        lr_schedule="constant",  # a schedule that decays over ``steps`` would make the curve depend on ``steps``
+        batch_size=BATCH,
+        eval_every=probe_every,
+        progress_bar=False,
+        tensorboard=False,
+    )
+    lora = LoRAConfig(rank=RANK if mode == "lora" else 0, alpha=ALPHA)
+    return {**configs, "run": dataclasses.replace(configs["run"], lora=lora)}
+
+
 def learning_curve(
     model: Any,
     tokenizer: Any,
@@ -143,31 +165,14 @@ def learning_curve(
     """The chain warm start for ``steps`` steps in ``mode``: each probe's accuracy and the CPU-seconds before it
     (``clock``: this process's CPU-seconds; a test passes its own, so that what is counted does not depend on
     how fast the machine is)."""
-    import dataclasses
-
     import reasongym
-    from reasongym.agents.algorithms import preset_configs
-    from reasongym.agents.config import LoRAConfig
     from reasongym.agents.sft import sft_pairs_from_env, train_sft
     from reasongym.evaluation.runner import greedy_pass_at_1
     from reasongym.generation import HFGenerator
 
     env = reasongym.make(ENV, difficulty=LEARNING_DIFFICULTY)
     pairs = sft_pairs_from_env(env, BATCH * steps, split="train", tokenizer=tokenizer)
-    configs = preset_configs(
-        "default",
-        "sft",
-        max_steps=steps,
-        lr=LEARNING_RATES[mode],
-        lr_schedule="constant",  # a schedule that decays over ``steps`` would make the curve depend on ``steps``
-        batch_size=BATCH,
-        eval_every=probe_every,
-        progress_bar=False,
-        tensorboard=False,
-    )
-    run = dataclasses.replace(
-        configs["run"], lora=LoRAConfig(rank=RANK if mode == "lora" else 0, alpha=ALPHA)
-    )
+    configs = _learning_configs(mode, steps, probe_every)
     started, probe_cpu, probes = clock(), 0.0, []
 
     def probe(trained: Any) -> dict[str, float]:
@@ -193,7 +198,7 @@ def learning_curve(
         probe_cpu += clock() - before
         return {"eval/probe": accuracy}
 
-    result = train_sft(configs["sft"], model, tokenizer, pairs, run=run, eval_fn=probe)
+    result = train_sft(configs["sft"], model, tokenizer, pairs, run=configs["run"], eval_fn=probe)
     return {
         "mode": mode,
         "lr": LEARNING_RATES[mode],
@@ -265,19 +270,22 @@ def main() -> None:
         else:
             print(json.dumps(run_mode(args.model, args.mode, steps, args.memory_savers)))
         return
+    results = _each_mode(args, steps)
+    if args.learning:
+        print(json.dumps(_learning_comparison(results, plot, record)))
+        return
+    full, lora = results["full"], results["lora"]
+    results["lora_over_full_step_s"] = round(lora["median_step_s"] / full["median_step_s"], 2)
+    results["lora_over_full_peak_rss"] = round(lora["peak_rss_mb"] / full["peak_rss_mb"], 2)
+    print(json.dumps(results))
+
+
+def _each_mode(args: argparse.Namespace, steps: int) -> dict[str, Any]:
+    """Each mode's record, from its own process (``python -m benchmarks.bench_lora_sft --mode MODE``)."""
+    flags = [*(["--memory-savers"] if args.memory_savers else []), *(["--learning"] if args.learning else [])]
     commands = {
-        mode: [
-            sys.executable,
-            __file__,
-            "--model",
-            args.model,
-            "--mode",
-            mode,
-            "--steps",
-            str(steps),
-            *(["--memory-savers"] if args.memory_savers else []),
-            *(["--learning"] if args.learning else []),
-        ]
+        mode: [sys.executable, "-m", "benchmarks.bench_lora_sft", "--model", args.model, "--mode", mode]
+        + ["--steps", str(steps), *flags]
         for mode in ("full", "lora")
     }
     # --learning compares each process's own CPU-seconds, so its two modes run side by side; a step's time and
@@ -297,31 +305,26 @@ def main() -> None:
                 f"{mode:4s}: "
                 + ", ".join(f"{p['train_cpu_s']:.0f} s {p['accuracy']:.3f}" for p in results[mode]["probes"])
             )
-    else:
-        for mode, command in commands.items():
-            done = subprocess.run(command, capture_output=True, text=True, check=True)
-            results[mode] = json.loads(done.stdout.splitlines()[-1])
-            print(
-                f"{mode:4s}: {results[mode]['median_step_s']:.2f} s/step, peak RSS {results[mode]['peak_rss_mb']} MB"
-            )
-    full, lora = results["full"], results["lora"]
-    if args.learning:
-        for target in (0.2, 0.3):
-            reached = {mode: first_reaching(results[mode]["probes"], target) for mode in ("full", "lora")}
-            results[f"train_cpu_s_to_{target}"] = {
-                mode: p and p["train_cpu_s"] for mode, p in reached.items()
-            }
-        results["final_accuracy"] = {
-            mode: results[mode]["probes"][-1]["accuracy"] for mode in ("full", "lora")
-        }
-        plot.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps(results) + "\n")
-        plot_learning(results, plot)
-        print(json.dumps(results))
-        return
-    results["lora_over_full_step_s"] = round(lora["median_step_s"] / full["median_step_s"], 2)
-    results["lora_over_full_peak_rss"] = round(lora["peak_rss_mb"] / full["peak_rss_mb"], 2)
-    print(json.dumps(results))
+        return results
+    for mode, command in commands.items():
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        results[mode] = json.loads(done.stdout.splitlines()[-1])
+        print(
+            f"{mode:4s}: {results[mode]['median_step_s']:.2f} s/step, peak RSS {results[mode]['peak_rss_mb']} MB"
+        )
+    return results
+
+
+def _learning_comparison(results: dict[str, Any], plot: Path, record: Path) -> dict[str, Any]:
+    """The CPU-seconds each mode took to reach 0.2 and 0.3, the final accuracies; the record and the plot."""
+    for target in (0.2, 0.3):
+        reached = {mode: first_reaching(results[mode]["probes"], target) for mode in ("full", "lora")}
+        results[f"train_cpu_s_to_{target}"] = {mode: p and p["train_cpu_s"] for mode, p in reached.items()}
+    results["final_accuracy"] = {mode: results[mode]["probes"][-1]["accuracy"] for mode in ("full", "lora")}
+    plot.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(results) + "\n")
+    plot_learning(results, plot)
+    return results
 
 
 if __name__ == "__main__":

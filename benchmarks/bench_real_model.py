@@ -15,9 +15,9 @@ generation measurement.
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_real_model.py --gguf PATH/TO/SmolLM2-135M-Instruct.Q4_1.gguf
-    python benchmarks/bench_real_model.py --model outputs/smollm2/model   # a dequantized folder loads faster
-    python benchmarks/bench_real_model.py --model outputs/smollm2/model --grpo --only-grpo
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_real_model --gguf PATH/TO/SmolLM2-135M-Instruct.Q4_1.gguf
+    python -m benchmarks.bench_real_model --model outputs/smollm2/model   # a dequantized folder loads faster
+    python -m benchmarks.bench_real_model --model outputs/smollm2/model --grpo --only-grpo
 
 Last line: one JSON object.
 """

@@ -19,7 +19,7 @@ Three parts, each optional:
   code (``skip``).
 - ``grpo`` (``--grpo``): a few GRPO steps of the tiny random-init model on ``reasoning_gym/basic_arithmetic-v0``.
 
-Last line: one JSON object. Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_reasoning_gym.py [--graders [--hinted]] [--grpo]``.
+Last line: one JSON object. Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_reasoning_gym [--graders [--hinted]] [--grpo]``.
 """
 
 from __future__ import annotations

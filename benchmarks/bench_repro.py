@@ -9,16 +9,16 @@ greedy probe on 64 validation problems runs; per replay the script reports
 
 - the held-out accuracy (128 test problems) at step 300, the old fixed stop, and
 - the step at which the probe first reaches ``--target`` and the held-out accuracy there, the new stop
-  (``SFTConfig.stop_at_accuracy``, what ``bench_star.py`` and ``study.py`` use).
+  (``SFTConfig.stop_at_accuracy``, what ``bench_star.py`` and ``study`` use).
 
 If the fixed stop falls in the middle of the jump from a few percent to most problems, rounding-scale
 differences move when the jump happens by a few steps and the step-300 accuracy by many points, while the
 probe stop lands at the same accuracy by construction. ``--threads`` runs the unperturbed replay again
 with that many torch threads (another reduction order on the same machine).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_repro.py                  # seed 0, 4 replays, ~3 CPU-minutes
-    OMP_NUM_THREADS=1 python benchmarks/bench_repro.py --seeds 0,1 --replays 3
-    OMP_NUM_THREADS=1 python benchmarks/bench_repro.py --fixed-stop 20 --replays 2 --target 0   # smoke run
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_repro                  # seed 0, 4 replays, ~3 CPU-minutes
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_repro --seeds 0,1 --replays 3
+    OMP_NUM_THREADS=1 python -m benchmarks.bench_repro --fixed-stop 20 --replays 2 --target 0   # smoke run
 
 Last line: one JSON object, per seed the replays' step-300 accuracies, probe-stop steps and accuracies,
 and their ranges.

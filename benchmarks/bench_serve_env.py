@@ -10,7 +10,7 @@ The server is a real ``reasongym serve-env`` process on a free loopback port, st
 Per-step latency is the median and 95th percentile of the step call alone (the reset not counted).
 Last line: one JSON object.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_serve_env.py`` (``--episodes 200`` for a quick look).
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_serve_env`` (``--episodes 200`` for a quick look).
 """
 
 from __future__ import annotations

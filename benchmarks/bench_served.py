@@ -1,12 +1,12 @@
 """Problems/s of a served evaluation at 1, 4 and 16 requests in flight, against in-process sampling of the
 same model in the same run; and the per-request overhead of our client over a bare ``openai`` call.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_served.py [--problems 32] [--max-new-tokens 32]
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_served [--problems 32] [--max-new-tokens 32]
 [--model-folder DIR] [--no-continuous-batching]``.
 
 The model is the tiny random model over the character tokenizer (or ``--model-folder``, any local
 transformers folder, e.g. a dequantized SmolLM2), served by ``transformers serve`` on 127.0.0.1 on CPU
-with one torch thread, as the tests do (``tests/served/openai_server.py``). Every run evaluates the
+with one torch thread, as the tests do (``benchmarks/harness/openai_server.py``). Every run evaluates the
 same ``--problems`` problems of ``reasongym/Arithmetic-v0`` (n=1, temperature 1, ``--max-new-tokens``
 tokens, no records file), end to end through ``reasongym.evaluation.evaluate``:
 
@@ -20,7 +20,7 @@ runs one generation at a time, so requests in flight only queue) and ``continuou
 setting is timed ``--repeats`` times after one untimed warm-up; medians are reported. The server, the
 client and in-process sampling share the machine's cores (one torch thread each).
 
-Client overhead: the fault-injector server (``tests/served/fake_server.py``, in its own process) answers at once,
+Client overhead: the fault-injector server (``benchmarks/harness/fake_server.py``, in its own process) answers at once,
 so the time per request is the client's own work. A bare ``client.chat.completions.create`` against
 ``OpenAIGenerator.generate`` (its retry loop, parsing, ``Completion``), alternating, about
 ``--overhead-calls`` requests each, medians per request: with one prompt per call (ours sends it from the
@@ -44,21 +44,11 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.harness import openai_server
+
 ENV = "reasongym/Arithmetic-v0"
-
-
-def _helper(name: str) -> ModuleType:
-    path = ROOT / "tests" / "served" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _timed(run: Any, repeats: int) -> float:
@@ -113,7 +103,7 @@ def client_overhead(calls: int) -> dict[str, dict[str, float]]:
     """ms per request through a bare ``openai`` client and through ours, at 1 and at 16 prompts per call."""
     # The fake server runs in its own process, so that its threads do not share this process's GIL.
     fake = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "served" / "fake_server.py")], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "benchmarks.harness.fake_server"], stdout=subprocess.PIPE, text=True
     )
     try:
         assert fake.stdout is not None
@@ -183,8 +173,7 @@ def main() -> None:
         help="only the plain server (one generation at a time)",
     )
     args = parser.parse_args()
-    server_helper = _helper("openai_server")
-    if server_helper.transformers_cli() is None or importlib.util.find_spec("openai") is None:
+    if openai_server.transformers_cli() is None or importlib.util.find_spec("openai") is None:
         print(json.dumps({"skipped": "needs `transformers serve` and openai: pip install 'reasongym[dev]'"}))
         return
     modes = (
@@ -194,14 +183,14 @@ def main() -> None:
     )
     served: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = args.model_folder or server_helper.save_tiny_model(Path(tmp) / "tiny")
+        folder = args.model_folder or openai_server.save_tiny_model(Path(tmp) / "tiny")
         print(
             f"{folder.name}: {args.problems} problems, {args.max_new_tokens} new tokens, median of {args.repeats}"
         )
         in_process = in_process_rate(folder, args)
         for mode, extra in modes.items():
             start = time.perf_counter()
-            with server_helper.running_server(folder, Path(tmp) / f"{mode}.log", extra_args=extra) as server:
+            with openai_server.running_server(folder, Path(tmp) / f"{mode}.log", extra_args=extra) as server:
                 print(f"server ({mode}) up in {time.perf_counter() - start:.1f} s")
                 served[mode] = served_rates(server, mode, args)
     overhead = client_overhead(args.overhead_calls)

@@ -16,7 +16,7 @@ round differently move when the jump comes, and a fixed step then measures that 
 "Reproducibility"). Stopping on a probe puts the base at the same stage of learning; the comparisons are
 paired over seeds because its accuracy still varies by several points.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_star.py`` (about 6 CPU-minutes for 3 seeds).
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_star`` (about 6 CPU-minutes for 3 seeds).
 Last line: one JSON object; ``accuracy_gain`` is the mean final-minus-initial held-out accuracy (a fraction)
 with rationalization, ``accuracy_gain_filter_only`` without, ``accuracy_gain_faithful`` with the check.
 """
@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
-import statistics
 import tempfile
 import time
 from typing import Any
@@ -38,6 +36,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch loads
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
+from benchmarks.harness.stats import t_interval  # noqa: E402
 from reasongym.agents.config import RolloutConfig, RunConfig  # noqa: E402
 from reasongym.agents.sft import SFTConfig, sft_pairs_from_env, train_sft  # noqa: E402
 from reasongym.agents.star import STaRConfig, STaRResult, train_star  # noqa: E402
@@ -57,7 +56,6 @@ GAIN_KEYS = {
     "rationalize": "accuracy_gain",
     "faithful": "accuracy_gain_faithful",
 }
-T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
 def _parse_args() -> argparse.Namespace:
@@ -82,14 +80,6 @@ def _parse_args() -> argparse.Namespace:
     parser.add_argument("--device", default="cpu", help="'cpu', 'cuda' or 'auto'")
     parser.add_argument("--run-root", default=None, help="keep the run folders here (default: a temp dir)")
     return parser.parse_args()
-
-
-def interval(values: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95% t-interval (nan with one value)."""
-    mean = statistics.mean(values)
-    if len(values) < 2:
-        return mean, math.nan
-    return mean, T_95.get(len(values) - 1, 1.96) * statistics.stdev(values) / math.sqrt(len(values))
 
 
 def _warm_start(
@@ -190,11 +180,11 @@ def _gains(gains: dict[str, list[float]]) -> dict[str, object]:
     """Each arm's mean accuracy gain over seeds with its interval, and its difference to the filter alone."""
     summary: dict[str, object] = {}
     for name in gains:
-        mean, half = interval(gains[name])
+        mean, half = t_interval(gains[name])
         summary[GAIN_KEYS[name]] = round(mean, 4)
         summary[f"{name}_gain_ci95"] = round(half, 4)
         if name != "filter_only" and "filter_only" in gains:
-            diff, diff_half = interval(
+            diff, diff_half = t_interval(
                 [a - b for a, b in zip(gains[name], gains["filter_only"], strict=True)]
             )
             summary[f"{name}_minus_filter"] = round(diff, 4)

@@ -12,7 +12,7 @@ each beside one busy process (a Python loop on one core, started before and stop
 ``spinning_quiet`` without it. The ratios divide the spinning time by each other policy's, in one sitting.
 Last line: one JSON object.
 
-Run: ``python benchmarks/bench_thread_policy.py`` (``--steps 2`` for a quick look).
+Run: ``python -m benchmarks.bench_thread_policy`` (``--steps 2`` for a quick look).
 """
 
 from __future__ import annotations

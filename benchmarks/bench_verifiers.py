@@ -1,6 +1,6 @@
 """Grade one mixed corpus with reasongym's ``verify`` and with math-verify, side by side.
 
-Run alone: ``OMP_NUM_THREADS=1 python benchmarks/bench_verifiers.py [--limit N] [--no-peer]``.
+Run alone: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_verifiers [--limit N] [--no-peer]``.
 
 Both graders run in this process, on the main thread, one item at a time (math-verify's time limit is
 ``signal.alarm`` and works only there). Each grader sees every item once; a few warm-up items
@@ -17,17 +17,12 @@ import argparse
 import json
 import logging
 import statistics
-import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the corpus module sits next to this file
-
-from verifier_corpus import CorpusItem, build_corpus  # noqa: E402
-
+from benchmarks.verifier_corpus import CorpusItem, build_corpus  # noqa: E402
 from reasongym.verifiers import Outcome, verify  # noqa: E402
 from reasongym.verifiers.extract import extract_math_answer  # noqa: E402
 

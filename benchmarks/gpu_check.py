@@ -45,20 +45,24 @@ seen and the sampler-trainer mismatch. The dry pass runs it on the CPU (with vLL
 
 With ``--learning``, one more section:
 
-6. ``learning``: the GPU recipe of `real_learning.py` (``--gpu``: SmolLM2-135M-Instruct from the device kit,
+6. ``learning``: the GPU recipe of `real_learning` (``--gpu``: SmolLM2-135M-Instruct from the device kit,
    GRPO on 2-digit additions, held out there and on GSM8K, the bf16 sampler copy, our sampler unless vLLM is
    installed) as a smoke run of ``LEARNING_STEPS`` steps: step time, tokens/s, the reward curve, and held-out
    accuracy before and after on ``LEARNING_EVAL_PROBLEMS`` problems of each (the older recipe took 6 minutes
-   on one H200: benchmarks/README.md, "The first GPU run"). The model is ``--learning-model``, else the kit's
+   on one H200: benchmarks/gpu_window/README.md, "The first GPU run"). The model is ``--learning-model``, else the kit's
    (``$REASONGYM_KIT_MODEL``). The dry pass runs the same recipe with the tiny random model on the CPU. The
    learning curve itself is `gpu_window/window.py`'s.
-7. ``star_csqa``: the GPU preset of `star_csqa.py` (``--gpu``: STaR with rationalization on CommonsenseQA,
+7. ``star_csqa``: the GPU preset of `star_csqa` (``--gpu``: STaR with rationalization on CommonsenseQA,
    the same model, our sampler unless vLLM is installed) for about one iteration (``STAR_CSQA_BUDGET`` sampled
    tokens): held-out accuracy on ``LEARNING_EVAL_PROBLEMS`` validation problems before and after, the tokens
    sampled and the share of training problems kept. Not yet run on a GPU. The dry pass: the tiny model.
 
-Run: ``python benchmarks/gpu_check.py [--only SECTION ...] [--engine vllm] [--async] [--learning]`` (``--dry``
+Run: ``python -m benchmarks.gpu_check [--only SECTION ...] [--engine vllm] [--async] [--learning]`` (``--dry``
 forces the CPU pass). Last line: one JSON object.
+
+Why this file is long: it is the one command a short GPU window runs, and each section is its own short
+function over the same dry pass and the same one-line report; the speed sections already live in
+`gpu_speed.py`, and the learning sections call the studies' own smoke passes.
 """
 
 from __future__ import annotations
@@ -366,11 +370,10 @@ LEARNING_EVAL_PROBLEMS = 32
 
 
 def check_learning(dry: bool, model: str | None) -> dict[str, Any]:
-    """`real_learning.py --gpu --smoke`: a few GRPO steps of the GPU recipe (the CPU dry pass: tiny model)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    """`real_learning --gpu --smoke`: a few GRPO steps of the GPU recipe (the CPU dry pass: tiny model)."""
     import dataclasses
 
-    import real_learning
+    from benchmarks import real_learning
 
     setting = real_learning.PRESETS["gpu"]
     setting = real_learning.dry(setting) if dry else setting
@@ -386,16 +389,15 @@ STAR_CSQA_BUDGET = 16_000
 
 def check_star_csqa(dry: bool, model: str | None) -> dict[str, Any]:
     """`star_csqa.smoke`: about one STaR iteration of the GPU preset (the CPU dry pass: tiny model)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import dataclasses
 
-    import star_csqa
+    from benchmarks import real_learning, star_csqa
 
     setting = star_csqa.PRESETS["gpu"]
     sizes = {"budget_tokens": STAR_CSQA_BUDGET, "star_iterations": 1, "eval_problems": LEARNING_EVAL_PROBLEMS}
     setting = star_csqa.dry(setting) if dry else dataclasses.replace(setting, **sizes)
     setting = dataclasses.replace(setting, model=model) if model else setting
-    setting = star_csqa.resolve_offline(setting)  # the kit's model; the engine decided first
+    setting = real_learning.resolve_offline(setting)  # the kit's model; the engine decided first
     return {"engine": setting.engine, **star_csqa.smoke(setting)}
 
 
@@ -433,7 +435,7 @@ SECTIONS = (
 
 def _sections(args: argparse.Namespace, dry: bool, device: torch.device) -> dict[str, Callable[[], dict]]:
     """Each section's check, by name (the process-group section is ``process_group`` in the dry pass)."""
-    import gpu_speed
+    from benchmarks import gpu_speed
 
     sizes = SIZES["dry" if dry else "gpu"]
     engine_sizes = ENGINE_SIZES["dry" if dry else "gpu"]

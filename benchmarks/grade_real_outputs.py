@@ -1,6 +1,6 @@
 """Grade real model completions with reasongym and math-verify side by side; list every disagreement.
 
-Run alone: ``OMP_NUM_THREADS=1 python benchmarks/grade_real_outputs.py RECORDS.jsonl [...] [--show N]``.
+Run alone: ``OMP_NUM_THREADS=1 python -m benchmarks.grade_real_outputs RECORDS.jsonl [...] [--show N]``.
 
 The records are ``reasongym eval`` JSONL lines (fields ``id``, ``gold``, ``completions``; one record per
 problem, one or more completions each), for example the greedy completions of SmolLM2-135M-Instruct on
@@ -16,15 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the corpus modules sit next to this file
-
-from bench_verifiers import make_peer  # noqa: E402
-from verifier_corpus import CorpusItem  # noqa: E402
-
+from benchmarks.bench_verifiers import make_peer  # noqa: E402
+from benchmarks.verifier_corpus import CorpusItem  # noqa: E402
 from reasongym.verifiers import verify  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Fresh greedy chain-of-thought completions of SmolLM2-135M-Instruct on real benchmark rows, for hand labelling.
 
-Run alone: ``OMP_NUM_THREADS=1 python benchmarks/make_smollm2_cot_completions.py OUT.jsonl [--csqa A:B]
+Run alone: ``OMP_NUM_THREADS=1 python -m benchmarks.make_smollm2_cot_completions OUT.jsonl [--csqa A:B]
 [--strategyqa A:B] [--gsm8k A:B] [--svamp A:B] [--math500 A:B] [--aime A:B] [--countdown A:B]
 [--max-new-tokens N]`` (needs ``$REASONGYM_SMOLLM2_GGUF`` and ``$REASONGYM_DATA_DIR``). Each ``A:B`` is a
 half-open range of rows of that dataset's evaluation file (for ``--countdown``, of seeds of

@@ -3,8 +3,8 @@
 Run alone from the repository root (it takes hours on two cores; run it in the background)::
 
     pip install -e ".[mutation]"            # mutmut
-    OMP_NUM_THREADS=1 python benchmarks/mutation.py            # every configured module
-    OMP_NUM_THREADS=1 python benchmarks/mutation.py --survivors # only list the survivors of the last run
+    OMP_NUM_THREADS=1 python -m benchmarks.mutation            # every configured module
+    OMP_NUM_THREADS=1 python -m benchmarks.mutation --survivors # only list the survivors of the last run
 
 mutmut's settings live in ``pyproject.toml`` (``[tool.mutmut]``): the modules mutated (math grading,
 equivalence and numeric comparison, answer extraction, the estimators, the GRPO and DAPO losses,

@@ -15,7 +15,7 @@ engine; ``steady_cpu_s_per_step`` (the median CPU seconds of the steps after the
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/real_grpo_step.py --impl ours --mode lora --model outputs/smollm2/model
+    OMP_NUM_THREADS=1 python -m benchmarks.real_grpo_step --impl ours --mode lora --model outputs/smollm2/model
 
 Last line: one JSON object (seconds per step, peak RSS of the process).
 """

@@ -11,9 +11,9 @@ that folder in under a second instead of dequantizing again.
 
 Run (from the repository root; about 4 CPU-hours on one core for everything)::
 
-    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python benchmarks/real_model_results.py \\
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python -m benchmarks.real_model_results \\
         --gguf PATH/TO/SmolLM2-135M-Instruct.Q4_1.gguf --out-dir outputs/smollm2
-    python benchmarks/real_model_results.py --out-dir outputs/smollm2 --summary-only   # table from the files
+    python -m benchmarks.real_model_results --out-dir outputs/smollm2 --summary-only   # table from the files
 
 Last line: one JSON object with, per task, pass@1 (and pass@8), the share of completions cut off at
 ``max_new_tokens`` (``truncated``), the share that write ``\\boxed{}`` as asked (``boxed``), the share with

@@ -7,8 +7,8 @@ the fraction of sampled completions that are right), beside ``reward/format``, s
 would look for it: the reward climbs, correctness stays at zero. Greedy pass@1 on held-out test problems is
 measured before and after.
 
-    OMP_NUM_THREADS=1 python benchmarks/reward_hacking.py                 # the README's figures
-    OMP_NUM_THREADS=1 python benchmarks/reward_hacking.py --steps 4 --eval-problems 8   # smoke run
+    OMP_NUM_THREADS=1 python -m benchmarks.reward_hacking                 # the README's figures
+    OMP_NUM_THREADS=1 python -m benchmarks.reward_hacking --steps 4 --eval-problems 8   # smoke run
 
 Prints one line per logged step, then one JSON object: the means of the first and last ``--window`` steps.
 """

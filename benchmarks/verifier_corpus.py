@@ -13,6 +13,9 @@ Three parts:
   ``$REASONGYM_DATA_DIR`` (default ``<repo>/../shared/data``); skipped when the files are absent.
 
 Usage: ``for gold, completion, expected, category in build_corpus(): ...``
+
+Why this file is long: the corpus is one idea, built in three parts that share its item type and its
+rewrites; the synthetic cases are one small function per answer form, and the traps a table.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ SLOW_FILES: dict[str, str] = {
     "tests/cli/test_launchers.py": "several processes (torchrun, accelerate launch)",
     "tests/served/test_served_real.py": "a real model behind a real server",
     "tests/with_vllm": "vLLM",
-    "tests/test_gpu_check.py": "the GPU check's trainings, on a CPU",
+    "tests/benchmarks/test_gpu_check.py": "the GPU check's trainings, on a CPU",
     "tests/agents/test_rl_learning.py": "long training",
 }
 """Test files that are slow as a whole, and why; `pytest -m "not slow"` (the README's quick command) leaves them

@@ -255,8 +255,7 @@ def test_a_benchmark_without_its_data_is_left_out_with_what_reads_its_records(
 
 
 def _server(stack: contextlib.ExitStack, folder: Path) -> Any:
-    sys.path.insert(0, str(Path(__file__).parent / "served"))
-    from openai_server import running_server, save_tiny_model, transformers_cli
+    from benchmarks.harness.openai_server import running_server, save_tiny_model, transformers_cli
 
     if transformers_cli() is None:
         pytest.skip("`transformers serve` is not installed (extra: transformers[serving])")
@@ -349,7 +348,7 @@ def test_the_figure_check_finds_an_unsourced_figure() -> None:
     bare = "The eval takes 80 s and prints pass@1 0.125."
     assert MEASUREMENT.findall(NOT_MEASURED.sub("", bare)) == ["80 s", "0.125"]
     assert not SOURCE.search(bare)
-    assert SOURCE.search(bare + " (`python benchmarks/bench_eval.py`)")
+    assert SOURCE.search(bare + " (`python -m benchmarks.bench_eval`)")
     assert not MEASUREMENT.findall(
         NOT_MEASURED.sub("", "vLLM 0.32.0 pins `torch==2.13.0`, 10 minutes by default")
     )

@@ -101,3 +101,77 @@ def test_public_functions_are_annotated() -> None:
                 if fn.returns is None or any(a.annotation is None for a in args):
                     missing.append(f"{path.relative_to(PACKAGE)}:{fn.name}")
     assert missing == []
+
+
+# benchmarks/: the package's budgets, and its habits about imports.
+BENCHMARKS = PACKAGE.parent / "benchmarks"
+TABLES_PAST_THE_LIMIT = {
+    "grader_suites_corpus.py": "a table of cases, one per line, so that a diff shows the case that changed",
+}
+"""Benchmark files allowed past the limit, and why: data, not code (each says so in its own docstring too)."""
+
+
+def _benchmark_modules() -> list[Path]:
+    return sorted(BENCHMARKS.rglob("*.py"))
+
+
+def test_benchmark_modules_past_their_target_say_why_and_none_passes_the_limit() -> None:
+    unexplained, too_long = {}, {}
+    for path in _benchmark_modules():
+        name = path.relative_to(BENCHMARKS).as_posix()
+        text = path.read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        if lines > MODULE_LIMIT and name not in TABLES_PAST_THE_LIMIT:
+            too_long[name] = lines
+        elif lines > MODULE_TARGET and WHY_LONG not in (ast.get_docstring(ast.parse(text)) or ""):
+            unexplained[name] = lines
+    assert too_long == {}
+    assert unexplained == {}
+
+
+def test_benchmark_functions_stay_under_the_size_target() -> None:
+    too_long = {}
+    for path in _benchmark_modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _lines(node) > FUNCTION_TARGET:
+                too_long[f"{path.relative_to(BENCHMARKS)}:{node.name}"] = _lines(node)
+    assert too_long == {}
+
+
+def _imports_and_path_edits(path: Path) -> tuple[set[str], list[str]]:
+    """The top-level names a file imports, and its edits of ``sys.path`` or loads of a file as a module."""
+    imported, edits = set(), []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            imported.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Attribute) and node.attr == "spec_from_file_location":
+            edits.append(f"{path.name}:{node.lineno} loads a file as a module")
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("insert", "append")
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "path"
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == "sys"
+        ):
+            edits.append(f"{path.name}:{node.lineno} edits sys.path")
+    return imported, edits
+
+
+def test_benchmarks_are_a_package_that_edits_no_sys_path_and_imports_nothing_from_tests() -> None:
+    """Benchmarks import each other as ``benchmarks.NAME`` (run as ``python -m benchmarks.NAME``); what they
+    share with the tests (the fake servers) lives in benchmarks/harness, which the tests import."""
+    siblings = {path.stem for path in _benchmark_modules()} - {"__init__", "__main__"}
+    problems = []
+    for path in [*_benchmark_modules(), *_modules()]:
+        imported, edits = _imports_and_path_edits(path)
+        problems += edits
+        if "tests" in imported:
+            problems.append(f"{path.name} imports from tests/")
+        if path.is_relative_to(BENCHMARKS) and imported & siblings:
+            problems.append(
+                f"{path.name} imports {sorted(imported & siblings)} by a bare name, not benchmarks.NAME"
+            )
+    assert problems == []

@@ -20,9 +20,9 @@ otherwise: outside the checkout, it lasts as long as the machine stays warm (30 
 
 Standard library only: it runs before anything is installed. Run (from the repository root)::
 
-    python benchmarks/gpu_window/kit.py prepare --gguf PATH/TO/SmolLM2-135M-Instruct.Q4_1.gguf
-    python3 benchmarks/gpu_window/kit.py install .kit/c1      # on the GPU machine, first command
-    python3 benchmarks/gpu_window/kit.py install .kit/c2      # second command: the model is assembled
+    python -m benchmarks.gpu_window.kit prepare --gguf PATH/TO/SmolLM2-135M-Instruct.Q4_1.gguf
+    python3 -m benchmarks.gpu_window.kit install .kit/c1      # on the GPU machine, first command
+    python3 -m benchmarks.gpu_window.kit install .kit/c2      # second command: the model is assembled
 """
 
 from __future__ import annotations

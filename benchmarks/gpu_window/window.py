@@ -1,6 +1,6 @@
 """The window runner: one learning experiment run across 10-minute device commands, resumed in each.
 
-The experiment is `real_learning.py`'s GPU preset (``--gpu``: SmolLM2-135M-Instruct from the device kit,
+The experiment is `real_learning`'s GPU preset (``--gpu``: SmolLM2-135M-Instruct from the device kit,
 2-digit additions answered with the number only, 256 new tokens at most, lr 1e-5, the bf16 sampler copy):
 ``grpo`` and its shuffled-reward control ``grpo_shuffled``, ``--steps`` GRPO steps each, one after the other.
 
@@ -23,7 +23,7 @@ start with the paired 95% bootstrap interval clear of zero, and above ``grpo_shu
 
 ``--dry`` runs the whole program on the CPU with the tiny random model in seconds (CI does). Run::
 
-    source /tmp/reasongym-kit/env.sh && timeout -s TERM 540 python3 benchmarks/gpu_window/window.py --out $OUT
+    source /tmp/reasongym-kit/env.sh && timeout -s TERM 540 python3 -m benchmarks.gpu_window.window --out $OUT
 """
 
 from __future__ import annotations
@@ -43,13 +43,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-BENCHMARKS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(BENCHMARKS))
-
-import real_learning  # noqa: E402
-from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
-from records import HeldOutRecorder, pool_load, pool_save, write_outputs  # noqa: E402
-
+from benchmarks import real_learning  # noqa: E402
+from benchmarks.controls import RecordedVerdicts, RunVerdicts  # noqa: E402
+from benchmarks.gpu_window.records import HeldOutRecorder, pool_load, pool_save, write_outputs  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
 from reasongym.cli.signals import sigterm_as_interrupt  # noqa: E402
 from reasongym.errors import TrainingInterrupted  # noqa: E402

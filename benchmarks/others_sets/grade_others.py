@@ -1,7 +1,7 @@
 """Grade other projects' labelled verifier sets with reasongym and math-verify; count against their labels.
 
 Run alone, from the repository root:
-``OMP_NUM_THREADS=1 python benchmarks/others_sets/grade_others.py [SET ...] [--source-root DIR] [--save]``.
+``OMP_NUM_THREADS=1 python -m benchmarks.others_sets.grade_others [SET ...] [--source-root DIR] [--save]``.
 
 The sets are rebuilt from local copies of their repositories (``loaders.py``, ``sources.py``). reasongym grades
 each row with ``verify(completion, gold, kind)`` (accepted = CORRECT); math-verify as
@@ -19,20 +19,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # sources.py and loaders.py
-sys.path.insert(0, str(HERE.parent))  # bench_verifiers.py (math-verify as the other benchmarks run it)
 
-from bench_verifiers import make_peer  # noqa: E402
-from loaders import SETS, Row  # noqa: E402
-from sources import source_root  # noqa: E402
-from verifier_corpus import CorpusItem  # noqa: E402
-
+from benchmarks.bench_verifiers import make_peer  # noqa: E402
+from benchmarks.others_sets.loaders import SETS, Row  # noqa: E402
+from benchmarks.others_sets.sources import source_root  # noqa: E402
+from benchmarks.verifier_corpus import CorpusItem  # noqa: E402
 from reasongym.verifiers import verify  # noqa: E402
 
 ADJUDICATION = HERE / "adjudication.jsonl"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sources import SOURCES, read_text
+from benchmarks.others_sets.sources import SOURCES, read_text
 
 
 @dataclass(frozen=True)

@@ -222,10 +222,10 @@ def test_the_command_line_needs_a_teacher(tmp_path: Path) -> None:
 
 
 def test_a_served_teacher_that_reports_no_prompt_logprobs_is_a_one_line_error(tiny) -> None:
+    from benchmarks.harness.fake_server import fake_server
     from reasongym.agents.teacher import ServedTeacher
     from reasongym.errors import ServerError
     from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
-    from tests.served.fake_server import fake_server
 
     model, tokenizer = tiny()
     batch = _rollouts(model, tokenizer)

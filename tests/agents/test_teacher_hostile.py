@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 import torch
 
+from benchmarks.harness.fake_server import fake_server
 from reasongym.agents.distill import DistillConfig, train_distill
 from reasongym.agents.teacher import ServedTeacher
 from reasongym.errors import ServerError
 from reasongym.generation import HFGenerator, SamplingParams
 from reasongym.generation.served import OpenAIGenerator, ServedModelConfig
 from reasongym.rollouts.batch import collect_rollouts
-from tests.served.fake_server import fake_server
 
 ENV = "reasongym/Arithmetic-v0"
 REPO = Path(__file__).resolve().parents[2]

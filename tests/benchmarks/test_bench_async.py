@@ -3,12 +3,11 @@ trainer's current metric names, the ratios) and TRL's run on the tiny preset's b
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_async.py"
+SCRIPT = "benchmarks.bench_async"
 
 
 def _step(seconds: float, tokens: float, **metrics: float) -> dict[str, float]:

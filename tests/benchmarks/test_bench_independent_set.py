@@ -3,10 +3,11 @@ together) count false accepts and misses per grader, and skip kinds the set does
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_independent_set.py"
+SCRIPT = "benchmarks.bench_independent_set"
 
 
 def _row(bench: Any, kind: str, expected: bool, ours: bool, theirs: bool) -> Any:
@@ -37,15 +38,11 @@ def test_by_kind_tallies_each_kind_and_math_with_integer(bench: Any) -> None:
     assert "reasongym_yesno" not in out  # no yes/no rows: no empty tally
 
 
-SMOLLM2 = Path(__file__).resolve().parents[2] / "benchmarks" / "make_smollm2_cot_completions.py"
+SMOLLM2 = "benchmarks.make_smollm2_cot_completions"
 
 
 def test_smollm2_script_reads_row_ranges_and_keeps_the_set_c_default(tmp_path: Path) -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("make_smollm2_cot_completions", SMOLLM2)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = importlib.import_module(SMOLLM2)
     args = script.parse_args([str(tmp_path / "out.jsonl"), "--gsm8k", "400:414", "--max-new-tokens", "300"])
     assert (args.gsm8k, args.csqa, args.max_new_tokens) == (range(400, 414), None, 300)
     default = script.parse_args([str(tmp_path / "out.jsonl")])
@@ -60,13 +57,9 @@ def test_smollm2_script_reads_row_ranges_and_keeps_the_set_c_default(tmp_path: P
 
 
 def test_smollm2_script_names_a_bad_row_range(tmp_path: Path, capsys: Any) -> None:
-    import importlib.util
-
     import pytest
 
-    spec = importlib.util.spec_from_file_location("make_smollm2_cot_completions", SMOLLM2)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = importlib.import_module(SMOLLM2)
     with pytest.raises(SystemExit):
         script.parse_args([str(tmp_path / "out.jsonl"), "--svamp", "4-14"])
     assert "row range '4-14' is not A:B" in capsys.readouterr().err

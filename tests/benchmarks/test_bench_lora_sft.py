@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_lora_sft.py"
+from tests.benchmarks.conftest import run_script
+
+SCRIPT = "benchmarks.bench_lora_sft"
 PROBE_CPU_S = 1000.0
 """What each probe costs on the test's clock: far more than anything else, so counting it as training shows."""
 
@@ -85,10 +85,5 @@ def test_bad_flags_exit_with_the_value_and_what_is_allowed(
     tmp_path: Path, flags: list[str], message: str
 ) -> None:
     flags = [flag.replace("{tmp}", str(tmp_path)) for flag in flags]
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--model", "unused", *flags],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_script(SCRIPT, "--model", "unused", *flags, timeout=120)
     assert done.returncode != 0 and message.replace("{tmp}", str(tmp_path)) in done.stderr

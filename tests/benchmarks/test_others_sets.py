@@ -6,18 +6,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-FOLDER = Path(__file__).resolve().parents[2] / "benchmarks" / "others_sets"
-sys.path.insert(0, str(FOLDER))
-sys.path.insert(0, str(FOLDER.parent))
-
-import grade_others  # noqa: E402
-import loaders  # noqa: E402
-import sources  # noqa: E402
+from benchmarks.others_sets import grade_others, loaders, sources
 
 
 def _git(directory: Path, *args: str) -> str:

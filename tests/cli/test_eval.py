@@ -21,8 +21,7 @@ ENV = "reasongym/Arithmetic-v0"
 def test_identical_samples_at_a_temperature_are_called_out(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "served"))
-    from fake_server import Reply, chat_body, fake_server
+    from benchmarks.harness.fake_server import Reply, chat_body, fake_server
 
     # a server that ignores n and temperature: one choice per request, the same text every time
     with fake_server([Reply(body=chat_body(["So \\boxed{152}."]))] * 40) as server:
@@ -76,7 +75,6 @@ def test_eval_refuses_a_huge_problem_count_before_the_model_loads(capsys: pytest
 def test_a_second_eval_on_a_locked_out_fails_before_its_model_loads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sys
 
     import reasongym.distributed
     import reasongym.evaluation.loading

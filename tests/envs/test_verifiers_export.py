@@ -141,7 +141,7 @@ def _replayed_return(env_id: str, data: dict, texts: list[str]) -> float:
 @pytest.mark.slow  # a real server (transformers serve) and a vf-eval run: 22 to 33 s each
 @pytest.mark.parametrize("env_id", ["reasongym/Arithmetic-v0", "reasongym/ArithmeticRetry-v0"])
 def test_vf_eval_against_transformers_serve_pays_reasongyms_rewards(tmp_path: Path, env_id: str) -> None:
-    from tests.served.openai_server import running_server, save_tiny_model, transformers_cli
+    from benchmarks.harness.openai_server import running_server, save_tiny_model, transformers_cli
 
     vf_eval = Path(sys.executable).with_name("vf-eval")
     if transformers_cli() is None or not vf_eval.is_file():

@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,7 @@ from tests.cli.running import cli_env
 
 @pytest.mark.slow  # interrupts a client process against a fake server
 def test_ctrl_c_sends_no_queued_request_and_leaves_a_working_client() -> None:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "served"))
-    from fake_server import Reply, fake_server
+    from benchmarks.harness.fake_server import Reply, fake_server
 
     child = (  # six prompts, two in flight; Ctrl-C; then one more call on the same generator
         "import signal, sys, time; signal.signal(signal.SIGINT, signal.default_int_handler)\n"

@@ -4,8 +4,8 @@ graded by that judge in TRL too (it used to grade by the rules: a judge configur
 from __future__ import annotations
 
 import pytest
-from fake_server import Reply, chat_body, fake_server
 
+from benchmarks.harness.fake_server import Reply, chat_body, fake_server
 from reasongym.envs.core import ReasoningEnv, ReasoningEnvConfig
 from reasongym.envs.export import reward_function, to_dataset
 from reasongym.envs.problem import Problem

@@ -11,10 +11,10 @@ import logging
 from pathlib import Path
 
 import pytest
-from fake_server import Reply, chat_body, fake_server
-from openai_server import running_server, smollm2_folder, transformers_cli
 
 import reasongym
+from benchmarks.harness.fake_server import Reply, chat_body, fake_server
+from benchmarks.harness.openai_server import running_server, smollm2_folder, transformers_cli
 from reasongym.verifiers import Outcome, verify_many
 from reasongym.verifiers.judge import JudgeConfig, fallback_verdicts, judge_for
 

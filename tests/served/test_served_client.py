@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_server import Reply, chat_body, completion_body, fake_server
 
+from benchmarks.harness.fake_server import Reply, chat_body, completion_body, fake_server
 from reasongym.cli import main
 from reasongym.errors import ConfigError, ServerError
 from reasongym.evaluation import load_records

@@ -11,8 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai_server import Server, running_server, save_tiny_model, smollm2_folder, transformers_cli
 
+from benchmarks.harness.openai_server import (
+    Server,
+    running_server,
+    save_tiny_model,
+    smollm2_folder,
+    transformers_cli,
+)
 from reasongym.cli import main
 from reasongym.evaluation import evaluate, load_records
 from reasongym.generation import OpenAIGenerator, RequestCounts, ServedModelConfig

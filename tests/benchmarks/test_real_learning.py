@@ -1,37 +1,25 @@
-"""benchmarks/real_learning.py: its dry pass (every arm, the summary, resuming) and its statistics (its control:
-tests/test_bench_controls.py)."""
+"""benchmarks/real_learning/: its dry pass (every arm, the summary, resuming) and its statistics (its control:
+tests/benchmarks/test_controls.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "real_learning.py"
+from benchmarks.harness import settings
+from tests.benchmarks.conftest import run_script
 
-
-def _module():
-    spec = importlib.util.spec_from_file_location("real_learning", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["real_learning"] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = "benchmarks.real_learning"
 
 
 def _run(*flags: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *flags],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
-    )
+    return run_script(SCRIPT, *flags, env={**os.environ, **(env or {})})
 
 
 @pytest.mark.slow  # trains every arm of the benchmark
@@ -70,7 +58,7 @@ def test_the_dry_pass_trains_every_arm_summarizes_and_resumes_without_retraining
     assert json.loads(again.stdout.strip().splitlines()[-1]) == summary
     assert {path: path.stat().st_mtime_ns for path in runs} == stamps
 
-    changed = _run(*flags, "--set", "lr=0.001")
+    changed = _run(*flags, "--lr", "0.001")
     assert changed.returncode != 0
     assert "lr" in changed.stderr and "another setting" in changed.stderr
 
@@ -101,35 +89,39 @@ def test_the_chain_preset_warm_starts_once_and_compares_rl_with_more_sft(tmp_pat
     assert (tmp_path / "out" / "accuracy.png").stat().st_size > 0
 
 
-def test_the_interval_resamples_seeds_and_problems() -> None:
-    module = _module()
+def test_the_interval_resamples_seeds_and_problems(bench: Any) -> None:
     right, wrong = {"correct": [1] * 50}, {"correct": [0] * 50}
-    clear = module.interval({"a": [right, right], "b": [wrong, wrong, wrong]}, "a", "b")
+    clear = bench.interval({"a": [right, right], "b": [wrong, wrong, wrong]}, "a", "b")
     assert clear == {"difference": 1.0, "ci95": [1.0, 1.0], "clear_of_zero": True}
     rng = np.random.default_rng(1)
     same = [{"correct": rng.integers(0, 2, 200).tolist()} for _ in range(3)]
-    noise = module.interval({"a": same, "b": same[::-1]}, "a", "b")
+    noise = bench.interval({"a": same, "b": same[::-1]}, "a", "b")
     assert noise["ci95"][0] <= 0 <= noise["ci95"][1] and not noise["clear_of_zero"]
     # seeds that disagree widen the interval beyond what the problems alone give
     apart = [{"correct": [1] * 100 + [0] * 100}, {"correct": [0] * 200}]
-    spread = module.interval({"a": apart, "b": [{"correct": [0] * 200}]}, "a", "b")
+    spread = bench.interval({"a": apart, "b": [{"correct": [0] * 200}]}, "a", "b")
     assert spread["ci95"][0] <= 0.05 and spread["ci95"][1] >= 0.45
 
 
-def test_a_setting_field_that_does_not_exist_is_named_with_the_fields_allowed() -> None:
-    module = _module()
-    with pytest.raises(SystemExit, match="no field 'temprature'.*temperature"):
-        module.parse_overrides(["temprature=0.5"])
-    with pytest.raises(SystemExit, match="budget_tokens must be a number .int.; got 'lots'"):
-        module.parse_overrides(["budget_tokens=lots"])
-    assert module.parse_overrides(["lr=1e-5", "instruction=null", "model=some/folder"]) == {
-        "lr": 1e-5,
-        "instruction": None,
-        "model": "some/folder",
-    }
-    with pytest.raises(SystemExit, match="tempered_logprobs must be true or false; got 'no'"):
-        module.parse_overrides(["tempered_logprobs=no"])
-    assert module.parse_overrides(["tempered_logprobs=false"]) == {"tempered_logprobs": False}
+def test_a_setting_field_is_a_flag_checked_by_name_and_type(
+    bench: Any, capsys: pytest.CaptureFixture
+) -> None:
+    """Every field of `Setting` is a flag on top of the preset (`benchmarks.harness.settings`): a mistyped
+    name is refused with the nearest one, a value of the wrong type naming the flag."""
+    cpu = bench.PRESETS["cpu"]
+    with pytest.raises(SystemExit):
+        settings.fields(cpu, ["--temprature", "0.5"], prog="real_learning")
+    assert "--temperature" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        settings.fields(cpu, ["--budget-tokens", "lots"], prog="real_learning")
+    assert "--budget-tokens" in capsys.readouterr().err
+    changed = settings.fields(
+        cpu, ["--lr", "1e-5", "--instruction", "None", "--model", "some/folder"], prog="real_learning"
+    )
+    assert (changed.lr, changed.instruction, changed.model) == (1e-5, None, "some/folder")
+    assert settings.fields(cpu, ["--no-tempered-logprobs"], prog="x").tempered_logprobs is False
+    with pytest.raises(SystemExit):
+        settings.fields(cpu, ["--tempered-logprobs", "no"], prog="real_learning")
 
 
 @pytest.mark.slow  # the GPU recipe's trainings, on a CPU
@@ -169,12 +161,13 @@ def test_grpo_async_stops_at_the_same_budget_as_grpo_and_records_wall_seconds(tm
     assert (tmp_path / "out" / "accuracy_vs_wall.png").stat().st_size > 0
 
 
-def test_the_offline_gpu_preset_takes_the_kits_model_and_decides_its_engine_first(monkeypatch) -> None:
-    module = _module()
+def test_the_offline_gpu_preset_takes_the_kits_model_and_decides_its_engine_first(
+    bench: Any, monkeypatch
+) -> None:
     monkeypatch.setenv("REASONGYM_KIT_MODEL", "/tmp/kit/model/SmolLM2-135M-Instruct.Q4_1.gguf")
-    setting = module.PRESETS["gpu"]
+    setting = bench.PRESETS["gpu"]
     assert (setting.engine, setting.model, setting.max_new_tokens, setting.lr) == ("auto", "", 256, 1e-5)
-    ready = module.resolve_offline(setting)
+    ready = bench.resolve_offline(setting)
     assert ready.model.endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
     assert ready.engine == "hf"  # no vLLM here (nor a GPU): our sampler, decided before any evaluation
-    assert module.resolve_offline(module.dry(setting)).engine == "hf"
+    assert bench.resolve_offline(bench.dry(setting)).engine == "hf"

@@ -1,7 +1,7 @@
 """How many sampled tokens each method needs to reach its teacher: on-policy distillation, GRPO from the
 verifier alone, and SFT on the teacher's greedy outputs, compute-matched, several seeds (issue 40, item 4).
 
-The setting is `study.py`'s: the tiny model on Arithmetic-v0 level 1 (2-digit addition, column by column),
+The setting is `study`'s: the tiny model on Arithmetic-v0 level 1 (2-digit addition, column by column),
 each seed's student the study's warm start (SFT on reference solutions until a held-out probe reaches 40%).
 The teacher is made here, once: a tiny model of its own seed (100) trained by SFT on the same reference
 solutions past the probe, to high held-out accuracy; it shares the student's character tokenizer, so it
@@ -12,15 +12,15 @@ a quarter, half, three quarters and all of the budget:
 - ``distill``: `train_distill`, reverse KL over the vocabulary at every position of the student's own samples
   (one sample per prompt, 32 prompts a step), the teacher alone (no verifier);
 - ``distill_sampled``: the same with the sampled-token estimate (what a served teacher would allow);
-- ``grpo``: `study.py`'s GRPO arm (16 prompts x 8 samples), the verifier alone;
+- ``grpo``: `study`'s GRPO arm (16 prompts x 8 samples), the verifier alone;
 - ``sft_teacher``: SFT on the teacher's greedy completions of new training problems, every one kept (no
   verifier); the teacher's sampled tokens are the budget, and SFT trains on them once.
 
 The question answered: the fewest sampled tokens at which each arm's held-out accuracy reaches the teacher's
 (``tokens_to_teacher``: the first point of the curve at or above the teacher's accuracy; None if none does).
 
-    OMP_NUM_THREADS=1 python benchmarks/distill_study.py --out distill_out                  # 2 seeds, ~40 CPU-min
-    OMP_NUM_THREADS=1 python benchmarks/distill_study.py --out distill_out --seeds 0-2      # 3 seeds
+    OMP_NUM_THREADS=1 python -m benchmarks.distill --out distill_out                  # 2 seeds, ~40 CPU-min
+    OMP_NUM_THREADS=1 python -m benchmarks.distill --out distill_out --seeds 0-2      # 3 seeds
 
 Resumable per arm and seed (``results.jsonl``; warm starts and the teacher are cached). Writes ``table.md``
 and ``accuracy_vs_tokens.png`` and ends with one JSON line.
@@ -40,10 +40,12 @@ from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch loads
 
-import study  # noqa: E402 (beside this file)
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
+from benchmarks import study  # noqa: E402
+from benchmarks.harness import report, settings  # noqa: E402
+from benchmarks.harness.stats import t_interval  # noqa: E402
 from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.distill import train_distill  # noqa: E402
 from reasongym.agents.sft import sft_pairs_from_env, train_sft  # noqa: E402
@@ -60,8 +62,11 @@ TEACHER_PROMPTS_START = 30_000
 ARMS = ("distill", "distill_sampled", "grpo", "sft_teacher")
 
 
-def make_teacher(out: Path, meter: study.Meter) -> tuple[torch.nn.Module, dict]:
-    """The teacher (cached in ``out/teacher``) and its record with its held-out accuracy."""
+def make_teacher(
+    out: Path, meter: study.Meter, steps: int = TEACHER_SFT_STEPS
+) -> tuple[torch.nn.Module, dict]:
+    """The teacher (cached in ``out/teacher``), trained ``steps`` SFT steps, and its record with its held-out
+    accuracy."""
     from safetensors.torch import load_file, save_file
 
     model, tokenizer = tiny_policy(TEACHER_SEED)
@@ -77,13 +82,13 @@ def make_teacher(out: Path, meter: study.Meter) -> tuple[torch.nn.Module, dict]:
         difficulty=DIFFICULTY,
         progress_bar=False,
         stop_at_accuracy=None,
-        max_steps=TEACHER_SFT_STEPS,
+        max_steps=steps,
         eval_every=100,
     )
     env = reasongym.make(ENV, difficulty=DIFFICULTY)
     pairs = sft_pairs_from_env(env, study.WARM_PAIRS * 4, split="train", tokenizer=tokenizer)
     train_sft(configs["sft"], model, tokenizer, pairs, run=configs["run"], env=env)
-    record = {"sft_steps": TEACHER_SFT_STEPS, "cpu_s": time.process_time() - started}
+    record = {"sft_steps": steps, "cpu_s": time.process_time() - started}
     weights.parent.mkdir(parents=True, exist_ok=True)
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
     record_path.write_text(json.dumps(record))
@@ -91,7 +96,11 @@ def make_teacher(out: Path, meter: study.Meter) -> tuple[torch.nn.Module, dict]:
 
 
 def run_distill(
-    student: torch.nn.Module, teacher: torch.nn.Module, seed: int, divergence: str, args: argparse.Namespace
+    student: torch.nn.Module,
+    teacher: torch.nn.Module,
+    seed: int,
+    divergence: str,
+    setting: study.StudySetting,
 ) -> dict:
     """`train_distill` from the student until ``budget`` sampled tokens; held-out accuracy along the way."""
     configs = preset_configs(
@@ -105,9 +114,9 @@ def run_distill(
         divergence=divergence,
     )
     tokenizer = make_char_tokenizer()
-    meter = study.Meter(tokenizer, args.eval_problems)
+    meter = study.Meter(tokenizer, setting.eval_problems)
     started = time.process_time()
-    budget = study.TokenBudget(args.budget_tokens, meter)
+    budget = study.TokenBudget(setting.budget_tokens, meter)
     history = train_distill(
         configs["distill"],
         student,
@@ -150,12 +159,12 @@ def teacher_pairs(teacher: torch.nn.Module, budget: int) -> tuple[list[tuple[str
 
 
 def run_sft_teacher(
-    student: torch.nn.Module, teacher: torch.nn.Module, seed: int, args: argparse.Namespace
+    student: torch.nn.Module, teacher: torch.nn.Module, seed: int, setting: study.StudySetting
 ) -> dict:
     """SFT on the teacher's greedy completions (``budget`` sampled tokens), one pass over them."""
     tokenizer = make_char_tokenizer()
     started = time.process_time()
-    pairs, sampled = teacher_pairs(teacher, args.budget_tokens)
+    pairs, sampled = teacher_pairs(teacher, setting.budget_tokens)
     configs = preset_configs(
         "tiny",
         "sft",
@@ -168,7 +177,7 @@ def run_sft_teacher(
     steps = math.ceil(len(pairs) / configs["sft"].batch_size)
     every = max(1, steps // len(study.CURVE))
     run = dataclasses.replace(configs["run"], max_steps=steps, eval_every=every)
-    meter = study.Meter(tokenizer, args.eval_problems)
+    meter = study.Meter(tokenizer, setting.eval_problems)
     result = train_sft(
         configs["sft"], student, tokenizer, pairs, run=run, eval_fn=lambda m: {"accuracy": meter.evaluate(m)}
     )
@@ -199,19 +208,10 @@ def _tokens_text(tokens: list[float | None]) -> str:
 
 
 def summarize(records: list[dict], warm: dict[int, dict], teacher: dict) -> tuple[str, dict]:
-    """The markdown table and its numbers."""
-    lines = [
-        f"Teacher: held-out pass@1 {100 * teacher['accuracy']:.1f}% ({teacher['sft_steps']} SFT steps).",
-        "",
-        "| arm | held-out pass@1 | per seed | sampled tokens to the teacher's accuracy (per seed) | to 90% of it | CPU-s |",
-        "| --- | ---: | --- | --- | --- | ---: |",
-    ]
+    """The markdown table (after a line on the teacher) and its numbers."""
     warm_acc = [w["accuracy"] for w in warm.values()]
-    mean, half = study.interval(warm_acc)
-    lines.append(
-        f"| student: warm start | {100 * mean:.1f} ± {100 * half:.1f} | "
-        f"{' / '.join(f'{100 * a:.1f}' for a in warm_acc)} | | | |"
-    )
+    mean, half = t_interval(warm_acc)
+    rows = [("student: warm start", f"{100 * mean:.1f} ± {100 * half:.1f}", _per_seed(warm_acc), "", "", "")]
     numbers: dict[str, Any] = {"warm_start": {"mean": mean, "ci95": half}, "teacher": teacher["accuracy"]}
     for arm in ARMS:
         runs = sorted((r for r in records if r["arm"] == arm), key=lambda r: r["seed"])
@@ -220,88 +220,82 @@ def summarize(records: list[dict], warm: dict[int, dict], teacher: dict) -> tupl
         finals = [r["curve"][-1]["accuracy"] for r in runs]
         reached = [tokens_to_teacher(r["curve"], teacher["accuracy"]) for r in runs]
         near = [tokens_to_teacher(r["curve"], 0.9 * teacher["accuracy"]) for r in runs]
-        mean, half = study.interval(finals)
-        lines.append(
-            f"| {arm} | {100 * mean:.1f} ± {100 * half:.1f} | {' / '.join(f'{100 * a:.1f}' for a in finals)} | "
-            f"{_tokens_text(reached)} | {_tokens_text(near)} | {statistics.mean(r['cpu_s'] for r in runs):.0f} |"
+        mean, half = t_interval(finals)
+        cpu = statistics.mean(r["cpu_s"] for r in runs)
+        rows.append(
+            (arm, f"{100 * mean:.1f} ± {100 * half:.1f}", _per_seed(finals), _tokens_text(reached))
+            + (_tokens_text(near), f"{cpu:.0f}")
         )
-        numbers[arm] = {
-            "mean": mean,
-            "ci95": half,
-            "tokens_to_teacher": reached,
-            "tokens_to_90pct_teacher": near,
-            "seeds": len(runs),
-        }
-    return "\n".join(lines), numbers
+        numbers[arm] = {"mean": mean, "ci95": half, "tokens_to_teacher": reached}
+        numbers[arm] |= {"tokens_to_90pct_teacher": near, "seeds": len(runs)}
+    header = (
+        "arm",
+        "held-out pass@1",
+        "per seed",
+        "sampled tokens to the teacher's accuracy (per seed)",
+        "to 90% of it",
+        "CPU-s",
+    )
+    teacher_line = (
+        f"Teacher: held-out pass@1 {100 * teacher['accuracy']:.1f}% ({teacher['sft_steps']} SFT steps)."
+    )
+    return f"{teacher_line}\n\n{report.table(header, rows, right=(1, 5))}", numbers
+
+
+def _per_seed(values: list[float]) -> str:
+    return " / ".join(f"{100 * value:.1f}" for value in values)
 
 
 def plot(records: list[dict], warm: dict[int, dict], teacher: dict, path: Path) -> None:
     """Held-out accuracy against sampled tokens per arm (mean over seeds, 95% interval), the teacher's line."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(10, 6), layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.subplots()
     start = statistics.mean(w["accuracy"] for w in warm.values())
-    for arm in ARMS:
-        curves = [r["curve"] for r in records if r["arm"] == arm]
-        if not curves:
-            continue
-        points = min(len(c) for c in curves)
-        xs = [0.0] + [statistics.mean(c[i]["tokens"] for c in curves) for i in range(points)]
-        stats = [study.interval([c[i]["accuracy"] for c in curves]) for i in range(points)]
-        errors = [0.0] + [0.0 if math.isnan(h) else h for _, h in stats]
-        axes.errorbar(xs, [start] + [m for m, _ in stats], yerr=errors, label=arm, marker="o", capsize=3)
-    axes.axhline(teacher["accuracy"], color="black", linestyle="--", label="teacher")
-    axes.set_xlabel("sampled completion tokens (sft_teacher: the teacher's)")
-    axes.set_ylabel("held-out greedy pass@1")
-    axes.set_ylim(0, 1.05)  # a t-interval of two or three seeds reaches past [0, 1]
-    axes.set_title("Reaching the teacher: distillation, GRPO and SFT on the teacher's outputs")
-    axes.legend()
-    figure.savefig(path, dpi=100)
+    lines = [
+        study.seed_mean_line([r["curve"] for r in records if r["arm"] == arm], start, arm, {})
+        for arm in ARMS
+        if any(r["arm"] == arm for r in records)
+    ]
+    report.plot(
+        path,
+        lines,
+        xlabel="sampled completion tokens (sft_teacher: the teacher's)",
+        ylabel="held-out greedy pass@1",
+        title="Reaching the teacher: distillation, GRPO and SFT on the teacher's outputs",
+        levels=[(teacher["accuracy"], "teacher", {"color": "black", "linestyle": "--"})],
+        size=(10, 6),
+        ylim=(0, 1.05),  # a t-interval of two or three seeds reaches past [0, 1]
+    )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="distill_out")
     parser.add_argument("--seeds", default="0,1", help="e.g. 0,1 or 0-2")
     parser.add_argument("--arms", default=",".join(ARMS))
-    parser.add_argument(
-        "--budget-tokens", type=int, default=200_000, help="sampled completion tokens per arm"
+    args, setting = settings.parse(
+        parser, study.StudySetting, lambda _: study.StudySetting(), study.dry, argv
     )
-    parser.add_argument("--eval-problems", type=int, default=200)
-    args = parser.parse_args()
     torch.set_num_threads(1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    settings = {"budget_tokens": args.budget_tokens, "eval_problems": args.eval_problems}
+    kept = setting.record()
     results = out / "results.jsonl"
-    records = study._load(results, settings)
+    records = study.load_records(results, kept)
     done = {(r["arm"], r["seed"]) for r in records}
-    meter = study.Meter(make_char_tokenizer(), args.eval_problems)
-    teacher, teacher_record = make_teacher(out, meter)
+    meter = study.Meter(make_char_tokenizer(), setting.eval_problems)
+    teacher, teacher_record = make_teacher(out, meter, setting.warm_max_steps or TEACHER_SFT_STEPS)
     print(f"teacher: held-out {teacher_record['accuracy']:.3f}", flush=True)
     warm: dict[int, dict] = {}
-    for seed in study._seeds(args.seeds):
-        base, _, warm[seed] = study.warm_model(seed, meter, out / "warm")
+    for seed in study.seeds_from(args.seeds):
+        base, _, warm[seed] = study.warm_model(seed, meter, out / "warm", setting.warm_max_steps)
         print(f"seed {seed}: warm start held-out {warm[seed]['accuracy']:.3f}", flush=True)
         state = {k: v.clone() for k, v in base.state_dict().items()}
         for arm in args.arms.split(","):
             if (arm, seed) in done:
                 continue
             base.load_state_dict(state)
-            if arm == "grpo":
-                record = study.run_rl(study.ARMS["grpo"], base, make_char_tokenizer(), seed, args)
-            elif arm == "sft_teacher":
-                record = run_sft_teacher(base, teacher, seed, args)
-            else:
-                divergence = "sampled_reverse_kl" if arm == "distill_sampled" else "reverse_kl"
-                record = run_distill(base, teacher, seed, divergence, args)
-            record.update({"arm": arm, "seed": seed, "settings": settings})
-            records.append(record)
-            with results.open("a") as handle:
-                handle.write(json.dumps(record) + "\n")
+            record = run(arm, base, teacher, seed, setting)
+            record.update({"arm": arm, "seed": seed, "settings": kept})
+            records.append(report.write_record(results, record, append=True))
             print(
                 f"  {arm:>16}: pass@1 {record['curve'][-1]['accuracy']:.3f} after {record['tokens']:,.0f} "
                 f"tokens, {record['cpu_s']:.0f} CPU-s",
@@ -311,9 +305,17 @@ def main() -> None:
     (out / "table.md").write_text(table + "\n")
     plot(records, warm, teacher_record, out / "accuracy_vs_tokens.png")
     print(table)
-    print(
-        json.dumps({"bench": "distill_study", "arms": numbers, "settings": settings, "seeds": sorted(warm)})
-    )
+    print(json.dumps({"bench": "distill_study", "arms": numbers, "settings": kept, "seeds": sorted(warm)}))
+
+
+def run(arm: str, student: torch.nn.Module, teacher: torch.nn.Module, seed: int, setting: Any) -> dict:
+    """One arm from the seed's warm start."""
+    if arm == "grpo":
+        return study.run_rl(study.ARMS["grpo"], student, make_char_tokenizer(), seed, setting)
+    if arm == "sft_teacher":
+        return run_sft_teacher(student, teacher, seed, setting)
+    divergence = "sampled_reverse_kl" if arm == "distill_sampled" else "reverse_kl"
+    return run_distill(student, teacher, seed, divergence, setting)
 
 
 if __name__ == "__main__":

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
+from tests.benchmarks.conftest import run_script
+
+SCRIPT = "benchmarks.gpu_check"
 
 
 @pytest.mark.slow
 def test_the_gpu_check_dry_pass_runs_every_section_and_prints_one_json_line() -> None:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry"], capture_output=True, text=True, timeout=600, env=env
-    )
+    done = run_script(SCRIPT, "--dry")
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["dry"] is True and report["ok"] is True
@@ -37,14 +34,7 @@ def test_the_gpu_check_dry_pass_runs_the_learning_recipe_with_learning() -> None
     data = os.environ.get("REASONGYM_DATA_DIR")
     if not data or not (Path(data) / "gsm8k").exists():
         pytest.skip("REASONGYM_DATA_DIR with GSM8K and MATH-500 is needed (.ci/run sets it)")
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry", "--learning"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    done = run_script(SCRIPT, "--dry", "--learning")
     assert done.returncode == 0, done.stderr[-3000:]
     learning = json.loads(done.stdout.strip().splitlines()[-1])["learning"]
     assert learning["ok"] is True and learning["engine"] == "hf"
@@ -56,14 +46,7 @@ def test_the_gpu_check_dry_pass_runs_the_learning_recipe_with_learning() -> None
 
 @pytest.mark.slow
 def test_the_gpu_check_dry_pass_runs_grpo_with_the_sampler_ahead_with_async() -> None:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry", "--async"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    done = run_script(SCRIPT, "--dry", "--async")
     assert done.returncode == 0, done.stderr[-3000:]
     ahead = json.loads(done.stdout.strip().splitlines()[-1])["async"]
     assert ahead["ok"] is True and ahead["engine"] == "hf"
@@ -72,14 +55,7 @@ def test_the_gpu_check_dry_pass_runs_grpo_with_the_sampler_ahead_with_async() ->
 
 
 def test_only_runs_the_named_speed_sections_in_order() -> None:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry", "--only", "decode", "grpo", "trl"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
+    done = run_script(SCRIPT, "--dry", "--only", "decode", "grpo", "trl")
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert [key for key in report if isinstance(report[key], dict)] == ["decode", "grpo", "trl"]
@@ -89,7 +65,5 @@ def test_only_runs_the_named_speed_sections_in_order() -> None:
 
 
 def test_only_refuses_an_unknown_section() -> None:
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--dry", "--only", "speed"], capture_output=True, text=True, timeout=120
-    )
+    done = run_script(SCRIPT, "--dry", "--only", "speed", timeout=120)
     assert done.returncode == 2 and "invalid choice: 'speed'" in done.stderr

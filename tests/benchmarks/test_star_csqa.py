@@ -1,30 +1,22 @@
-"""benchmarks/star_csqa.py (issue 39): its budget per sampling chunk, its random-filter control, its lucky-guess
+"""benchmarks/star_csqa/ (issue 39): its budget per sampling chunk, its random-filter control, its lucky-guess
 diagnostic, one STaR arm on the tiny model (seconds), and the dry pass of every arm with resuming (slow)."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-SCRIPT = BENCHMARKS / "star_csqa.py"
+from benchmarks.controls import RunVerdicts
+from benchmarks.harness import settings
+from reasongym.generation import Completion, SamplingParams
+from tests.benchmarks.conftest import run_script
 
-
-def _module() -> Any:
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("star_csqa", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["star_csqa"] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = "benchmarks.star_csqa"
 
 
 class _FixedLength:
@@ -35,15 +27,16 @@ class _FixedLength:
 
     def generate(self, prompts: list[str], params: Any) -> list[list[Any]]:
         self.calls += 1
-        one = self.module.Completion("x", (1,) * self.length, (0.0,) * self.length, "stop")
+        one = Completion("x", (1,) * self.length, (0.0,) * self.length, "stop")
         return [[one] * params.n for _ in prompts]
 
 
-def test_the_budget_is_checked_before_each_chunk_so_an_arm_overruns_it_by_one_chunk_at_most() -> None:
-    module = _module()
-    inner = _FixedLength(module, length=5)
-    sampler = module.RationaleBudget(inner, budget=23, chunk=2)
-    params = module.SamplingParams(max_new_tokens=5, n=1, seed=0)
+def test_the_budget_is_checked_before_each_chunk_so_an_arm_overruns_it_by_one_chunk_at_most(
+    bench: Any,
+) -> None:
+    inner = _FixedLength(bench, length=5)
+    sampler = bench.RationaleBudget(inner, budget=23, chunk=2)
+    params = SamplingParams(max_new_tokens=5, n=1, seed=0)
     groups = sampler.generate([f"p{i}" for i in range(12)], params)
     # chunks of 2 prompts x 5 tokens: 10, 20, 30 -> spent after the third; the rest are empty and unfinished
     assert sampler.tokens == 30 and inner.calls == 3 and sampler.spent
@@ -54,15 +47,16 @@ def test_the_budget_is_checked_before_each_chunk_so_an_arm_overruns_it_by_one_ch
     assert inner.calls == 3
 
 
-def test_the_random_filter_keeps_as_many_as_the_verifier_would_chosen_without_it(data_dir: Path) -> None:
-    module = _module()
+def test_the_random_filter_keeps_as_many_as_the_verifier_would_chosen_without_it(
+    bench: Any, data_dir: Path
+) -> None:
     import reasongym
 
-    env = reasongym.make(module.ENV_ID)
+    env = reasongym.make(bench.ENV_ID)
     problems = [env.unwrapped.problem_at(i, split="train") for i in range(12, 24)]
     training = {f"prompt {p.id}": p for p in problems}
-    control = module.RandomFilter(env, module.RunVerdicts(0), training, seed=3)
-    done = module.Completion
+    control = bench.RandomFilter(env, RunVerdicts(0), training, seed=3)
+    done = Completion
     groups = []
     for position, problem in enumerate(problems):
         wrong = next(label for label, _ in problem.choices if label != problem.answer)
@@ -91,33 +85,33 @@ def test_the_random_filter_keeps_as_many_as_the_verifier_would_chosen_without_it
     # another seed chooses other rationales for the same count
     draws = set()
     for seed in range(8):
-        other = module.RandomFilter(env, module.RunVerdicts(0), training, seed=seed)
+        other = bench.RandomFilter(env, RunVerdicts(0), training, seed=seed)
         other.plan(list(training), groups)
         draws.add(frozenset(other.accepted))
     assert len(draws) > 1 and all(len(draw) == 3 for draw in draws)
 
 
-def test_a_rationale_that_reasons_toward_another_option_is_flagged_as_a_lucky_guess(data_dir: Path) -> None:
-    module = _module()
+def test_a_rationale_that_reasons_toward_another_option_is_flagged_as_a_lucky_guess(
+    bench: Any, data_dir: Path
+) -> None:
     import reasongym
 
-    problem = reasongym.make(module.ENV_ID).unwrapped.problem_at(0, split="validation")
+    problem = reasongym.make(bench.ENV_ID).unwrapped.problem_at(0, split="validation")
     # options: (A) bank (B) library (C) department store (D) mall (E) new york
     assert problem.choices[0] == ("A", "bank")
-    elsewhere = module.lucky_guess(
+    elsewhere = bench.lucky_guess(
         "People keep money in a bank. So (A) fits. The answer is (B).", problem, "B"
     )
     assert elsewhere == {"names_other": True, "last_named_other": True, "names_none": False}
-    dismissed = module.lucky_guess("Not the mall. A library lends books. The answer is (B).", problem, "B")
+    dismissed = bench.lucky_guess("Not the mall. A library lends books. The answer is (B).", problem, "B")
     assert dismissed == {"names_other": True, "last_named_other": False, "names_none": False}
-    bare = module.lucky_guess("The answer is (B).", problem, "B")
+    bare = bench.lucky_guess("The answer is (B).", problem, "B")
     assert bare == {"names_other": False, "last_named_other": False, "names_none": True}
 
 
-def test_one_star_arm_runs_on_the_tiny_model_within_its_budget(data_dir: Path) -> None:
-    module = _module()
-    setting = dataclasses.replace(module.dry(module.PRESETS["cpu"]), budget_tokens=40)
-    record = module.run_arm(setting, "star_random_filter", seed=0)
+def test_one_star_arm_runs_on_the_tiny_model_within_its_budget(bench: Any, data_dir: Path) -> None:
+    setting = dataclasses.replace(bench.dry(bench.PRESETS["cpu"]), budget_tokens=40)
+    record = bench.run_arm(setting, "star_random_filter", seed=0)
     # one chunk is 2 prompts x 8 tokens at most: the budget is passed by less than one chunk
     assert 40 <= record["sampled_tokens"] < 40 + 2 * 8
     assert record["iterations"] and record["random_filter"]
@@ -125,63 +119,56 @@ def test_one_star_arm_runs_on_the_tiny_model_within_its_budget(data_dir: Path) -
     assert [point["tokens"] for point in record["curve"]][-1] == record["sampled_tokens"]
 
 
-def test_a_star_arm_whose_budget_outlasts_its_iterations_stops_after_them(data_dir: Path) -> None:
-    module = _module()
+def test_a_star_arm_whose_budget_outlasts_its_iterations_stops_after_them(bench: Any, data_dir: Path) -> None:
     # 5 problems an iteration of 8 tokens at most: the budget is never spent, the iteration count ends the arm
     setting = dataclasses.replace(
-        module.dry(module.PRESETS["cpu"]), budget_tokens=10_000, mean_completion_tokens=1_000
+        bench.dry(bench.PRESETS["cpu"]), budget_tokens=10_000, mean_completion_tokens=1_000
     )
-    record = module.run_arm(setting, "star_no_rationalization", seed=0)
+    record = bench.run_arm(setting, "star_no_rationalization", seed=0)
     assert [row["iteration"] for row in record["iterations"]] == list(range(1, setting.star_iterations + 1))
     assert 0 < record["sampled_tokens"] <= setting.star_iterations * 5 * setting.max_new_tokens
     assert [row["same_kept_as_previous"] for row in record["iterations"]][0] is False
 
 
-def test_the_small_preset_leaves_out_the_halfway_evaluation(data_dir: Path) -> None:
-    module = _module()
-    small = module.dry(module.PRESETS["cpu-small"])
+def test_the_small_preset_leaves_out_the_halfway_evaluation(bench: Any, data_dir: Path) -> None:
+    small = bench.dry(bench.PRESETS["cpu-small"])
     points = {
         halfway: len(
-            module.run_arm(dataclasses.replace(small, halfway_eval=halfway), "direct_sft", 0)["curve"]
+            bench.run_arm(dataclasses.replace(small, halfway_eval=halfway), "direct_sft", 0)["curve"]
         )
         for halfway in (False, True)
     }
     assert points == {False: 1, True: 2}
 
 
-def test_a_setting_field_is_checked_by_name_and_type() -> None:
-    module = _module()
-    with pytest.raises(SystemExit, match="no field 'budget'.*budget_tokens"):
-        module.parse_overrides(["budget=5"])
-    with pytest.raises(SystemExit, match="budget_tokens must be a int; got 'lots'"):
-        module.parse_overrides(["budget_tokens=lots"])
-    assert module.parse_overrides(["lr=1e-5", "engine=vllm", "instruction=null"]) == {
-        "lr": 1e-5,
-        "engine": "vllm",
-        "instruction": None,
-    }
+def test_a_setting_field_is_a_flag_checked_by_name_and_type(
+    bench: Any, capsys: pytest.CaptureFixture
+) -> None:
+    cpu = bench.PRESETS["cpu"]
+    with pytest.raises(SystemExit):
+        settings.fields(cpu, ["--budget", "5"], prog="star_csqa")
+    assert "--budget-tokens" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        settings.fields(cpu, ["--budget-tokens", "lots"], prog="star_csqa")
+    changed = settings.fields(
+        cpu, ["--lr", "1e-5", "--engine", "vllm", "--instruction", "None"], prog="star_csqa"
+    )
+    assert (changed.lr, changed.engine, changed.instruction) == (1e-5, "vllm", None)
 
 
 def _run(*flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *flags],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
+    return run_script(SCRIPT, *flags)
 
 
 @pytest.mark.slow  # trains every arm of the study (a minute on 2 loaded cores)
 def test_the_dry_pass_runs_every_arm_summarizes_and_resumes_without_retraining(
-    tmp_path: Path, data_dir: Path
+    bench: Any, tmp_path: Path, data_dir: Path
 ) -> None:
     flags = ("--dry", "--seeds", "0", "--out-dir", str(tmp_path))
     done = _run(*flags)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
-    module = _module()
-    assert set(summary["arms"]) == set(module.ARMS)
+    assert set(summary["arms"]) == set(bench.ARMS)
     for arm in ("star", "star_no_rationalization", "star_random_filter", "grpo_cot"):
         assert summary["arms"][arm]["sampled_tokens"] >= 48, arm
     for name in ("table.md", "rationales.md", "accuracy.png", "summary.json"):
@@ -197,6 +184,6 @@ def test_the_dry_pass_runs_every_arm_summarizes_and_resumes_without_retraining(
     assert json.loads(again.stdout.strip().splitlines()[-1]) == summary
     assert {path: path.stat().st_mtime_ns for path in runs} == stamps
 
-    changed = _run(*flags, "--set", "lr=0.001")
+    changed = _run(*flags, "--lr", "0.001")
     assert changed.returncode != 0
     assert "lr" in changed.stderr and "another setting" in changed.stderr

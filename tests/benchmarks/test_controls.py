@@ -1,11 +1,8 @@
-"""benchmarks/controls.py: the shuffled-reward control keeps the reward rate, loses the relation to the
+"""benchmarks/bench.py: the shuffled-reward control keeps the reward rate, loses the relation to the
 completion, and does so through ``step`` (GRPO, DAPO) and through ``score``/``score_many`` (STaR)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -15,16 +12,7 @@ import pytest
 from reasongym.rollouts.env_pool import episode_envs
 from reasongym.verifiers import Outcome, Verdict
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "controls.py"
-
-
-@pytest.fixture(scope="module")
-def controls() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_controls", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_controls"] = module
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = "benchmarks.controls"
 
 
 class StubEnv(gymnasium.Env):
@@ -75,9 +63,9 @@ def _step_rewards(env: gymnasium.Env, completions: list[str]) -> tuple[np.ndarra
     return np.array(rewards, dtype=float), np.array(correct, dtype=float)
 
 
-def test_through_step_the_rate_is_kept_and_the_link_to_correctness_is_gone(controls: Any) -> None:
-    verdicts = controls.RunVerdicts(seed=0)
-    env = controls.RecordedVerdicts(StubEnv(), verdicts, shuffle=True)
+def test_through_step_the_rate_is_kept_and_the_link_to_correctness_is_gone(bench: Any) -> None:
+    verdicts = bench.RunVerdicts(seed=0)
+    env = bench.RecordedVerdicts(StubEnv(), verdicts, shuffle=True)
     texts = _completions(4000)
     rewards, correct = _step_rewards(env, texts)
     real = np.array([text == "right" for text in texts], dtype=float)
@@ -88,9 +76,9 @@ def test_through_step_the_rate_is_kept_and_the_link_to_correctness_is_gone(contr
     assert not np.array_equal(rewards, real)
 
 
-def test_without_shuffle_the_same_wrapper_only_records(controls: Any) -> None:
-    verdicts = controls.RunVerdicts(seed=0)
-    env = controls.RecordedVerdicts(StubEnv(), verdicts, shuffle=False)
+def test_without_shuffle_the_same_wrapper_only_records(bench: Any) -> None:
+    verdicts = bench.RunVerdicts(seed=0)
+    env = bench.RecordedVerdicts(StubEnv(), verdicts, shuffle=False)
     texts = _completions(200)
     rewards, correct = _step_rewards(env, texts)
     assert np.array_equal(rewards, correct)
@@ -98,9 +86,9 @@ def test_without_shuffle_the_same_wrapper_only_records(controls: Any) -> None:
     assert env.unwrapped.score("p", "right").correct is True
 
 
-def test_through_score_and_score_many_as_star_grades(controls: Any) -> None:
-    verdicts = controls.RunVerdicts(seed=1)
-    env = controls.RecordedVerdicts(StubEnv(), verdicts, shuffle=True)
+def test_through_score_and_score_many_as_star_grades(bench: Any) -> None:
+    verdicts = bench.RunVerdicts(seed=1)
+    env = bench.RecordedVerdicts(StubEnv(), verdicts, shuffle=True)
     base = env.unwrapped  # what STaR grades with: the wrapper itself, the env's attributes forwarded
     assert base is env and base.source == "the problems" and base.problem_at(3) == "problem 3"
     texts = _completions(4000, rate=0.4, seed=1)
@@ -116,22 +104,22 @@ def test_through_score_and_score_many_as_star_grades(controls: Any) -> None:
         assert verdict.reason.startswith("shuffled-reward control")
 
 
-def test_a_verdict_never_comes_from_its_own_completion(controls: Any) -> None:
-    env = controls.RecordedVerdicts(StubEnv(), controls.RunVerdicts(seed=0), shuffle=True)
+def test_a_verdict_never_comes_from_its_own_completion(bench: Any) -> None:
+    env = bench.RecordedVerdicts(StubEnv(), bench.RunVerdicts(seed=0), shuffle=True)
     rewards, _ = _step_rewards(env, ["right", "wrong"])
     assert rewards.tolist() == [0.0, 1.0]  # nothing earlier for the first; the second gets the first's
-    env = controls.RecordedVerdicts(StubEnv(), controls.RunVerdicts(seed=0), shuffle=True)
+    env = bench.RecordedVerdicts(StubEnv(), bench.RunVerdicts(seed=0), shuffle=True)
     rewards, _ = _step_rewards(env, ["wrong"] * 30 + ["right"])
     assert rewards[-1] == 0.0  # drawn from the 30 wrong ones before it, never from itself
-    grader = controls.RecordedVerdicts(StubEnv(), controls.RunVerdicts(seed=0), shuffle=True)
+    grader = bench.RecordedVerdicts(StubEnv(), bench.RunVerdicts(seed=0), shuffle=True)
     assert grader.score("p", "right").correct is False
-    grader = controls.RecordedVerdicts(StubEnv(), controls.RunVerdicts(seed=0), shuffle=True)
+    grader = bench.RecordedVerdicts(StubEnv(), bench.RunVerdicts(seed=0), shuffle=True)
     assert not any(v.correct for v in grader.score_many("p", ["wrong"] * 30 + ["right"]))
 
 
-def test_ungradable_verdicts_and_held_out_episodes_pass_through_unrecorded(controls: Any) -> None:
-    verdicts = controls.RunVerdicts(seed=0)
-    env = controls.RecordedVerdicts(StubEnv(), verdicts, shuffle=True)
+def test_ungradable_verdicts_and_held_out_episodes_pass_through_unrecorded(bench: Any) -> None:
+    verdicts = bench.RunVerdicts(seed=0)
+    env = bench.RecordedVerdicts(StubEnv(), verdicts, shuffle=True)
     env.reset()
     _, reward, *_ = env.step("ungradable")
     assert reward == 0.0 and env.score("p", "ungradable").correct is None
@@ -142,10 +130,10 @@ def test_ungradable_verdicts_and_held_out_episodes_pass_through_unrecorded(contr
     assert env.step("right")[1] == 0.0 and verdicts.correct == [True]  # training: drawn from nothing
 
 
-def test_every_copy_the_trainer_makes_draws_from_one_seeded_pool(controls: Any) -> None:
+def test_every_copy_the_trainer_makes_draws_from_one_seeded_pool(bench: Any) -> None:
     def run(seed: int) -> list[float]:
-        verdicts = controls.RunVerdicts(seed=seed)
-        copies = episode_envs(controls.RecordedVerdicts(StubEnv(), verdicts, shuffle=True), 4)
+        verdicts = bench.RunVerdicts(seed=seed)
+        copies = episode_envs(bench.RecordedVerdicts(StubEnv(), verdicts, shuffle=True), 4)
         assert all(copy.verdicts is verdicts for copy in copies)
         rewards = []
         for batch in range(100):
@@ -160,7 +148,7 @@ def test_every_copy_the_trainer_makes_draws_from_one_seeded_pool(controls: Any) 
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
-def test_star_filters_on_the_controls_verdicts(controls: Any, shuffle: bool) -> None:
+def test_star_filters_on_the_controls_verdicts(bench: Any, shuffle: bool) -> None:
     """STaR's own filter (`filter_correct`, through `STaRTask.from_env`, which looks through wrappers)
     keeps exactly the right answers on the real arm, and keeps on drawn verdicts on the control."""
     import reasongym
@@ -170,8 +158,8 @@ def test_star_filters_on_the_controls_verdicts(controls: Any, shuffle: bool) -> 
     from reasongym.generation import Completion
     from reasongym.policy.tiny import make_char_tokenizer
 
-    verdicts = controls.RunVerdicts(seed=0)
-    env = controls.RecordedVerdicts(reasongym.make("reasongym/Arithmetic-v0"), verdicts, shuffle=shuffle)
+    verdicts = bench.RunVerdicts(seed=0)
+    env = bench.RecordedVerdicts(reasongym.make("reasongym/Arithmetic-v0"), verdicts, shuffle=shuffle)
     task = STaRTask.from_env(env, make_char_tokenizer(), RunConfig(progress_bar=False))
     assert task.env is env
     problems = [env.problem_at(i, split="train") for i in range(60)]

@@ -1,6 +1,6 @@
-"""What `star_csqa.py`'s arms cost on this machine, measured small, and the full study's CPU hours from it.
+"""What `star_csqa`'s arms cost on this machine, measured small, and the full study's CPU hours from it.
 
-Measures, with the CPU preset's setting (``--set`` changes it): loading the model; a greedy held-out evaluation of
+Measures, with the CPU preset's setting (any of its fields is a flag): loading the model; a greedy held-out evaluation of
 ``--eval-problems`` validation problems zero-shot and few-shot (accuracy, readable letters, tokens, CPU-seconds);
 one STaR iteration (with rationalization) on ``--star-problems`` training problems, each named step timed;
 ``--grpo-steps`` GRPO steps; ``--sft-steps`` steps of direct fine-tuning. Then `estimate` scales them to the
@@ -10,9 +10,9 @@ wall clock, not them; the load average is recorded beside them.
 
 Run (from the repository root)::
 
-    OMP_NUM_THREADS=1 python benchmarks/star_csqa_pilot.py --model $REASONGYM_SMOLLM2_GGUF
+    OMP_NUM_THREADS=1 python -m benchmarks.star_csqa.pilot --model $REASONGYM_SMOLLM2_GGUF
 
-Writes ``--out`` (default ``benchmarks/results/star_csqa/pilot.json``); last line: the same JSON.
+Writes ``--out`` (default ``benchmarks/star_csqa/results/star_csqa/pilot.json``); last line: the same JSON.
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import star_csqa  # noqa: E402  (sets OMP_NUM_THREADS and the offline hub first)
 import torch  # noqa: E402
 
+from benchmarks import star_csqa  # noqa: E402  (sets OMP_NUM_THREADS and the offline hub first)
+from benchmarks.controls import RunVerdicts  # noqa: E402
+from benchmarks.harness import settings  # noqa: E402
+from benchmarks.real_learning import ArmRun, load  # noqa: E402
 from reasongym.agents.star import train_star  # noqa: E402
 from reasongym.generation import HFGenerator  # noqa: E402
 
@@ -99,9 +101,9 @@ def timed_star_iteration(
 
 def timed_grpo(setting: star_csqa.Setting, tokens: int) -> dict[str, Any]:
     """GRPO (`star_csqa.grpo_arm`) for about ``tokens`` sampled tokens: CPU-seconds per 1,000."""
-    model, tokenizer = star_csqa.load(setting, 0)
+    model, tokenizer = load(setting, 0)
     setting = dataclasses.replace(setting, budget_tokens=tokens)
-    run = star_csqa.ArmRun(setting, "grpo_cot", model, tokenizer, 0, lambda _: None, star_csqa.RunVerdicts(0))
+    run = ArmRun(setting, "grpo_cot", model, tokenizer, 0, lambda _: None, RunVerdicts(0))
     started = time.process_time()
     sampled = star_csqa.grpo_arm(run)["sampled_tokens"]
     cpu = time.process_time() - started
@@ -115,11 +117,9 @@ def timed_grpo(setting: star_csqa.Setting, tokens: int) -> dict[str, Any]:
 
 def timed_direct_sft(setting: star_csqa.Setting, steps: int) -> dict[str, Any]:
     """``steps`` steps of `star_csqa.direct_sft_arm` (batch 8 of gold letters): CPU-seconds per step."""
-    model, tokenizer = star_csqa.load(setting, 0)
+    model, tokenizer = load(setting, 0)
     setting = dataclasses.replace(setting, star_iterations=1, star_sft_steps=steps)
-    run = star_csqa.ArmRun(
-        setting, "direct_sft", model, tokenizer, 0, lambda _: None, star_csqa.RunVerdicts(0)
-    )
+    run = ArmRun(setting, "direct_sft", model, tokenizer, 0, lambda _: None, RunVerdicts(0))
     started = time.process_time()
     star_csqa.direct_sft_arm(run)
     return {"steps": steps, "cpu_seconds_per_step": round((time.process_time() - started) / steps, 2)}
@@ -167,7 +167,7 @@ def measure(setting: star_csqa.Setting, args: argparse.Namespace) -> dict[str, A
     small = dataclasses.replace(setting, eval_problems=args.eval_problems)
     pilot: dict[str, Any] = {"load_average_start": os.getloadavg(), "eval_problems": args.eval_problems}
     started = time.process_time()
-    model, tokenizer = star_csqa.load(setting, 0)
+    model, tokenizer = load(setting, 0)
     pilot["load_cpu_seconds"] = round(time.process_time() - started, 1)
     for arm, few_shot in (("zero_shot_cot", False), ("few_shot_cot", True)):
         pilot[arm] = timed_evaluation(small, model, tokenizer, few_shot)
@@ -185,21 +185,20 @@ def measure(setting: star_csqa.Setting, args: argparse.Namespace) -> dict[str, A
 def main() -> None:
     """Measure, estimate, write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="a .gguf file, a model folder, or 'tiny'")
     parser.add_argument("--eval-problems", type=int, default=40)
     parser.add_argument("--star-problems", type=int, default=32)
     parser.add_argument("--grpo-tokens", type=int, default=3000)
     parser.add_argument("--sft-steps", type=int, default=8)
-    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="change a Setting field")
-    parser.add_argument("--out", default="benchmarks/results/star_csqa/pilot.json")
+    parser.add_argument("--out", default="benchmarks/star_csqa/results/star_csqa/pilot.json")
     parser.add_argument(
         "--estimate-only", action="store_true", help="measure nothing: redo the estimate of --out's figures"
     )
-    args = parser.parse_args()
-    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
-    setting = dataclasses.replace(
-        star_csqa.PRESETS["cpu"], model=args.model, **star_csqa.parse_overrides(args.set)
+    args, setting = settings.parse(
+        parser, star_csqa.Setting, lambda _: star_csqa.PRESETS["cpu"], star_csqa.dry
     )
+    if not setting.model:
+        raise SystemExit("--model is required: a .gguf file, a model folder, or 'tiny'")
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     if args.estimate_only:  # the study's setting changed since the measures (its budget, its sizes)
         pilot = json.loads(Path(args.out).read_text())
         pilot["estimate"] = estimate(pilot, setting)
