@@ -167,7 +167,9 @@ def check_grpo_precision(sizes: dict[str, Any], device: torch.device) -> dict[st
             "generate_s": round(statistics.mean(h.get("perf/generate_s", 0.0) for h in history), 3),
             "old_logp_s": round(statistics.mean(h.get("perf/old_logp_s", 0.0) for h in history), 3),
             "train_s": round(statistics.mean(h.get("perf/train_s", 0.0) for h in history), 3),
-            "sampler_kl_k3": round(max(h.get("sampler/kl_k3", 0.0) for h in history), 5),
+            "sampler_kl_k3": float(
+                f"{max(h.get('sampler/kl_k3', 0.0) for h in history):.3g}"
+            ),  # ~1e-7 on a CPU
             "peak_memory_gib": None if peak is None else round(peak, 3),
         }
     if "float32" in report and "bf16_path" in report:

@@ -1,6 +1,6 @@
 """``reasongym demo --real``: a real pretrained model gets better on held-out problems, on a laptop's CPU.
 
-The recipe is the one `benchmarks/real_learning.py` measured (benchmarks/README.md, "A real model learns"):
+The recipe is the one `benchmarks/real_learning/` measured (benchmarks/README.md, "A real model learns"):
 SmolLM2-135M-Instruct, released weights and no warm start, answers 2-digit additions
 (``reasongym/Arithmetic-v0`` at its default level 1) told to reply with the number only, through its chat
 template. It starts near 19% greedy accuracy, and its samples at temperature 0.7 are right often enough for
@@ -50,7 +50,7 @@ RECIPE = {
     "eval_split": "test",
     "samples_every": 4,
 }
-"""GRPO's settings of the measured recipe, on top of the ``default`` preset (`benchmarks/real_learning.py`'s
+"""GRPO's settings of the measured recipe, on top of the ``default`` preset (`benchmarks/real_learning/`'s
 ``cpu`` setting)."""
 
 

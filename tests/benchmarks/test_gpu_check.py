@@ -22,7 +22,9 @@ def test_the_gpu_check_dry_pass_runs_every_section_and_prints_one_json_line() ->
     assert report["sampler"]["ours_tokens_per_s"] > 0 and report["sampler"]["generate_tokens_per_s"] > 0
     grpo = report["grpo"]  # a CPU refuses autocast: float32 and the bf16 path (sampling from a bf16 copy)
     assert set(grpo) >= {"float32", "bf16_path"} and "autocast" not in grpo
-    assert grpo["bf16_path"]["old_logp_s"] > 0 and grpo["float32"]["old_logp_s"] == 0  # the copy is rescored
+    # The copy's samples are scored by the policy (at one update per batch by the update's own forward pass,
+    # so no old_logp phase of its own) and its log-probs compared with the policy's; our sampler's are the policy's.
+    assert grpo["bf16_path"]["sampler_kl_k3"] > 0 and grpo["float32"]["sampler_kl_k3"] == 0
     group = report["process_group"]
     assert group["backend"] == "gloo"
     assert group["ddp"]["steps"] == group["fsdp"]["steps"] == 3  # 2 steps, then 1 more after a resume
