@@ -243,27 +243,17 @@ seconds, covers every sympy step of one comparison (and, in ``verify``, every bo
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 from reasongym.errors import VerifierTimeout
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S, Outcome, Verdict, check_timeout
 from reasongym.verifiers.math.equivalence import answers_equal
 from reasongym.verifiers.math.nodes import AnswerRejected, Labeled, Node, Refused, Seq
-from reasongym.verifiers.math.parser import parse_answer
+from reasongym.verifiers.math.parser import cached_parse, parse_answer
 
 __all__ = ["verify_math_answer", "verify_math_statement"]
 
 _SHOWN_CHARS = 200
-
-
-@functools.lru_cache(maxsize=8192)
-def _parse_gold(gold: str) -> Node | AnswerRejected:
-    """Parsed gold answers are cached: a gold is graded against many samples."""
-    try:
-        return parse_answer(gold)
-    except AnswerRejected as error:
-        return error
 
 
 def _shown(answer: str) -> str:
@@ -293,7 +283,7 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = VERIFY_TIMEOU
         'wrong'
     """
     timeout = check_timeout("timeout", timeout)
-    parsed_gold = _parse_gold(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
+    parsed_gold = cached_parse(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
     if isinstance(parsed_gold, AnswerRejected):
         return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
     if not isinstance(answer, str):
@@ -342,7 +332,7 @@ def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float =
         False
     """
     shown = _shown(", ".join(answer.strip() for answer in answers))
-    parsed_gold = _parse_gold(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
+    parsed_gold = cached_parse(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
     if isinstance(parsed_gold, AnswerRejected):
         return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
     gold_values = parsed_gold.value if isinstance(parsed_gold, Labeled) else parsed_gold
