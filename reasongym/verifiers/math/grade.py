@@ -249,11 +249,18 @@ from reasongym.errors import VerifierTimeout
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S, Outcome, Verdict, check_timeout
 from reasongym.verifiers.math.equivalence import answers_equal
 from reasongym.verifiers.math.nodes import AnswerRejected, Labeled, Node, Refused, Seq
-from reasongym.verifiers.math.parser import cached_parse, parse_answer
+from reasongym.verifiers.math.parse_cache import answer_tree, gold_tree
 
 __all__ = ["verify_math_answer", "verify_math_statement"]
 
 _SHOWN_CHARS = 200
+
+
+def _rejected(error: AnswerRejected, shown: str) -> Verdict:
+    """The verdict for an answer the parser refused (too costly) or did not understand."""
+    if isinstance(error, Refused):
+        return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
+    return Verdict(False, Outcome.UNPARSEABLE, shown, f"answer not understood: {error.reason}")
 
 
 def _shown(answer: str) -> str:
@@ -283,18 +290,15 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = VERIFY_TIMEOU
         'wrong'
     """
     timeout = check_timeout("timeout", timeout)
-    parsed_gold = cached_parse(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
+    parsed_gold = gold_tree(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
     if isinstance(parsed_gold, AnswerRejected):
         return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
     if not isinstance(answer, str):
         return Verdict(False, Outcome.UNPARSEABLE, None, "no answer was given")
     shown = _shown(answer)
-    try:
-        parsed = parse_answer(answer)
-    except Refused as error:
-        return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
-    except AnswerRejected as error:
-        return Verdict(False, Outcome.UNPARSEABLE, shown, f"answer not understood: {error.reason}")
+    parsed = answer_tree(answer)  # the samples of one problem repeat answers
+    if isinstance(parsed, AnswerRejected):
+        return _rejected(parsed, shown)
     try:
         match = answers_equal(parsed_gold, parsed, timeout=timeout)
     except VerifierTimeout:
@@ -332,7 +336,7 @@ def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float =
         False
     """
     shown = _shown(", ".join(answer.strip() for answer in answers))
-    parsed_gold = cached_parse(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
+    parsed_gold = gold_tree(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
     if isinstance(parsed_gold, AnswerRejected):
         return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
     gold_values = parsed_gold.value if isinstance(parsed_gold, Labeled) else parsed_gold
@@ -341,12 +345,10 @@ def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float =
         return Verdict(False, Outcome.WRONG, shown, reason)
     values: list[Node] = []
     for answer in answers:
-        try:
-            values.extend(_values(parse_answer(answer)))
-        except Refused as error:
-            return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
-        except AnswerRejected as error:
-            return Verdict(False, Outcome.UNPARSEABLE, shown, f"answer not understood: {error.reason}")
+        parsed = answer_tree(answer)
+        if isinstance(parsed, AnswerRejected):
+            return _rejected(parsed, shown)
+        values.extend(_values(parsed))
     try:
         match = answers_equal(parsed_gold, Seq("list", tuple(values)), timeout=timeout)
     except VerifierTimeout:

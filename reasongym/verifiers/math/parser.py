@@ -23,7 +23,6 @@ read top to bottom; atoms (:mod:`atoms`), units (:mod:`quantities`) and matrices
 
 from __future__ import annotations
 
-import functools
 import re
 from decimal import Decimal
 
@@ -45,10 +44,9 @@ from reasongym.verifiers.math.units import CURRENCY_SIGNS, is_single_letter_unit
 from reasongym.verifiers.set_words import sets_in_words
 from reasongym.verifiers.text import normalize_unicode
 
-__all__ = ["MAX_NESTING", "cached_parse", "parse_answer", "parse_tokens"]
+__all__ = ["MAX_NESTING", "parse_answer", "parse_tokens"]
 
 MAX_NESTING = 50
-_CACHED_PARSES = 8192
 _FUNCTION_VALUE = r"[A-Za-z](?:\^\{?-1\}?|'{1,2})?[ \t]*\([ \t]*-?\d+(?:\.\d+)?[ \t]*\)"
 _FUNCTION_VALUES = re.compile(
     rf"^[ \t]*{_FUNCTION_VALUE}(?:[ \t]*[-+*/][ \t]*(?:{_FUNCTION_VALUE}|\d+))*[ \t]*=(?=[ \t]*[-+]?[\d\\.])"
@@ -489,27 +487,3 @@ def parse_answer(text: str) -> Node:
     node = finish_answer(parse_tokens(tokenize(prepared)))
     estimate_digits(node)
     return node
-
-
-@functools.lru_cache(maxsize=_CACHED_PARSES)
-def _parse_or_rejection(text: str) -> Node | ast.AnswerRejected:
-    try:
-        return parse_answer(text)
-    except ast.AnswerRejected as error:
-        if isinstance(error.__context__, RecursionError):
-            raise  # Python's stack ran out at the caller's depth: a fact about this call, not about the text
-        return error.with_traceback(None)  # no frames kept alive by the cache
-
-
-def cached_parse(text: str) -> Node | ast.AnswerRejected:
-    """:func:`parse_answer`'s tree for ``text``, or the rejection it raised, remembered for the next call.
-
-    A gold is read against every sample of its problem, and the samples of one problem repeat answers, so
-    the same texts are parsed again and again. The tree is frozen, so no caller can change what the next
-    one gets; the cache holds the last few thousand texts. A RecursionError still propagates, as from
-    :func:`parse_answer`.
-    """
-    try:
-        return _parse_or_rejection(text)
-    except ast.AnswerRejected as error:  # only the refusal for Python's recursion limit, never cached
-        return error
