@@ -77,7 +77,7 @@ def _solution_groups(text: str) -> str | None:
 
 def _parses(text: str) -> bool:
     from reasongym.verifiers.math.nodes import AnswerRejected
-    from reasongym.verifiers.math.parse_cache import gold_tree
+    from reasongym.verifiers.math.remembered import gold_tree
 
     try:  # the cached tree is the one the grader takes next: the gold that reads is parsed once
         return not isinstance(gold_tree(text), AnswerRejected)

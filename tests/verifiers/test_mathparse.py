@@ -16,11 +16,9 @@ from hypothesis import strategies as st
 
 from reasongym.verifiers.base import Outcome
 from reasongym.verifiers.math import nodes as ast
-from reasongym.verifiers.math import parse_cache
 from reasongym.verifiers.math.evaluate import exact_value
 from reasongym.verifiers.math.grade import verify_math_answer
 from reasongym.verifiers.math.nodes import AnswerRejected, Refused, Unparseable
-from reasongym.verifiers.math.parse_cache import answer_tree, gold_tree
 from reasongym.verifiers.math.parser import parse_answer
 
 N = ast.Num
@@ -213,46 +211,6 @@ def test_null_byte_around_an_answer_is_white_space() -> None:
 def test_parsed_trees_pickle_for_the_worker() -> None:
     tree = parse_answer("\\{(x+1)^2, 5 \\text{ cm}, [2, \\infty)\\}")
     assert pickle.loads(pickle.dumps(tree)) == tree
-
-
-def test_remembered_trees_are_the_parsers_and_long_answers_are_parsed_every_time() -> None:
-    assert answer_tree("x = 3") == parse_answer("x = 3")
-    assert answer_tree("x = 3") is answer_tree("x = 3")  # remembered
-    assert gold_tree("\\frac12") is gold_tree("\\frac12")
-    long_answer = " + ".join(["x"] * 40)  # 157 characters: a model's long answer is not kept
-    assert answer_tree(long_answer) == parse_answer(long_answer)
-    assert answer_tree(long_answer) is not answer_tree(long_answer)
-    rejected = answer_tree("1 +")
-    assert isinstance(rejected, Unparseable) and rejected.reason == _reason_of("1 +")
-    assert rejected.__traceback__ is None  # a kept rejection keeps no frames alive
-    assert isinstance(answer_tree("9" * 2001), Refused)
-
-
-def _reason_of(text: str) -> str:
-    with pytest.raises(AnswerRejected) as raised:
-        parse_answer(text)
-    return raised.value.reason
-
-
-def test_a_refusal_at_the_recursion_limit_is_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where Python's stack runs out depends on the caller's depth: a deeper caller's refusal must not stick."""
-    calls = []
-
-    def out_of_stack_once(text: str) -> ast.Node:
-        calls.append(text)
-        if len(calls) == 1:
-            try:
-                raise RecursionError
-            except RecursionError:
-                raise Refused("the answer nests too deeply to parse") from None
-        return parse_answer(text)
-
-    monkeypatch.setattr(parse_cache, "parse_answer", out_of_stack_once)
-    text = "(((4242)))"  # a text no other test parses, so that no cache holds it yet
-    first = answer_tree(text)
-    assert isinstance(first, Refused)
-    assert answer_tree(text) == N(4242)
-    assert answer_tree(text) == N(4242) and len(calls) == 2
 
 
 def test_sympy_step_builds_from_the_tree_in_process() -> None:

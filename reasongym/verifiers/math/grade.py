@@ -249,7 +249,7 @@ from reasongym.errors import VerifierTimeout
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S, Outcome, Verdict, check_timeout
 from reasongym.verifiers.math.equivalence import answers_equal
 from reasongym.verifiers.math.nodes import AnswerRejected, Labeled, Node, Refused, Seq
-from reasongym.verifiers.math.parse_cache import answer_tree, gold_tree
+from reasongym.verifiers.math.remembered import answer_tree, gold_tree, settled_match
 
 __all__ = ["verify_math_answer", "verify_math_statement"]
 
@@ -300,7 +300,7 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = VERIFY_TIMEOU
     if isinstance(parsed, AnswerRejected):
         return _rejected(parsed, shown)
     try:
-        match = answers_equal(parsed_gold, parsed, timeout=timeout)
+        match = settled_match(gold, answer, (parsed_gold, parsed), timeout)
     except VerifierTimeout:
         return Verdict(None, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
     except Refused as error:
