@@ -85,12 +85,12 @@ def _box_extraction(scan: BoxScan) -> Extraction:
         return Extraction(None, "too_many_boxes", f"More than {MAX_BOXES} boxes: degenerate output.")
     if scan.problem == "box_too_long":
         return Extraction(None, "box_too_long", f"A box argument is longer than {MAX_BOX_CHARS} characters.")
-    answer = _phrase_inside(clean_answer(scan.contents[-1]))
+    final = [clean_answer(content) for content in scan.final]  # the last box is the final statement's last
+    answer = _phrase_inside(final[-1])
     if not answer:
         return Extraction(None, "boxed", "The last box is empty.")
     distinct: dict[str, str] = {}
-    for content in scan.final:
-        cleaned = clean_answer(content)
+    for cleaned in final:
         key = "".join(cleaned.split())
         if key:
             distinct.pop(key, None)  # re-insert so that the last occurrence decides the order
@@ -110,7 +110,8 @@ def _phrase_inside(answer: str) -> str:
     if found is None:
         return answer
     after = answer_after_phrase(inner, found.end())
-    return clean_answer(after) if after and clean_answer(after) else answer
+    stated = clean_answer(after) if after else ""
+    return stated or answer
 
 
 def _last_phrase(tail: str, phrases: tuple[Rule, ...]) -> re.Match[str] | None:
