@@ -54,6 +54,8 @@ _FUNCTION_VALUES = re.compile(
 """A left side made of function values at numbers (``f(2) + g(3) =``, ``f^{-1}(0)+f^{-1}(6) =``): it names
 the asked quantity, so the value after it is the answer (as ``x =`` is a label)."""
 _DOLLAR = re.compile(r"(?<!\\)\$+")
+_PLAIN_INTEGER = re.compile(r"0|[1-9][0-9]{0,17}")
+"""The commonest answer, a whole number as written ("42"), which the grammar reads as ``Num(42)``."""
 _OVER = re.compile(r"\{([^{}]{1,200})\\over(?![A-Za-z])([^{}]{1,200})\}")
 _RELOPS = frozenset({"=", "<", ">", "<=", ">=", "!="})
 _CURRENCIES = {"dollar": "$", "euro": "€", "pound": "£", "yen": "¥", "rupee": "₹"}
@@ -480,6 +482,8 @@ def parse_answer(text: str) -> Node:
         Labeled(label=Sym(name='x'), value=Num(mantissa=3, exp10=0, decimals=None))
     """
     check_text(text)
+    if _PLAIN_INTEGER.fullmatch(text):  # the grammar's tree without the grammar (tested against it)
+        return ast.Num(int(text))
     prepared = _strip_delimiters(sets_in_words(normalize_unicode(text)))
     prepared = _FUNCTION_VALUES.sub("", prepared, count=1)  # "f^{-1}(0)+f^{-1}(6) = 0" states 0
     if not prepared:
