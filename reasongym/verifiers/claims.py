@@ -30,7 +30,13 @@ from dataclasses import dataclass
 
 from reasongym.verifiers.boxes import MAX_BOX_CHARS, MAX_BOXES, BoxScan, find_boxes
 from reasongym.verifiers.mentions import MENTION, is_mention
-from reasongym.verifiers.phrases import ANSWER_PHRASE, ANSWER_PHRASES, DECIMAL_COMMA_LANGUAGES, phrase_matches
+from reasongym.verifiers.phrases import (
+    ANSWER_PHRASE,
+    ANSWER_PHRASES,
+    DECIMAL_COMMA_LANGUAGES,
+    may_hold_answer_phrase,
+    phrase_matches,
+)
 from reasongym.verifiers.rules import Rule
 from reasongym.verifiers.segment import SPECIAL_TOKEN
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase, clean_answer, strip_text_wrapper
@@ -106,7 +112,7 @@ def _box_extraction(scan: BoxScan) -> Extraction:
 def _phrase_inside(answer: str) -> str:
     r"""The answer of a box that holds a sentence with an answer phrase (``\boxed{\text{The answer is 5}}``)."""
     inner = strip_text_wrapper(answer)
-    found = ANSWER_PHRASE.search(inner) if len(inner) > 8 else None
+    found = ANSWER_PHRASE.search(inner) if len(inner) > 8 and may_hold_answer_phrase(inner) else None
     if found is None:
         return answer
     after = answer_after_phrase(inner, found.end())

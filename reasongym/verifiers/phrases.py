@@ -26,6 +26,7 @@ __all__ = [
     "MATH_PHRASE",
     "MATH_PHRASES",
     "SOLUTIONS",
+    "may_hold_answer_phrase",
     "phrase_matches",
 ]
 
@@ -159,3 +160,24 @@ def phrase_matches(rows: tuple[Rule, ...], text: str) -> Iterator[re.Match[str]]
     lowered = text.lower()
     found = [match for rule in rows if rule.may_match(lowered) for match in rule.pattern.finditer(text)]
     yield from sorted(found, key=lambda match: (match.start(), -match.end()))
+
+
+_ANSWER_HINTS = (
+    re.compile("|".join(re.escape(hint) for rule in ANSWER_PHRASES for hint in rule.hints))
+    if all(rule.hints for rule in ANSWER_PHRASES)
+    else None  # a row without hints may match anywhere
+)
+"""Every hint of the answer phrase rows in one pattern: a lower-cased text holds one where some row may match."""
+
+
+def may_hold_answer_phrase(text: str) -> bool:
+    """False only when :data:`ANSWER_PHRASE` cannot match ``text``: an ASCII text that holds no row's hint.
+
+    Searching the union of every language's row costs about half a microsecond per character; one search
+    for the rows' hints (:meth:`~reasongym.verifiers.rules.Rule.may_match`) settles most texts first. Only
+    for ASCII text: case-insensitive matching pairs some letters that ``str.lower`` keeps apart (the long s
+    "ſ" matches "s", the Kelvin sign matches "k"), so any other text is always searched.
+    """
+    if not text.isascii() or _ANSWER_HINTS is None:
+        return True
+    return _ANSWER_HINTS.search(text.lower()) is not None
