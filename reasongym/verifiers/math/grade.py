@@ -296,7 +296,7 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = VERIFY_TIMEOU
     if not isinstance(answer, str):
         return Verdict(False, Outcome.UNPARSEABLE, None, "no answer was given")
     shown = _shown(answer)
-    parsed = answer_tree(answer)  # the samples of one problem repeat answers
+    parsed = parsed_gold if answer == gold else answer_tree(answer)  # an answer written as the gold: its tree
     if isinstance(parsed, AnswerRejected):
         return _rejected(parsed, shown)
     try:
