@@ -33,7 +33,7 @@ from reasongym.verifiers.mentions import MENTION, is_mention
 from reasongym.verifiers.phrases import (
     ANSWER_PHRASE,
     ANSWER_PHRASES,
-    DECIMAL_COMMA_LANGUAGES,
+    DECIMAL_COMMA_PHRASE,
     may_hold_answer_phrase,
     phrase_matches,
 )
@@ -216,11 +216,12 @@ def _phrase_claim(text: str, phrases: tuple[Rule, ...]) -> tuple[Extraction, str
     last = _last_phrase(tail, phrases)
     if last is None:
         return Extraction(None, "none", "No \\boxed{} answer and no answer phrase."), ""
-    if _nothing_after(tail, last):  # "The answer is 5. The answer is": cut off as it repeated
-        earlier = _last_phrase(tail[: last.start()], phrases)
-        last = earlier if earlier is not None and _repeats(tail, earlier, last) else last
-    written = last.group(0).strip()
     after = answer_after_phrase(tail, last.end())
+    if _nothing_after(after):  # "The answer is 5. The answer is": cut off as it repeated
+        earlier = _last_phrase(tail[: last.start()], phrases)
+        if earlier is not None and _repeats(tail, earlier, last):
+            last, after = earlier, answer_after_phrase(tail, earlier.end())
+    written = last.group(0).strip()
     if after is None:
         reason = f"The answer after {written!r} is longer than {MAX_ANSWER_CHARS:,} characters."
         return Extraction(None, "answer_too_long", reason), ""
@@ -229,16 +230,13 @@ def _phrase_claim(text: str, phrases: tuple[Rule, ...]) -> tuple[Extraction, str
     if not answer:
         return Extraction(None, method, f"Nothing follows the phrase {written!r}."), ""
     rest = tail[tail.find(after, last.end()) + len(after) :]
-    comma = any(
-        rule.pattern.fullmatch(written) for rule in ANSWER_PHRASES if rule.name in DECIMAL_COMMA_LANGUAGES
-    )
+    comma = DECIMAL_COMMA_PHRASE.fullmatch(written) is not None
     found = Extraction(answer, method, f"Taken after {written!r}.", candidates=(answer,), decimal_comma=comma)
     return found, rest
 
 
-def _nothing_after(tail: str, phrase: re.Match[str]) -> bool:
+def _nothing_after(after: str | None) -> bool:
     """Whether nothing but a mention follows a phrase ("The answer is" at the end, or before "One might think")."""
-    after = answer_after_phrase(tail, phrase.end())
     return after is not None and (not after.strip(" \t\n:*") or MENTION.search(after) is not None)
 
 

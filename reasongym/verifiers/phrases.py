@@ -23,6 +23,7 @@ __all__ = [
     "ANSWER_PHRASE",
     "ANSWER_PHRASES",
     "DECIMAL_COMMA_LANGUAGES",
+    "DECIMAL_COMMA_PHRASE",
     "MATH_PHRASE",
     "MATH_PHRASES",
     "SOLUTIONS",
@@ -139,6 +140,8 @@ DECIMAL_COMMA_LANGUAGES = frozenset(
     {"french", "german", "spanish", "portuguese", "italian", "russian", "turkish", "vietnamese", "indonesian"}
 )
 """Languages whose numbers use a decimal comma: after their phrases "2,5" is 2.5 (in English, "2,5" is a list)."""
+DECIMAL_COMMA_PHRASE = union(rule for rule in ANSWER_PHRASES if rule.name in DECIMAL_COMMA_LANGUAGES)
+"""Any phrase of a language that writes a decimal comma."""
 SOLUTIONS = Rule(
     "solutions",
     re.compile(

@@ -89,6 +89,30 @@ def test_the_answer_phrase_hints_settle_only_ascii_texts_without_a_phrase() -> N
     assert phrases.may_hold_answer_phrase("the an\u017fwer is 5")  # "ſ" matches "s" case-insensitively
 
 
+@pytest.mark.parametrize(
+    "written",
+    [
+        "La réponse est",
+        "Die Antwort ist",
+        "La respuesta es",
+        "A resposta é",
+        "La risposta è",
+        "Ответ:",
+        "Doğru cevap:",
+        "Đáp án là",
+        "Jawaban:",
+        "The answer is",
+        "####",
+        "答案是",
+        "Jibu ni",
+    ],
+)
+def test_the_decimal_comma_phrase_is_its_languages_rows(written: str) -> None:
+    rows = [rule for rule in phrases.ANSWER_PHRASES if rule.name in phrases.DECIMAL_COMMA_LANGUAGES]
+    expected = any(rule.pattern.fullmatch(written) for rule in rows)
+    assert (phrases.DECIMAL_COMMA_PHRASE.fullmatch(written) is not None) == expected
+
+
 def test_the_choice_phrases_are_the_answer_phrases_and_the_choice_rows() -> None:
     assert choice.CHOICE_PHRASE.search("Jawaban: C") is not None  # an answer phrase row
     assert choice.CHOICE_PHRASE.search("所以选C") is not None  # a choice row
