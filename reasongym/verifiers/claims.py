@@ -30,7 +30,13 @@ from dataclasses import dataclass
 
 from reasongym.verifiers.boxes import MAX_BOX_CHARS, MAX_BOXES, BoxScan, find_boxes
 from reasongym.verifiers.mentions import MENTION, is_mention
-from reasongym.verifiers.phrases import ANSWER_PHRASE, ANSWER_PHRASES, DECIMAL_COMMA_LANGUAGES, phrase_matches
+from reasongym.verifiers.phrases import (
+    ANSWER_PHRASE,
+    ANSWER_PHRASES,
+    DECIMAL_COMMA_PHRASE,
+    may_hold_answer_phrase,
+    phrase_matches,
+)
 from reasongym.verifiers.rules import Rule
 from reasongym.verifiers.segment import SPECIAL_TOKEN
 from reasongym.verifiers.spans import MAX_ANSWER_CHARS, answer_after_phrase, clean_answer, strip_text_wrapper
@@ -85,12 +91,12 @@ def _box_extraction(scan: BoxScan) -> Extraction:
         return Extraction(None, "too_many_boxes", f"More than {MAX_BOXES} boxes: degenerate output.")
     if scan.problem == "box_too_long":
         return Extraction(None, "box_too_long", f"A box argument is longer than {MAX_BOX_CHARS} characters.")
-    answer = _phrase_inside(clean_answer(scan.contents[-1]))
+    final = [clean_answer(content) for content in scan.final]  # the last box is the final statement's last
+    answer = _phrase_inside(final[-1])
     if not answer:
         return Extraction(None, "boxed", "The last box is empty.")
     distinct: dict[str, str] = {}
-    for content in scan.final:
-        cleaned = clean_answer(content)
+    for cleaned in final:
         key = "".join(cleaned.split())
         if key:
             distinct.pop(key, None)  # re-insert so that the last occurrence decides the order
@@ -106,11 +112,12 @@ def _box_extraction(scan: BoxScan) -> Extraction:
 def _phrase_inside(answer: str) -> str:
     r"""The answer of a box that holds a sentence with an answer phrase (``\boxed{\text{The answer is 5}}``)."""
     inner = strip_text_wrapper(answer)
-    found = ANSWER_PHRASE.search(inner) if len(inner) > 8 else None
+    found = ANSWER_PHRASE.search(inner) if len(inner) > 8 and may_hold_answer_phrase(inner) else None
     if found is None:
         return answer
     after = answer_after_phrase(inner, found.end())
-    return clean_answer(after) if after and clean_answer(after) else answer
+    stated = clean_answer(after) if after else ""
+    return stated or answer
 
 
 def _last_phrase(tail: str, phrases: tuple[Rule, ...]) -> re.Match[str] | None:
@@ -209,11 +216,12 @@ def _phrase_claim(text: str, phrases: tuple[Rule, ...]) -> tuple[Extraction, str
     last = _last_phrase(tail, phrases)
     if last is None:
         return Extraction(None, "none", "No \\boxed{} answer and no answer phrase."), ""
-    if _nothing_after(tail, last):  # "The answer is 5. The answer is": cut off as it repeated
-        earlier = _last_phrase(tail[: last.start()], phrases)
-        last = earlier if earlier is not None and _repeats(tail, earlier, last) else last
-    written = last.group(0).strip()
     after = answer_after_phrase(tail, last.end())
+    if _nothing_after(after):  # "The answer is 5. The answer is": cut off as it repeated
+        earlier = _last_phrase(tail[: last.start()], phrases)
+        if earlier is not None and _repeats(tail, earlier, last):
+            last, after = earlier, answer_after_phrase(tail, earlier.end())
+    written = last.group(0).strip()
     if after is None:
         reason = f"The answer after {written!r} is longer than {MAX_ANSWER_CHARS:,} characters."
         return Extraction(None, "answer_too_long", reason), ""
@@ -222,16 +230,13 @@ def _phrase_claim(text: str, phrases: tuple[Rule, ...]) -> tuple[Extraction, str
     if not answer:
         return Extraction(None, method, f"Nothing follows the phrase {written!r}."), ""
     rest = tail[tail.find(after, last.end()) + len(after) :]
-    comma = any(
-        rule.pattern.fullmatch(written) for rule in ANSWER_PHRASES if rule.name in DECIMAL_COMMA_LANGUAGES
-    )
+    comma = DECIMAL_COMMA_PHRASE.fullmatch(written) is not None
     found = Extraction(answer, method, f"Taken after {written!r}.", candidates=(answer,), decimal_comma=comma)
     return found, rest
 
 
-def _nothing_after(tail: str, phrase: re.Match[str]) -> bool:
+def _nothing_after(after: str | None) -> bool:
     """Whether nothing but a mention follows a phrase ("The answer is" at the end, or before "One might think")."""
-    after = answer_after_phrase(tail, phrase.end())
     return after is not None and (not after.strip(" \t\n:*") or MENTION.search(after) is not None)
 
 

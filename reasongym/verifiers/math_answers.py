@@ -16,7 +16,6 @@ Every symbolic comparison of one completion shares one time budget; running out 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
 from collections.abc import Callable
@@ -45,8 +44,15 @@ _NO_ANSWER_OUTCOME = {
 }
 
 
+def _showing(verdict: Verdict, extracted: str | None) -> Verdict:
+    """``verdict`` with ``extracted`` as the answer it shows (dataclasses.replace, without its generic walk)."""
+    return Verdict(verdict.correct, verdict.outcome, extracted, verdict.reason)
+
+
 def _list_spray_size(answer: str) -> int:
     """How many top-level comma-separated items ``answer`` has (brackets nest; 1,000 is one item)."""
+    if "," not in answer:
+        return 1  # the commonest answer: nothing below can find a second item
     answer = _LATEX_GROUP_MARK.sub("", answer)
     if _THOUSANDS.fullmatch(answer.replace(" ", "")):
         return 1
@@ -84,7 +90,7 @@ def _grade_statement(found: Extraction, gold: str, timeout: float) -> Verdict:
         if verdict.outcome is Outcome.TIMEOUT:
             return out_of_time
         if verdict.correct is None:
-            return dataclasses.replace(verdict, extracted=shown)
+            return _showing(verdict, shown)
         if not verdict.correct:
             break
     else:
@@ -109,7 +115,7 @@ def _grade_hedge(found: Extraction, gold: str, timeout: float) -> Verdict:
         if verdict.outcome is Outcome.TIMEOUT or left <= 0:
             return Verdict(None, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
         if verdict.correct is None:
-            return dataclasses.replace(verdict, extracted=shown)
+            return _showing(verdict, shown)
         if not verdict.correct:
             return Verdict(False, Outcome.WRONG, shown, f"{found.reason} (a hedge: {verdict.reason})")
     return Verdict(True, Outcome.CORRECT, found.answer, f"Every committed value is the gold: {shown[:80]}.")
@@ -132,7 +138,7 @@ def _grade_math_candidates(found: Extraction, gold: str, timeout: float) -> Verd
     restated = _RESTATED.fullmatch(answer.strip().rstrip(")").strip())
     if restated is not None and "," not in gold and " or " not in gold:
         return _grade_restatement(restated.group(1), restated.group(2), gold, timeout)
-    return dataclasses.replace(verify_math_answer(answer, gold, timeout=timeout), extracted=answer)
+    return _showing(verify_math_answer(answer, gold, timeout=timeout), answer)
 
 
 def _grade_restatement(first: str, second: str, gold: str, timeout: float) -> Verdict:
@@ -143,12 +149,12 @@ def _grade_restatement(first: str, second: str, gold: str, timeout: float) -> Ve
     deadline = time.monotonic() + timeout
     verdict = verify_math_answer(first, gold, timeout=timeout)
     if verdict.correct is not True:
-        return dataclasses.replace(verdict, extracted=shown)
+        return _showing(verdict, shown)
     percent = _PERCENT_END.fullmatch(second.strip())
     second = f"\\frac{{{percent.group(1)}}}{{100}}" if percent else second  # 20% restates 1/5
     same = verify_math_answer(second, first, timeout=max(1e-3, deadline - time.monotonic()))
     if same.outcome is Outcome.TIMEOUT:
-        return dataclasses.replace(same, extracted=shown)
+        return _showing(same, shown)
     if same.correct:
         return Verdict(True, Outcome.CORRECT, shown, "The gold, said twice in equal forms.")
     return Verdict(False, Outcome.WRONG, shown, f"Hedged between {first[:40]!r} and {second[:40]!r}.")
@@ -174,7 +180,7 @@ def grade_math(found: Extraction, gold: str, timeout: float) -> Verdict:
 
     gold_check = verify_math_answer(gold, gold, timeout=timeout)
     if gold_check.correct is None:
-        return dataclasses.replace(gold_check, extracted=None)
+        return _showing(gold_check, None)
     return Verdict(False, _NO_ANSWER_OUTCOME.get(found.method, Outcome.UNPARSEABLE), None, found.reason)
 
 

@@ -23,9 +23,11 @@ __all__ = [
     "ANSWER_PHRASE",
     "ANSWER_PHRASES",
     "DECIMAL_COMMA_LANGUAGES",
+    "DECIMAL_COMMA_PHRASE",
     "MATH_PHRASE",
     "MATH_PHRASES",
     "SOLUTIONS",
+    "may_hold_answer_phrase",
     "phrase_matches",
 ]
 
@@ -138,6 +140,8 @@ DECIMAL_COMMA_LANGUAGES = frozenset(
     {"french", "german", "spanish", "portuguese", "italian", "russian", "turkish", "vietnamese", "indonesian"}
 )
 """Languages whose numbers use a decimal comma: after their phrases "2,5" is 2.5 (in English, "2,5" is a list)."""
+DECIMAL_COMMA_PHRASE = union(rule for rule in ANSWER_PHRASES if rule.name in DECIMAL_COMMA_LANGUAGES)
+"""Any phrase of a language that writes a decimal comma."""
 SOLUTIONS = Rule(
     "solutions",
     re.compile(
@@ -159,3 +163,24 @@ def phrase_matches(rows: tuple[Rule, ...], text: str) -> Iterator[re.Match[str]]
     lowered = text.lower()
     found = [match for rule in rows if rule.may_match(lowered) for match in rule.pattern.finditer(text)]
     yield from sorted(found, key=lambda match: (match.start(), -match.end()))
+
+
+_ANSWER_HINTS = (
+    re.compile("|".join(re.escape(hint) for rule in ANSWER_PHRASES for hint in rule.hints))
+    if all(rule.hints for rule in ANSWER_PHRASES)
+    else None  # a row without hints may match anywhere
+)
+"""Every hint of the answer phrase rows in one pattern: a lower-cased text holds one where some row may match."""
+
+
+def may_hold_answer_phrase(text: str) -> bool:
+    """False only when :data:`ANSWER_PHRASE` cannot match ``text``: an ASCII text that holds no row's hint.
+
+    Searching the union of every language's row costs about half a microsecond per character; one search
+    for the rows' hints (:meth:`~reasongym.verifiers.rules.Rule.may_match`) settles most texts first. Only
+    for ASCII text: case-insensitive matching pairs some letters that ``str.lower`` keeps apart (the long s
+    "ſ" matches "s", the Kelvin sign matches "k"), so any other text is always searched.
+    """
+    if not text.isascii() or _ANSWER_HINTS is None:
+        return True
+    return _ANSWER_HINTS.search(text.lower()) is not None

@@ -64,6 +64,8 @@ _TRAILING_MARKS = " \t\n*`_"
 _SPACE_RUN = re.compile(r"\s+")
 _ITALIC = re.compile(r"\*([^*\s][^*]*)\*|_([^_{\s][^_]*)_")
 _EITHER = re.compile(r"either\s+", re.IGNORECASE)  # "either 3 or 4" is graded as the hedge "3 or 4"
+_WRAPPERS = (("**", "**"), ("`", "`"), ("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+"""Pairs a model puts around a whole answer, in the order tried ("$$" before "$")."""
 _TEXT_WRAPPER = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox)\s*\{")
 _PROSE_BREAK = re.compile(r"[.!?;]\s+\w|\n")
 _CLOSERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
@@ -203,6 +205,14 @@ def currency_before(text: str, start: int) -> str:
     return sign if sign in _CURRENCY_BEFORE and sign != "$" else ""
 
 
+def _unwrapped(text: str) -> str:
+    """``text`` without the first of :data:`_WRAPPERS` that encloses all of it (one pair per call)."""
+    for opener, closer in _WRAPPERS:  # startswith first: most answers have no wrapper, so it decides
+        if text.startswith(opener) and text.endswith(closer) and len(text) >= len(opener) + len(closer):
+            return text[len(opener) : len(text) - len(closer)]
+    return text
+
+
 def clean_answer(raw: str) -> str:
     r"""Normalise Unicode and strip wrappers a model puts around an answer.
 
@@ -225,18 +235,9 @@ def clean_answer(raw: str) -> str:
     while text != previous:
         previous = text
         text = text.strip().rstrip(".\u3002").strip()  # also the ideographic full stop "。"
-        text = text[_EITHER.match(text).end() :] if _EITHER.match(text) else text
-        for opener, closer in (
-            ("**", "**"),
-            ("`", "`"),
-            ("$$", "$$"),
-            ("$", "$"),
-            ("\\(", "\\)"),
-            ("\\[", "\\]"),
-        ):
-            if len(text) >= len(opener) + len(closer) and text.startswith(opener) and text.endswith(closer):
-                text = text[len(opener) : len(text) - len(closer)]
-                break
+        either = _EITHER.match(text)
+        text = text[either.end() :] if either else text
+        text = _unwrapped(text)
         if text.count("**") % 2 == 1:  # "**Answer: 20%**" leaves one mark of the bold
             text = text.removesuffix("**") if text.endswith("**") else text.removeprefix("**")
         italic = _ITALIC.fullmatch(text)  # "*42*" and "_42_": Markdown italics around the whole answer

@@ -119,10 +119,10 @@ def test_math_timeouts_in_the_range_are_accepted(timeout: float) -> None:
 
 
 def _raising(error: BaseException):  # noqa: ANN202
-    def answers_equal(gold, pred, *, timeout):  # noqa: ANN001, ANN202
+    def compare(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         raise error
 
-    return answers_equal
+    return compare
 
 
 @pytest.mark.parametrize(
@@ -135,7 +135,8 @@ def _raising(error: BaseException):  # noqa: ANN202
 def test_a_comparison_that_times_out_or_is_refused_is_a_verdict(
     monkeypatch: pytest.MonkeyPatch, error: BaseException, expected_outcome: Outcome, reason: str
 ) -> None:
-    monkeypatch.setattr(grade, "answers_equal", _raising(error))
+    monkeypatch.setattr(grade, "settled_match", _raising(error))  # one answer's comparison (remembered.py)
+    monkeypatch.setattr(grade, "answers_equal", _raising(error))  # a statement's
     # A timeout is ungradable (correct None), never a wrong answer (issue 28, item 10).
     correct = None if expected_outcome is Outcome.TIMEOUT else False
     assert verify_math_answer(" 3 ", "3", timeout=0.25) == Verdict(correct, expected_outcome, "3", reason)
@@ -147,13 +148,18 @@ def test_a_comparison_that_times_out_or_is_refused_is_a_verdict(
 def comparison_timeouts(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The time limit of every comparison the grader asks for, in order."""
     seen: list[float] = []
-    original = grade.answers_equal
+    original_match, original_equal = grade.settled_match, grade.answers_equal
+
+    def settled_match(gold, answer, trees, timeout):  # noqa: ANN001, ANN202
+        seen.append(timeout)
+        return original_match(gold, answer, trees, timeout)
 
     def answers_equal(gold, pred, *, timeout):  # noqa: ANN001, ANN202
         seen.append(timeout)
-        return original(gold, pred, timeout=timeout)
+        return original_equal(gold, pred, timeout=timeout)
 
-    monkeypatch.setattr(grade, "answers_equal", answers_equal)
+    monkeypatch.setattr(grade, "settled_match", settled_match)  # one answer's comparison (remembered.py)
+    monkeypatch.setattr(grade, "answers_equal", answers_equal)  # a statement's
     return seen
 
 

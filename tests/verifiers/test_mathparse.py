@@ -18,8 +18,10 @@ from reasongym.verifiers.base import Outcome
 from reasongym.verifiers.math import nodes as ast
 from reasongym.verifiers.math.evaluate import exact_value
 from reasongym.verifiers.math.grade import verify_math_answer
+from reasongym.verifiers.math.lexer import tokenize
 from reasongym.verifiers.math.nodes import AnswerRejected, Refused, Unparseable
-from reasongym.verifiers.math.parser import parse_answer
+from reasongym.verifiers.math.parser import parse_answer, parse_tokens
+from reasongym.verifiers.math.shape import finish_answer
 
 N = ast.Num
 ONE_HALF = ast.Mul((N(1),), (N(2),))
@@ -211,6 +213,14 @@ def test_null_byte_around_an_answer_is_white_space() -> None:
 def test_parsed_trees_pickle_for_the_worker() -> None:
     tree = parse_answer("\\{(x+1)^2, 5 \\text{ cm}, [2, \\infty)\\}")
     assert pickle.loads(pickle.dumps(tree)) == tree
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=10**19) | st.integers(min_value=0, max_value=9999))
+def test_a_whole_number_reads_as_the_grammar_reads_it(number: int) -> None:
+    """parse_answer reads a plain whole number without the grammar; the tree must be the grammar's."""
+    text = str(number)
+    assert parse_answer(text) == finish_answer(parse_tokens(tokenize(text)))
 
 
 def test_sympy_step_builds_from_the_tree_in_process() -> None:

@@ -7,7 +7,9 @@ contract: a new kind is one registration, and every list of kinds follows it.
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -48,6 +50,67 @@ def test_every_rule_row_is_listed_in_its_stage_docstring(module: ModuleType, tab
     assert not missing, f"{module.__name__} does not list the rows {missing} in its docstring"
     assert all(rule.why for rule in table)
     assert len({rule.name for rule in table}) == len(table)
+
+
+PHRASE_TEXTS = [
+    "The answer is 5.",
+    "FINAL ANSWER: 12",
+    "Final Answer\n42",
+    "so the answer must be 7",
+    "#### 1,234",
+    "La bonne reponse est 3",
+    "Die richtige Antwort lautet 4",
+    "La respuesta es 9",
+    "A resposta correta: 2,5",
+    "La risposta e 8",
+    "Dogru cevap: B",
+    "Jawaban yang benar adalah 6",
+    "Jibu sahihi ni 1",
+    "\\text{The answer is } 15",
+]
+
+
+def _labelled_completions() -> list[str]:
+    fixtures = Path(__file__).parent / "fixtures" / "pinned_verdicts.jsonl"
+    rows = [json.loads(line) for line in fixtures.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [row["completion"] for row in rows]
+
+
+def test_the_answer_phrase_hints_settle_only_ascii_texts_without_a_phrase() -> None:
+    """may_hold_answer_phrase skips the search of the union only where no row can match: checked on every
+    pinned completion and on each row's own phrases (ASCII spellings)."""
+    texts = PHRASE_TEXTS + _labelled_completions()
+    for text in texts:
+        if phrases.ANSWER_PHRASE.search(text) is not None:
+            assert phrases.may_hold_answer_phrase(text), text
+    assert all(phrases.ANSWER_PHRASE.search(text) for text in PHRASE_TEXTS)
+    assert not phrases.may_hold_answer_phrase("\\frac{5}{2} + x^2 - 1")
+    assert phrases.may_hold_answer_phrase("Ответ: 5")  # not ASCII: always searched
+    assert phrases.may_hold_answer_phrase("the an\u017fwer is 5")  # "ſ" matches "s" case-insensitively
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "La réponse est",
+        "Die Antwort ist",
+        "La respuesta es",
+        "A resposta é",
+        "La risposta è",
+        "Ответ:",
+        "Doğru cevap:",
+        "Đáp án là",
+        "Jawaban:",
+        "The answer is",
+        "####",
+        "答案是",
+        "Jibu ni",
+    ],
+)
+def test_the_decimal_comma_phrase_is_its_languages_rows(written: str) -> None:
+    rows = [rule for rule in phrases.ANSWER_PHRASES if rule.name in phrases.DECIMAL_COMMA_LANGUAGES]
+    expected = any(rule.pattern.fullmatch(written) for rule in rows)
+    assert (phrases.DECIMAL_COMMA_PHRASE.fullmatch(written) is not None) == expected
 
 
 def test_the_choice_phrases_are_the_answer_phrases_and_the_choice_rows() -> None:

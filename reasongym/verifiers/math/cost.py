@@ -50,9 +50,11 @@ def check_text(text: str) -> None:
     """
     if len(text) > MAX_CHARS:
         raise Refused(f"the answer has {len(text)} characters; at most {MAX_CHARS} are graded")
-    digits = sum(ch.isdigit() for ch in text)
+    digits = sum(map(str.isdigit, text))
     if digits > MAX_DIGITS:
         raise Refused(f"the answer has {digits} digits; at most {MAX_DIGITS} are graded")
+    if sum(map(text.count, _OPENERS)) <= MAX_NESTING_CHARS:
+        return  # brackets cannot nest deeper than there are opening ones
     depth = deepest = 0
     for ch in text:
         if ch in _OPENERS:

@@ -44,13 +44,17 @@ _MAX_ITEMS = 64
 _VARIABLE = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?|[a-z]+")  # x, a_1, theta; not f(x), (x,y), PQ
 
 
-def answers_equal(gold: Node, pred: Node, *, timeout: float = VERIFY_TIMEOUT_S) -> Match:
+def answers_equal(
+    gold: Node, pred: Node, *, timeout: float = VERIFY_TIMEOUT_S, symbolic: SymbolicCheck | None = None
+) -> Match:
     r"""Compare a parsed prediction with a parsed gold answer.
 
     Args:
         gold: The gold answer, from :func:`~reasongym.verifiers.math.parser.parse_answer`.
         pred: The prediction, parsed the same way.
         timeout: Seconds allowed for the sympy steps of the comparison together (run in a worker process).
+        symbolic: The sympy step to use instead of a new one with ``timeout``: a caller that passes its own
+            can tell afterwards whether the comparison asked sympy (``symbolic.asked``).
 
     Returns:
         A :class:`Match`: whether they are equal, and a short reason.
@@ -64,7 +68,7 @@ def answers_equal(gold: Node, pred: Node, *, timeout: float = VERIFY_TIMEOUT_S) 
         True
     """
     gold, pred = name_relations(gold, gold=True), name_relations(pred, gold=False)
-    return _compare(gold, pred, SymbolicCheck(timeout))
+    return _compare(gold, pred, symbolic if symbolic is not None else SymbolicCheck(timeout))
 
 
 def _compare(gold: Node, pred: Node, sym: SymbolicCheck) -> Match:

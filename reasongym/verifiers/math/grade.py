@@ -243,27 +243,24 @@ seconds, covers every sympy step of one comparison (and, in ``verify``, every bo
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 from reasongym.errors import VerifierTimeout
 from reasongym.verifiers.base import VERIFY_TIMEOUT_S, Outcome, Verdict, check_timeout
 from reasongym.verifiers.math.equivalence import answers_equal
 from reasongym.verifiers.math.nodes import AnswerRejected, Labeled, Node, Refused, Seq
-from reasongym.verifiers.math.parser import parse_answer
+from reasongym.verifiers.math.remembered import answer_tree, gold_tree, settled_match
 
 __all__ = ["verify_math_answer", "verify_math_statement"]
 
 _SHOWN_CHARS = 200
 
 
-@functools.lru_cache(maxsize=8192)
-def _parse_gold(gold: str) -> Node | AnswerRejected:
-    """Parsed gold answers are cached: a gold is graded against many samples."""
-    try:
-        return parse_answer(gold)
-    except AnswerRejected as error:
-        return error
+def _rejected(error: AnswerRejected, shown: str) -> Verdict:
+    """The verdict for an answer the parser refused (too costly) or did not understand."""
+    if isinstance(error, Refused):
+        return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
+    return Verdict(False, Outcome.UNPARSEABLE, shown, f"answer not understood: {error.reason}")
 
 
 def _shown(answer: str) -> str:
@@ -293,20 +290,17 @@ def verify_math_answer(answer: str, gold: str, *, timeout: float = VERIFY_TIMEOU
         'wrong'
     """
     timeout = check_timeout("timeout", timeout)
-    parsed_gold = _parse_gold(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
+    parsed_gold = gold_tree(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
     if isinstance(parsed_gold, AnswerRejected):
         return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
     if not isinstance(answer, str):
         return Verdict(False, Outcome.UNPARSEABLE, None, "no answer was given")
     shown = _shown(answer)
+    parsed = parsed_gold if answer == gold else answer_tree(answer)  # an answer written as the gold: its tree
+    if isinstance(parsed, AnswerRejected):
+        return _rejected(parsed, shown)
     try:
-        parsed = parse_answer(answer)
-    except Refused as error:
-        return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
-    except AnswerRejected as error:
-        return Verdict(False, Outcome.UNPARSEABLE, shown, f"answer not understood: {error.reason}")
-    try:
-        match = answers_equal(parsed_gold, parsed, timeout=timeout)
+        match = settled_match(gold, answer, (parsed_gold, parsed), timeout)
     except VerifierTimeout:
         return Verdict(None, Outcome.TIMEOUT, shown, f"the symbolic comparison ran past {timeout:g} s")
     except Refused as error:
@@ -342,7 +336,7 @@ def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float =
         False
     """
     shown = _shown(", ".join(answer.strip() for answer in answers))
-    parsed_gold = _parse_gold(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
+    parsed_gold = gold_tree(gold) if isinstance(gold, str) else AnswerRejected("the gold is not a string")
     if isinstance(parsed_gold, AnswerRejected):
         return Verdict(None, Outcome.UNPARSEABLE, None, f"gold answer cannot be graded: {parsed_gold.reason}")
     gold_values = parsed_gold.value if isinstance(parsed_gold, Labeled) else parsed_gold
@@ -351,12 +345,10 @@ def verify_math_statement(answers: Sequence[str], gold: str, *, timeout: float =
         return Verdict(False, Outcome.WRONG, shown, reason)
     values: list[Node] = []
     for answer in answers:
-        try:
-            values.extend(_values(parse_answer(answer)))
-        except Refused as error:
-            return Verdict(False, Outcome.REFUSED, shown, f"answer refused: {error.reason}")
-        except AnswerRejected as error:
-            return Verdict(False, Outcome.UNPARSEABLE, shown, f"answer not understood: {error.reason}")
+        parsed = answer_tree(answer)
+        if isinstance(parsed, AnswerRejected):
+            return _rejected(parsed, shown)
+        values.extend(_values(parsed))
     try:
         match = answers_equal(parsed_gold, Seq("list", tuple(values)), timeout=timeout)
     except VerifierTimeout:

@@ -156,6 +156,8 @@ _OPERATORS = (
 _CURRENCY = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen", "₹": "rupee"}
 """Currency signs: the amount is read in its currency (only the number matters against a bare gold)."""
 _OPERATOR_NAMES = {"**": "^", "=<": "<=", "=>": ">="}
+_OPERATOR = re.compile("|".join(re.escape(op) for op in _OPERATORS))
+"""The first of :data:`_OPERATORS` a text continues with (alternatives are tried in order, so "**" before "*")."""
 
 _SPACE = re.compile(r"\s+")
 _COMMAND = re.compile(r"\\([A-Za-z]+|.)", re.S)
@@ -405,14 +407,15 @@ class _Lexer:
             elif text[pos] != "$":
                 raise Unparseable(f"unexpected character {text[pos]!r}")
             return pos + 1
-        for op in _OPERATORS:
-            if text.startswith(op, pos):
-                if op in "([{":
-                    self.depth += 1
-                elif op in ")]}":
-                    self.depth -= 1
-                self.emit("op", _OPERATOR_NAMES.get(op, op))
-                return pos + len(op)
+        found = _OPERATOR.match(text, pos)
+        if found is not None:
+            op = found.group(0)
+            if op in "([{":
+                self.depth += 1
+            elif op in ")]}":
+                self.depth -= 1
+            self.emit("op", _OPERATOR_NAMES.get(op, op))
+            return pos + len(op)
         if text_mode and text[pos] in ".?:'\"-":
             return pos + 1
         if text[pos] == "." and pos + 1 == end:

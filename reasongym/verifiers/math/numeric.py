@@ -67,6 +67,8 @@ class SymbolicCheck:
         """Allow the sympy calls of one comparison ``timeout`` seconds in all, counted from now."""
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout
+        self.asked = False
+        """Whether the comparison asked sympy: then its result depended on the time left."""
 
     def __call__(self, gold: Node, pred: Node) -> bool:
         """True when sympy simplifies ``gold - pred`` to zero.
@@ -77,6 +79,7 @@ class SymbolicCheck:
         """
         from reasongym.verifiers.timeout import WORKER_MEMORY_BYTES, run_with_timeout
 
+        self.asked = True
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise VerifierTimeout(f"the comparison's time budget of {self.timeout:g} s is spent")

@@ -112,11 +112,11 @@ def _value(node: Node) -> Node:
 def renamed(gold: Node, pred: Node) -> Node | None:
     """Rule 3: ``pred`` with its bound variable or integer parameter named as the gold's, or None."""
     gold_def, pred_def = _bound_argument(gold), _bound_argument(pred)
+    gold_names, pred_names = ast.free_symbols(_value(gold)), ast.free_symbols(_value(pred))
     if gold_def and pred_def and gold_def[0] == pred_def[0] and gold_def[1] != pred_def[1]:
-        if gold_def[1] not in ast.free_symbols(_value(pred)):  # f(x) = x is f(z) = z
+        if gold_def[1] not in pred_names:  # f(x) = x is f(z) = z
             return ast.Labeled(gold.label, _substitute(_value(pred), pred_def[1], ast.Sym(gold_def[1])))  # type: ignore[union-attr]
-    extra_gold = ast.free_symbols(_value(gold)) - ast.free_symbols(_value(pred))
-    extra_pred = ast.free_symbols(_value(pred)) - ast.free_symbols(_value(gold))
+    extra_gold, extra_pred = gold_names - pred_names, pred_names - gold_names
     if len(extra_gold) == len(extra_pred) == 1 and (extra_gold | extra_pred) <= _PARAMETERS:
         return _substitute(pred, next(iter(extra_pred)), ast.Sym(next(iter(extra_gold))))  # n\pi is k\pi
     return None
