@@ -60,7 +60,10 @@ def _scalar_value(text: str) -> tuple[Fraction, int | None, str] | None:
         return None
     literal = node.arg if isinstance(node, ast.Neg) else node
     shown = (literal.decimals or 0) if isinstance(literal, ast.Num) else None
-    value = exact_value(node)
+    try:
+        value = exact_value(node)
+    except ZeroDivisionError:  # 4/0 has no value to round: exact comparison alone decides
+        return None
     if value is None:
         approximate = numeric_value(node, 30)
         if approximate is None or not hasattr(approximate, "real") or approximate.imag:

@@ -5,6 +5,8 @@ Every right form sits beside a wrong answer of the same shape, so a rule that pa
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from reasongym.errors import ConfigError
@@ -97,13 +99,22 @@ ROUNDING = [
     (r"\boxed{786}", "785.12", False, False, True),
     (r"\boxed{790}", "785.12", False, False, False),
     (r"\boxed{(1.3, 2)}", "(1.27, 2)", False, False, False),  # lists compare exactly under every policy
+    (
+        r"\boxed{\frac{4}{0}}",
+        "2",
+        False,
+        False,
+        False,
+    ),  # no value to round: wrong, not refused with a warning
 ]
 
 
 @pytest.mark.parametrize(("completion", "gold", "exact", "shown", "relative"), ROUNDING)
 def test_rounding_policies(completion: str, gold: str, exact: bool, shown: bool, relative: bool) -> None:
     for policy, expected in (("exact", exact), ("shown", shown), ("relative", relative)):
-        assert verify(completion, gold, "math", tolerance=policy).correct is expected, policy
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a verifier that raised is a RuntimeWarning and a refusal
+            assert verify(completion, gold, "math", tolerance=policy).correct is expected, policy
 
 
 def test_within_tolerance_is_exact_by_default() -> None:
