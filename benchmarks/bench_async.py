@@ -23,8 +23,8 @@ TRL's step is the median wall time of its steps after the first (its callbacks),
 Run: ``OMP_NUM_THREADS=1 python -m benchmarks.bench_async`` (36 minutes on 2 cores under a load average
 of 4-8 from other jobs; ``--smollm2 ''``: the tiny model alone, 4.5 minutes). Prints a table per model; last
 line: one JSON object with, per model, each run's figures, ``speedup_k1`` and ``speedup_k2`` (steps per
-second over K = 0's), ``ratio_to_trl_k*`` (our median step over TRL's), and ``load_average_1min`` at the
-start and the end.
+second over K = 0's), ``ratio_to_trl_k*`` (our median step over TRL's), each row's 1-minute load, and ``machine``
+(`benchmarks.harness.machine`: wall and CPU seconds, the load at the start and the end).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import torch  # noqa: E402
 
 from benchmarks.bench_grpo import StepClock, trl_step_seconds  # noqa: E402
+from benchmarks.harness.machine import Snapshot  # noqa: E402
 from reasongym.agents.algorithms import preset_configs  # noqa: E402
 from reasongym.agents.grpo import train_grpo  # noqa: E402
 from reasongym.agents.runtime.hooks import StepHook  # noqa: E402
@@ -242,7 +243,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     torch.set_num_threads(1)
-    started, load_start = time.perf_counter(), os.getloadavg()[0]
+    measured = Snapshot()
     summary: dict[str, Any] = {"bench": "async", "cpus": os.cpu_count(), "steps": args.steps}
     summary["tiny"] = measure_model(
         "tiny (16 x 8 x 72 tokens)",
@@ -258,8 +259,7 @@ def main() -> None:
         )
     else:
         print(f"\nSmolLM2 skipped: no model at {args.smollm2!r} (--smollm2 or $REASONGYM_SMOLLM2_GGUF)")
-    summary["load_average_1min"] = {"start": round(load_start, 2), "end": round(os.getloadavg()[0], 2)}
-    summary["wall_minutes"] = round((time.perf_counter() - started) / 60, 1)
+    summary["machine"] = measured.since()  # wall and CPU seconds, the load at the start and the end
     print(json.dumps(summary))
 
 

@@ -40,6 +40,7 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 import torch  # noqa: E402
 
 import reasongym  # noqa: E402
+from benchmarks.harness.machine import Snapshot  # noqa: E402
 from reasongym.generation import HFGenerator, SamplingParams  # noqa: E402
 from reasongym.policy.loading import end_of_turn_id, format_prompt, load_policy  # noqa: E402
 
@@ -199,21 +200,18 @@ def main() -> None:
     parser.add_argument("--grpo-steps", type=int, default=3)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    started = time.perf_counter()
-    load = os.getloadavg()
+    measured = Snapshot()
     model, tokenizer = load_policy(args.model)
     model.eval()
     results: dict[str, Any] = {
         "model": args.model,
         "new_tokens": args.new_tokens,
         "torch_threads": torch.get_num_threads(),
-        "load_average_1m_before": round(load[0], 2),
     }
     results["sampling"] = sampling(model, tokenizer, args.rows, args.new_tokens, args.repeats)
     if args.grpo:
         results["grpo"] = grpo(args.model, args.grpo_steps)
-    results["load_average_1m_after"] = round(os.getloadavg()[0], 2)
-    results["seconds"] = round(time.perf_counter() - started, 1)
+    results["machine"] = measured.since()  # wall and CPU seconds, the load at the start and the end
     print(json.dumps(results))
 
 

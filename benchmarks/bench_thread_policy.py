@@ -27,6 +27,8 @@ import tempfile
 import time
 from collections.abc import Iterator
 
+from benchmarks.harness.machine import Snapshot
+
 POLICIES = {
     "spinning": {"OMP_WAIT_POLICY": "ACTIVE"},
     "reasongym_default": {},
@@ -64,6 +66,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=4, help="GRPO steps per run")
     args = parser.parse_args()
+    measured = Snapshot()
     seconds = {}
     for name, policy in POLICIES.items():
         with _busy_neighbour():
@@ -75,10 +78,10 @@ def main() -> None:
         "bench": "thread_policy",
         "steps": args.steps,
         "cpus": os.cpu_count(),
-        "load_average_1min": round(os.getloadavg()[0], 2),
         "seconds": {name: round(value, 1) for name, value in seconds.items()},
         "spinning_over_reasongym_default": round(seconds["spinning"] / seconds["reasongym_default"], 2),
         "spinning_over_one_thread": round(seconds["spinning"] / seconds["one_thread"], 2),
+        "machine": measured.since(),  # the load at the start and the end (the busy neighbour's included)
     }
     print(json.dumps(result))
 
